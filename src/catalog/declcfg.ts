@@ -1,0 +1,245 @@
+// The declarative config: FBC blobs as files hold them (operator-registry `declcfg`),
+// before any cross-object validation. Every object remembers where it came from.
+import {
+  goBool,
+  goBytes,
+  goRaw,
+  goSlice,
+  goString,
+  goStringMap,
+  goStringSlice,
+  goStruct,
+  type GoType,
+} from './gojson.js';
+
+export const SCHEMA_PACKAGE = 'olm.package';
+export const SCHEMA_CHANNEL = 'olm.channel';
+export const SCHEMA_BUNDLE = 'olm.bundle';
+export const SCHEMA_DEPRECATIONS = 'olm.deprecations';
+
+export interface Position {
+  /** Path relative to the catalog root, with forward slashes. */
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface Property {
+  type: string;
+  /** Any JSON; undefined when the `value` key is missing (an error for opm). */
+  value: unknown;
+  line?: number;
+}
+
+export interface Package {
+  schema: string;
+  name: string;
+  defaultChannel: string;
+  icon?: { base64data?: string; mediatype?: string };
+  description: string;
+  properties: Property[];
+  pos: Position;
+}
+
+export interface ChannelEntry {
+  name: string;
+  replaces: string;
+  skips: string[];
+  skipRange: string;
+  line?: number;
+}
+
+export interface Channel {
+  schema: string;
+  name: string;
+  package: string;
+  entries: ChannelEntry[];
+  properties: Property[];
+  pos: Position;
+}
+
+export interface RelatedImage {
+  name: string;
+  image: string;
+}
+
+export interface Bundle {
+  schema: string;
+  name: string;
+  package: string;
+  image: string;
+  properties: Property[];
+  relatedImages: RelatedImage[];
+  /** Number of `olm.bundle.object` objects read (any makes `image` optional). */
+  objectCount: number;
+  /** The objects as JSON text; kept only when loading with `keepBundleObjects`. */
+  objects?: string[];
+  pos: Position;
+}
+
+export interface DeprecationEntry {
+  reference: { schema: string; name: string };
+  message: string;
+  line?: number;
+}
+
+export interface Deprecation {
+  schema: string;
+  package: string;
+  entries: DeprecationEntry[];
+  pos: Position;
+}
+
+/** A blob of a schema opm does not know (templates, custom data): kept, never checked. */
+export interface Other {
+  schema: string;
+  package: string;
+  name: string;
+  value: Record<string, unknown>;
+  pos: Position;
+}
+
+export interface DeclarativeConfig {
+  packages: Package[];
+  channels: Channel[];
+  bundles: Bundle[];
+  deprecations: Deprecation[];
+  others: Other[];
+}
+
+export function emptyConfig(): DeclarativeConfig {
+  return { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
+}
+
+// ---- Go shapes of the same objects, for decoding with opm's type rules.
+
+const goProperty = goStruct('property.Property', { type: goString, value: goRaw });
+const goProperties = goSlice(goProperty);
+
+export const GO_PACKAGE = goStruct('declcfg.Package', {
+  schema: goString,
+  name: goString,
+  defaultChannel: goString,
+  icon: goStruct('declcfg.Icon', { base64data: goBytes, mediatype: goString }),
+  description: goString,
+  properties: goProperties,
+});
+
+export const GO_CHANNEL = goStruct('declcfg.Channel', {
+  schema: goString,
+  name: goString,
+  package: goString,
+  entries: goSlice(
+    goStruct('declcfg.ChannelEntry', {
+      name: goString,
+      replaces: goString,
+      skips: goStringSlice,
+      skipRange: goString,
+    }),
+  ),
+  properties: goProperties,
+});
+
+export const GO_BUNDLE = goStruct('declcfg.Bundle', {
+  schema: goString,
+  name: goString,
+  package: goString,
+  image: goString,
+  properties: goProperties,
+  relatedImages: goSlice(goStruct('declcfg.RelatedImage', { name: goString, image: goString })),
+});
+
+export const GO_DEPRECATION = goStruct('declcfg.Deprecation', {
+  schema: goString,
+  package: goString,
+  entries: goSlice(
+    goStruct('declcfg.DeprecationEntry', {
+      reference: goStruct('declcfg.PackageScopedReference', { schema: goString, name: goString }),
+      message: goString,
+    }),
+  ),
+});
+
+// ---- Property value shapes (operator-registry alpha/property, v1.73.0).
+
+const goGVK = (name: string): GoType =>
+  goStruct(name, { group: goString, kind: goString, version: goString });
+const goDescriptor = (name: string): GoType =>
+  goStruct(name, {
+    path: goString,
+    displayName: goString,
+    description: goString,
+    'x-descriptors': goStringSlice,
+    value: goRaw,
+  });
+const goResourceRef = goStruct('v1alpha1.APIResourceReference', {
+  name: goString,
+  kind: goString,
+  version: goString,
+});
+const goDescriptorLists = {
+  resources: goSlice(goResourceRef),
+  statusDescriptors: goSlice(goDescriptor('v1alpha1.StatusDescriptor')),
+  specDescriptors: goSlice(goDescriptor('v1alpha1.SpecDescriptor')),
+  actionDescriptors: goSlice(goDescriptor('v1alpha1.ActionDescriptor')),
+};
+const goCRDDescription = goStruct('v1alpha1.CRDDescription', {
+  name: goString,
+  version: goString,
+  kind: goString,
+  displayName: goString,
+  description: goString,
+  ...goDescriptorLists,
+});
+const goAPIServiceDescription = goStruct('v1alpha1.APIServiceDescription', {
+  name: goString,
+  group: goString,
+  version: goString,
+  kind: goString,
+  deploymentName: goString,
+  containerPort: { kind: 'int', bits: 32 },
+  displayName: goString,
+  description: goString,
+  ...goDescriptorLists,
+});
+const goAppLink = goStruct('v1alpha1.AppLink', { name: goString, url: goString });
+
+export const GO_PROPERTY_VALUES: Record<string, GoType> = {
+  'olm.package': goStruct('property.Package', {
+    packageName: goString,
+    version: goString,
+    release: goString,
+  }),
+  'olm.package.required': goStruct('property.PackageRequired', {
+    packageName: goString,
+    versionRange: goString,
+  }),
+  'olm.gvk': goGVK('property.GVK'),
+  'olm.gvk.required': goGVK('property.GVKRequired'),
+  'olm.bundle.object': goStruct('property.BundleObject', { data: goBytes }),
+  'olm.channel': goStruct('property.Channel', { channelName: goString, priority: { kind: 'int', bits: 64 } }),
+  'olm.csv.metadata': goStruct('property.CSVMetadata', {
+    annotations: goStringMap,
+    apiServiceDefinitions: goStruct('v1alpha1.APIServiceDefinitions', {
+      owned: goSlice(goAPIServiceDescription),
+      required: goSlice(goAPIServiceDescription),
+    }),
+    crdDescriptions: goStruct('v1alpha1.CustomResourceDefinitions', {
+      owned: goSlice(goCRDDescription),
+      required: goSlice(goCRDDescription),
+    }),
+    description: goString,
+    displayName: goString,
+    installModes: goSlice(goStruct('v1alpha1.InstallMode', { type: goString, supported: goBool })),
+    keywords: goStringSlice,
+    labels: goStringMap,
+    links: goSlice(goAppLink),
+    maintainers: goSlice(goStruct('v1alpha1.Maintainer', { name: goString, email: goString })),
+    maturity: goString,
+    minKubeVersion: goString,
+    nativeAPIs: goSlice(
+      goStruct('v1.GroupVersionKind', { group: goString, version: goString, kind: goString }),
+    ),
+    provider: goAppLink,
+  }),
+};

@@ -1,0 +1,466 @@
+// Decode one catalog file into JSON values the way opm's loader does
+// (apimachinery YAMLOrJSONDecoder + go-yaml v2), keeping the line of every blob and of
+// the collections inside it. Unlike opm, decoding goes on after a bad YAML document so
+// that one run reports every broken document of a file.
+import { isUtf8 } from 'node:buffer';
+import { load, YAMLException } from 'js-yaml';
+import { GO_YAML_SCHEMA } from './yaml11.js';
+
+export const MAX_NESTING_DEPTH = 1000;
+
+export interface DecodedValue {
+  value: unknown;
+  /** 1-based line and column where the object starts. */
+  line: number;
+  column: number;
+}
+
+export interface DecodeProblem {
+  rule: 'L-YAML-SYNTAX' | 'L-YAML-SEPARATOR' | 'L-JSON-SYNTAX' | 'L-ENCODING' | 'L-TOO-DEEP' | 'L-ALIASES';
+  message: string;
+  line: number;
+  column: number;
+}
+
+export interface DecodedFile {
+  values: DecodedValue[];
+  problems: DecodeProblem[];
+  /** Quirks opm accepts silently; worth a warning. */
+  notes: DecodeProblem[];
+}
+
+// Lines of collections inside decoded values, for findings that point at an entry.
+const collectionLines = new WeakMap<object, number>();
+
+/** The 1-based line where a decoded object or array started, when known. */
+export function lineOf(value: unknown): number | undefined {
+  return typeof value === 'object' && value !== null ? collectionLines.get(value) : undefined;
+}
+
+// Only the first levels matter for messages (blob, entries list, entry, properties...).
+const RECORDED_DEPTH = 4;
+
+/** Is the first non-space byte among the first 4096 an opening brace? (opm's JSON sniff) */
+function looksLikeJson(text: string): boolean {
+  const limit = Math.min(text.length, 4096);
+  for (let i = 0; i < limit; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b) return true;
+    if (!isUnicodeSpace(c)) return false;
+  }
+  return false;
+}
+
+function isUnicodeSpace(c: number): boolean {
+  return (
+    c === 0x20 ||
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0x85 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
+export function decodeFile(bytes: Uint8Array): DecodedFile {
+  const out: DecodedFile = { values: [], problems: [], notes: [] };
+  const valid = isUtf8(bytes);
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  if (looksLikeJson(text)) {
+    // Go's JSON decoder replaces invalid UTF-8 instead of failing.
+    if (!valid)
+      out.notes.push(encodingProblem(bytes, 'invalid UTF-8 replaced by U+FFFD, as opm does for JSON'));
+    decodeJsonStream(text, out);
+  } else {
+    if (!valid) {
+      out.problems.push(
+        encodingProblem(bytes, 'yaml: invalid leading UTF-8 octet (the file is not valid UTF-8)'),
+      );
+      return out;
+    }
+    decodeYamlStream(text, 0, 0, out);
+  }
+  return out;
+}
+
+function encodingProblem(bytes: Uint8Array, message: string): DecodeProblem {
+  // Find the first bad byte to point at it.
+  let line = 1;
+  let lineStart = 0;
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] ?? 0;
+    let n = 0;
+    if (b < 0x80) n = 1;
+    else if (b >= 0xc2 && b <= 0xdf) n = 2;
+    else if (b >= 0xe0 && b <= 0xef) n = 3;
+    else if (b >= 0xf0 && b <= 0xf4) n = 4;
+    if (n === 0 || !isUtf8(bytes.subarray(i, i + n))) break;
+    if (b === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+    i += n;
+  }
+  return { rule: 'L-ENCODING', message, line, column: i - lineStart + 1 };
+}
+
+// ---------------------------------------------------------------- YAML
+
+interface YamlDocument {
+  text: string;
+  /** 0-based line of the document's first line in the file. */
+  firstLine: number;
+}
+
+/**
+ * Split on `---` lines exactly like apimachinery's YAMLReader: a separator seen while the
+ * buffer is still empty stays in the buffer as the start of the next document.
+ */
+function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): YamlDocument[] {
+  const docs: YamlDocument[] = [];
+  let docStart = 0;
+  let docLine = baseLine;
+  let bufferNonEmpty = false;
+  let line = baseLine;
+  let pos = 0;
+  while (pos < text.length) {
+    let eol = text.indexOf('\n', pos);
+    if (eol < 0) eol = text.length;
+    if (text.startsWith('---', pos)) {
+      const after = text.slice(pos + 3, eol).trim();
+      let isSeparator = true;
+      if (after.length > 0 && after[0] !== '#') {
+        out.problems.push({
+          rule: 'L-YAML-SEPARATOR',
+          message: `invalid Yaml document separator: ${after}`,
+          line: line + 1,
+          column: 1,
+        });
+        isSeparator = true; // recover: treat it as a separator to keep reading
+      }
+      if (isSeparator) {
+        if (pos > docStart || bufferNonEmpty) {
+          docs.push({ text: text.slice(docStart, pos), firstLine: docLine });
+          docStart = eol + 1;
+          docLine = line + 1;
+          bufferNonEmpty = false;
+        } else {
+          bufferNonEmpty = true; // keep the `---` line in the next document
+        }
+      }
+    }
+    pos = eol + 1;
+    line++;
+  }
+  if (docStart < text.length || bufferNonEmpty) {
+    docs.push({ text: text.slice(docStart), firstLine: docLine });
+  }
+  return docs;
+}
+
+function decodeYamlStream(text: string, baseLine: number, baseColumn: number, out: DecodedFile): void {
+  for (const doc of splitYamlDocuments(text, baseLine, out)) {
+    const decoded = decodeYamlDocument(doc, out);
+    if (decoded) {
+      if (decoded.line === doc.firstLine + 1 && baseColumn > 0) decoded.column += baseColumn;
+      out.values.push(decoded);
+    }
+  }
+}
+
+const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
+
+/** go-yaml v2 reads only the first node of a document and ignores what follows. */
+function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue | undefined {
+  try {
+    return parseYamlNode(doc.text, doc.firstLine);
+  } catch (err) {
+    const e = err as YAMLException;
+    if (e instanceof YAMLException && JUNK_AFTER_ROOT.test(e.reason ?? '') && e.mark) {
+      try {
+        const first = parseYamlNode(doc.text.slice(0, e.mark.position), doc.firstLine);
+        out.notes.push({
+          rule: 'L-YAML-SYNTAX',
+          message:
+            'text after the first YAML node of this document is ignored (opm reads only the first node)',
+          line: doc.firstLine + e.mark.line + 1,
+          column: e.mark.column + 1,
+        });
+        return first;
+      } catch {
+        // fall through to report the original error
+      }
+    }
+    out.problems.push(yamlProblem(err, doc.firstLine));
+    return undefined;
+  }
+}
+
+function yamlProblem(err: unknown, firstLine: number): DecodeProblem {
+  if (err instanceof YAMLException) {
+    const line = firstLine + (err.mark?.line ?? 0) + 1;
+    const column = (err.mark?.column ?? 0) + 1;
+    if (/maxDepth/.test(err.reason ?? '')) {
+      return { rule: 'L-TOO-DEEP', message: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, line, column };
+    }
+    return { rule: 'L-YAML-SYNTAX', message: `yaml: line ${line}: ${err.reason}`, line, column };
+  }
+  if (err instanceof AliasError) {
+    return {
+      rule: 'L-ALIASES',
+      message: 'yaml: document contains excessive aliasing',
+      line: firstLine + 1,
+      column: 1,
+    };
+  }
+  if (err instanceof RangeError) {
+    return {
+      rule: 'L-TOO-DEEP',
+      message: 'document is nested too deeply to read',
+      line: firstLine + 1,
+      column: 1,
+    };
+  }
+  return { rule: 'L-YAML-SYNTAX', message: String(err), line: firstLine + 1, column: 1 };
+}
+
+class AliasError extends Error {}
+
+function parseYamlNode(text: string, firstLine: number): DecodedValue {
+  let depth = 0;
+  const openLines: number[] = [];
+  const openColumns: number[] = [];
+  let rootLine = firstLine + 1;
+  let rootColumn = 1;
+  let sawAnchor = false;
+  const value: unknown = load(text, {
+    schema: GO_YAML_SCHEMA,
+    json: true,
+    maxDepth: MAX_NESTING_DEPTH,
+    listener(event, state) {
+      if (event === 'open') {
+        depth++;
+        if (depth <= RECORDED_DEPTH) {
+          openLines.push(state.line);
+          openColumns.push(state.position - state.lineStart);
+        }
+        return;
+      }
+      if (state.anchor !== null) sawAnchor = true;
+      if (depth <= RECORDED_DEPTH) {
+        const line = openLines.pop() ?? 0;
+        const column = openColumns.pop() ?? 0;
+        const result: unknown = state.result;
+        if (typeof result === 'object' && result !== null && !collectionLines.has(result)) {
+          collectionLines.set(result, firstLine + line + 1);
+        }
+        if (depth === 1) {
+          rootLine = firstLine + line + 1;
+          rootColumn = column + 1;
+        }
+      }
+      depth--;
+    },
+  });
+  if (sawAnchor) checkAliasExpansion(value);
+  return { value: value ?? null, line: rootLine, column: rootColumn };
+}
+
+/**
+ * js-yaml shares aliased nodes instead of copying them; opm's go-yaml expands them and
+ * stops on "excessive aliasing". Count the expanded size the same way so that an alias
+ * bomb is an error here too, and never expands in later code.
+ */
+function checkAliasExpansion(root: unknown): void {
+  const sizes = new Map<object, number>();
+  let distinct = 0;
+  const sizeOf = (v: unknown): number => {
+    if (typeof v !== 'object' || v === null) return 1;
+    const known = sizes.get(v);
+    if (known !== undefined) return known;
+    distinct++;
+    let n = 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) n += sizeOf(child);
+    sizes.set(v, n);
+    return n;
+  };
+  const expanded = sizeOf(root);
+  const shared = expanded - distinct;
+  if (shared > 100 && expanded > 1000 && shared / expanded > allowedAliasRatio(expanded))
+    throw new AliasError();
+}
+
+// go-yaml v2: allow 99% of nodes from aliases in small documents, 10% in huge ones.
+function allowedAliasRatio(decodeCount: number): number {
+  if (decodeCount <= 400_000) return 0.99;
+  if (decodeCount >= 4_000_000) return 0.1;
+  return 0.99 - 0.89 * ((decodeCount - 400_000) / 3_600_000);
+}
+
+// ---------------------------------------------------------------- JSON
+
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+interface JsonScan {
+  end: number;
+  error?: string;
+  /** Lines of collections at the recorded depths, in document (= pre-order) order. */
+  lines: number[];
+}
+
+/** Find the end of the JSON value that starts at `start`, and the lines of its collections. */
+function scanJsonValue(text: string, start: number, startLine: number): JsonScan {
+  const lines: number[] = [];
+  let line = startLine;
+  let depth = 0;
+  let i = start;
+  const n = text.length;
+  const first = text.charCodeAt(i);
+  if (first !== 0x7b && first !== 0x5b) {
+    // A scalar at the top level: up to the next structural or space character.
+    if (first === 0x22) {
+      i++;
+      while (i < n && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c ? 2 : 1;
+      return i < n ? { end: i + 1, lines } : { end: n, error: 'unexpected EOF', lines };
+    }
+    while (i < n && !/[\s{}[\],:"]/.test(text[i] ?? '')) i++;
+    return { end: Math.max(i, start + 1), lines };
+  }
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // skip a string
+      i++;
+      for (; i < n; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c) i++;
+        else if (s === 0x22) break;
+        else if (s === 0x0a) line++;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > MAX_NESTING_DEPTH)
+        return { end: i, error: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, lines };
+      if (depth <= RECORDED_DEPTH) lines.push(line);
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0) return { end: i + 1, lines };
+    } else if (c === 0x0a) {
+      line++;
+    }
+  }
+  return { end: n, error: 'unexpected EOF', lines };
+}
+
+function recordJsonLines(value: unknown, lines: number[]): void {
+  let next = 0;
+  const visit = (v: unknown, depth: number): void => {
+    if (typeof v !== 'object' || v === null || depth > RECORDED_DEPTH) return;
+    const line = lines[next++];
+    if (line !== undefined) collectionLines.set(v, line);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) visit(child, depth + 1);
+  };
+  visit(value, 1);
+}
+
+function decodeJsonStream(text: string, out: DecodedFile): void {
+  let pos = 0;
+  let decoded = 0;
+  let lastGoodEnd = 0;
+  for (;;) {
+    while (pos < text.length && isJsonSpace(text.charCodeAt(pos))) pos++;
+    if (pos >= text.length) return;
+    const at = lineAndColumnCached(text, pos);
+    const scan = scanJsonValue(text, pos, at.line);
+    let value: unknown;
+    let error = scan.error;
+    if (!error) {
+      try {
+        value = JSON.parse(text.slice(pos, scan.end));
+      } catch (err) {
+        error = (err as Error).message;
+      }
+    }
+    if (error) {
+      const errAt = lineAndColumn(text, scan.error ? scan.end : pos);
+      const problem: DecodeProblem = {
+        rule: scan.error?.startsWith('nesting') ? 'L-TOO-DEEP' : 'L-JSON-SYNTAX',
+        message: scan.error?.startsWith('nesting') ? scan.error : `json: ${error}`,
+        line: errAt.line,
+        column: errAt.column,
+      };
+      if (decoded <= 1 && problem.rule === 'L-JSON-SYNTAX') {
+        // apimachinery falls back to YAML for the rest of the file (since opm v1.56).
+        fallBackToYaml(text, lastGoodEnd, problem, out);
+      } else {
+        out.problems.push(problem);
+      }
+      return;
+    }
+    recordJsonLines(value, scan.lines);
+    out.values.push({ value, line: at.line, column: at.column });
+    decoded++;
+    pos = scan.end;
+    lastGoodEnd = pos;
+  }
+}
+
+function fallBackToYaml(text: string, from: number, jsonProblem: DecodeProblem, out: DecodedFile): void {
+  // Whitespace up to the first newline after the last good object is dropped.
+  let start = from;
+  while (start < text.length && text[start] !== '\n' && isJsonSpace(text.charCodeAt(start))) start++;
+  if (text[start] === '\n') start++;
+  const base = lineAndColumn(text, start);
+  const attempt: DecodedFile = { values: [], problems: [], notes: [] };
+  decodeYamlStream(text.slice(start), base.line - 1, base.column - 1, attempt);
+  if (attempt.problems.length > 0 && attempt.values.length === 0) {
+    out.problems.push(jsonProblem);
+    return;
+  }
+  out.values.push(...attempt.values);
+  out.problems.push(...attempt.problems);
+  out.notes.push(...attempt.notes, {
+    rule: 'L-JSON-SYNTAX',
+    message: `not valid JSON (${jsonProblem.message}); opm reads the rest of this file as YAML`,
+    line: jsonProblem.line,
+    column: jsonProblem.column,
+  });
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+// Line lookups walk forward through the text; remember where the last one ended.
+let cachedText = '';
+let cachedOffset = 0;
+let cachedLine = 1;
+let cachedLineStart = 0;
+function lineAndColumnCached(text: string, offset: number): { line: number; column: number } {
+  if (text !== cachedText || offset < cachedOffset) {
+    cachedText = text;
+    cachedOffset = 0;
+    cachedLine = 1;
+    cachedLineStart = 0;
+  }
+  for (let i = text.indexOf('\n', cachedOffset); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    cachedLine++;
+    cachedLineStart = i + 1;
+  }
+  cachedOffset = offset;
+  return { line: cachedLine, column: offset - cachedLineStart + 1 };
+}

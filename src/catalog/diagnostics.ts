@@ -1,0 +1,36 @@
+// What every check reports: one finding per problem, with where it is and how to fix it.
+
+export type Level = 'error' | 'warning' | 'notice';
+
+export interface Diagnostic {
+  /** A stable id such as `C-MULTIPLE-HEADS` (see docs/validation-rules in the README). */
+  rule: string;
+  level: Level;
+  /** What opm would say, or our own words where opm says nothing. */
+  message: string;
+  /** Path relative to the catalog root (or the repository, for checks on repos). */
+  file?: string;
+  line?: number;
+  column?: number;
+  package?: string;
+  /** How to fix it. */
+  hint?: string;
+}
+
+export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+  return list.sort(
+    (a, b) =>
+      (a.file ?? '').localeCompare(b.file ?? '') ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      (a.column ?? 0) - (b.column ?? 0) ||
+      a.rule.localeCompare(b.rule) ||
+      a.message.localeCompare(b.message),
+  );
+}
+
+/** Go's %q for the strings opm quotes in its messages. */
+export function goQuote(s: string): string {
+  return JSON.stringify(s)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}

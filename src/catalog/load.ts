@@ -1,0 +1,473 @@
+// Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
+// collecting every problem (with file and line) instead of stopping at the first.
+import { decodeFile, lineOf, type DecodedValue } from './decode.js';
+import {
+  emptyConfig,
+  GO_BUNDLE,
+  GO_CHANNEL,
+  GO_DEPRECATION,
+  GO_PACKAGE,
+  GO_PROPERTY_VALUES,
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_DEPRECATIONS,
+  SCHEMA_PACKAGE,
+  type Bundle,
+  type Channel,
+  type DeclarativeConfig,
+  type Deprecation,
+  type Package,
+  type Position,
+  type Property,
+} from './declcfg.js';
+import { goQuote, type Diagnostic } from './diagnostics.js';
+import { decodeGo, validateGoBase64 } from './gojson.js';
+import { INDEX_IGNORE, IndexIgnore, parseIndexIgnore } from './indexignore.js';
+import { DirectorySource, type CatalogSource } from './source.js';
+
+export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
+
+export interface LoadOptions {
+  /** Files larger than this are not read (an error). Default 64 MiB. */
+  maxFileSize?: number;
+  /** Keep `olm.bundle.object` contents (for render); otherwise they are checked and dropped. */
+  keepBundleObjects?: boolean;
+}
+
+export interface LoadStats {
+  files: number;
+  bytes: number;
+  blobs: number;
+}
+
+export interface LoadResult {
+  config: DeclarativeConfig;
+  /** Loading problems: any `error` makes the catalog invalid for opm too. */
+  diagnostics: Diagnostic[];
+  stats: LoadStats;
+}
+
+/** Stands in for dropped `olm.bundle.object` data, which was already checked. */
+export const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
+
+/** Read files in batches so that memory holds a bounded number of raw files at once. */
+const READ_BATCH_BYTES = 64 * 1024 * 1024;
+
+export async function loadCatalogDir(root: string, options: LoadOptions = {}): Promise<LoadResult> {
+  return loadCatalog(new DirectorySource(root), options);
+}
+
+export async function loadCatalog(source: CatalogSource, options: LoadOptions = {}): Promise<LoadResult> {
+  const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+  const result: LoadResult = {
+    config: emptyConfig(),
+    diagnostics: [],
+    stats: { files: 0, bytes: 0, blobs: 0 },
+  };
+  const entries = await source.list();
+
+  const ignoreFiles = entries.filter((e) => e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE));
+  const ignoreTexts = await source.read(ignoreFiles.filter((e) => !e.problem).map((e) => e.path));
+  const ignore = new IndexIgnore(
+    ignoreFiles.flatMap((e) => {
+      const text = ignoreTexts.get(e.path);
+      const dir = e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '';
+      return text ? parseIndexIgnore(text.toString('utf8'), dir) : [];
+    }),
+  );
+
+  const toRead: string[] = [];
+  for (const e of entries) {
+    const name = e.path.slice(e.path.lastIndexOf('/') + 1);
+    if (name === INDEX_IGNORE || ignore.ignores(e.path)) continue;
+    if (e.problem) {
+      result.diagnostics.push({
+        rule: 'L-FS',
+        level: 'error',
+        message: e.problem,
+        file: e.path,
+        hint: 'Remove it, replace it with the file itself, or list it in .indexignore.',
+      });
+    } else if (e.size > maxFileSize) {
+      result.diagnostics.push({
+        rule: 'L-FILE-TOO-LARGE',
+        level: 'error',
+        message: `file is ${e.size} bytes, over the ${maxFileSize}-byte limit`,
+        file: e.path,
+        hint: 'Split the catalog into smaller files (one per package is usual), or raise the size limit.',
+      });
+    } else {
+      toRead.push(e.path);
+    }
+  }
+
+  // Read in bounded batches, decode each file, then let the raw bytes go.
+  const sizes = new Map(entries.map((e) => [e.path, e.size]));
+  for (let i = 0; i < toRead.length;) {
+    const batch: string[] = [];
+    let bytes = 0;
+    while (
+      i < toRead.length &&
+      (batch.length === 0 || bytes + (sizes.get(toRead[i] as string) ?? 0) <= READ_BATCH_BYTES)
+    ) {
+      const path = toRead[i++] as string;
+      batch.push(path);
+      bytes += sizes.get(path) ?? 0;
+    }
+    const contents = await source.read(batch);
+    for (const path of batch) {
+      const data = contents.get(path) as Buffer;
+      result.stats.files++;
+      result.stats.bytes += data.length;
+      addFile(result, path, data, options);
+    }
+  }
+  return result;
+}
+
+const NON_FBC_EXTENSION =
+  /\.(md|txt|png|jpe?g|gif|svg|sh|py|go|mod|sum|toml|ini|cfg|lock)$|(^|\/)(Makefile|Dockerfile|LICENSE|OWNERS|README)$/;
+
+function addFile(result: LoadResult, file: string, data: Buffer, options: LoadOptions): void {
+  const decoded = decodeFile(data);
+  const hintFor = (rule: string): string | undefined =>
+    NON_FBC_EXTENSION.test(file)
+      ? `opm reads every file under the catalog root. Add "${file.slice(file.lastIndexOf('/') + 1)}" to an .indexignore file, or move it out of the catalog.`
+      : rule === 'L-YAML-SYNTAX'
+        ? 'Fix the YAML syntax at this line (check indentation and quoting).'
+        : rule === 'L-JSON-SYNTAX'
+          ? 'Fix the JSON syntax at this point.'
+          : undefined;
+  for (const p of decoded.problems) {
+    result.diagnostics.push({ ...p, level: 'error', file, hint: hintFor(p.rule) });
+  }
+  for (const n of decoded.notes) {
+    result.diagnostics.push({ ...n, rule: 'QUIRK-' + n.rule, level: 'warning', file });
+  }
+  for (const v of decoded.values) {
+    result.stats.blobs++;
+    addBlob(result, file, v, options, hintFor);
+  }
+}
+
+function goKind(v: unknown): string {
+  if (v === null) return '%!t(<nil>): <nil>';
+  if (typeof v === 'boolean') return `${v}: ${v}`;
+  if (typeof v === 'number') return `%!t(float64=${goFloat(v)}): ${goFloat(v)}`;
+  if (Array.isArray(v)) return `%!t([]interface {}=[...]): [...]`;
+  return `%!t(map[string]interface {}=map[...]): map[...]`;
+}
+
+function goFloat(n: number): string {
+  // Go's %v for float64 is the shortest repr, with an exponent from 1e21 up.
+  const s = String(n);
+  return s.replace(/e\+?/, 'e+').replace('e+-', 'e-');
+}
+
+/** JSON with sorted keys, like Go re-encoding a map (opm quotes blobs this way). */
+export function sortedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${sortedJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+function abbreviate(s: string, max = 300): string {
+  return s.length > max ? s.slice(0, max) + '…' : s;
+}
+
+function addBlob(
+  result: LoadResult,
+  file: string,
+  decoded: DecodedValue,
+  options: LoadOptions,
+  hintFor: (rule: string) => string | undefined,
+): void {
+  const pos: Position = { file, line: decoded.line, column: decoded.column };
+  const fail = (rule: string, message: string, hint?: string, extra: Partial<Diagnostic> = {}): void => {
+    result.diagnostics.push({ rule, level: 'error', message, ...pos, hint: hint ?? hintFor(rule), ...extra });
+  };
+  const value = decoded.value;
+
+  if (value === null) {
+    fail(
+      'L-EMPTY-DOCUMENT',
+      "object '' is missing root schema field",
+      'This YAML document is empty (only blank lines or comments). Remove the extra `---` or the comment-only document, or put the comment inside a document.',
+    );
+    return;
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    const kind = Array.isArray(value)
+      ? 'array'
+      : typeof value === 'string'
+        ? 'string'
+        : typeof value === 'number'
+          ? 'number'
+          : 'bool';
+    fail(
+      'L-NOT-OBJECT',
+      `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`,
+      hintFor('L-NOT-OBJECT') ?? 'Every FBC document must be an object (a mapping) with a `schema` key.',
+    );
+    return;
+  }
+  const blob = value as Record<string, unknown>;
+
+  // Meta: case-insensitive uniqueness of top-level keys; schema/package/name strings.
+  const folded = new Map<string, string[]>();
+  for (const key of Object.keys(blob)) {
+    const f = key.toLowerCase();
+    const list = folded.get(f);
+    if (list) list.push(key);
+    else folded.set(f, [key]);
+  }
+  const dups = [...folded.entries()].filter(([, keys]) => keys.length > 1);
+  if (dups.length > 0) {
+    const msgs = dups.map(([f, keys]) => `duplicate keys for key ${goQuote(f)}: [${keys.sort().join(' ')}]`);
+    fail(
+      'L-META-DUPLICATE-KEYS',
+      msgs.length === 1 ? (msgs[0] as string) : `[${msgs.join(', ')}]`,
+      'Keys are matched without regard to case: keep one spelling of each key.',
+    );
+    return;
+  }
+  const meta: Record<'schema' | 'package' | 'name', string> = { schema: '', package: '', name: '' };
+  for (const key of ['schema', 'package', 'name'] as const) {
+    const actual = folded.get(key)?.[0];
+    if (actual === undefined) continue;
+    const v = blob[actual];
+    if (typeof v !== 'string') {
+      fail(
+        'L-META-NOT-STRING',
+        `expected value for key ${goQuote(actual)} to be a string, got ${goKind(v)}`,
+        `Quote the value of \`${actual}\` so that YAML reads it as a string (for example \`${actual}: "4.12"\`).`,
+      );
+      return;
+    }
+    meta[key] = v;
+  }
+
+  switch (meta.schema) {
+    case '':
+      fail(
+        'L-SCHEMA-MISSING',
+        `object '${abbreviate(sortedJson(blob))}\n' is missing root schema field`,
+        hintFor('L-SCHEMA-MISSING') ??
+          'Every FBC object needs `schema:` (olm.package, olm.channel, olm.bundle, olm.deprecations, or your own). If this file is not part of the catalog, list it in .indexignore.',
+      );
+      return;
+    case SCHEMA_PACKAGE: {
+      const { value: p, error } = decodeGo(blob, GO_PACKAGE);
+      if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
+      result.config.packages.push(toPackage(p as Record<string, unknown>, pos));
+      return;
+    }
+    case SCHEMA_CHANNEL: {
+      const { value: c, error } = decodeGo(blob, GO_CHANNEL);
+      if (error !== undefined) return fail('L-PARSE-CHANNEL', `parse channel: ${error}`, typeHint(error));
+      result.config.channels.push(toChannel(c as Record<string, unknown>, blob, pos));
+      return;
+    }
+    case SCHEMA_BUNDLE: {
+      const { value: b, error } = decodeGo(blob, GO_BUNDLE);
+      if (error !== undefined) return fail('L-PARSE-BUNDLE', `parse bundle: ${error}`, typeHint(error));
+      const bundle = toBundle(b as Record<string, unknown>, blob, pos);
+      const objectError = readBundleObjects(bundle, options);
+      if (objectError) {
+        return fail('L-BUNDLE-OBJECT', `read bundle objects: ${objectError.message}`, undefined, {
+          line: objectError.line ?? pos.line,
+          package: bundle.package,
+        });
+      }
+      result.config.bundles.push(bundle);
+      return;
+    }
+    case SCHEMA_DEPRECATIONS: {
+      const { value: d, error } = decodeGo(blob, GO_DEPRECATION);
+      if (error !== undefined)
+        return fail('L-PARSE-DEPRECATION', `parse deprecation: ${error}`, typeHint(error));
+      result.config.deprecations.push(toDeprecation(d as Record<string, unknown>, blob, pos));
+      return;
+    }
+    default:
+      result.config.others.push({
+        schema: meta.schema,
+        package: meta.package,
+        name: meta.name,
+        value: blob,
+        pos,
+      });
+  }
+}
+
+function typeHint(error: string): string {
+  if (/cannot unmarshal number into .* of type string/.test(error)) {
+    return 'A value that should be text was read as a number (YAML reads 4.10 as 4.1): quote it.';
+  }
+  if (/cannot unmarshal bool into .* of type string/.test(error)) {
+    return 'A value that should be text was read as true/false (YAML 1.1 reads yes, no, on, off as booleans): quote it.';
+  }
+  if (error.startsWith('illegal base64')) return 'The value must be standard base64 with padding.';
+  return 'Give the field the type the schema expects (text, list, or object).';
+}
+
+// ---- typed views (fields absent in the blob get Go's zero values)
+
+type Obj = Record<string, unknown>;
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+function toProperties(decoded: unknown, raw: unknown): Property[] {
+  const rawList = arr(raw);
+  return arr(decoded).map((p, i) => {
+    const o = (p ?? {}) as Obj;
+    const rawItem = rawList[i] as Obj | undefined;
+    // Keep the raw value: `value: null` differs from a missing value for opm.
+    const hasValue =
+      rawItem !== undefined &&
+      rawItem !== null &&
+      Object.keys(rawItem).some((k) => k.toLowerCase() === 'value');
+    return { type: str(o.type), value: hasValue ? (o.value ?? null) : undefined, line: lineOf(rawItem) };
+  });
+}
+
+function rawField(raw: Obj, name: string): unknown {
+  if (name in raw) return raw[name];
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(raw)) if (k.toLowerCase() === lower) return raw[k];
+  return undefined;
+}
+
+function toPackage(p: Obj, pos: Position): Package {
+  const icon = p.icon as Obj | undefined;
+  return {
+    schema: str(p.schema),
+    name: str(p.name),
+    defaultChannel: str(p.defaultChannel),
+    ...(icon ? { icon: { base64data: str(icon.base64data), mediatype: str(icon.mediatype) } } : {}),
+    description: str(p.description),
+    properties: toProperties(p.properties, undefined),
+    pos,
+  };
+}
+
+function toChannel(c: Obj, raw: Obj, pos: Position): Channel {
+  const rawEntries = arr(rawField(raw, 'entries'));
+  return {
+    schema: str(c.schema),
+    name: str(c.name),
+    package: str(c.package),
+    entries: arr(c.entries).map((e, i) => {
+      const o = (e ?? {}) as Obj;
+      return {
+        name: str(o.name),
+        replaces: str(o.replaces),
+        skips: arr(o.skips).map(str),
+        skipRange: str(o.skipRange),
+        line: lineOf(rawEntries[i]),
+      };
+    }),
+    properties: toProperties(c.properties, rawField(raw, 'properties')),
+    pos,
+  };
+}
+
+function toBundle(b: Obj, raw: Obj, pos: Position): Bundle {
+  return {
+    schema: str(b.schema),
+    name: str(b.name),
+    package: str(b.package),
+    image: str(b.image),
+    properties: toProperties(b.properties, rawField(raw, 'properties')),
+    relatedImages: arr(b.relatedImages).map((r) => {
+      const o = (r ?? {}) as Obj;
+      return { name: str(o.name), image: str(o.image) };
+    }),
+    objectCount: 0,
+    pos,
+  };
+}
+
+function toDeprecation(d: Obj, raw: Obj, pos: Position): Deprecation {
+  const rawEntries = arr(rawField(raw, 'entries'));
+  return {
+    schema: str(d.schema),
+    package: str(d.package),
+    entries: arr(d.entries).map((e, i) => {
+      const o = (e ?? {}) as Obj;
+      const ref = (o.reference ?? {}) as Obj;
+      return {
+        reference: { schema: str(ref.schema), name: str(ref.name) },
+        message: str(o.message),
+        line: lineOf(rawEntries[i]),
+      };
+    }),
+    pos,
+  };
+}
+
+const JSON_PREFIX = /^[\s\u0085\u00a0]*\{/;
+
+/**
+ * opm's readBundleObjects: every `olm.bundle.object` must hold base64 of JSON or YAML.
+ * JSON (text starting with `{`) is not parsed by opm, so only YAML is decoded here.
+ */
+function readBundleObjects(
+  bundle: Bundle,
+  options: LoadOptions,
+): { message: string; line?: number } | undefined {
+  const where = `package ${goQuote(bundle.package)}, bundle ${goQuote(bundle.name)}`;
+  // opm decodes every property into the same variable: a later `{}` keeps earlier data.
+  let data = '';
+  for (let i = 0; i < bundle.properties.length; i++) {
+    const prop = bundle.properties[i] as Property;
+    if (prop.type !== 'olm.bundle.object') continue;
+    if (prop.value === undefined) {
+      return {
+        message: `${where}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
+        line: prop.line,
+      };
+    }
+    const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES['olm.bundle.object']!);
+    if (error !== undefined) {
+      return {
+        message: `${where}: parse property at index ${i} as bundle object: ${error}`,
+        line: prop.line,
+      };
+    }
+    const maybe = (value as Obj | undefined)?.data;
+    if (typeof maybe === 'string') data = validateGoBase64(maybe);
+    const text = objectText(data);
+    if (!JSON_PREFIX.test(text.head)) {
+      const full = Buffer.from(data, 'base64');
+      const parsed = decodeFile(full);
+      const problem = parsed.problems[0];
+      if (problem) {
+        return {
+          message: `${where}: convert bundle object property at index ${i} to JSON: ${problem.message}`,
+          line: prop.line,
+        };
+      }
+      if (options.keepBundleObjects)
+        (bundle.objects ??= []).push(JSON.stringify(parsed.values[0]?.value ?? null));
+    } else if (options.keepBundleObjects) {
+      (bundle.objects ??= []).push(Buffer.from(data, 'base64').toString('utf8'));
+    }
+    bundle.objectCount++;
+    if (!options.keepBundleObjects) prop.value = DROPPED_BUNDLE_OBJECT;
+  }
+  return undefined;
+}
+
+/** Decode only the start of a base64 payload: enough to see whether it is JSON. */
+function objectText(base64: string): { head: string } {
+  let n = 64;
+  for (;;) {
+    const head = Buffer.from(base64.slice(0, n), 'base64').toString('utf8');
+    if (/\S/.test(head) || n >= base64.length) return { head };
+    n *= 4;
+  }
+}

@@ -1,0 +1,101 @@
+// The normalised FBC stream `opm render -o json` writes: objects grouped by package
+// (sorted), then channels and bundles by name, other schemas, deprecations, and finally
+// package-less blobs; fields in opm's struct order, empty optional fields left out.
+import type { Bundle, Channel, DeclarativeConfig, Deprecation, Other, Package, Property } from './declcfg.js';
+import { sortedJson } from './load.js';
+
+type Json = Record<string, unknown>;
+
+function properties(props: Property[]): Json | undefined {
+  if (props.length === 0) return undefined;
+  // opm moves the bulky bundle payload properties to the end.
+  const heavy = (p: Property): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
+  return {
+    properties: [...props.filter((p) => !heavy(p)), ...props.filter(heavy)].map((p) => ({
+      type: p.type,
+      value: JSON.parse(sortedJson(p.value ?? null)),
+    })),
+  };
+}
+
+function packageJson(p: Package): Json {
+  return {
+    schema: p.schema,
+    name: p.name,
+    defaultChannel: p.defaultChannel,
+    ...(p.icon ? { icon: { base64data: p.icon.base64data ?? '', mediatype: p.icon.mediatype ?? '' } } : {}),
+    ...(p.description ? { description: p.description } : {}),
+    ...properties(p.properties),
+  };
+}
+
+function channelJson(c: Channel): Json {
+  return {
+    schema: c.schema,
+    name: c.name,
+    package: c.package,
+    entries: c.entries.map((e) => ({
+      name: e.name,
+      ...(e.replaces ? { replaces: e.replaces } : {}),
+      ...(e.skips.length > 0 ? { skips: e.skips } : {}),
+      ...(e.skipRange ? { skipRange: e.skipRange } : {}),
+    })),
+    ...properties(c.properties),
+  };
+}
+
+function bundleJson(b: Bundle): Json {
+  const related = [...b.relatedImages].sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
+  return {
+    schema: b.schema,
+    ...(b.name ? { name: b.name } : {}),
+    ...(b.package ? { package: b.package } : {}),
+    image: b.image,
+    ...properties(b.properties),
+    ...(related.length > 0 ? { relatedImages: related } : {}),
+  };
+}
+
+function deprecationJson(d: Deprecation): Json {
+  return {
+    schema: d.schema,
+    package: d.package,
+    entries: d.entries.map((e) => ({
+      reference: { schema: e.reference.schema, ...(e.reference.name ? { name: e.reference.name } : {}) },
+      message: e.message,
+    })),
+  };
+}
+
+const byName = <T extends { name: string }>(a: T, b: T): number =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+/** The render stream, one pretty-printed object at a time. */
+export function* renderJson(cfg: DeclarativeConfig): Generator<string> {
+  const groups = new Map<string, { p: Package[]; c: Channel[]; b: Bundle[]; o: Other[]; d: Deprecation[] }>();
+  const group = (name: string) => {
+    let g = groups.get(name);
+    if (!g) groups.set(name, (g = { p: [], c: [], b: [], o: [], d: [] }));
+    return g;
+  };
+  // opm drops objects whose package is empty, except package-less other blobs.
+  for (const p of cfg.packages) if (p.name) group(p.name).p.push(p);
+  for (const c of cfg.channels) if (c.package) group(c.package).c.push(c);
+  for (const b of cfg.bundles) if (b.package) group(b.package).b.push(b);
+  for (const d of cfg.deprecations) if (d.package) group(d.package).d.push(d);
+  const rootOthers: Other[] = [];
+  for (const o of cfg.others) (o.package ? group(o.package).o : rootOthers).push(o);
+
+  const write = (v: unknown): string => JSON.stringify(v, null, 4) + '\n';
+  for (const name of [...groups.keys()].sort()) {
+    const g = groups.get(name)!;
+    for (const p of g.p) yield write(packageJson(p));
+    for (const c of [...g.c].sort(byName)) yield write(channelJson(c));
+    for (const b of [...g.b].sort(byName)) yield write(bundleJson(b));
+    for (const o of [...g.o].sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0))) {
+      yield write(JSON.parse(sortedJson(o.value)));
+    }
+    for (const d of g.d) yield write(deprecationJson(d));
+  }
+  for (const o of rootOthers) yield write(JSON.parse(sortedJson(o.value)));
+}

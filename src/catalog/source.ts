@@ -1,0 +1,253 @@
+// Where a catalog's files come from: a directory, or a commit of a git repository read
+// straight from its objects (no worktree, so nothing from a PR is ever checked out).
+import { spawn } from 'node:child_process';
+import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import { posix } from 'node:path';
+
+export type EntryKind = 'file' | 'symlink' | 'unreadable';
+
+export interface SourceEntry {
+  /** Slash path relative to the catalog root, in lexical (Go fs.WalkDir) order. */
+  path: string;
+  kind: EntryKind;
+  size: number;
+  /** For symlinks: what it points at, and whether that is usable. */
+  problem?: string;
+}
+
+export interface CatalogSource {
+  /** A name for messages: the directory, or `<rev>:<path>`. */
+  readonly label: string;
+  list(): Promise<SourceEntry[]>;
+  /** Read the files (followed through in-root symlinks), in any order. */
+  read(paths: string[]): Promise<Map<string, Buffer>>;
+}
+
+/** Go sorts directory entries by byte order, not by locale. */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+export class DirectorySource implements CatalogSource {
+  readonly label: string;
+  private readonly root: string;
+  private readonly targets = new Map<string, string>();
+
+  constructor(root: string) {
+    this.root = resolve(root);
+    this.label = root;
+  }
+
+  async list(): Promise<SourceEntry[]> {
+    const rootReal = await realpath(this.root);
+    const out: SourceEntry[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      const names = (await readdir(dir)).sort(byteOrder);
+      for (const name of names) {
+        const abs = join(dir, name);
+        const path = rel === '' ? name : `${rel}/${name}`;
+        const info = await lstat(abs);
+        if (info.isDirectory()) {
+          await walk(abs, path);
+        } else if (info.isSymbolicLink()) {
+          out.push(await this.describeSymlink(abs, path, rootReal));
+        } else if (info.isFile()) {
+          out.push({ path, kind: 'file', size: info.size });
+        } else {
+          out.push({ path, kind: 'unreadable', size: 0, problem: 'not a regular file' });
+        }
+      }
+    };
+    await walk(this.root, '');
+    return out;
+  }
+
+  private async describeSymlink(abs: string, path: string, rootReal: string): Promise<SourceEntry> {
+    let target: string;
+    try {
+      target = await realpath(abs);
+    } catch {
+      return { path, kind: 'symlink', size: 0, problem: 'symlink points at nothing' };
+    }
+    const inside = relative(rootReal, target);
+    if (inside === '' || inside.startsWith('..') || inside.startsWith(sep + sep)) {
+      return {
+        path,
+        kind: 'symlink',
+        size: 0,
+        problem: 'symlink points outside the catalog root; not followed',
+      };
+    }
+    const info = await stat(target);
+    if (info.isDirectory()) {
+      return { path, kind: 'symlink', size: 0, problem: `read ${path}: is a directory` };
+    }
+    this.targets.set(path, target);
+    return { path, kind: 'symlink', size: info.size };
+  }
+
+  async read(paths: string[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    await Promise.all(
+      paths.map(async (p) => {
+        out.set(p, await readFile(this.targets.get(p) ?? join(this.root, ...p.split('/'))));
+      }),
+    );
+    return out;
+  }
+}
+
+interface TreeEntry {
+  mode: string;
+  type: string;
+  object: string;
+  size: number;
+  path: string;
+}
+
+/** A catalog root inside one commit of a git repository. */
+export class GitTreeSource implements CatalogSource {
+  readonly label: string;
+  private readonly prefix: string;
+  private entries: TreeEntry[] | undefined;
+  private readonly blobOf = new Map<string, string>();
+
+  /** `root` is the catalog root's path inside the repository ('' or '.' for the top). */
+  constructor(
+    private readonly repo: string,
+    private readonly rev: string,
+    root: string,
+  ) {
+    const clean = posix
+      .normalize(root.replaceAll('\\', '/'))
+      .replace(/^\.\/?$/, '')
+      .replace(/\/$/, '');
+    if (clean.startsWith('..') || clean.startsWith('/'))
+      throw new Error(`catalog root ${root} is outside the repository`);
+    this.prefix = clean;
+    this.label = `${rev}:${clean === '' ? '.' : clean}`;
+  }
+
+  private async tree(): Promise<TreeEntry[]> {
+    if (this.entries) return this.entries;
+    const args = ['ls-tree', '-r', '-l', '-z', this.rev];
+    if (this.prefix !== '') args.push('--', this.prefix + '/');
+    const text = (await runGit(this.repo, args)).toString('utf8');
+    const entries: TreeEntry[] = [];
+    for (const record of text.split('\0')) {
+      if (record === '') continue;
+      const tab = record.indexOf('\t');
+      const [mode = '', type = '', object = '', size = ''] = record.slice(0, tab).split(/ +/);
+      entries.push({ mode, type, object, size: Number(size) || 0, path: record.slice(tab + 1) });
+    }
+    this.entries = entries;
+    return entries;
+  }
+
+  private relativePath(full: string): string {
+    return this.prefix === '' ? full : full.slice(this.prefix.length + 1);
+  }
+
+  async list(): Promise<SourceEntry[]> {
+    const entries = await this.tree();
+    const byPath = new Map(entries.map((e) => [e.path, e]));
+    const out: SourceEntry[] = [];
+    const links = entries.filter((e) => e.mode === '120000');
+    const linkTargets =
+      links.length > 0
+        ? await readBlobs(
+            this.repo,
+            links.map((l) => l.object),
+          )
+        : new Map();
+    for (const e of entries) {
+      const path = this.relativePath(e.path);
+      if (e.type === 'commit') {
+        out.push({
+          path,
+          kind: 'unreadable',
+          size: 0,
+          problem: 'a git submodule; its files are not part of this tree',
+        });
+      } else if (e.mode === '120000') {
+        const target = (linkTargets.get(e.object) ?? Buffer.alloc(0)).toString('utf8');
+        const resolved = posix.normalize(posix.join(posix.dirname(e.path), target));
+        const insideRoot =
+          !target.startsWith('/') &&
+          (this.prefix === '' ? !resolved.startsWith('..') : resolved.startsWith(this.prefix + '/'));
+        const hit = byPath.get(resolved);
+        if (!insideRoot) {
+          out.push({
+            path,
+            kind: 'symlink',
+            size: 0,
+            problem: 'symlink points outside the catalog root; not followed',
+          });
+        } else if (!hit) {
+          const isDir = entries.some((x) => x.path.startsWith(resolved + '/'));
+          out.push({
+            path,
+            kind: 'symlink',
+            size: 0,
+            problem: isDir ? `read ${path}: is a directory` : 'symlink points at nothing',
+          });
+        } else {
+          this.blobOf.set(path, hit.object);
+          out.push({ path, kind: 'symlink', size: hit.size });
+        }
+      } else {
+        this.blobOf.set(path, e.object);
+        out.push({ path, kind: 'file', size: e.size });
+      }
+    }
+    return out.sort((a, b) => byteOrder(a.path, b.path));
+  }
+
+  async read(paths: string[]): Promise<Map<string, Buffer>> {
+    if (this.blobOf.size === 0) await this.list();
+    const objects = paths.map((p) => {
+      const o = this.blobOf.get(p);
+      if (!o) throw new Error(`${p} is not a file in ${this.label}`);
+      return o;
+    });
+    const blobs = await readBlobs(this.repo, objects);
+    return new Map(paths.map((p, i) => [p, blobs.get(objects[i] as string) ?? Buffer.alloc(0)]));
+  }
+}
+
+/** Run git with arguments (never a shell) and return its stdout. */
+export function runGit(repo: string, args: string[], input?: Buffer | string): Promise<Buffer> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', ['-C', repo, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolvePromise(Buffer.concat(out));
+      else reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
+    });
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** Read many blobs through one `git cat-file --batch`. */
+async function readBlobs(repo: string, objects: string[]): Promise<Map<string, Buffer>> {
+  const unique = [...new Set(objects)];
+  const out = new Map<string, Buffer>();
+  if (unique.length === 0) return out;
+  const data = await runGit(repo, ['cat-file', '--batch'], unique.join('\n') + '\n');
+  let pos = 0;
+  for (const object of unique) {
+    const nl = data.indexOf(0x0a, pos);
+    const header = data.subarray(pos, nl).toString('utf8');
+    const [, type, size] = header.split(' ');
+    if (type === undefined || size === undefined) throw new Error(`git cat-file: ${header}`);
+    const n = Number(size);
+    out.set(object, data.subarray(nl + 1, nl + 1 + n));
+    pos = nl + 1 + n + 1;
+  }
+  return out;
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// The catalog-bot command: the same checks as the GitHub App, on local files, no GitHub.
+import { realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { relative, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  DEFAULT_MAX_FILE_SIZE,
+  DirectorySource,
+  loadCatalog,
+  renderJson,
+  validateCatalog,
+  type Diagnostic,
+} from './catalog/index.js';
+
+const EXIT_OK = 0;
+const EXIT_FAIL = 1;
+const EXIT_USAGE = 2;
+
+const USAGE = `Usage: catalog-bot <command> [options]
+
+Commands:
+  validate <root>...   Validate FBC catalog roots exactly as \`opm validate\` does
+                       (exit 0 valid, 1 invalid, 2 usage or I/O error)
+      --format text|json|github   output format (default: text)
+      --max-file-size <bytes>     refuse larger files (default: ${DEFAULT_MAX_FILE_SIZE})
+  render <root>        Print the catalog as a normalised JSON stream, like \`opm render\`
+  help                 Show this help
+`;
+
+class UsageError extends Error {}
+
+export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'validate':
+        return await validateCommand(rest, out);
+      case 'render':
+        return await renderCommand(rest, out);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        out.write(USAGE);
+        return command === undefined ? EXIT_USAGE : EXIT_OK;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`catalog-bot: ${(err as Error).message}\n\n${USAGE}`);
+    } else {
+      process.stderr.write(`catalog-bot: ${(err as Error).message}\n`);
+    }
+    return EXIT_USAGE;
+  }
+}
+
+async function requireDirectory(root: string): Promise<void> {
+  let info;
+  try {
+    info = await stat(root);
+  } catch {
+    throw new Error(`${root}: no such file or directory`);
+  }
+  if (!info.isDirectory()) throw new Error(`${JSON.stringify(root)} is not a directory`);
+}
+
+async function validateCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'text' }, 'max-file-size': { type: 'string' } },
+  });
+  const format = values.format;
+  if (format !== 'text' && format !== 'json' && format !== 'github')
+    throw new UsageError(`unknown format "${format}"`);
+  if (positionals.length === 0) throw new UsageError('validate needs at least one catalog root');
+  const maxFileSize = values['max-file-size'] === undefined ? undefined : Number(values['max-file-size']);
+  if (maxFileSize !== undefined && !(maxFileSize > 0))
+    throw new UsageError('--max-file-size must be a positive number');
+  for (const root of positionals) await requireDirectory(root);
+
+  const all: Diagnostic[] = [];
+  const summaries: string[] = [];
+  let valid = true;
+  for (const root of positionals) {
+    const started = performance.now();
+    const report = await validateCatalog(new DirectorySource(root), { maxFileSize });
+    const seconds = (performance.now() - started) / 1000;
+    valid &&= report.valid;
+    // Paths as the user named them, so editors and CI annotations find the files.
+    for (const d of report.diagnostics)
+      all.push(d.file === undefined ? d : { ...d, file: join(root, d.file) });
+    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
+    const warnings = report.diagnostics.length - errors;
+    const m = report.model;
+    let channels = 0;
+    let bundles = 0;
+    for (const p of m.values()) {
+      channels += p.channels.size;
+      for (const c of p.channels.values()) bundles += c.bundles.size;
+    }
+    summaries.push(
+      `${report.valid ? 'valid' : 'invalid'}: ${root}: ${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}` +
+        ` (${report.stats.files} files, ${m.size} packages, ${channels} channels, ${bundles} channel entries; ${seconds.toFixed(2)} s)`,
+    );
+  }
+
+  if (format === 'json') {
+    const errors = all.filter((d) => d.level === 'error');
+    const warnings = all.filter((d) => d.level !== 'error');
+    out.write(
+      JSON.stringify(
+        { valid, errors: errors.map(jsonFinding), warnings: warnings.map(jsonFinding) },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else if (format === 'github') {
+    for (const d of all) out.write(githubAnnotation(d) + '\n');
+    for (const s of summaries) out.write(s + '\n');
+  } else {
+    const color = useColor(out);
+    for (const d of all) out.write(textFinding(d, color) + '\n');
+    for (const s of summaries) out.write(paint(s, s.startsWith('valid') ? 32 : 31, color) + '\n');
+  }
+  return valid ? EXIT_OK : EXIT_FAIL;
+}
+
+function jsonFinding(d: Diagnostic): Record<string, unknown> {
+  return {
+    rule: d.rule,
+    level: d.level,
+    message: d.message,
+    file: d.file ?? null,
+    line: d.line ?? null,
+    column: d.column ?? null,
+    package: d.package ?? null,
+    hint: d.hint ?? null,
+  };
+}
+
+function useColor(out: NodeJS.WritableStream): boolean {
+  return (out as { isTTY?: boolean }).isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
+}
+
+function paint(s: string, code: number, color: boolean): string {
+  return color ? `\u001b[${code}m${s}\u001b[0m` : s;
+}
+
+function location(d: Diagnostic): string {
+  if (d.file === undefined) return '';
+  const file = relative(process.cwd(), d.file) || d.file;
+  return `${file}${d.line !== undefined ? `:${d.line}` : ''}${d.column !== undefined ? `:${d.column}` : ''}: `;
+}
+
+export function textFinding(d: Diagnostic, color = false): string {
+  const level = paint(d.level, d.level === 'error' ? 31 : d.level === 'warning' ? 33 : 36, color);
+  const head = `${location(d)}${level} ${paint(d.rule, 1, color)}: ${d.message}`;
+  return d.hint ? `${head}\n    ${paint('hint:', 2, color)} ${d.hint}` : head;
+}
+
+/** A GitHub Actions workflow command, escaped as the runner expects. */
+export function githubAnnotation(d: Diagnostic): string {
+  const esc = (s: string): string => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+  const prop = (s: string): string => esc(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+  const kind = d.level === 'notice' ? 'notice' : d.level;
+  const params = [
+    d.file !== undefined ? `file=${prop(d.file)}` : undefined,
+    d.line !== undefined ? `line=${d.line}` : undefined,
+    d.column !== undefined ? `col=${d.column}` : undefined,
+    `title=${prop(d.rule)}`,
+  ].filter(Boolean);
+  return `::${kind} ${params.join(',')}::${esc(d.hint ? `${d.message}\n${d.hint}` : d.message)}`;
+}
+
+async function renderCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new UsageError('render needs exactly one catalog root');
+  const root = positionals[0] as string;
+  await requireDirectory(root);
+  const loaded = await loadCatalog(new DirectorySource(root), { keepBundleObjects: true });
+  const errors = loaded.diagnostics.filter((d) => d.level === 'error');
+  if (errors.length > 0) {
+    for (const d of errors)
+      process.stderr.write(textFinding({ ...d, file: d.file && join(root, d.file) }) + '\n');
+    return EXIT_FAIL;
+  }
+  for (const chunk of renderJson(loaded.config)) {
+    if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
+  }
+  return EXIT_OK;
+}
+
+function invokedAsCommand(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (invokedAsCommand()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`catalog-bot: ${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = EXIT_USAGE;
+    },
+  );
+}
