@@ -9,7 +9,11 @@ import { OPM } from './helpers/oracle.js';
 const catalogsDir = join(SHARED_DATA, 'real-catalogs');
 const roots = readdirSync(catalogsDir, { withFileTypes: true })
   .filter((d) => d.isDirectory())
-  .flatMap((repo) => readdirSync(join(catalogsDir, repo.name, 'catalogs')).map((v) => join(catalogsDir, repo.name, 'catalogs', v)));
+  .flatMap((repo) =>
+    readdirSync(join(catalogsDir, repo.name, 'catalogs')).map((v) =>
+      join(catalogsDir, repo.name, 'catalogs', v),
+    ),
+  );
 
 describe.skipIf(!haveOpm)('real catalogs', () => {
   it('finds the three real catalog roots', () => {
@@ -28,7 +32,9 @@ describe.skipIf(!haveOpm)('real catalogs', () => {
       expect(opmValidate(root).valid).toBe(true);
       // Every package, channel and bundle blob made it into the model.
       expect(report.model.size).toBe(report.config.packages.length);
-      const entries = [...report.model.values()].flatMap((p) => [...p.channels.values()].flatMap((c) => [...c.bundles.values()]));
+      const entries = [...report.model.values()].flatMap((p) =>
+        [...p.channels.values()].flatMap((c) => [...c.bundles.values()]),
+      );
       expect(entries.every((b) => b.version !== undefined && b.blob !== undefined)).toBe(true);
       expect(entries.every((b) => typeof b.entry.line === 'number')).toBe(true);
     });
@@ -38,7 +44,10 @@ describe.skipIf(!haveOpm)('real catalogs', () => {
     const root = roots.find((r) => r.endsWith('v4.21')) as string;
     const loaded = await loadCatalog(new DirectorySource(root), { keepBundleObjects: true });
     const ours = [...renderJson(loaded.config)].map((s) => JSON.parse(s) as unknown);
-    const opm = spawnSync(OPM, ['render', root, '-o', 'json'], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+    const opm = spawnSync(OPM, ['render', root, '-o', 'json'], {
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+    });
     expect(opm.status).toBe(0);
     const theirs = opm.stdout
       .split(/\n(?=\{)/)

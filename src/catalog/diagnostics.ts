@@ -27,10 +27,3 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
       a.message.localeCompare(b.message),
   );
 }
-
-/** Go's %q for the strings opm quotes in its messages. */
-export function goQuote(s: string): string {
-  return JSON.stringify(s)
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}

@@ -64,6 +64,8 @@ function jsonKind(v: unknown): string {
 export class GoDecodeError extends Error {}
 
 interface Context {
+  /** false: only check types, return the input untouched (no copies). */
+  build: boolean;
   firstError?: string;
   structName?: string;
   path: string[];
@@ -75,7 +77,15 @@ interface Context {
  * the error Go would return, if any.
  */
 export function decodeGo(value: unknown, type: GoType): { value: unknown; error?: string } {
-  const ctx: Context = { path: [] };
+  return run(value, type, { build: true, path: [] });
+}
+
+/** The error Go would give decoding `value` into `type`, without building a copy. */
+export function checkGo(value: unknown, type: GoType): string | undefined {
+  return run(value, type, { build: false, path: [] }).error;
+}
+
+function run(value: unknown, type: GoType, ctx: Context): { value: unknown; error?: string } {
   try {
     const out = decodeValue(value, type, ctx);
     return ctx.firstError === undefined ? { value: out } : { value: out, error: ctx.firstError };
@@ -134,6 +144,10 @@ function decodeValue(v: unknown, t: GoType, ctx: Context): unknown {
         typeError(ctx, v, t);
         return undefined;
       }
+      if (!ctx.build) {
+        for (const item of v) decodeValue(item, t.elem, ctx);
+        return v;
+      }
       return v.map((item) => decodeValue(item, t.elem, ctx));
     }
     case 'map': {
@@ -172,10 +186,11 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     const decoded = decodeValue(obj[key], t.fields[field] as GoType, ctx);
     ctx.path.pop();
     ctx.structName = savedStruct;
+    if (!ctx.build) continue;
     if (decoded !== undefined) out[field] = decoded;
     else delete out[field];
   }
-  return out;
+  return ctx.build ? out : v;
 }
 
 const lowerFieldNames = new WeakMap<object, Map<string, string>>();

@@ -20,9 +20,10 @@ import {
   type Position,
   type Property,
 } from './declcfg.js';
-import { goQuote, type Diagnostic } from './diagnostics.js';
+import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
 import { INDEX_IGNORE, IndexIgnore, parseIndexIgnore } from './indexignore.js';
+import { goQuote } from './semver.js';
 import { DirectorySource, type CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;

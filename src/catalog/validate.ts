@@ -3,8 +3,8 @@
 // the file and line to change and a hint. A catalog is valid exactly when opm says so.
 import type { Bundle, ChannelEntry, DeclarativeConfig, Position } from './declcfg.js';
 import { GO_PROPERTY_VALUES } from './declcfg.js';
-import { goQuote, type Diagnostic } from './diagnostics.js';
-import { decodeGo } from './gojson.js';
+import type { Diagnostic } from './diagnostics.js';
+import { checkGo, decodeGo } from './gojson.js';
 import { validatePullSpec } from './image-ref.js';
 import {
   versionString,
@@ -17,6 +17,7 @@ import { tryParseRange } from './range.js';
 import {
   compareVersions,
   formatVersion,
+  goQuote,
   parsePrereleaseIdentifier,
   tryParseVersion,
   type PrereleasePart,
@@ -275,7 +276,7 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
   }
 
   convertDeprecations(cfg, model, bundleNames, r);
-  validateModel(model, defaultChannels, r);
+  validateModel(model, r);
   return { model, diagnostics: r.diagnostics };
 }
 
@@ -355,11 +356,12 @@ function checkBundleBlob(
     if (prop.value === undefined) error = 'unexpected end of JSON input';
     else if (prop.type !== 'olm.bundle.object') {
       const shape = GO_PROPERTY_VALUES[prop.type];
-      if (shape) {
-        const decoded = decodeGo(prop.value, shape);
+      if (prop.type === 'olm.package') {
+        const decoded = decodeGo(prop.value, shape!);
         error = decoded.error;
-        if (!error && prop.type === 'olm.package')
-          packages.push((decoded.value ?? {}) as (typeof packages)[number]);
+        if (!error) packages.push((decoded.value ?? {}) as (typeof packages)[number]);
+      } else if (shape) {
+        error = checkGo(prop.value, shape);
       }
     }
     if (error !== undefined) {
@@ -392,7 +394,6 @@ function checkBundleBlob(
     );
     return undefined;
   }
-  let ok = true;
   const imageError = b.image === '' ? null : validatePullSpec(b.image);
   if (imageError !== null) {
     r.error(
@@ -401,7 +402,6 @@ function checkBundleBlob(
       b.pos,
       b.package,
     );
-    ok = false;
   }
   b.relatedImages.forEach((rel, i) => {
     const err = rel.image === '' ? null : validatePullSpec(rel.image);
@@ -412,7 +412,6 @@ function checkBundleBlob(
         b.pos,
         b.package,
       );
-      ok = false;
     }
   });
   const rawVersion = pkgProp.version ?? '';
@@ -436,9 +435,7 @@ function checkBundleBlob(
     );
     return undefined;
   }
-  return ok
-    ? { version: parsed.version, release: release.release }
-    : { version: parsed.version, release: release.release };
+  return { version: parsed.version, release: release.release };
 }
 
 function convertDeprecations(
@@ -546,14 +543,14 @@ function convertDeprecations(
 
 // ---------------------------------------------------------------- Model.Validate
 
-function validateModel(model: Model, defaultChannels: Map<string, string>, r: Reporter): void {
-  for (const mpkg of model.values()) validatePackage(mpkg, defaultChannels.get(mpkg.name) ?? '', r);
+function validateModel(model: Model, r: Reporter): void {
+  for (const mpkg of model.values()) validatePackage(mpkg, r);
 }
 
-function validatePackage(mpkg: ModelPackage, defaultChannel: string, r: Reporter): void {
+function validatePackage(mpkg: ModelPackage, r: Reporter): void {
   const q = goQuote;
   const at = `invalid package ${q(mpkg.name)}`;
-  if (!mpkg.defaultChannel && defaultChannel === '')
+  if (!mpkg.defaultChannel)
     r.error('P-NO-DEFAULT-CHANNEL', `${at}: default channel must be set`, mpkg.pos, mpkg.name);
   if (mpkg.channels.size === 0)
     r.error('P-NO-CHANNELS', `${at}: package must contain at least one channel`, mpkg.pos, mpkg.name);

@@ -1,0 +1,119 @@
+// npm run bench: load + validate every real catalog with catalog-bot and with the real
+// opm, in the same run, and write the table to bench/results.md.
+//
+// Wall times are for whole processes (`catalog-bot validate` vs `opm validate`), as a
+// user or CI runs them. "warm" is validateCatalog() inside one running process, as the
+// app does for each pull request.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const project = join(here, '..');
+const shared = join(project, '..', 'shared');
+const opm = join(shared, 'tools', 'opm', 'opm');
+const cli = join(project, 'dist', 'cli.js');
+const measure = join(here, 'measure.mjs');
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+
+const catalogsDir = join(shared, 'data', 'real-catalogs');
+const roots = readdirSync(catalogsDir, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((repo) =>
+    readdirSync(join(catalogsDir, repo.name, 'catalogs')).map((v) => ({
+      name: `${repo.name}/${v}`,
+      path: join(catalogsDir, repo.name, 'catalogs', v),
+    })),
+  );
+
+function sizeOf(dir) {
+  let bytes = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    bytes += e.isDirectory() ? sizeOf(p) : statSync(p).size;
+  }
+  return bytes;
+}
+
+// One package of the largest catalog: its largest package directory (the worst case).
+const largest = roots.reduce((a, b) => (sizeOf(a.path) >= sizeOf(b.path) ? a : b));
+const v421 = roots.find((r) => r.name.endsWith('v4.21')) ?? largest;
+const packageDirs = readdirSync(v421.path).map((p) => ({
+  name: `${v421.name}/${p}`,
+  path: join(v421.path, p),
+}));
+const onePackage = packageDirs.reduce((a, b) => (sizeOf(a.path) >= sizeOf(b.path) ? a : b));
+
+const haveTime = existsSync('/usr/bin/time');
+
+/** Run a command `runs` times; median wall ms and the peak RSS (MiB) seen. */
+function timeCommand(cmd, args) {
+  const walls = [];
+  let rss = null;
+  for (let i = 0; i < runs; i++) {
+    const full = haveTime ? ['/usr/bin/time', ['-f', '%M', cmd, ...args]] : [cmd, args];
+    const started = process.hrtime.bigint();
+    const r = spawnSync(full[0], full[1], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    walls.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+    if (haveTime) {
+      const kb = Number(r.stderr.trim().split('\n').pop());
+      rss = Math.max(rss ?? 0, kb / 1024);
+    }
+  }
+  return { ms: median(walls), rss };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function warm(path) {
+  const r = spawnSync(process.execPath, [measure, path, String(runs)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+if (!existsSync(cli)) throw new Error('run `npm run build` first');
+if (!existsSync(opm)) throw new Error(`the opm oracle is missing at ${opm}`);
+
+const rows = [];
+for (const target of [...roots, onePackage]) {
+  const bytes = sizeOf(target.path);
+  const ours = timeCommand(process.execPath, [cli, 'validate', target.path]);
+  const theirs = timeCommand(opm, ['validate', target.path]);
+  const inProcess = warm(target.path);
+  rows.push({ target, bytes, ours, theirs, inProcess });
+  process.stderr.write(
+    `${target.name}: catalog-bot ${ours.ms.toFixed(0)} ms, opm ${theirs.ms.toFixed(0)} ms\n`,
+  );
+}
+
+const mb = (b) => (b / 1e6).toFixed(1);
+const fmtRss = (x) => (x === null ? 'n/a' : x.toFixed(0));
+const lines = [
+  '# Benchmark: load + validate',
+  '',
+  `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ` +
+    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}. Median of ${runs} runs each; ` +
+    'both tools run as a fresh process per run on the same catalog, one after the other.',
+  '',
+  '| catalog | size MB | blobs | catalog-bot validate (ms) | opm validate (ms) | ratio | catalog-bot peak RSS (MiB) | opm peak RSS (MiB) | warm in-process (ms) | MB/s (warm) | blobs/s (warm) |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.target.name} | ${mb(r.bytes)} | ${r.inProcess.blobs} | ${r.ours.ms.toFixed(0)} | ${r.theirs.ms.toFixed(0)} | ` +
+      `${(r.ours.ms / r.theirs.ms).toFixed(2)} | ${fmtRss(r.ours.rss)} | ${fmtRss(r.theirs.rss)} | ${r.inProcess.ms.toFixed(0)} | ` +
+      `${(r.bytes / 1e6 / (r.inProcess.ms / 1000)).toFixed(0)} | ${Math.round(r.inProcess.blobs / (r.inProcess.ms / 1000))} |`,
+  ),
+  '',
+  `The last row is one package directory of ${v421.name} (its largest), as an incremental check of a pull request`,
+  'that touches one package sees it. "ratio" is catalog-bot time / opm time (lower is better; the goal is 0.33).',
+  '"warm in-process" is `validateCatalog()` in a running process after one warm-up (what the app pays per PR).',
+  '',
+];
+writeFileSync(join(here, 'results.md'), lines.join('\n'));
+process.stdout.write(lines.join('\n'));

@@ -1,0 +1,114 @@
+import { spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { githubAnnotation, main } from '../src/cli.js';
+import { removeTree, writeTree } from './helpers/oracle.js';
+
+const example = fileURLToPath(new URL('../examples/catalog-repo/catalogs/', import.meta.url));
+const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+async function run(args: string[]): Promise<{ code: number; out: string }> {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  const code = await main(args, stream);
+  return { code, out: Buffer.concat(chunks).toString('utf8') };
+}
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeTree));
+
+describe('catalog-bot validate', () => {
+  it('exits 0 and says valid for a valid root', async () => {
+    const { code, out } = await run(['validate', example + 'v4.20']);
+    expect(code).toBe(0);
+    expect(out).toMatch(/^valid: .*v4\.20: 0 errors/m);
+  });
+
+  it('exits 1 and prints file:line, rule, message and hint for an invalid root', async () => {
+    const { code, out } = await run(['validate', example + 'v4.21']);
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /v4\.21\/example-operator\/catalog\.yaml:15: error C-MULTIPLE-HEADS: .*multiple channel heads found in graph: example-operator\.v1\.1\.0, example-operator\.v1\.2\.0/,
+    );
+    expect(out).toMatch(
+      /hint: Make example-operator\.v1\.2\.0 the only head: add `replaces: example-operator\.v1\.1\.0`/,
+    );
+    expect(out).toMatch(/other-operator\/catalog\.json:14:1: error PR-VERSION/);
+  });
+
+  it('prints the JSON contract', async () => {
+    const { code, out } = await run(['validate', '--format', 'json', example + 'v4.20', example + 'v4.21']);
+    expect(code).toBe(1);
+    const parsed = JSON.parse(out) as { valid: boolean; errors: Record<string, unknown>[] };
+    expect(parsed.valid).toBe(false);
+    expect(parsed.errors.map((e) => e.rule).sort()).toEqual(['C-MULTIPLE-HEADS', 'PR-VERSION']);
+    for (const e of parsed.errors) {
+      expect(Object.keys(e)).toEqual(expect.arrayContaining(['rule', 'message', 'file', 'line', 'package']));
+      expect(String(e.file)).toContain('v4.21/');
+    }
+    expect(parsed.errors.find((e) => e.rule === 'PR-VERSION')?.package).toBe('other-operator');
+  });
+
+  it('prints GitHub workflow commands', async () => {
+    const { code, out } = await run(['validate', '--format', 'github', example + 'v4.21']);
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      /^::error file=.*example-operator\/catalog\.yaml,line=15,title=C-MULTIPLE-HEADS::invalid package/m,
+    );
+  });
+
+  it('escapes annotation text and properties', () => {
+    expect(
+      githubAnnotation({ rule: 'X', level: 'warning', message: 'a%b\nc', file: 'd,e:f', line: 3, hint: 'h' }),
+    ).toBe('::warning file=d%2Ce%3Af,line=3,title=X::a%25b%0Ac%0Ah');
+  });
+
+  it('exits 2 on usage and I/O errors', async () => {
+    expect((await run(['validate'])).code).toBe(2);
+    expect((await run(['validate', '--format', 'xml', example + 'v4.20'])).code).toBe(2);
+    expect((await run(['validate', '/nonexistent/catalog'])).code).toBe(2);
+    expect((await run(['validate', fileURLToPath(import.meta.url)])).code).toBe(2);
+    expect((await run(['frobnicate'])).code).toBe(2);
+  });
+
+  it('works as an installed command (the built bin)', () => {
+    const r = spawnSync(process.execPath, [cliJs, 'validate', '--format', 'json', example + 'v4.20'], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, errors: [] });
+  });
+});
+
+describe('catalog-bot render', () => {
+  it('prints package, channels, bundles in opm order', async () => {
+    const dir = writeTree({
+      'b.json': JSON.stringify({
+        schema: 'olm.bundle',
+        package: 'foo',
+        name: 'foo.v1',
+        image: 'quay.io/x/foo:v1',
+        properties: [{ type: 'olm.package', value: { version: '1.0.0', packageName: 'foo' } }],
+      }),
+      'a.yaml':
+        'schema: olm.channel\npackage: foo\nname: stable\nentries: [{name: foo.v1}]\n---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n',
+    });
+    dirs.push(dir);
+    const { code, out } = await run(['render', dir]);
+    expect(code).toBe(0);
+    const objects = out.split(/\n(?=\{)/).map((s) => JSON.parse(s) as { schema: string });
+    expect(objects.map((o) => o.schema)).toEqual(['olm.package', 'olm.channel', 'olm.bundle']);
+    expect(Object.keys(objects[2] as object)).toEqual(['schema', 'name', 'package', 'image', 'properties']);
+    expect(out).toContain(
+      '"value": {\n                "packageName": "foo",\n                "version": "1.0.0"',
+    );
+  });
+
+  it('fails on files opm cannot load', async () => {
+    const dir = writeTree({ 'bad.yaml': 'schema: olm.package\n  name: [' });
+    dirs.push(dir);
+    expect((await run(['render', dir])).code).toBe(1);
+  });
+});
