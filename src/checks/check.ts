@@ -1,0 +1,43 @@
+// What every check returns: the shape of a GitHub check run, with no GitHub types.
+import type { Diagnostic } from '../catalog/diagnostics.js';
+
+export type Conclusion = 'success' | 'failure' | 'neutral';
+
+export interface Annotation {
+  /** Path relative to the repository root. */
+  path: string;
+  line: number;
+  level: 'failure' | 'warning' | 'notice';
+  title: string;
+  message: string;
+}
+
+export interface CheckResult {
+  /** The check-run name, e.g. `catalog-bot/validate` (design.md: names MUST be exact). */
+  name: string;
+  conclusion: Conclusion;
+  /** One-line title for the check run. */
+  title: string;
+  /** Markdown summary. */
+  summary: string;
+  findings: Diagnostic[];
+  annotations: Annotation[];
+}
+
+/** GitHub needs a line for every annotation; findings without a file go in the summary only. */
+export function toAnnotations(findings: Diagnostic[]): Annotation[] {
+  return findings
+    .filter((d) => d.file !== undefined)
+    .map((d) => ({
+      path: d.file as string,
+      line: d.line ?? 1,
+      level: d.level === 'error' ? 'failure' : d.level,
+      title: d.rule,
+      message: d.hint ? `${d.message}\n\n${d.hint}` : d.message,
+    }));
+}
+
+/** Text that is safe inside a markdown table cell. */
+export function cell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}

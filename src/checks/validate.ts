@@ -1,0 +1,63 @@
+// The `catalog-bot/validate` check: every changed catalog root passes opm-equivalent
+// validation. Pure: it is given the roots to check and how to read them.
+import { validateCatalog, type CatalogSource, type LoadOptions } from '../catalog/index.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { cell, toAnnotations, type CheckResult } from './check.js';
+
+export const VALIDATE_CHECK = 'catalog-bot/validate';
+
+export interface RootToValidate {
+  /** The root's path in the repository, e.g. `catalogs/v4.21`. */
+  path: string;
+  source: CatalogSource;
+}
+
+export async function validateCheck(
+  roots: RootToValidate[],
+  options: LoadOptions = {},
+): Promise<CheckResult> {
+  const findings: Diagnostic[] = [];
+  const rows: string[] = [];
+  for (const root of roots) {
+    const report = await validateCatalog(root.source, options);
+    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
+    const warnings = report.diagnostics.length - errors;
+    rows.push(
+      `| \`${cell(root.path)}\` | ${report.valid ? 'valid' : '**invalid**'} | ${errors} | ${warnings} | ${report.model.size} |`,
+    );
+    for (const d of report.diagnostics)
+      findings.push(d.file === undefined ? d : { ...d, file: `${root.path}/${d.file}` });
+  }
+  const failed = findings.some((d) => d.level === 'error');
+  const errorCount = findings.filter((d) => d.level === 'error').length;
+  const title =
+    roots.length === 0
+      ? 'No catalog changed'
+      : failed
+        ? `${errorCount} error${errorCount === 1 ? '' : 's'} in ${roots.length} catalog${roots.length === 1 ? '' : 's'}`
+        : `${roots.length} catalog${roots.length === 1 ? '' : 's'} valid`;
+  const summary = [
+    roots.length === 0
+      ? 'This change touches no catalog root.'
+      : '| catalog | verdict | errors | warnings | packages |\n|---|---|---:|---:|---:|\n' + rows.join('\n'),
+    ...(findings.length > 0
+      ? [
+          '',
+          '| where | rule | message |',
+          '|---|---|---|',
+          ...findings.map(
+            (d) =>
+              `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} |`,
+          ),
+        ]
+      : []),
+  ].join('\n');
+  return {
+    name: VALIDATE_CHECK,
+    conclusion: failed ? 'failure' : 'success',
+    title,
+    summary,
+    findings,
+    annotations: toAnnotations(findings),
+  };
+}
