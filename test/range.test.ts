@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseRange, RangeEvaluationError, RangeSyntaxError, tryParseRange } from '../src/catalog/range.js';
-import { goQuote, parseVersion } from '../src/catalog/semver.js';
+import { goQuote } from '../src/catalog/gostrings.js';
+import { parseVersion } from '../src/catalog/semver.js';
 
 const OPM = fileURLToPath(new URL('../../shared/tools/opm/opm', import.meta.url));
 

@@ -8,15 +8,13 @@ import { describe, expect, it } from 'vitest';
 import {
   compareVersions,
   formatVersion,
-  goQuote,
-  goSplitN,
-  goTrimSpace,
   parseVersion,
   parseVersionTolerant,
   SemverError,
   tryParseVersion,
 } from '../src/catalog/semver.js';
 import type { Version } from '../src/catalog/semver.js';
+import { goQuote, goSplitN, goTrimSpace } from '../src/catalog/gostrings.js';
 
 const OPM = fileURLToPath(new URL('../../shared/tools/opm/opm', import.meta.url));
 

@@ -4,6 +4,7 @@
 // that one run reports every broken document of a file.
 import { isUtf8 } from 'node:buffer';
 import { load, YAMLException } from 'js-yaml';
+import { isGoSpace } from './gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
 
 export const MAX_NESTING_DEPTH = 1000;
@@ -46,25 +47,9 @@ function looksLikeJson(text: string): boolean {
   for (let i = 0; i < limit; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x7b) return true;
-    if (!isUnicodeSpace(c)) return false;
+    if (!isGoSpace(c)) return false;
   }
   return false;
-}
-
-function isUnicodeSpace(c: number): boolean {
-  return (
-    c === 0x20 ||
-    (c >= 0x09 && c <= 0x0d) ||
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
 }
 
 export function decodeFile(bytes: Uint8Array): DecodedFile {

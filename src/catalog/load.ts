@@ -23,7 +23,7 @@ import {
 import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
 import { INDEX_IGNORE, IndexIgnore, parseIndexIgnore } from './indexignore.js';
-import { goQuote } from './semver.js';
+import { goQuote } from './gostrings.js';
 import { DirectorySource, type CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;

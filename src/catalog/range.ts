@@ -6,7 +6,8 @@
  * splitComparatorVersion, buildVersionRange, parseComparator), not a SemVer-range parser.
  * See docs/olm-semantics.md section 7.1 for the quirks in prose.
  */
-import { compareVersions, formatVersion, goQuote, goTrimSpace, parseVersion, SemverError } from './semver.js';
+import { goQuote, goTrimSpace } from './gostrings.js';
+import { compareVersions, formatVersion, parseVersion, SemverError } from './semver.js';
 import type { Version } from './semver.js';
 
 /** A range string blang would reject; `message` is blang's error text, verbatim. */

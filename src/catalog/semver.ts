@@ -6,6 +6,8 @@
  * rather than taken from the SemVer spec or npm `semver`.
  */
 
+import { goQuote, goSplitN, goTrimSpace, utf8Length } from './gostrings.js';
+
 /** A numeric prerelease identifier is a bigint, an alphanumeric one a string. */
 export type PrereleasePart = bigint | string;
 
@@ -181,65 +183,6 @@ function goParseUint64(s: string): bigint {
   const n = BigInt(s);
   if (n > MAX_UINT64) throw new SemverError(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
   return n;
-}
-
-/** strings.SplitN for n > 0: at most n parts, the last one keeps the remaining separators. */
-export function goSplitN(s: string, sep: string, n: number): string[] {
-  const parts: string[] = [];
-  let rest = s;
-  while (parts.length < n - 1) {
-    const at = rest.indexOf(sep);
-    if (at === -1) break;
-    parts.push(rest.slice(0, at));
-    rest = rest.slice(at + sep.length);
-  }
-  parts.push(rest);
-  return parts;
-}
-
-// unicode.IsSpace: the White_Space property (JS trim() also strips U+FEFF and misses U+0085).
-const GO_SPACE = '\\t\\n\\v\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000';
-const GO_TRIM_SPACE = new RegExp(`^[${GO_SPACE}]+|[${GO_SPACE}]+$`, 'g');
-
-/** strings.TrimSpace. */
-export function goTrimSpace(s: string): string {
-  return s.replace(GO_TRIM_SPACE, '');
-}
-
-const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-const GO_SHORT_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-};
-
-/** strconv.Quote, i.e. Go's `%q`, so messages quote strings exactly like blang's. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) out += quoteRune(ch);
-  return out + '"';
-}
-
-function quoteRune(ch: string): string {
-  // A lone surrogate reaches Go as U+FFFD (JSON decoding and UTF-8 encoding both replace it).
-  if (/^[\uD800-\uDFFF]$/.test(ch)) return '\uFFFD';
-  if (ch === '"' || ch === '\\') return '\\' + ch;
-  if (GO_PRINTABLE.test(ch)) return ch;
-  const short = GO_SHORT_ESCAPES[ch];
-  if (short !== undefined) return short;
-  const code = ch.codePointAt(0)!;
-  if (code < 0x20 || code === 0x7f) return '\\x' + code.toString(16).padStart(2, '0');
-  if (code < 0x10000) return '\\u' + code.toString(16).padStart(4, '0');
-  return '\\U' + code.toString(16).padStart(8, '0');
-}
-
-/** len(s) in Go: UTF-8 bytes. */
-export function utf8Length(s: string): number {
-  return new TextEncoder().encode(s).length;
 }
 
 /** blang `NewPRVersion`: one prerelease identifier (used for `olm.package` releases). */

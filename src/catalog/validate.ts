@@ -13,11 +13,11 @@ import {
   type ModelChannel,
   type ModelPackage,
 } from './model.js';
+import { goQuote } from './gostrings.js';
 import { tryParseRange } from './range.js';
 import {
   compareVersions,
   formatVersion,
-  goQuote,
   parsePrereleaseIdentifier,
   tryParseVersion,
   type PrereleasePart,
