@@ -5,8 +5,17 @@
 // user or CI runs them. "warm" is validateCatalog() inside one running process, as the
 // app does for each pull request.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +55,35 @@ const packageDirs = readdirSync(v421.path).map((p) => ({
 }));
 const onePackage = packageDirs.reduce((a, b) => (sizeOf(a.path) >= sizeOf(b.path) ? a : b));
 
+// A catalog several times larger than any real one: copies of every package of the
+// bundle-object catalog (v4.16) under new package names. Its memory use shows whether
+// memory grows with the bundle manifests, which are checked and then dropped.
+const SCALE = Number(process.env.BENCH_SCALE ?? 8);
+function scaledCatalog(source, copies) {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-'));
+  for (const pkgDir of readdirSync(source)) {
+    for (const file of readdirSync(join(source, pkgDir))) {
+      const text = readFileSync(join(source, pkgDir, file), 'utf8');
+      const name =
+        /^name: (\S+)\n(?:[^-].*\n)*?schema: olm\.package$|^schema: olm\.package\n(?:[^-].*\n)*?name: (\S+)$/m.exec(
+          text,
+        );
+      const pkg = name?.[1] ?? name?.[2];
+      if (!pkg) throw new Error(`no olm.package in ${pkgDir}/${file}`);
+      for (let k = 0; k < copies; k++) {
+        const renamed = `${pkg}x${k}`;
+        const fieldRe = new RegExp(
+          `^(\\s*(?:- )?(?:name|package|packageName): )${pkg.replace(/[.]/g, '\\.')}$`,
+          'gm',
+        );
+        mkdirSync(join(dir, `${pkgDir}-${k}`), { recursive: true });
+        writeFileSync(join(dir, `${pkgDir}-${k}`, file), text.replace(fieldRe, `$1${renamed}`));
+      }
+    }
+  }
+  return dir;
+}
+
 const haveTime = existsSync('/usr/bin/time');
 
 /** Run a command `runs` times; median wall ms and the peak RSS (MiB) seen. */
@@ -80,8 +118,12 @@ function warm(path) {
 if (!existsSync(cli)) throw new Error('run `npm run build` first');
 if (!existsSync(opm)) throw new Error(`the opm oracle is missing at ${opm}`);
 
+const v416 = roots.find((r) => r.name.endsWith('v4.16')) ?? largest;
+const scaled = { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaledCatalog(v416.path, SCALE) };
+process.on('exit', () => rmSync(scaled.path, { recursive: true, force: true }));
+
 const rows = [];
-for (const target of [...roots, onePackage]) {
+for (const target of [...roots, onePackage, scaled]) {
   const bytes = sizeOf(target.path);
   const ours = timeCommand(process.execPath, [cli, 'validate', target.path]);
   const theirs = timeCommand(opm, ['validate', target.path]);
@@ -110,8 +152,11 @@ const lines = [
       `${(r.bytes / 1e6 / (r.inProcess.ms / 1000)).toFixed(0)} | ${Math.round(r.inProcess.blobs / (r.inProcess.ms / 1000))} |`,
   ),
   '',
-  `The last row is one package directory of ${v421.name} (its largest), as an incremental check of a pull request`,
-  'that touches one package sees it. "ratio" is catalog-bot time / opm time (lower is better; the goal is 0.33).',
+  `"${onePackage.name}" is one package directory of ${v421.name} (its largest), as an incremental check of a pull request`,
+  'that touches one package sees it. The synthetic row copies every package of ' +
+    v416.name +
+    ` ${SCALE} times under new`,
+  'names (bundle manifests included), to show that throughput and memory hold as a catalog grows. "ratio" is catalog-bot time / opm time (lower is better; the goal is 0.33).',
   '"warm in-process" is `validateCatalog()` in a running process after one warm-up (what the app pays per PR).',
   '',
 ];

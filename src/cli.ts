@@ -31,14 +31,18 @@ Commands:
 
 class UsageError extends Error {}
 
-export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function main(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'validate':
         return await validateCommand(rest, out);
       case 'render':
-        return await renderCommand(rest, out);
+        return await renderCommand(rest, out, err);
       case undefined:
       case 'help':
       case '--help':
@@ -48,12 +52,11 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
-  } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`catalog-bot: ${(err as Error).message}\n\n${USAGE}`);
-    } else {
-      process.stderr.write(`catalog-bot: ${(err as Error).message}\n`);
-    }
+  } catch (problem) {
+    const message = (problem as Error).message;
+    const usage =
+      problem instanceof UsageError || (problem as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    err.write(`catalog-bot: ${message}\n${usage ? `\n${USAGE}` : ''}`);
     return EXIT_USAGE;
   }
 }
@@ -177,7 +180,11 @@ export function githubAnnotation(d: Diagnostic): string {
   return `::${kind} ${params.join(',')}::${esc(d.hint ? `${d.message}\n${d.hint}` : d.message)}`;
 }
 
-async function renderCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+async function renderCommand(
+  args: string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new UsageError('render needs exactly one catalog root');
   const root = positionals[0] as string;
@@ -185,8 +192,7 @@ async function renderCommand(args: string[], out: NodeJS.WritableStream): Promis
   const loaded = await loadCatalog(new DirectorySource(root), { keepBundleObjects: true });
   const errors = loaded.diagnostics.filter((d) => d.level === 'error');
   if (errors.length > 0) {
-    for (const d of errors)
-      process.stderr.write(textFinding({ ...d, file: d.file && join(root, d.file) }) + '\n');
+    for (const d of errors) err.write(textFinding({ ...d, file: d.file && join(root, d.file) }) + '\n');
     return EXIT_FAIL;
   }
   for (const chunk of renderJson(loaded.config)) {

@@ -8,12 +8,17 @@ import { removeTree, writeTree } from './helpers/oracle.js';
 const example = fileURLToPath(new URL('../examples/catalog-repo/catalogs/', import.meta.url));
 const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-async function run(args: string[]): Promise<{ code: number; out: string }> {
-  const stream = new PassThrough();
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  const code = await main(args, stream);
-  return { code, out: Buffer.concat(chunks).toString('utf8') };
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const capture = () => {
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+  };
+  const out = capture();
+  const err = capture();
+  const code = await main(args, out.stream, err.stream);
+  return { code, out: out.text(), err: err.text() };
 }
 
 const dirs: string[] = [];
@@ -66,9 +71,13 @@ describe('catalog-bot validate', () => {
   });
 
   it('exits 2 on usage and I/O errors', async () => {
-    expect((await run(['validate'])).code).toBe(2);
+    const missing = await run(['validate']);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/validate needs at least one catalog root\n\nUsage: catalog-bot/);
     expect((await run(['validate', '--format', 'xml', example + 'v4.20'])).code).toBe(2);
-    expect((await run(['validate', '/nonexistent/catalog'])).code).toBe(2);
+    const absent = await run(['validate', '/nonexistent/catalog']);
+    expect(absent.code).toBe(2);
+    expect(absent.err).toBe('catalog-bot: /nonexistent/catalog: no such file or directory\n');
     expect((await run(['validate', fileURLToPath(import.meta.url)])).code).toBe(2);
     expect((await run(['frobnicate'])).code).toBe(2);
   });
@@ -109,6 +118,8 @@ describe('catalog-bot render', () => {
   it('fails on files opm cannot load', async () => {
     const dir = writeTree({ 'bad.yaml': 'schema: olm.package\n  name: [' });
     dirs.push(dir);
-    expect((await run(['render', dir])).code).toBe(1);
+    const result = await run(['render', dir]);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/bad\.yaml:2:7: error L-YAML-SYNTAX/);
   });
 });

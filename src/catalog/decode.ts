@@ -3,7 +3,8 @@
 // the collections inside it. Unlike opm, decoding goes on after a bad YAML document so
 // that one run reports every broken document of a file.
 import { isUtf8 } from 'node:buffer';
-import { load, YAMLException } from 'js-yaml';
+import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
+import { goJsonSyntaxError } from './gojsonsyntax.js';
 import { isGoSpace } from './gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
 
@@ -16,8 +17,20 @@ export interface DecodedValue {
   column: number;
 }
 
+export type DecodeRule =
+  | 'L-YAML-SYNTAX'
+  | 'L-YAML-SEPARATOR'
+  | 'L-JSON-SYNTAX'
+  | 'L-ENCODING'
+  | 'L-TOO-DEEP'
+  | 'L-ALIASES'
+  | 'QUIRK-JSON-YAML-FALLBACK'
+  | 'QUIRK-YAML-FIRST-NODE-ONLY'
+  | 'QUIRK-DUPLICATE-KEY-LAST-WINS'
+  | 'QUIRK-JSON-INVALID-UTF8';
+
 export interface DecodeProblem {
-  rule: 'L-YAML-SYNTAX' | 'L-YAML-SEPARATOR' | 'L-JSON-SYNTAX' | 'L-ENCODING' | 'L-TOO-DEEP' | 'L-ALIASES';
+  rule: DecodeRule;
   message: string;
   line: number;
   column: number;
@@ -57,15 +70,20 @@ export function decodeFile(bytes: Uint8Array): DecodedFile {
   const valid = isUtf8(bytes);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   if (looksLikeJson(text)) {
-    // Go's JSON decoder replaces invalid UTF-8 instead of failing.
-    if (!valid)
-      out.notes.push(encodingProblem(bytes, 'invalid UTF-8 replaced by U+FFFD, as opm does for JSON'));
-    decodeJsonStream(text, out);
+    if (!valid) {
+      // Go's JSON decoder replaces invalid UTF-8 inside strings instead of failing.
+      const at = firstBadUtf8(bytes);
+      out.notes.push({
+        rule: 'QUIRK-JSON-INVALID-UTF8',
+        message: 'invalid UTF-8 in a JSON string is replaced by U+FFFD (as opm does)',
+        ...at.position,
+      });
+    }
+    decodeJsonStream(text, bytes, valid, out);
   } else {
     if (!valid) {
-      out.problems.push(
-        encodingProblem(bytes, 'yaml: invalid leading UTF-8 octet (the file is not valid UTF-8)'),
-      );
+      const at = firstBadUtf8(bytes);
+      out.problems.push({ rule: 'L-ENCODING', message: `yaml: ${at.reason}`, ...at.position });
       return out;
     }
     decodeYamlStream(text, 0, 0, out);
@@ -73,26 +91,35 @@ export function decodeFile(bytes: Uint8Array): DecodedFile {
   return out;
 }
 
-function encodingProblem(bytes: Uint8Array, message: string): DecodeProblem {
-  // Find the first bad byte to point at it.
+/** The first invalid UTF-8 sequence, with go-yaml's name for what is wrong with it. */
+function firstBadUtf8(bytes: Uint8Array): { reason: string; position: { line: number; column: number } } {
   let line = 1;
   let lineStart = 0;
   let i = 0;
+  let reason = 'invalid leading UTF-8 octet';
   while (i < bytes.length) {
-    const b = bytes[i] ?? 0;
+    const b = bytes[i] as number;
     let n = 0;
     if (b < 0x80) n = 1;
     else if (b >= 0xc2 && b <= 0xdf) n = 2;
     else if (b >= 0xe0 && b <= 0xef) n = 3;
     else if (b >= 0xf0 && b <= 0xf4) n = 4;
-    if (n === 0 || !isUtf8(bytes.subarray(i, i + n))) break;
+    if (n === 0) break;
+    if (i + n > bytes.length) {
+      reason = 'incomplete UTF-8 octet sequence';
+      break;
+    }
+    if (!isUtf8(bytes.subarray(i, i + n))) {
+      reason = 'invalid trailing UTF-8 octet';
+      break;
+    }
     if (b === 0x0a) {
       line++;
       lineStart = i + 1;
     }
     i += n;
   }
-  return { rule: 'L-ENCODING', message, line, column: i - lineStart + 1 };
+  return { reason, position: { line, column: i - lineStart + 1 } };
 }
 
 // ---------------------------------------------------------------- YAML
@@ -119,25 +146,22 @@ function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): Y
     if (eol < 0) eol = text.length;
     if (text.startsWith('---', pos)) {
       const after = text.slice(pos + 3, eol).trim();
-      let isSeparator = true;
       if (after.length > 0 && after[0] !== '#') {
+        // opm stops here; treat it as a separator to keep reading the rest.
         out.problems.push({
           rule: 'L-YAML-SEPARATOR',
           message: `invalid Yaml document separator: ${after}`,
           line: line + 1,
           column: 1,
         });
-        isSeparator = true; // recover: treat it as a separator to keep reading
       }
-      if (isSeparator) {
-        if (pos > docStart || bufferNonEmpty) {
-          docs.push({ text: text.slice(docStart, pos), firstLine: docLine });
-          docStart = eol + 1;
-          docLine = line + 1;
-          bufferNonEmpty = false;
-        } else {
-          bufferNonEmpty = true; // keep the `---` line in the next document
-        }
+      if (pos > docStart || bufferNonEmpty) {
+        docs.push({ text: text.slice(docStart, pos), firstLine: docLine });
+        docStart = eol + 1;
+        docLine = line + 1;
+        bufferNonEmpty = false;
+      } else {
+        bufferNonEmpty = true; // keep the `---` line in the next document
       }
     }
     pos = eol + 1;
@@ -160,26 +184,40 @@ function decodeYamlStream(text: string, baseLine: number, baseColumn: number, ou
 }
 
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
+// What go-yaml's reader refuses anywhere in a document (yaml_parser_update_buffer).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const YAML_CONTROL_CHARACTER = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
 
 /** go-yaml v2 reads only the first node of a document and ignores what follows. */
 function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue | undefined {
+  const control = YAML_CONTROL_CHARACTER.exec(doc.text);
+  if (control) {
+    const before = doc.text.slice(0, control.index);
+    const lineInDoc = before.split('\n').length;
+    out.problems.push({
+      rule: 'L-YAML-SYNTAX',
+      message: 'error converting YAML to JSON: yaml: control characters are not allowed',
+      line: doc.firstLine + lineInDoc,
+      column: control.index - before.lastIndexOf('\n'),
+    });
+    return undefined;
+  }
   try {
-    return parseYamlNode(doc.text, doc.firstLine);
+    return parseYamlNode(doc.text, doc.firstLine, out);
   } catch (err) {
-    const e = err as YAMLException;
-    if (e instanceof YAMLException && JUNK_AFTER_ROOT.test(e.reason ?? '') && e.mark) {
+    if (err instanceof YAMLException && JUNK_AFTER_ROOT.test(err.reason ?? '') && err.mark) {
       try {
-        const first = parseYamlNode(doc.text.slice(0, e.mark.position), doc.firstLine);
+        const first = parseYamlNode(doc.text.slice(0, err.mark.position), doc.firstLine, out);
         out.notes.push({
-          rule: 'L-YAML-SYNTAX',
+          rule: 'QUIRK-YAML-FIRST-NODE-ONLY',
           message:
             'text after the first YAML node of this document is ignored (opm reads only the first node)',
-          line: doc.firstLine + e.mark.line + 1,
-          column: e.mark.column + 1,
+          line: doc.firstLine + err.mark.line + 1,
+          column: err.mark.column + 1,
         });
         return first;
       } catch {
-        // fall through to report the original error
+        // report the original error
       }
     }
     out.problems.push(yamlProblem(err, doc.firstLine));
@@ -187,19 +225,33 @@ function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue |
   }
 }
 
+// js-yaml's words for what go-yaml reports differently.
+const GO_YAML_WORDING: [RegExp, string][] = [
+  [/^bad indentation of a mapping entry$/, 'mapping values are not allowed in this context'],
+  [/^end of the stream or a document separator is expected$/, 'did not find expected <document start>'],
+  [/^unexpected end of the stream within a (single|double) quoted scalar$/, 'found unexpected end of stream'],
+];
+
 function yamlProblem(err: unknown, firstLine: number): DecodeProblem {
   if (err instanceof YAMLException) {
     const line = firstLine + (err.mark?.line ?? 0) + 1;
     const column = (err.mark?.column ?? 0) + 1;
-    if (/maxDepth/.test(err.reason ?? '')) {
+    const reason = err.reason ?? err.message;
+    if (/maxDepth/.test(reason)) {
       return { rule: 'L-TOO-DEEP', message: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, line, column };
     }
-    return { rule: 'L-YAML-SYNTAX', message: `yaml: line ${line}: ${err.reason}`, line, column };
+    const wording = GO_YAML_WORDING.find(([re]) => re.test(reason))?.[1] ?? reason;
+    return {
+      rule: 'L-YAML-SYNTAX',
+      message: `error converting YAML to JSON: yaml: line ${line}: ${wording}`,
+      line,
+      column,
+    };
   }
   if (err instanceof AliasError) {
     return {
       rule: 'L-ALIASES',
-      message: 'yaml: document contains excessive aliasing',
+      message: 'error converting YAML to JSON: yaml: document contains excessive aliasing',
       line: firstLine + 1,
       column: 1,
     };
@@ -217,16 +269,15 @@ function yamlProblem(err: unknown, firstLine: number): DecodeProblem {
 
 class AliasError extends Error {}
 
-function parseYamlNode(text: string, firstLine: number): DecodedValue {
+function parseYamlNode(text: string, firstLine: number, out: DecodedFile): DecodedValue {
   let depth = 0;
   const openLines: number[] = [];
   const openColumns: number[] = [];
   let rootLine = firstLine + 1;
   let rootColumn = 1;
   let sawAnchor = false;
-  const value: unknown = load(text, {
+  const options: YamlLoadOptions = {
     schema: GO_YAML_SCHEMA,
-    json: true,
     maxDepth: MAX_NESTING_DEPTH,
     listener(event, state) {
       if (event === 'open') {
@@ -252,7 +303,24 @@ function parseYamlNode(text: string, firstLine: number): DecodedValue {
       }
       depth--;
     },
-  });
+  };
+  let value: unknown;
+  try {
+    value = load(text, options);
+  } catch (err) {
+    // go-yaml lets a later duplicate key win; js-yaml can only do that silently.
+    if (!(err instanceof YAMLException) || !/duplicated mapping key/.test(err.reason ?? '')) throw err;
+    out.notes.push({
+      rule: 'QUIRK-DUPLICATE-KEY-LAST-WINS',
+      message: 'duplicate key: the last value wins (as in opm); remove the other one',
+      line: firstLine + (err.mark?.line ?? 0) + 1,
+      column: (err.mark?.column ?? 0) + 1,
+    });
+    depth = 0;
+    openLines.length = 0;
+    openColumns.length = 0;
+    value = load(text, { ...options, json: true });
+  }
   if (sawAnchor) checkAliasExpansion(value);
   return { value: value ?? null, line: rootLine, column: rootColumn };
 }
@@ -305,11 +373,15 @@ interface JsonScan {
   error?: string;
   /** Lines of collections at the recorded depths, in document (= pre-order) order. */
   lines: number[];
+  /** Key count of each recorded object, in the same order (-1 for arrays). */
+  keyCounts: number[];
 }
 
 /** Find the end of the JSON value that starts at `start`, and the lines of its collections. */
 function scanJsonValue(text: string, start: number, startLine: number): JsonScan {
   const lines: number[] = [];
+  const keyCounts: number[] = [];
+  const openIndex: number[] = []; // index into keyCounts per open collection, -1 if not recorded
   let line = startLine;
   let depth = 0;
   let i = start;
@@ -320,10 +392,10 @@ function scanJsonValue(text: string, start: number, startLine: number): JsonScan
     if (first === 0x22) {
       i++;
       while (i < n && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c ? 2 : 1;
-      return i < n ? { end: i + 1, lines } : { end: n, error: 'unexpected EOF', lines };
+      return i < n ? { end: i + 1, lines, keyCounts } : { end: n, error: 'unexpected EOF', lines, keyCounts };
     }
     while (i < n && !/[\s{}[\],:"]/.test(text[i] ?? '')) i++;
-    return { end: Math.max(i, start + 1), lines };
+    return { end: Math.max(i, start + 1), lines, keyCounts };
   }
   for (; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -336,33 +408,51 @@ function scanJsonValue(text: string, start: number, startLine: number): JsonScan
         else if (s === 0x22) break;
         else if (s === 0x0a) line++;
       }
+    } else if (c === 0x3a) {
+      const k = openIndex[openIndex.length - 1];
+      if (k !== undefined && k >= 0) keyCounts[k] = (keyCounts[k] ?? 0) + 1;
     } else if (c === 0x7b || c === 0x5b) {
       depth++;
-      if (depth > MAX_NESTING_DEPTH)
-        return { end: i, error: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, lines };
-      if (depth <= RECORDED_DEPTH) lines.push(line);
+      if (depth > MAX_NESTING_DEPTH) {
+        return { end: i, error: `nesting deeper than ${MAX_NESTING_DEPTH} levels`, lines, keyCounts };
+      }
+      if (depth <= RECORDED_DEPTH) {
+        lines.push(line);
+        openIndex.push(keyCounts.length);
+        keyCounts.push(c === 0x7b ? 0 : -1);
+      } else {
+        openIndex.push(-1);
+      }
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
-      if (depth === 0) return { end: i + 1, lines };
+      openIndex.pop();
+      if (depth === 0) return { end: i + 1, lines, keyCounts };
     } else if (c === 0x0a) {
       line++;
     }
   }
-  return { end: n, error: 'unexpected EOF', lines };
+  return { end: n, error: 'unexpected EOF', lines, keyCounts };
 }
 
-function recordJsonLines(value: unknown, lines: number[]): void {
+/** Attach lines to the parsed collections; returns the line of an object with a duplicate key. */
+function recordJsonLines(value: unknown, scan: JsonScan): number | undefined {
   let next = 0;
+  let duplicateAt: number | undefined;
   const visit = (v: unknown, depth: number): void => {
     if (typeof v !== 'object' || v === null || depth > RECORDED_DEPTH) return;
-    const line = lines[next++];
+    const index = next++;
+    const line = scan.lines[index];
     if (line !== undefined) collectionLines.set(v, line);
-    for (const child of Array.isArray(v) ? v : Object.values(v)) visit(child, depth + 1);
+    const children = Array.isArray(v) ? v : Object.values(v);
+    const counted = scan.keyCounts[index];
+    if (!Array.isArray(v) && counted !== undefined && counted > children.length) duplicateAt ??= line;
+    for (const child of children) visit(child, depth + 1);
   };
   visit(value, 1);
+  return duplicateAt;
 }
 
-function decodeJsonStream(text: string, out: DecodedFile): void {
+function decodeJsonStream(text: string, bytes: Uint8Array, validUtf8: boolean, out: DecodedFile): void {
   let pos = 0;
   let decoded = 0;
   let lastGoodEnd = 0;
@@ -372,31 +462,45 @@ function decodeJsonStream(text: string, out: DecodedFile): void {
     const at = lineAndColumnCached(text, pos);
     const scan = scanJsonValue(text, pos, at.line);
     let value: unknown;
-    let error = scan.error;
-    if (!error) {
+    let failed = scan.error !== undefined;
+    if (!failed) {
       try {
         value = JSON.parse(text.slice(pos, scan.end));
-      } catch (err) {
-        error = (err as Error).message;
+      } catch {
+        failed = true;
       }
     }
-    if (error) {
-      const errAt = lineAndColumn(text, scan.error ? scan.end : pos);
-      const problem: DecodeProblem = {
-        rule: scan.error?.startsWith('nesting') ? 'L-TOO-DEEP' : 'L-JSON-SYNTAX',
-        message: scan.error?.startsWith('nesting') ? scan.error : `json: ${error}`,
-        line: errAt.line,
-        column: errAt.column,
-      };
-      if (decoded <= 1 && problem.rule === 'L-JSON-SYNTAX') {
+    if (failed) {
+      if (scan.error?.startsWith('nesting')) {
+        out.problems.push({ rule: 'L-TOO-DEEP', message: scan.error, ...lineAndColumn(text, scan.end) });
+        return;
+      }
+      // Go's message for the failure, measured from the end of the previous value.
+      const byteStart = Buffer.byteLength(text.slice(0, lastGoodEnd));
+      const goError = goJsonSyntaxError(bytes, byteStart + Buffer.byteLength(text.slice(lastGoodEnd, pos)));
+      const reason = goError?.message ?? 'unexpected EOF';
+      const errorByte =
+        byteStart + Buffer.byteLength(text.slice(lastGoodEnd, pos)) + Math.max((goError?.offset ?? 1) - 1, 0);
+      const where = lineAndColumn(text, Buffer.from(bytes.subarray(0, errorByte)).toString('utf8').length);
+      if (decoded <= 1) {
         // apimachinery falls back to YAML for the rest of the file (since opm v1.56).
-        fallBackToYaml(text, lastGoodEnd, problem, out);
+        const offset = errorByte - byteStart + 1;
+        const message = reason === 'unexpected EOF' ? reason : `json: offset ${offset}: ${reason}`;
+        fallBackToYaml(text, lastGoodEnd, validUtf8, { rule: 'L-JSON-SYNTAX', message, ...where }, out);
       } else {
-        out.problems.push(problem);
+        out.problems.push({ rule: 'L-JSON-SYNTAX', message: reason, ...where });
       }
       return;
     }
-    recordJsonLines(value, scan.lines);
+    const duplicateAt = recordJsonLines(value, scan);
+    if (duplicateAt !== undefined) {
+      out.notes.push({
+        rule: 'QUIRK-DUPLICATE-KEY-LAST-WINS',
+        message: 'duplicate key in this object: the last value wins (as in opm); remove the other one',
+        line: duplicateAt,
+        column: 1,
+      });
+    }
     out.values.push({ value, line: at.line, column: at.column });
     decoded++;
     pos = scan.end;
@@ -404,14 +508,26 @@ function decodeJsonStream(text: string, out: DecodedFile): void {
   }
 }
 
-function fallBackToYaml(text: string, from: number, jsonProblem: DecodeProblem, out: DecodedFile): void {
+function fallBackToYaml(
+  text: string,
+  from: number,
+  validUtf8: boolean,
+  jsonProblem: DecodeProblem,
+  out: DecodedFile,
+): void {
   // Whitespace up to the first newline after the last good object is dropped.
   let start = from;
   while (start < text.length && text[start] !== '\n' && isJsonSpace(text.charCodeAt(start))) start++;
   if (text[start] === '\n') start++;
+  const rest = text.slice(start);
+  // go-yaml refuses invalid UTF-8, which the JSON reader had replaced.
+  if (!validUtf8 && rest.includes('\ufffd')) {
+    out.problems.push(jsonProblem);
+    return;
+  }
   const base = lineAndColumn(text, start);
   const attempt: DecodedFile = { values: [], problems: [], notes: [] };
-  decodeYamlStream(text.slice(start), base.line - 1, base.column - 1, attempt);
+  decodeYamlStream(rest, base.line - 1, base.column - 1, attempt);
   if (attempt.problems.length > 0 && attempt.values.length === 0) {
     out.problems.push(jsonProblem);
     return;
@@ -419,7 +535,7 @@ function fallBackToYaml(text: string, from: number, jsonProblem: DecodeProblem, 
   out.values.push(...attempt.values);
   out.problems.push(...attempt.problems);
   out.notes.push(...attempt.notes, {
-    rule: 'L-JSON-SYNTAX',
+    rule: 'QUIRK-JSON-YAML-FALLBACK',
     message: `not valid JSON (${jsonProblem.message}); opm reads the rest of this file as YAML`,
     line: jsonProblem.line,
     column: jsonProblem.column,

@@ -21,7 +21,10 @@ export async function validateCatalog(
 ): Promise<CatalogReport> {
   const loaded = await loadCatalog(source, options);
   const { model, diagnostics } = validateConfig(loaded.config);
-  const all = sortDiagnostics([...loaded.diagnostics, ...diagnostics]);
+  const all = sortDiagnostics([
+    ...loaded.diagnostics,
+    ...withoutKnockOns(loaded.config, loaded.diagnostics, diagnostics),
+  ]);
   return {
     valid: !all.some((d) => d.level === 'error'),
     diagnostics: all,
@@ -29,6 +32,39 @@ export async function validateCatalog(
     model,
     stats: loaded.stats,
   };
+}
+
+/**
+ * A file that failed to load leaves holes (a channel whose bundles now look strayed, a
+ * default channel that looks missing). Model findings about packages defined in such a
+ * file are left out, with one notice per file: they are noise until the file loads.
+ */
+function withoutKnockOns(
+  config: DeclarativeConfig,
+  loadFindings: Diagnostic[],
+  modelFindings: Diagnostic[],
+): Diagnostic[] {
+  const broken = new Set(
+    loadFindings.filter((d) => d.level === 'error' && d.file !== undefined).map((d) => d.file),
+  );
+  if (broken.size === 0) return modelFindings;
+  const packages = new Set<string>();
+  for (const p of config.packages) if (broken.has(p.pos.file)) packages.add(p.name);
+  for (const list of [config.channels, config.bundles, config.deprecations, config.others]) {
+    for (const o of list) if (broken.has(o.pos.file)) packages.add(o.package);
+  }
+  const kept = modelFindings.filter(
+    (d) =>
+      !(d.file !== undefined && broken.has(d.file)) && !(d.package !== undefined && packages.has(d.package)),
+  );
+  const notices: Diagnostic[] = [...broken].map((file) => ({
+    rule: 'L-INCOMPLETE',
+    level: 'notice',
+    message: 'this file did not load completely, so the packages it defines were not fully checked',
+    file,
+    hint: 'Fix the loading errors in this file and validate again to see the remaining findings.',
+  }));
+  return [...kept, ...notices];
 }
 
 export type { Diagnostic, Level } from './diagnostics.js';

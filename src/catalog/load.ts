@@ -143,7 +143,7 @@ function addFile(result: LoadResult, file: string, data: Buffer, options: LoadOp
     result.diagnostics.push({ ...p, level: 'error', file, hint: hintFor(p.rule) });
   }
   for (const n of decoded.notes) {
-    result.diagnostics.push({ ...n, rule: 'QUIRK-' + n.rule, level: 'warning', file });
+    result.diagnostics.push({ ...n, level: 'warning', file });
   }
   for (const v of decoded.values) {
     result.stats.blobs++;

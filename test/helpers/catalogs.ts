@@ -1,0 +1,69 @@
+// Small builders for file-based catalogs used by the differential tests.
+import { dump } from 'js-yaml';
+
+export type Obj = Record<string, unknown>;
+
+/** An `olm.package` blob; `defaultChannel` is `stable` unless overridden (undefined drops it). */
+export function pkg(name = 'foo', extra: Obj = {}): Obj {
+  return dropUndefined({ schema: 'olm.package', name, defaultChannel: 'stable', ...extra });
+}
+
+/** An `olm.channel` blob. Entries given as strings become `{name}`. */
+export function channel(entries: (string | Obj)[], extra: Obj = {}): Obj {
+  return dropUndefined({
+    schema: 'olm.channel',
+    package: 'foo',
+    name: 'stable',
+    entries: entries.map((e) => (typeof e === 'string' ? { name: e } : e)),
+    ...extra,
+  });
+}
+
+/** A bundle `<pkg>.v<version>` with an image and one `olm.package` property. */
+export function bundle(version: string, extra: Obj = {}, packageName = 'foo'): Obj {
+  return dropUndefined({
+    schema: 'olm.bundle',
+    package: packageName,
+    name: `${packageName}.v${version}`,
+    image: `quay.io/example/${packageName}-bundle:v${version}`,
+    properties: [{ type: 'olm.package', value: { packageName, version } }],
+    ...extra,
+  });
+}
+
+export function olmPackageProp(version: string, packageName = 'foo', extra: Obj = {}): Obj {
+  return { type: 'olm.package', value: { packageName, version, ...extra } };
+}
+
+export function deprecations(entries: unknown, extra: Obj = {}): Obj {
+  return dropUndefined({ schema: 'olm.deprecations', package: 'foo', entries, ...extra });
+}
+
+/** The smallest valid catalog: foo, channel stable with v1.0.0 <- v1.1.0. */
+export function basic(): Obj[] {
+  return [
+    pkg(),
+    channel(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' }]),
+    bundle('1.0.0'),
+    bundle('1.1.0'),
+  ];
+}
+
+/** YAML documents separated by `---`. */
+export function yamlStream(...objs: Obj[]): string {
+  return objs.map((o) => dump(o, { lineWidth: -1, noRefs: true })).join('---\n');
+}
+
+/** One JSON object per line. */
+export function jsonStream(...objs: Obj[]): string {
+  return objs.map((o) => JSON.stringify(o)).join('\n') + '\n';
+}
+
+/** Pretty-printed JSON objects back to back. */
+export function prettyJsonStream(...objs: Obj[]): string {
+  return objs.map((o) => JSON.stringify(o, null, 2)).join('\n');
+}
+
+function dropUndefined(o: Obj): Obj {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
