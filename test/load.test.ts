@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeFile, lineOf } from '../src/catalog/decode.js';
 import { goJsonSyntaxError } from '../src/catalog/gojsonsyntax.js';
@@ -109,5 +111,23 @@ properties:
       ['L-INCOMPLETE', 'notice', undefined],
       ['L-YAML-SYNTAX', 'error', 11],
     ]);
+  });
+});
+
+describe('files that cannot be read', () => {
+  it('reports a file that vanished between listing and reading as L-FS, and reads the rest', async () => {
+    const dir = writeTree({ 'a.yaml': 'schema: olm.package\nname: foo\n', 'b.yaml': 'schema: x.custom\n' });
+    dirs.push(dir);
+    class VanishingSource extends DirectorySource {
+      override async read(paths: string[]) {
+        rmSync(join(dir, 'b.yaml'), { force: true });
+        return super.read(paths);
+      }
+    }
+    const report = await validateCatalog(new VanishingSource(dir));
+    const fs = report.diagnostics.find((d) => d.rule === 'L-FS');
+    expect(fs).toMatchObject({ level: 'error', file: 'b.yaml' });
+    expect(fs?.message).toMatch(/^read b\.yaml: /);
+    expect(report.config.packages.map((p) => p.name)).toEqual(['foo']);
   });
 });

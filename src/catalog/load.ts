@@ -52,7 +52,7 @@ export interface LoadResult {
 export const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
 
 /** Read files in batches so that memory holds a bounded number of raw files at once. */
-const READ_BATCH_BYTES = 64 * 1024 * 1024;
+const READ_BATCH_BYTES = 16 * 1024 * 1024;
 
 export async function loadCatalogDir(root: string, options: LoadOptions = {}): Promise<LoadResult> {
   return loadCatalog(new DirectorySource(root), options);
@@ -73,7 +73,7 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
     ignoreFiles.flatMap((e) => {
       const text = ignoreTexts.get(e.path);
       const dir = e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '';
-      return text ? parseIndexIgnore(text.toString('utf8'), dir) : [];
+      return text instanceof Buffer ? parseIndexIgnore(text.toString('utf8'), dir) : [];
     }),
   );
 
@@ -117,7 +117,17 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
     }
     const contents = await source.read(batch);
     for (const path of batch) {
-      const data = contents.get(path) as Buffer;
+      const data = contents.get(path);
+      if (!(data instanceof Buffer)) {
+        result.diagnostics.push({
+          rule: 'L-FS',
+          level: 'error',
+          message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
+          file: path,
+          hint: 'Make the file readable, or list it in .indexignore.',
+        });
+        continue;
+      }
       result.stats.files++;
       result.stats.bytes += data.length;
       addFile(result, path, data, options);
@@ -318,7 +328,31 @@ function typeHint(error: string): string {
 // ---- typed views (fields absent in the blob get Go's zero values)
 
 type Obj = Record<string, unknown>;
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+/**
+ * A copy of a string that no longer points into the file it was read from. V8 keeps
+ * substrings as views of their parent, so one kept bundle name would keep the whole
+ * file text (bundle manifests included) alive.
+ */
+function detach(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
+}
+
+/** Deep copy of a small JSON value with detached strings. */
+function detachValue(v: unknown): unknown {
+  if (typeof v === 'string') return detach(v);
+  if (Array.isArray(v)) return v.map(detachValue);
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, item] of Object.entries(v)) out[detach(k)] = detachValue(item);
+    return out;
+  }
+  return v;
+}
+
+// Payloads that make up most of a catalog anyway: kept as read.
+const BULK_PROPERTIES = new Set(['olm.csv.metadata', 'olm.bundle.object']);
+
+const str = (v: unknown): string => (typeof v === 'string' ? detach(v) : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 function toProperties(decoded: unknown, raw: unknown): Property[] {
@@ -331,7 +365,9 @@ function toProperties(decoded: unknown, raw: unknown): Property[] {
       rawItem !== undefined &&
       rawItem !== null &&
       Object.keys(rawItem).some((k) => k.toLowerCase() === 'value');
-    return { type: str(o.type), value: hasValue ? (o.value ?? null) : undefined, line: lineOf(rawItem) };
+    const type = str(o.type);
+    const value = hasValue ? (o.value ?? null) : undefined;
+    return { type, value: BULK_PROPERTIES.has(type) ? value : detachValue(value), line: lineOf(rawItem) };
   });
 }
 

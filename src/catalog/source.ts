@@ -20,8 +20,8 @@ export interface CatalogSource {
   /** A name for messages: the directory, or `<rev>:<path>`. */
   readonly label: string;
   list(): Promise<SourceEntry[]>;
-  /** Read the files (followed through in-root symlinks), in any order. */
-  read(paths: string[]): Promise<Map<string, Buffer>>;
+  /** Read the files (followed through in-root symlinks); a file that cannot be read maps to its error. */
+  read(paths: string[]): Promise<Map<string, Buffer | Error>>;
 }
 
 /** Go sorts directory entries by byte order, not by locale. */
@@ -87,11 +87,18 @@ export class DirectorySource implements CatalogSource {
     return { path, kind: 'symlink', size: info.size };
   }
 
-  async read(paths: string[]): Promise<Map<string, Buffer>> {
-    const out = new Map<string, Buffer>();
+  async read(paths: string[]): Promise<Map<string, Buffer | Error>> {
+    const out = new Map<string, Buffer | Error>();
     await Promise.all(
       paths.map(async (p) => {
-        out.set(p, await readFile(this.targets.get(p) ?? join(this.root, ...p.split('/'))));
+        try {
+          out.set(p, await readFile(this.targets.get(p) ?? join(this.root, ...p.split('/'))));
+        } catch (err) {
+          // Like Go's fs errors: "read <path>: <reason>".
+          const reason =
+            (err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message;
+          out.set(p, new Error(`read ${p}: ${reason}`));
+        }
       }),
     );
     return out;
@@ -204,7 +211,7 @@ export class GitTreeSource implements CatalogSource {
     return out.sort((a, b) => byteOrder(a.path, b.path));
   }
 
-  async read(paths: string[]): Promise<Map<string, Buffer>> {
+  async read(paths: string[]): Promise<Map<string, Buffer | Error>> {
     if (this.blobOf.size === 0) await this.list();
     const objects = paths.map((p) => {
       const o = this.blobOf.get(p);

@@ -18,7 +18,6 @@ for (const s of ['-.inf', '-.Inf', '-.INF']) KNOWN_PLAIN.set(s, -Infinity);
 
 const YAML_STYLE_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
 const GO_DOT_FLOAT = /^\.[0-9]+([eE][-+]?[0-9]+)?$/;
-const TIMESTAMP_PREFIX = /^[0-9]{4}-/;
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -38,16 +37,22 @@ function parseGoInteger(s: string): number | undefined {
   return Number(big);
 }
 
+// Characters a number can be written with; anything else is a string at once.
+const NUMBER_CHARACTERS = /^[-+0-9a-fA-F_.xXoObBeE]+$/;
+
 /** The value go-yaml v2 gives a plain (unquoted) scalar when decoding into interface{}. */
 export function resolvePlainScalar(s: string): Resolved {
-  const known = KNOWN_PLAIN.get(s);
-  if (known !== undefined || KNOWN_PLAIN.has(s)) return known ?? null;
-  if (s === '<<') return NOT_RESOLVED; // merge key, handled by the merge type
+  // Booleans, nulls, .inf and .nan are at most 6 characters; long text is never hashed.
+  if (s.length <= 6) {
+    const known = KNOWN_PLAIN.get(s);
+    if (known !== undefined || KNOWN_PLAIN.has(s)) return known ?? null;
+    if (s === '<<') return NOT_RESOLVED; // merge key, handled by the merge type
+  }
   const c = s.charCodeAt(0);
   if (c === 0x2e /* . */) return GO_DOT_FLOAT.test(s) ? Number(s) : NOT_RESOLVED;
   const isDigit = c >= 0x30 && c <= 0x39;
   if (!isDigit && c !== 0x2b && c !== 0x2d) return NOT_RESOLVED;
-  if (TIMESTAMP_PREFIX.test(s)) return NOT_RESOLVED; // timestamps stay strings in interface{}
+  if (!NUMBER_CHARACTERS.test(s)) return NOT_RESOLVED; // also keeps timestamps strings
   const plain = s.includes('_') ? s.replaceAll('_', '') : s;
   const int = parseGoInteger(plain);
   if (int !== undefined) return int;
