@@ -40,20 +40,17 @@ describe.skipIf(!haveOpm)('real catalogs', () => {
     });
   }
 
-  it('renders v4.21 to the same objects as opm render', async () => {
-    const root = roots.find((r) => r.endsWith('v4.21')) as string;
-    const loaded = await loadCatalog(new DirectorySource(root), { keepBundleObjects: true });
-    const ours = [...renderJson(loaded.config)].map((s) => JSON.parse(s) as unknown);
-    const opm = spawnSync(OPM, ['render', root, '-o', 'json'], {
-      encoding: 'utf8',
-      maxBuffer: 512 * 1024 * 1024,
+  for (const root of roots) {
+    it(`renders ${root.slice(catalogsDir.length)} byte for byte like opm render -o json`, async () => {
+      const loaded = await loadCatalog(new DirectorySource(root), { keepBundleObjects: true });
+      const ours = [...renderJson(loaded.config)].join('');
+      const opm = spawnSync(OPM, ['render', root, '-o', 'json'], {
+        encoding: 'utf8',
+        maxBuffer: 512 * 1024 * 1024,
+      });
+      expect(opm.status).toBe(0);
+      expect(ours.length).toBeGreaterThan(1_000_000);
+      expect(ours === opm.stdout).toBe(true);
     });
-    expect(opm.status).toBe(0);
-    const theirs = opm.stdout
-      .split(/\n(?=\{)/)
-      .filter((s) => s.trim() !== '')
-      .map((s) => JSON.parse(s) as unknown);
-    expect(ours.length).toBe(theirs.length);
-    expect(ours).toEqual(theirs);
-  });
+  }
 });
