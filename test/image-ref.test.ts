@@ -1,13 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseImageReference, validatePullSpec } from '../src/catalog/image-ref.js';
-
-const OPM = fileURLToPath(new URL('../../shared/tools/opm/opm', import.meta.url));
+import { haveOpm, OPM } from './helpers/oracle.js';
 
 const hex = (n: number, ch = 'a'): string => ch.repeat(n);
 const SHA256 = `sha256:${hex(64, 'b')}`;
@@ -239,7 +236,7 @@ async function mapLimit<T, R>(
   return out;
 }
 
-describe.skipIf(!existsSync(OPM))('differential against opm validate', () => {
+describe.skipIf(!haveOpm)('differential against opm validate', () => {
   const cases: { field: Field; image: string }[] = [
     ...DIFF_IMAGES.map((image) => ({ field: 'image' as const, image })),
     ...[...DIFF_IMAGES, ''].map((image) => ({ field: 'relatedImages' as const, image })),

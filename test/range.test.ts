@@ -1,15 +1,12 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { goUnquote, haveOpm, OPM } from './helpers/oracle.js';
 import { parseRange, RangeEvaluationError, RangeSyntaxError, tryParseRange } from '../src/catalog/range.js';
 import { goQuote } from '../src/catalog/gostrings.js';
 import { parseVersion } from '../src/catalog/semver.js';
-
-const OPM = fileURLToPath(new URL('../../shared/tools/opm/opm', import.meta.url));
 
 function errorOf(range: string): string {
   try {
@@ -207,33 +204,6 @@ describe('VersionRange.matches', () => {
 
 // ---- Differential test against opm: a channel entry's skipRange goes through blang ParseRange ----
 
-/** Inverse of strconv.Quote (enough for logrus' quoted msg field). */
-function goUnquote(quoted: string): string {
-  const bytes: number[] = [];
-  const encoder = new TextEncoder();
-  const body = quoted.slice(1, -1);
-  const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch !== '\\') {
-      const cp = body.codePointAt(i)!;
-      bytes.push(...encoder.encode(String.fromCodePoint(cp)));
-      if (cp > 0xffff) i++;
-      continue;
-    }
-    const esc = body[++i]!;
-    const hexLength = { x: 2, u: 4, U: 8 }[esc];
-    if (hexLength !== undefined) {
-      const value = parseInt(body.slice(i + 1, i + 1 + hexLength), 16);
-      bytes.push(...(esc === 'x' ? [value] : encoder.encode(String.fromCodePoint(value))));
-      i += hexLength;
-    } else {
-      bytes.push(...encoder.encode(simple[esc] ?? esc));
-    }
-  }
-  return new TextDecoder().decode(new Uint8Array(bytes));
-}
-
 interface OpmRun {
   ok: boolean;
   stdout: string;
@@ -291,7 +261,7 @@ async function opmSkipRangeMatches(skipRange: string, versions: string[]): Promi
 // opm skips an empty skipRange, so '' is the one case not compared.
 const DIFFERENTIAL_RANGES = [...ACCEPTED, ...REJECTED].map(([range]) => range).filter((r) => r !== '');
 
-describe.skipIf(!existsSync(OPM))('differential: parseRange vs opm validate', () => {
+describe.skipIf(!haveOpm)('differential: parseRange vs opm validate', () => {
   it.each(DIFFERENTIAL_RANGES)('%j', async (range) => {
     const opm = await opmValidateSkipRange(range);
     const ours = tryParseRange(range);
@@ -333,7 +303,7 @@ const GRAPH_VERSIONS = [
 
 const EVALUABLE_RANGES = ACCEPTED.filter(([, meaning]) => !meaning.includes('<empty group>')).map(([r]) => r);
 
-describe.skipIf(!existsSync(OPM))('differential: VersionRange.matches vs opm alpha render-graph', () => {
+describe.skipIf(!haveOpm)('differential: VersionRange.matches vs opm alpha render-graph', () => {
   it.each(EVALUABLE_RANGES)('%j', async (range) => {
     const parsed = parseRange(range);
     const ours = GRAPH_VERSIONS.filter((v) => parsed.matches(parseVersion(v)));

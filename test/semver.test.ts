@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { goUnquote, haveOpm, OPM } from './helpers/oracle.js';
 import {
   compareVersions,
   formatVersion,
@@ -15,8 +14,6 @@ import {
 } from '../src/catalog/semver.js';
 import type { Version } from '../src/catalog/semver.js';
 import { goQuote, goSplitN, goTrimSpace } from '../src/catalog/gostrings.js';
-
-const OPM = fileURLToPath(new URL('../../shared/tools/opm/opm', import.meta.url));
 
 function errorOf(fn: () => unknown): string {
   try {
@@ -207,33 +204,6 @@ describe('Go helpers', () => {
 
 // ---- Differential test against opm: the bundle's olm.package version goes through blang Parse ----
 
-/** Inverse of strconv.Quote (enough for logrus' quoted msg field). */
-function goUnquote(quoted: string): string {
-  const bytes: number[] = [];
-  const encoder = new TextEncoder();
-  const body = quoted.slice(1, -1);
-  const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (ch !== '\\') {
-      const cp = body.codePointAt(i)!;
-      bytes.push(...encoder.encode(String.fromCodePoint(cp)));
-      if (cp > 0xffff) i++;
-      continue;
-    }
-    const esc = body[++i]!;
-    const hexLength = { x: 2, u: 4, U: 8 }[esc];
-    if (hexLength !== undefined) {
-      const value = parseInt(body.slice(i + 1, i + 1 + hexLength), 16);
-      bytes.push(...(esc === 'x' ? [value] : encoder.encode(String.fromCodePoint(value))));
-      i += hexLength;
-    } else {
-      bytes.push(...encoder.encode(simple[esc] ?? esc));
-    }
-  }
-  return new TextDecoder().decode(new Uint8Array(bytes));
-}
-
 interface OpmVerdict {
   ok: boolean;
   message: string;
@@ -302,7 +272,7 @@ const DIFFERENTIAL_VERSIONS = [
   '1.0.0-rc.1+a+b',
 ];
 
-describe.skipIf(!existsSync(OPM))('differential: parseVersion vs opm validate', () => {
+describe.skipIf(!haveOpm)('differential: parseVersion vs opm validate', () => {
   it.each(DIFFERENTIAL_VERSIONS)('%j', async (version) => {
     const opm = await opmValidate(version);
     const ours = tryParseVersion(version);

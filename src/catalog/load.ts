@@ -273,7 +273,7 @@ function addBlob(
     case SCHEMA_PACKAGE: {
       const { value: p, error } = decodeGo(blob, GO_PACKAGE);
       if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
-      result.config.packages.push(toPackage(p as Record<string, unknown>, pos));
+      result.config.packages.push(toPackage(p as Record<string, unknown>, blob, pos));
       return;
     }
     case SCHEMA_CHANNEL: {
@@ -378,7 +378,7 @@ function rawField(raw: Obj, name: string): unknown {
   return undefined;
 }
 
-function toPackage(p: Obj, pos: Position): Package {
+function toPackage(p: Obj, raw: Obj, pos: Position): Package {
   const icon = p.icon as Obj | undefined;
   return {
     schema: str(p.schema),
@@ -386,7 +386,7 @@ function toPackage(p: Obj, pos: Position): Package {
     defaultChannel: str(p.defaultChannel),
     ...(icon ? { icon: { base64data: str(icon.base64data), mediatype: str(icon.mediatype) } } : {}),
     description: str(p.description),
-    properties: toProperties(p.properties, undefined),
+    properties: toProperties(p.properties, rawField(raw, 'properties')),
     pos,
   };
 }

@@ -86,7 +86,11 @@ export function* renderJson(cfg: DeclarativeConfig): Generator<string> {
   const rootOthers: Other[] = [];
   for (const o of cfg.others) (o.package ? group(o.package).o : rootOthers).push(o);
 
-  const write = (v: unknown): string => JSON.stringify(v, null, 4) + '\n';
+  // Go's encoder escapes the JavaScript line terminators U+2028 and U+2029.
+  const write = (v: unknown): string =>
+    JSON.stringify(v, null, 4)
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029') + '\n';
   for (const name of [...groups.keys()].sort()) {
     const g = groups.get(name)!;
     for (const p of g.p) yield write(packageJson(p));

@@ -20,7 +20,7 @@ export function opmValidate(dir: string): OpmResult {
   const r = spawnSync(OPM, ['validate', dir], { encoding: 'utf8', timeout: 60_000 });
   if (r.error) throw r.error;
   const m = /msg="((?:[^"\\]|\\.)*)"/.exec(r.stderr);
-  return { valid: r.status === 0, message: m ? (JSON.parse(`"${m[1]}"`) as string) : r.stderr.trim() };
+  return { valid: r.status === 0, message: m ? goUnquote(`"${m[1]}"`) : r.stderr.trim() };
 }
 
 /** Write files (path -> content) into a new temporary directory. */
@@ -36,4 +36,31 @@ export function writeTree(files: Record<string, string | Buffer>): string {
 
 export function removeTree(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Inverse of strconv.Quote (enough for logrus' quoted msg field). */
+export function goUnquote(quoted: string): string {
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  const body = quoted.slice(1, -1);
+  const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i]!;
+    if (ch !== '\\') {
+      const cp = body.codePointAt(i)!;
+      bytes.push(...encoder.encode(String.fromCodePoint(cp)));
+      if (cp > 0xffff) i++;
+      continue;
+    }
+    const esc = body[++i]!;
+    const hexLength = { x: 2, u: 4, U: 8 }[esc];
+    if (hexLength !== undefined) {
+      const value = parseInt(body.slice(i + 1, i + 1 + hexLength), 16);
+      bytes.push(...(esc === 'x' ? [value] : encoder.encode(String.fromCodePoint(value))));
+      i += hexLength;
+    } else {
+      bytes.push(...encoder.encode(simple[esc] ?? esc));
+    }
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
 }
