@@ -186,6 +186,8 @@ function decodeYamlStream(text: string, baseLine: number, baseColumn: number, ou
   }
 }
 
+// A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
+const FLOW_ROOT = /^\ufeff?(?:[ \t]*(?:#.*|---[ \t]*(?:#.*)?)?\r?\n)*[ \t]*[{[]/;
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
 // What go-yaml's reader refuses anywhere in a document (yaml_parser_update_buffer).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -208,7 +210,13 @@ function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue |
   try {
     return parseYamlNode(doc.text, doc.firstLine, out);
   } catch (err) {
-    if (err instanceof YAMLException && JUNK_AFTER_ROOT.test(err.reason ?? '') && err.mark) {
+    // Only a flow collection ends by itself; after a block node go-yaml fails too.
+    if (
+      err instanceof YAMLException &&
+      JUNK_AFTER_ROOT.test(err.reason ?? '') &&
+      err.mark &&
+      FLOW_ROOT.test(doc.text.slice(0, err.mark.position))
+    ) {
       try {
         const first = parseYamlNode(doc.text.slice(0, err.mark.position), doc.firstLine, out);
         out.notes.push({
