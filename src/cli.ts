@@ -5,6 +5,8 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { tryParseRange } from './catalog/range.js';
+import { tryParseVersion } from './catalog/semver.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
   DirectorySource,
@@ -26,6 +28,10 @@ Commands:
       --format text|json|github   output format (default: text)
       --max-file-size <bytes>     refuse larger files (default: ${DEFAULT_MAX_FILE_SIZE})
   render <root>        Print the catalog as a normalised JSON stream, like \`opm render\`
+  range <skipRange> <version>...
+                       Evaluate a skipRange with OLM's (blang/semver v4) semantics
+                       (exit 0 valid range, 1 invalid range, 2 usage error)
+      --format json|text          output format (default: json)
   help                 Show this help
 `;
 
@@ -43,6 +49,8 @@ export async function main(
         return await validateCommand(rest, out);
       case 'render':
         return await renderCommand(rest, out, err);
+      case 'range':
+        return rangeCommand(rest, out);
       case undefined:
       case 'help':
       case '--help':
@@ -178,6 +186,58 @@ export function githubAnnotation(d: Diagnostic): string {
     `title=${prop(d.rule)}`,
   ].filter(Boolean);
   return `::${kind} ${params.join(',')}::${esc(d.hint ? `${d.message}\n${d.hint}` : d.message)}`;
+}
+
+function rangeCommand(args: string[], out: NodeJS.WritableStream): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'json' } },
+  });
+  if (values.format !== 'json' && values.format !== 'text')
+    throw new UsageError(`unknown format "${values.format}"`);
+  const [range, ...versions] = positionals;
+  if (range === undefined) throw new UsageError('range needs a skipRange (quote it) and versions to test');
+  const parsed = tryParseRange(range);
+  const matches: Record<string, boolean> = {};
+  const versionErrors: Record<string, string> = {};
+  for (const v of versions) {
+    const version = tryParseVersion(v);
+    if (!version.ok) {
+      versionErrors[v] = version.error;
+      matches[v] = false;
+      continue;
+    }
+    try {
+      matches[v] = parsed.ok && parsed.range.matches(version.version);
+    } catch {
+      matches[v] = false; // an empty `||` group makes OLM's evaluation fail: nothing matches
+    }
+  }
+  if (values.format === 'json') {
+    out.write(
+      JSON.stringify(
+        {
+          valid: parsed.ok,
+          error: parsed.ok ? null : parsed.error,
+          meaning: parsed.ok ? parsed.range.toString() : null,
+          matches,
+          ...(Object.keys(versionErrors).length > 0 ? { versionErrors } : {}),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else {
+    out.write(
+      parsed.ok
+        ? `valid: ${JSON.stringify(range)} means ${parsed.range.toString()}\n`
+        : `invalid: ${parsed.error}\n`,
+    );
+    for (const v of versions)
+      out.write(`${v}: ${versionErrors[v] ?? (matches[v] ? 'matches' : 'does not match')}\n`);
+  }
+  return parsed.ok ? EXIT_OK : EXIT_FAIL;
 }
 
 async function renderCommand(

@@ -91,6 +91,36 @@ describe('catalog-bot validate', () => {
   });
 });
 
+describe('catalog-bot range', () => {
+  it('prints the JSON contract with blang semantics', async () => {
+    const { code, out } = await run(['range', '>=1.0.0 <2.0.0', '1.5.0-rc.1', '2.0.0', '1.0.0+build']);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({
+      valid: true,
+      error: null,
+      matches: { '1.5.0-rc.1': true, '2.0.0': false, '1.0.0+build': true },
+    });
+  });
+
+  it('shows what a quirky range really means', async () => {
+    const { out } = await run(['range', '1.0.0 - 2.0.0', '1.5.0']);
+    expect(JSON.parse(out)).toMatchObject({
+      valid: true,
+      meaning: '=1.0.0 =2.0.0',
+      matches: { '1.5.0': false },
+    });
+  });
+
+  it("exits 1 with blang's error for an invalid range, 2 without arguments", async () => {
+    const bad = await run(['range', '~1.2', '1.2.0']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out).error).toBe(
+      'Could not parse Range "~1.2": Could not parse comparator "~" in "~1.2"',
+    );
+    expect((await run(['range'])).code).toBe(2);
+  });
+});
+
 describe('catalog-bot render', () => {
   it('prints package, channels, bundles in opm order', async () => {
     const dir = writeTree({

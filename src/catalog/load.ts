@@ -24,7 +24,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
 import { INDEX_IGNORE, IndexIgnore, parseIndexIgnore } from './indexignore.js';
 import { goQuote } from './gostrings.js';
-import { DirectorySource, type CatalogSource } from './source.js';
+import type { CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
 
@@ -49,14 +49,10 @@ export interface LoadResult {
 }
 
 /** Stands in for dropped `olm.bundle.object` data, which was already checked. */
-export const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
+const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
 
 /** Read files in batches so that memory holds a bounded number of raw files at once. */
 const READ_BATCH_BYTES = 16 * 1024 * 1024;
-
-export async function loadCatalogDir(root: string, options: LoadOptions = {}): Promise<LoadResult> {
-  return loadCatalog(new DirectorySource(root), options);
-}
 
 export async function loadCatalog(source: CatalogSource, options: LoadOptions = {}): Promise<LoadResult> {
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
