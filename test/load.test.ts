@@ -131,3 +131,22 @@ describe('files that cannot be read', () => {
     expect(report.config.packages.map((p) => p.name)).toEqual(['foo']);
   });
 });
+
+describe('hints', () => {
+  it('suggests the concrete edge that rescues a stranded bundle', async () => {
+    const bundle = (v: number) =>
+      `---\nschema: olm.bundle\npackage: foo\nname: foo.v${v}.0.0\nimage: quay.io/x/foo:v${v}\nproperties:\n  - {type: olm.package, value: {packageName: foo, version: ${v}.0.0}}\n`;
+    const dir = writeTree({
+      'c.yaml':
+        'schema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n' +
+        '  - name: foo.v1.0.0\n  - name: foo.v2.0.0\n    replaces: foo.v1.0.0\n  - name: foo.v3.0.0\n    replaces: foo.v2.0.0\n    skips: [foo.v2.0.0]\n' +
+        bundle(1) +
+        bundle(2) +
+        bundle(3),
+    });
+    dirs.push(dir);
+    const [finding] = (await validateCatalog(new DirectorySource(dir))).diagnostics;
+    expect(finding).toMatchObject({ rule: 'C-STRANDED', file: 'c.yaml', line: 9 });
+    expect(finding?.hint).toContain('add `foo.v1.0.0` to the `skips` of foo.v3.0.0');
+  });
+});

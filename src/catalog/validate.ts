@@ -705,9 +705,29 @@ function replacesChainError(ch: ModelChannel): ChainError | undefined {
       rule: 'C-STRANDED',
       message: `channel contains one or more stranded bundles: ${stranded.join(', ')}`,
       entry: ch.bundles.get(stranded[0]!)?.entry,
+      hint: strandedHint(ch, chain, stranded),
     };
   }
   return undefined;
+}
+
+/** Suggest the smallest edit: the next newer bundle on the chain skips each stranded one. */
+function strandedHint(ch: ModelChannel, chain: Set<string>, stranded: string[]): string {
+  const onChain = [...chain]
+    .map((n) => ch.bundles.get(n))
+    .filter((b): b is ModelBundle => b?.version !== undefined);
+  const fixes: string[] = [];
+  for (const name of stranded) {
+    const s = ch.bundles.get(name);
+    if (!s?.version) continue;
+    const newer = onChain
+      .filter((b) => compareVersions(b.version!, s.version!) > 0)
+      .sort((a, b) => compareVersions(a.version!, b.version!))[0];
+    if (newer) fixes.push(`add \`${name}\` to the \`skips\` of ${newer.name}`);
+  }
+  return fixes.length > 0
+    ? `Give users of these bundles a way forward: ${fixes.join('; ')} (or make an entry \`replaces\` it, or remove it from the channel).`
+    : HINTS['C-STRANDED']!;
 }
 
 function multipleHeadsHint(heads: ModelBundle[]): string {
