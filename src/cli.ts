@@ -5,7 +5,9 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { channelGraph, dot, findChannel, graphText, mermaid, type ChannelGraph } from './catalog/graph.js';
 import { tryParseRange } from './catalog/range.js';
+import { InvalidVersionRangeError } from './catalog/v1.js';
 import { tryParseVersion } from './catalog/semver.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
@@ -32,6 +34,12 @@ Commands:
                        Evaluate a skipRange with OLM's (blang/semver v4) semantics
                        (exit 0 valid range, 1 invalid range, 2 usage error)
       --format json|text          output format (default: json)
+  graph <root> <package> [--channel <name>]
+                       One channel's upgrade graph under classic OLM and OLM v1
+      --format json|text|mermaid|dot  output format (default: text)
+      --installed <bundle>=<version>  a bundle installed on clusters (repeatable;
+                                      it may be absent from the catalog)
+      --v1-version-range <range>      OLM v1 spec.source.catalog.version (Masterminds)
   help                 Show this help
 `;
 
@@ -51,6 +59,8 @@ export async function main(
         return await renderCommand(rest, out, err);
       case 'range':
         return rangeCommand(rest, out);
+      case 'graph':
+        return await graphCommand(rest, out);
       case undefined:
       case 'help':
       case '--help':
@@ -238,6 +248,69 @@ function rangeCommand(args: string[], out: NodeJS.WritableStream): number {
       out.write(`${v}: ${versionErrors[v] ?? (matches[v] ? 'matches' : 'does not match')}\n`);
   }
   return parsed.ok ? EXIT_OK : EXIT_FAIL;
+}
+
+async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      channel: { type: 'string' },
+      format: { type: 'string', default: 'text' },
+      installed: { type: 'string', multiple: true, default: [] },
+      'v1-version-range': { type: 'string' },
+    },
+  });
+  const format = values.format;
+  if (!['json', 'text', 'mermaid', 'dot'].includes(format))
+    throw new UsageError(`unknown format "${format}"`);
+  if (positionals.length !== 2) throw new UsageError('graph needs a catalog root and a package name');
+  const [root, packageName] = positionals as [string, string];
+  const installed = values.installed.map((spec) => {
+    const at = spec.lastIndexOf('=');
+    if (at <= 0) throw new UsageError(`--installed takes <bundle>=<version>, not "${spec}"`);
+    const version = tryParseVersion(spec.slice(at + 1));
+    if (!version.ok) throw new UsageError(`--installed ${spec}: ${version.error}`);
+    return { name: spec.slice(0, at), version: version.version };
+  });
+  await requireDirectory(root);
+  const report = await validateCatalog(new DirectorySource(root));
+  const found = findChannel(report.model, packageName, values.channel);
+  if ('error' in found) throw new Error(found.error);
+  let graph: ChannelGraph;
+  try {
+    graph = channelGraph(found.pkg, found.channel, { installed, v1VersionRange: values['v1-version-range'] });
+  } catch (err) {
+    if (err instanceof InvalidVersionRangeError) throw new UsageError(err.message);
+    throw err;
+  }
+  const errors = report.diagnostics.filter((d) => d.level === 'error');
+  if (format === 'json') {
+    out.write(
+      JSON.stringify(
+        {
+          ...graph,
+          valid: report.valid,
+          note: report.valid
+            ? null
+            : `the catalog fails validation (${errors.length} errors): classic OLM cannot serve it at all; OLM v1 serves it as shown`,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else if (format === 'mermaid') {
+    out.write(mermaid(graph, found.channel));
+  } else if (format === 'dot') {
+    out.write(dot(graph, found.channel));
+  } else {
+    out.write(graphText(graph));
+    if (!report.valid)
+      out.write(
+        `note: the catalog fails validation (${errors.length} errors); classic OLM cannot serve it\n`,
+      );
+  }
+  return EXIT_OK;
 }
 
 async function renderCommand(

@@ -1,7 +1,8 @@
 // The validated graph (operator-registry `model`): packages own channels, channels own
 // bundle entries with their edges. Built from a DeclarativeConfig by `validate.ts`.
 import type { Bundle, ChannelEntry, Position, Property, RelatedImage } from './declcfg.js';
-import type { PrereleasePart, Version } from './semver.js';
+import { goQuote } from './gostrings.js';
+import { parsePrereleaseIdentifier, type PrereleasePart, type Version } from './semver.js';
 
 export interface Deprecation {
   message: string;
@@ -55,4 +56,30 @@ export function versionString(
 ): string {
   const v = format(version);
   return release.length > 0 ? `${v}-${release.map(String).join('.')}` : v;
+}
+
+const RELEASE_MAX_LENGTH = 20;
+
+/** model.NewRelease: dot-separated prerelease identifiers, at most 20 characters. */
+export function parseRelease(
+  release: string,
+): { ok: true; release: PrereleasePart[] } | { ok: false; error: string } {
+  if (release === '') return { ok: true, release: [] };
+  if (release.length > RELEASE_MAX_LENGTH) {
+    return {
+      ok: false,
+      error: `invalid release ${goQuote(release)}: exceeds maximum length of ${RELEASE_MAX_LENGTH} characters`,
+    };
+  }
+  const parts: PrereleasePart[] = [];
+  const errs: string[] = [];
+  release.split('.').forEach((segment, i) => {
+    try {
+      parts.push(parsePrereleaseIdentifier(segment));
+    } catch (err) {
+      errs.push(`segment ${i}: ${(err as Error).message}`);
+    }
+  });
+  if (errs.length > 0) return { ok: false, error: `invalid release ${goQuote(release)}: ${errs.join('\n')}` };
+  return { ok: true, release: parts };
 }

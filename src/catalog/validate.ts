@@ -7,6 +7,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { checkGo, decodeGo } from './gojson.js';
 import { validatePullSpec } from './image-ref.js';
 import {
+  parseRelease,
   versionString,
   type Model,
   type ModelBundle,
@@ -15,13 +16,7 @@ import {
 } from './model.js';
 import { goQuote } from './gostrings.js';
 import { tryParseRange } from './range.js';
-import {
-  compareVersions,
-  formatVersion,
-  parsePrereleaseIdentifier,
-  tryParseVersion,
-  type PrereleasePart,
-} from './semver.js';
+import { compareVersions, formatVersion, tryParseVersion, type PrereleasePart } from './semver.js';
 
 export interface ValidationResult {
   model: Model;
@@ -30,7 +25,6 @@ export interface ValidationResult {
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const RELEASE_MAX_LENGTH = 20;
 
 /** k8s validation.IsDNS1123Label messages. */
 function dns1123LabelErrors(name: string): string[] {
@@ -44,30 +38,6 @@ function dns1123LabelErrors(name: string): string[] {
     );
   }
   return errs;
-}
-
-/** model.NewRelease: dot-separated prerelease identifiers, at most 20 characters. */
-export function parseRelease(
-  release: string,
-): { ok: true; release: PrereleasePart[] } | { ok: false; error: string } {
-  if (release === '') return { ok: true, release: [] };
-  if (release.length > RELEASE_MAX_LENGTH) {
-    return {
-      ok: false,
-      error: `invalid release ${goQuote(release)}: exceeds maximum length of ${RELEASE_MAX_LENGTH} characters`,
-    };
-  }
-  const parts: PrereleasePart[] = [];
-  const errs: string[] = [];
-  release.split('.').forEach((segment, i) => {
-    try {
-      parts.push(parsePrereleaseIdentifier(segment));
-    } catch (err) {
-      errs.push(`segment ${i}: ${(err as Error).message}`);
-    }
-  });
-  if (errs.length > 0) return { ok: false, error: `invalid release ${goQuote(release)}: ${errs.join('\n')}` };
-  return { ok: true, release: parts };
 }
 
 const HINTS: Record<string, string> = {
