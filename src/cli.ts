@@ -7,6 +7,7 @@ import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { channelGraph, dot, findChannel, graphText, mermaid, type ChannelGraph } from './catalog/graph.js';
 import { tryParseRange } from './catalog/range.js';
+import { runPrChecks } from './checks/pr.js';
 import { InvalidVersionRangeError } from './catalog/v1.js';
 import { tryParseVersion } from './catalog/semver.js';
 import {
@@ -25,6 +26,10 @@ const EXIT_USAGE = 2;
 const USAGE = `Usage: catalog-bot <command> [options]
 
 Commands:
+  check --base <ref> --head <ref> [--repo <dir>]
+                       Run the pull-request checks on two commits of a git repository,
+                       as the GitHub App does (exit 0 pass, 1 a check fails, 2 usage/IO)
+      --format text|json|github   output format (default: text)
   validate <root>...   Validate FBC catalog roots exactly as \`opm validate\` does
                        (exit 0 valid, 1 invalid, 2 usage or I/O error)
       --format text|json|github   output format (default: text)
@@ -61,6 +66,8 @@ export async function main(
         return rangeCommand(rest, out);
       case 'graph':
         return await graphCommand(rest, out);
+      case 'check':
+        return await checkCommand(rest, out);
       case undefined:
       case 'help':
       case '--help':
@@ -311,6 +318,48 @@ async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise
       );
   }
   return EXIT_OK;
+}
+
+async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      repo: { type: 'string', default: '.' },
+      base: { type: 'string' },
+      head: { type: 'string' },
+      format: { type: 'string', default: 'text' },
+    },
+  });
+  const format = values.format;
+  if (format !== 'text' && format !== 'json' && format !== 'github')
+    throw new UsageError(`unknown format "${format}"`);
+  if (!values.base || !values.head) throw new UsageError('check needs --base <ref> and --head <ref>');
+  await requireDirectory(values.repo);
+  const result = await runPrChecks({ repo: values.repo, base: values.base, head: values.head });
+  const failed = result.checks.some((c) => c.conclusion === 'failure');
+  if (format === 'json') {
+    const checks = result.checks.map((c) => ({
+      name: c.name,
+      conclusion: c.conclusion,
+      title: c.title,
+      findings: c.findings.map((d) => ({ ...jsonFinding(d) })),
+    }));
+    out.write(JSON.stringify({ checks }, null, 2) + '\n');
+  } else if (format === 'github') {
+    for (const c of result.checks) for (const d of c.findings) out.write(githubAnnotation(d) + '\n');
+  } else {
+    const color = useColor(out);
+    const changed = result.roots.map(
+      (r) => `${r.path} (${[...r.packages].sort().join(', ') || 'no package'})`,
+    );
+    out.write(`changed catalogs: ${changed.join('; ') || 'none'}\n`);
+    for (const c of result.checks) {
+      const mark = c.conclusion === 'failure' ? paint('✗', 31, color) : paint('✓', 32, color);
+      out.write(`\n${mark} ${c.name}: ${c.title}\n`);
+      for (const d of c.findings) out.write(textFinding(d, color).replace(/^/gm, '  ') + '\n');
+    }
+  }
+  return failed ? EXIT_FAIL : EXIT_OK;
 }
 
 async function renderCommand(

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { githubAnnotation, main } from '../src/cli.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
-const example = fileURLToPath(new URL('../examples/catalog-repo/catalogs/', import.meta.url));
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -26,16 +26,16 @@ afterAll(() => dirs.forEach(removeTree));
 
 describe('catalog-bot validate', () => {
   it('exits 0 and says valid for a valid root', async () => {
-    const { code, out } = await run(['validate', example + 'v4.20']);
+    const { code, out } = await run(['validate', fixtures + 'valid-catalog']);
     expect(code).toBe(0);
-    expect(out).toMatch(/^valid: .*v4\.20: 0 errors/m);
+    expect(out).toMatch(/^valid: .*valid-catalog: 0 errors/m);
   });
 
   it('exits 1 and prints file:line, rule, message and hint for an invalid root', async () => {
-    const { code, out } = await run(['validate', example + 'v4.21']);
+    const { code, out } = await run(['validate', fixtures + 'invalid-catalog']);
     expect(code).toBe(1);
     expect(out).toMatch(
-      /v4\.21\/example-operator\/catalog\.yaml:15: error C-MULTIPLE-HEADS: .*multiple channel heads found in graph: example-operator\.v1\.1\.0, example-operator\.v1\.2\.0/,
+      /invalid-catalog\/example-operator\/catalog\.yaml:15: error C-MULTIPLE-HEADS: .*multiple channel heads found in graph: example-operator\.v1\.1\.0, example-operator\.v1\.2\.0/,
     );
     expect(out).toMatch(
       /hint: Make example-operator\.v1\.2\.0 the only head: add `replaces: example-operator\.v1\.1\.0`/,
@@ -44,20 +44,26 @@ describe('catalog-bot validate', () => {
   });
 
   it('prints the JSON contract', async () => {
-    const { code, out } = await run(['validate', '--format', 'json', example + 'v4.20', example + 'v4.21']);
+    const { code, out } = await run([
+      'validate',
+      '--format',
+      'json',
+      fixtures + 'valid-catalog',
+      fixtures + 'invalid-catalog',
+    ]);
     expect(code).toBe(1);
     const parsed = JSON.parse(out) as { valid: boolean; errors: Record<string, unknown>[] };
     expect(parsed.valid).toBe(false);
     expect(parsed.errors.map((e) => e.rule).sort()).toEqual(['C-MULTIPLE-HEADS', 'PR-VERSION']);
     for (const e of parsed.errors) {
       expect(Object.keys(e)).toEqual(expect.arrayContaining(['rule', 'message', 'file', 'line', 'package']));
-      expect(String(e.file)).toContain('v4.21/');
+      expect(String(e.file)).toContain('invalid-catalog/');
     }
     expect(parsed.errors.find((e) => e.rule === 'PR-VERSION')?.package).toBe('other-operator');
   });
 
   it('prints GitHub workflow commands', async () => {
-    const { code, out } = await run(['validate', '--format', 'github', example + 'v4.21']);
+    const { code, out } = await run(['validate', '--format', 'github', fixtures + 'invalid-catalog']);
     expect(code).toBe(1);
     expect(out).toMatch(
       /^::error file=.*example-operator\/catalog\.yaml,line=15,title=C-MULTIPLE-HEADS::invalid package/m,
@@ -74,7 +80,7 @@ describe('catalog-bot validate', () => {
     const missing = await run(['validate']);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/validate needs at least one catalog root\n\nUsage: catalog-bot/);
-    expect((await run(['validate', '--format', 'xml', example + 'v4.20'])).code).toBe(2);
+    expect((await run(['validate', '--format', 'xml', fixtures + 'valid-catalog'])).code).toBe(2);
     const absent = await run(['validate', '/nonexistent/catalog']);
     expect(absent.code).toBe(2);
     expect(absent.err).toBe('catalog-bot: /nonexistent/catalog: no such file or directory\n');
@@ -83,9 +89,13 @@ describe('catalog-bot validate', () => {
   });
 
   it('works as an installed command (the built bin)', () => {
-    const r = spawnSync(process.execPath, [cliJs, 'validate', '--format', 'json', example + 'v4.20'], {
-      encoding: 'utf8',
-    });
+    const r = spawnSync(
+      process.execPath,
+      [cliJs, 'validate', '--format', 'json', fixtures + 'valid-catalog'],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, errors: [] });
   });

@@ -8,10 +8,7 @@ import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 const base =
-  readFileSync(
-    new URL('../examples/catalog-repo/catalogs/v4.20/example-operator/catalog.yaml', import.meta.url),
-    'utf8',
-  ) +
+  readFileSync(new URL('./fixtures/valid-catalog/example-operator/catalog.yaml', import.meta.url), 'utf8') +
   `---
 schema: olm.channel
 package: example-operator

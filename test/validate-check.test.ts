@@ -1,16 +1,21 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DirectorySource } from '../src/catalog/index.js';
+import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { validateCheck } from '../src/checks/validate.js';
 
-const example = (v: string) =>
-  fileURLToPath(new URL(`../examples/catalog-repo/catalogs/${v}`, import.meta.url));
+const example = (v: string) => fileURLToPath(new URL(`./fixtures/${v}`, import.meta.url));
 
 describe('catalog-bot/validate check', () => {
   it('fails with repository-relative annotations when a root is invalid', async () => {
-    const result = await validateCheck([
-      { path: 'catalogs/v4.20', source: new DirectorySource(example('v4.20')) },
-      { path: 'catalogs/v4.21', source: new DirectorySource(example('v4.21')) },
+    const result = validateCheck([
+      {
+        path: 'catalogs/v4.20',
+        report: await validateCatalog(new DirectorySource(example('valid-catalog'))),
+      },
+      {
+        path: 'catalogs/v4.21',
+        report: await validateCatalog(new DirectorySource(example('invalid-catalog'))),
+      },
     ]);
     expect(result.name).toBe('catalog-bot/validate');
     expect(result.conclusion).toBe('failure');
@@ -28,12 +33,15 @@ describe('catalog-bot/validate check', () => {
   });
 
   it('succeeds when every root is valid, and says so when nothing changed', async () => {
-    const ok = await validateCheck([
-      { path: 'catalogs/v4.20', source: new DirectorySource(example('v4.20')) },
+    const ok = validateCheck([
+      {
+        path: 'catalogs/v4.20',
+        report: await validateCatalog(new DirectorySource(example('valid-catalog'))),
+      },
     ]);
     expect(ok.conclusion).toBe('success');
     expect(ok.annotations).toEqual([]);
-    const none = await validateCheck([]);
+    const none = validateCheck([]);
     expect(none).toMatchObject({ conclusion: 'success', title: 'No catalog changed' });
   });
 });

@@ -226,17 +226,23 @@ export class GitTreeSource implements CatalogSource {
 /** Run git with arguments (never a shell) and return its stdout. */
 export function runGit(repo: string, args: string[], input?: Buffer | string): Promise<Buffer> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', ['-C', repo, ...args], {
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.stdout?.on('data', (d: Buffer) => out.push(d));
+    child.stderr?.on('data', (d: Buffer) => err.push(d));
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolvePromise(Buffer.concat(out));
       else reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
     });
-    child.stdin.end(input ?? '');
+    if (child.stdin) {
+      // git may exit (and close its stdin) before reading it all; its exit code tells.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(input);
+    }
   });
 }
 

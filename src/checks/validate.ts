@@ -1,32 +1,28 @@
 // The `catalog-bot/validate` check: every changed catalog root passes opm-equivalent
 // validation. Pure: it is given the roots to check and how to read them.
-import { validateCatalog, type CatalogSource, type LoadOptions } from '../catalog/index.js';
+import type { CatalogReport } from '../catalog/index.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
 
 export const VALIDATE_CHECK = 'catalog-bot/validate';
 
-export interface RootToValidate {
+export interface ValidatedRoot {
   /** The root's path in the repository, e.g. `catalogs/v4.21`. */
   path: string;
-  source: CatalogSource;
+  report: CatalogReport;
 }
 
-export async function validateCheck(
-  roots: RootToValidate[],
-  options: LoadOptions = {},
-): Promise<CheckResult> {
+export function validateCheck(roots: ValidatedRoot[]): CheckResult {
   const findings: Diagnostic[] = [];
   const rows: string[] = [];
-  for (const root of roots) {
-    const report = await validateCatalog(root.source, options);
+  for (const { path, report } of roots) {
     const errors = report.diagnostics.filter((d) => d.level === 'error').length;
     const warnings = report.diagnostics.length - errors;
     rows.push(
-      `| \`${cell(root.path)}\` | ${report.valid ? 'valid' : '**invalid**'} | ${errors} | ${warnings} | ${report.model.size} |`,
+      `| \`${cell(path)}\` | ${report.valid ? 'valid' : '**invalid**'} | ${errors} | ${warnings} | ${report.model.size} |`,
     );
     for (const d of report.diagnostics)
-      findings.push(d.file === undefined ? d : { ...d, file: `${root.path}/${d.file}` });
+      findings.push(d.file === undefined ? d : { ...d, file: `${path}/${d.file}` });
   }
   const failed = findings.some((d) => d.level === 'error');
   const errorCount = findings.filter((d) => d.level === 'error').length;

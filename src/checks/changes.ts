@@ -1,0 +1,80 @@
+// What a change between two commits touches: which catalog roots, and inside each root
+// which packages, decided by content (design.md: never only by path).
+import { load as loadYaml } from 'js-yaml';
+import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import { goFilepathMatch } from '../catalog/indexignore.js';
+import { runGit } from '../catalog/source.js';
+
+export const DEFAULT_CATALOG_GLOBS = ['catalogs/*'];
+export const CONFIG_PATH = '.github/catalog-bot.yml';
+
+/** The `catalogs` globs of the repository config at `rev` (the base of a PR), or the default. */
+export async function catalogGlobs(repo: string, rev: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = (await runGit(repo, ['show', `${rev}:${CONFIG_PATH}`])).toString('utf8');
+  } catch {
+    return DEFAULT_CATALOG_GLOBS; // no config: the documented default
+  }
+  const config = loadYaml(text) as { catalogs?: unknown } | null;
+  const globs = config?.catalogs;
+  if (Array.isArray(globs) && globs.every((g) => typeof g === 'string')) return globs as string[];
+  return DEFAULT_CATALOG_GLOBS;
+}
+
+/** Does a slash path match a glob of `*`-segments (Go filepath.Match per segment)? */
+export function matchesGlob(path: string, glob: string): boolean {
+  const p = path.split('/');
+  const g = glob.replace(/\/+$/, '').split('/');
+  return p.length === g.length && g.every((seg, i) => goFilepathMatch(seg, p[i] as string));
+}
+
+/** Directories at `rev` that match one of the globs: the catalog roots. */
+export async function catalogRoots(repo: string, rev: string, globs: string[]): Promise<string[]> {
+  const out = await runGit(repo, ['ls-tree', '-r', '-d', '-z', '--name-only', rev]);
+  const dirs = out.toString('utf8').split('\0').filter(Boolean);
+  return dirs.filter((d) => globs.some((g) => matchesGlob(d, g))).sort();
+}
+
+/** Files that differ between two commits. */
+export async function changedFiles(repo: string, base: string, head: string): Promise<string[]> {
+  const out = await runGit(repo, ['diff', '--name-only', '--no-renames', '-z', base, head]);
+  return out.toString('utf8').split('\0').filter(Boolean);
+}
+
+// Where a blob sits (pos, line) is not part of what it says.
+const withoutPlace = (key: string, value: unknown): unknown =>
+  key === 'pos' || key === 'line' ? undefined : value;
+
+/** Every blob of a package, as comparable text, keyed by package name. */
+function packageContents(config: DeclarativeConfig): Map<string, string[]> {
+  const byPackage = new Map<string, string[]>();
+  const add = (pkg: string, what: unknown): void => {
+    const list = byPackage.get(pkg) ?? [];
+    list.push(JSON.stringify(what, withoutPlace));
+    byPackage.set(pkg, list);
+  };
+  for (const p of config.packages) add(p.name, p);
+  for (const c of config.channels) add(c.package, c);
+  for (const b of config.bundles) add(b.package, b);
+  for (const d of config.deprecations) add(d.package, d);
+  for (const o of config.others) if (o.package) add(o.package, o.value);
+  for (const list of byPackage.values()) list.sort();
+  return byPackage;
+}
+
+/** Packages whose blobs differ between two catalogs (added, changed or removed). */
+export function changedPackages(
+  base: DeclarativeConfig | undefined,
+  head: DeclarativeConfig | undefined,
+): Set<string> {
+  const before = base ? packageContents(base) : new Map<string, string[]>();
+  const after = head ? packageContents(head) : new Map<string, string[]>();
+  const changed = new Set<string>();
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(name);
+    const b = after.get(name);
+    if (!a || !b || a.length !== b.length || a.some((x, i) => x !== b[i])) changed.add(name);
+  }
+  return changed;
+}

@@ -1,0 +1,115 @@
+// catalog-bot check on a real git repository: the example pull request and a fixed one.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli.js';
+
+const example = fileURLToPath(new URL('../examples/catalog-repo/', import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function git(repo: string, ...args: string[]): void {
+  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(r.stderr);
+}
+
+/** A repository whose `main` is the example base and whose `pr` is `head` (edited by `edit`). */
+function exampleRepo(edit?: (repo: string) => void): string {
+  const repo = mkdtempSync(join(tmpdir(), 'catalog-bot-check-'));
+  dirs.push(repo);
+  git(repo, 'init', '-q', '-b', 'main');
+  cpSync(join(example, 'base'), repo, { recursive: true });
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'base');
+  git(repo, 'checkout', '-q', '-b', 'pr');
+  rmSync(join(repo, 'catalogs'), { recursive: true });
+  cpSync(join(example, 'head'), repo, { recursive: true });
+  edit?.(repo);
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'head');
+  return repo;
+}
+
+async function check(repo: string, format = 'json'): Promise<{ code: number; out: string }> {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  const code = await main(
+    ['check', '--repo', repo, '--base', 'main', '--head', 'pr', '--format', format],
+    out,
+    new PassThrough(),
+  );
+  return { code, out: Buffer.concat(chunks).toString('utf8') };
+}
+
+interface Finding {
+  level: string;
+  rule: string;
+  message: string;
+  file: string | null;
+  line: number | null;
+  package: string | null;
+  hint: string | null;
+}
+
+describe('catalog-bot check', () => {
+  it('fails the example pull request on both checks, with repository paths and fixes', async () => {
+    const { code, out } = await check(exampleRepo());
+    expect(code).toBe(1);
+    const { checks } = JSON.parse(out) as {
+      checks: { name: string; conclusion: string; findings: Finding[] }[];
+    };
+    expect(checks.map((c) => [c.name, c.conclusion])).toEqual([
+      ['catalog-bot/validate', 'failure'],
+      ['catalog-bot/upgrade-graph', 'failure'],
+    ]);
+    const validate = checks[0]!.findings;
+    expect(validate).toContainEqual(
+      expect.objectContaining({
+        rule: 'PR-VERSION',
+        file: 'catalogs/v4.21/other-operator/catalog.json',
+        package: 'other-operator',
+      }),
+    );
+    // opm accepts example-operator, but users of v1.0.0 are stranded under classic OLM.
+    const stranded = checks[1]!.findings.filter(
+      (f) => f.level === 'error' && f.message.includes('example-operator.v1.0.0'),
+    );
+    expect(stranded.length).toBeGreaterThan(0);
+    for (const f of stranded) {
+      expect(f.file).toBe('catalogs/v4.21/example-operator/catalog.yaml');
+      expect(f.line).toBeGreaterThan(0);
+      expect(f.hint).toMatch(/example-operator\.v1\.2\.0/);
+    }
+    // v4.20 did not change, so nothing there is checked or reported.
+    expect(checks.flatMap((c) => c.findings).some((f) => f.file?.includes('v4.20'))).toBe(false);
+  });
+
+  it('passes once the new bundle also covers v1.0.0', async () => {
+    const repo = exampleRepo((dir) => {
+      const file = join(dir, 'catalogs/v4.21/example-operator/catalog.yaml');
+      const text = readFileSync(file, 'utf8').replace(
+        '  - name: example-operator.v1.2.0\n    skips:\n      - example-operator.v1.1.0',
+        '  - name: example-operator.v1.2.0\n    replaces: example-operator.v1.1.0',
+      );
+      writeFileSync(file, text);
+      rmSync(join(dir, 'catalogs/v4.21/other-operator'), { recursive: true });
+    });
+    const { code, out } = await check(repo);
+    const { checks } = JSON.parse(out) as { checks: { conclusion: string; findings: Finding[] }[] };
+    expect(checks.flatMap((c) => c.findings).filter((f) => f.level === 'error')).toEqual([]);
+    expect(code).toBe(0);
+  });
+
+  it('prints a readable report', async () => {
+    const { out } = await check(exampleRepo(), 'text');
+    expect(out).toMatch(/^changed catalogs: catalogs\/v4\.21 \(example-operator, other-operator\)/);
+    expect(out).toMatch(/✗ catalog-bot\/upgrade-graph: /);
+  });
+});
