@@ -162,5 +162,21 @@ const lines = [
   '"warm in-process" is `validateCatalog()` in a running process after one warm-up (what the app pays per PR).',
   '',
 ];
+// Upgrade-graph checks on v4.21 (warm, on top of loading).
+const graph = JSON.parse(
+  spawnSync(process.execPath, [join(here, 'graph.mjs'), v421.path, String(runs)], { encoding: 'utf8' })
+    .stdout,
+);
+lines.push(
+  '## Upgrade-graph checks',
+  '',
+  `On ${v421.name}, warm, on top of loading (median of ${runs}):`,
+  '',
+  '| what | time (ms) | findings |',
+  '|---|---:|---:|',
+  `| every graph check and the skipRange lint on every package | ${graph.allChecks.toFixed(1)} | ${graph.findings} |`,
+  `| old vs new + graph checks for a change to one package (${graph.onePackageName}) | ${graph.onePackage.toFixed(2)} | ${graph.compareCount} |`,
+  '',
+);
 writeFileSync(join(here, 'results.md'), lines.join('\n'));
 process.stdout.write(lines.join('\n'));
