@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runPrChecks } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 
 const example = fileURLToPath(new URL('../examples/catalog-repo/', import.meta.url));
@@ -105,6 +106,25 @@ describe('catalog-bot check', () => {
     const { checks } = JSON.parse(out) as { checks: { conclusion: string; findings: Finding[] }[] };
     expect(checks.flatMap((c) => c.findings).filter((f) => f.level === 'error')).toEqual([]);
     expect(code).toBe(0);
+  });
+
+  it('draws the changed channel before and after, new edges green and stranded users red', async () => {
+    const { checks } = await runPrChecks({ repo: exampleRepo(), base: 'main', head: 'pr' });
+    const summary = checks[1]!.summary;
+    const after = summary.slice(summary.indexOf('after:'));
+    const node = (name: string) => 'n' + Buffer.from(name).toString('hex');
+    expect(summary).toContain('#### `catalogs/v4.21` example-operator / stable');
+    expect(after).toContain(
+      `${node('example-operator.v1.0.0')}["example-operator.v1.0.0<br/>1.0.0"]:::stranded`,
+    );
+    // The only new edge is v1.1.0 -skips-> v1.2.0; it is the second edge drawn.
+    expect(after).toContain(
+      `${node('example-operator.v1.1.0')} -.->|skips| ${node('example-operator.v1.2.0')}`,
+    );
+    expect(after).toMatch(/linkStyle 1 stroke:#1a7f37/);
+    const before = summary.slice(summary.indexOf('before:'), summary.indexOf('after:'));
+    expect(before).not.toContain('linkStyle');
+    expect(before).not.toContain(':::stranded');
   });
 
   it('prints a readable report', async () => {

@@ -2,7 +2,8 @@
 // `catalog-bot graph` (design.md, CLI contract) and the diagrams.
 import { classicChannel, classicNext } from './classic.js';
 import type { Model, ModelChannel, ModelPackage } from './model.js';
-import { formatVersion, type Version } from './semver.js';
+import { tryParseRange, type VersionRange } from './range.js';
+import { formatVersion, tryParseVersion, type Version } from './semver.js';
 import { v1Chosen, v1Successors, type InstalledBundle } from './v1.js';
 
 export interface GraphEntry {
@@ -92,15 +93,60 @@ export function findChannel(
   return { pkg, channel };
 }
 
-/** Mermaid flowchart: replaces (solid), skips (dashed), skipRange (dotted, labelled); the classic chain in bold. */
-export function mermaid(graph: ChannelGraph, channel: ModelChannel): string {
+export interface DiagramOptions {
+  /** The same channel before the change: edges it lacks are drawn as new. */
+  before?: ModelChannel;
+  /** Bundles whose users have no way forward: drawn in red. */
+  stranded?: Set<string>;
+}
+
+interface Edge {
+  from: string;
+  to: string;
+  kind: 'replaces' | 'skips' | 'skipRange';
+}
+
+/** Every edge among the given nodes; skipRange edges to the versions the range covers. */
+function edges(channel: ModelChannel, nodes: { name: string; version?: Version }[]): Edge[] {
+  const out: Edge[] = [];
+  const present = new Set(nodes.map((n) => n.name));
+  for (const b of channel.bundles.values()) {
+    if (b.replaces && present.has(b.replaces)) out.push({ from: b.replaces, to: b.name, kind: 'replaces' });
+    for (const s of b.skips) if (present.has(s)) out.push({ from: s, to: b.name, kind: 'skips' });
+    const range = b.skipRange ? tryParseRange(b.skipRange) : undefined;
+    if (!range?.ok) continue;
+    for (const n of nodes) {
+      if (!n.version || n.name === b.name || n.name === b.replaces || b.skips.includes(n.name)) continue;
+      if (rangeCovers(range.range, n.version)) out.push({ from: n.name, to: b.name, kind: 'skipRange' });
+    }
+  }
+  return out;
+}
+
+function rangeCovers(range: VersionRange, version: Version): boolean {
+  try {
+    return range.matches(version);
+  } catch {
+    return false; // an empty `||` group: OLM's evaluation fails, so nothing is covered
+  }
+}
+
+const channelNodes = (channel: ModelChannel): { name: string; version?: Version }[] =>
+  [...channel.bundles.values()].map((b) => ({ name: b.name, version: b.version }));
+
+/**
+ * Mermaid flowchart: replaces (solid), skips (dashed), skipRange (dotted) edges; the head
+ * in bold, entries off the classic chain dashed, stranded bundles red, new edges green.
+ */
+export function mermaid(graph: ChannelGraph, channel: ModelChannel, options: DiagramOptions = {}): string {
   const id = (name: string): string => 'n' + Buffer.from(name).toString('hex');
   const lines = ['flowchart LR'];
   const onChain = new Set(graph.classicChain);
   for (const [name, e] of Object.entries(graph.entries)) {
     const label = `${name}${e.version ? `<br/>${e.version}` : ''}`;
-    const cls =
-      name === graph.head
+    const cls = options.stranded?.has(name)
+      ? ':::stranded'
+      : name === graph.head
         ? ':::head'
         : e.installedOnly
           ? ':::installed'
@@ -109,18 +155,30 @@ export function mermaid(graph: ChannelGraph, channel: ModelChannel): string {
             : ':::offchain';
     lines.push(`  ${id(name)}["${label.replace(/"/g, '#quot;')}"]${cls}`);
   }
-  for (const b of channel.bundles.values()) {
-    if (b.replaces && graph.entries[b.replaces])
-      lines.push(`  ${id(b.replaces)} -->|replaces| ${id(b.name)}`);
-    for (const s of b.skips) if (graph.entries[s]) lines.push(`  ${id(s)} -.->|skips| ${id(b.name)}`);
-  }
+  const oldEdges = options.before
+    ? new Set(edges(options.before, channelNodes(options.before)).map(edgeKey))
+    : undefined;
+  const nodes = Object.entries(graph.entries).map(([name, e]) => {
+    const v = e.version === null ? undefined : tryParseVersion(e.version);
+    return { name, version: v?.ok ? v.version : undefined };
+  });
+  const arrows = { replaces: '-->|replaces|', skips: '-.->|skips|', skipRange: '-.-|skipRange|' } as const;
+  const fresh: number[] = [];
+  edges(channel, nodes).forEach((e, i) => {
+    lines.push(`  ${id(e.from)} ${arrows[e.kind]} ${id(e.to)}`);
+    if (oldEdges && !oldEdges.has(edgeKey(e))) fresh.push(i);
+  });
+  if (fresh.length > 0) lines.push(`  linkStyle ${fresh.join(',')} stroke:#1a7f37,stroke-width:3px`);
   lines.push(
     '  classDef head stroke-width:3px',
     '  classDef offchain stroke-dasharray: 4 4',
     '  classDef installed fill:#eee',
+    '  classDef stranded fill:#ffebe9,stroke:#cf222e,stroke-width:2px',
   );
   return lines.join('\n') + '\n';
 }
+
+const edgeKey = (e: Edge): string => `${e.kind}\0${e.from}\0${e.to}`;
 
 /** Graphviz: the same edges as the Mermaid diagram. */
 export function dot(graph: ChannelGraph, channel: ModelChannel): string {

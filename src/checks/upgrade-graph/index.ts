@@ -47,7 +47,21 @@ export function skipRangeFindings(model: Model, packages: Set<string>, old?: Mod
   return findings;
 }
 
-function diagrams(root: CheckedRoot): string[] {
+/** Bundles that the findings say are left without a way forward, per package. */
+function strandedBundles(findings: Diagnostic[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const d of findings) {
+    const m = DEAD_END_SUBJECT.exec(d.message) ?? STRANDED_SUBJECT.exec(d.message);
+    if (!m || d.level !== 'error' || d.package === undefined) continue;
+    const set = out.get(d.package) ?? new Set<string>();
+    set.add(m[1] as string);
+    out.set(d.package, set);
+  }
+  return out;
+}
+
+function diagrams(root: CheckedRoot, findings: Diagnostic[]): string[] {
+  const stranded = strandedBundles(findings);
   const out: string[] = [];
   for (const name of [...root.packages].sort()) {
     const after = root.head?.model.get(name);
@@ -63,7 +77,13 @@ function diagrams(root: CheckedRoot): string[] {
       ] as const) {
         const ch = pkg?.channels.get(channelName);
         if (!pkg || !ch || ch.bundles.size === 0) parts.push(`${label}: (no channel)`);
-        else parts.push(`${label}:\n\n\`\`\`mermaid\n${mermaid(channelGraph(pkg, ch), ch)}\`\`\``);
+        else {
+          const options =
+            label === 'after'
+              ? { before: before?.channels.get(channelName), stranded: stranded.get(name) }
+              : {};
+          parts.push(`${label}:\n\n\`\`\`mermaid\n${mermaid(channelGraph(pkg, ch), ch, options)}\`\`\``);
+        }
       }
       out.push(`#### \`${root.path}\` ${name} / ${channelName}\n\n${parts.join('\n\n')}`);
     }
@@ -142,7 +162,14 @@ export function upgradeGraphCheck(roots: CheckedRoot[]): CheckResult {
           ),
         ]
       : []),
-    ...roots.flatMap(diagrams).map((d) => `\n${d}`),
+    ...roots
+      .flatMap((r) =>
+        diagrams(
+          r,
+          findings.filter((d) => d.file?.startsWith(r.path + '/')),
+        ),
+      )
+      .map((d) => `\n${d}`),
   ].join('\n');
   return {
     name: UPGRADE_GRAPH_CHECK,
