@@ -9,7 +9,7 @@
  */
 import { goQuote } from './gostrings.js';
 import type { ModelBundle, ModelChannel } from './model.js';
-import { RangeEvaluationError, tryParseRange, type VersionRange } from './range.js';
+import { tryParseRange, type VersionRange } from './range.js';
 import { parseVersionTolerant, SemverError, type Version } from './semver.js';
 
 /** The installed CSV: its name and `spec.version`, which need not be in the catalog. */
@@ -88,7 +88,7 @@ function nextOnChain(channel: ModelChannel, index: ClassicIndex, installed: Inst
   if (version !== undefined) {
     for (const { position, range } of index.skipRanges) {
       if (position >= winner) break;
-      if (rangeMatches(range, version)) {
+      if (range.covers(version)) {
         winner = position;
         break;
       }
@@ -259,17 +259,7 @@ function parsedSkipRange(skipRange: string): VersionRange | undefined {
 
 function skipRangeContains(skipRange: string, version: Version): boolean {
   const range = parsedSkipRange(skipRange);
-  return range !== undefined && rangeMatches(range, version);
-}
-
-/** blang would panic on an empty `||` group; OLM cannot use such a range, so it matches nothing. */
-function rangeMatches(range: VersionRange, version: Version): boolean {
-  try {
-    return range.matches(version);
-  } catch (err) {
-    if (err instanceof RangeEvaluationError) return false;
-    throw err;
-  }
+  return range !== undefined && range.covers(version);
 }
 
 /** Go's string `<`: UTF-8 byte order, i.e. code-point order (UTF-16 units differ above U+FFFF). */

@@ -2,7 +2,7 @@
 // `catalog-bot graph` (design.md, CLI contract) and the diagrams.
 import { classicChannel, classicNext } from './classic.js';
 import type { Model, ModelChannel, ModelPackage } from './model.js';
-import { tryParseRange, type VersionRange } from './range.js';
+import { tryParseRange } from './range.js';
 import { formatVersion, tryParseVersion, type Version } from './semver.js';
 import { v1Chosen, v1Successors, type InstalledBundle } from './v1.js';
 
@@ -117,18 +117,10 @@ function edges(channel: ModelChannel, nodes: { name: string; version?: Version }
     if (!range?.ok) continue;
     for (const n of nodes) {
       if (!n.version || n.name === b.name || n.name === b.replaces || b.skips.includes(n.name)) continue;
-      if (rangeCovers(range.range, n.version)) out.push({ from: n.name, to: b.name, kind: 'skipRange' });
+      if (range.range.covers(n.version)) out.push({ from: n.name, to: b.name, kind: 'skipRange' });
     }
   }
   return out;
-}
-
-function rangeCovers(range: VersionRange, version: Version): boolean {
-  try {
-    return range.matches(version);
-  } catch {
-    return false; // an empty `||` group: OLM's evaluation fails, so nothing is covered
-  }
 }
 
 const channelNodes = (channel: ModelChannel): { name: string; version?: Version }[] =>

@@ -13,7 +13,7 @@
  */
 import { formatVersion, compareVersions, tryParseVersion } from './semver.js';
 import type { Version } from './semver.js';
-import { tryParseRange } from './range.js';
+import { comparatorMatches, tryParseRange } from './range.js';
 import type { Comparator, ComparatorOp, VersionRange } from './range.js';
 import { utf8Length } from './gostrings.js';
 
@@ -692,24 +692,6 @@ const MINIMUM: Version = { major: 0n, minor: 0n, patch: 0n, pre: [0n], build: []
 function successor(v: Version): Version {
   if (v.pre.length > 0) return { ...v, pre: [...v.pre, 0n], build: [] };
   return { major: v.major, minor: v.minor, patch: v.patch + 1n, pre: [0n], build: [] };
-}
-
-function comparatorMatches(c: Comparator, v: Version): boolean {
-  const order = compareVersions(v, c.version);
-  switch (c.op) {
-    case '=':
-      return order === 0;
-    case '!=':
-      return order !== 0;
-    case '>':
-      return order > 0;
-    case '>=':
-      return order >= 0;
-    case '<':
-      return order < 0;
-    case '<=':
-      return order <= 0;
-  }
 }
 
 function matchesDnf(dnf: readonly (readonly Comparator[])[], v: Version): boolean {

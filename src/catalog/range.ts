@@ -59,6 +59,19 @@ export class VersionRange {
     return false;
   }
 
+  /**
+   * What OLM makes of it: like `matches`, but where blang would panic (an empty `||`
+   * group reached) the range covers nothing, as the resolvers skip it.
+   */
+  covers(v: Version): boolean {
+    try {
+      return this.matches(v);
+    } catch (err) {
+      if (err instanceof RangeEvaluationError) return false;
+      throw err;
+    }
+  }
+
   /** True when some version could reach an empty group (which blang cannot evaluate). */
   get hasEmptyGroup(): boolean {
     return this.groups.some((g) => g.length === 0);
@@ -87,7 +100,7 @@ export function tryParseRange(s: string): ParseRangeResult {
   }
 }
 
-function comparatorMatches(c: Comparator, v: Version): boolean {
+export function comparatorMatches(c: Comparator, v: Version): boolean {
   const order = compareVersions(v, c.version);
   switch (c.op) {
     case '=':

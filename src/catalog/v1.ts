@@ -12,7 +12,7 @@
  */
 import { parseMastermindsRange, type MastermindsRange } from './masterminds.js';
 import { parseRelease, type ModelBundle, type ModelPackage } from './model.js';
-import { RangeEvaluationError, tryParseRange, type VersionRange } from './range.js';
+import { tryParseRange, type VersionRange } from './range.js';
 import { compareVersions, type PrereleasePart, type Version } from './semver.js';
 
 export interface InstalledBundle {
@@ -299,19 +299,9 @@ function successorsOf(
   for (const edge of prepared.byReplaces.get(installed.name) ?? []) consider(edge);
   for (const edge of prepared.bySkips.get(installed.name) ?? []) consider(edge);
   for (const edge of prepared.withSkipRange) {
-    if (!found.has(edge.bundle) && skipRangeContains(edge.skipRange!, installed.vr.version)) consider(edge);
+    if (!found.has(edge.bundle) && edge.skipRange!.covers(installed.vr.version)) consider(edge);
   }
   return found;
-}
-
-/** blang ignores build metadata; a range blang would panic on (`a || || b`) counts as no match. */
-function skipRangeContains(range: VersionRange, version: Version): boolean {
-  try {
-    return range.matches(version);
-  } catch (err) {
-    if (err instanceof RangeEvaluationError) return false;
-    throw err;
-  }
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type ModelChannel,
   type ModelPackage,
 } from '../../catalog/model.js';
-import { RangeEvaluationError, tryParseRange, type VersionRange } from '../../catalog/range.js';
+import { tryParseRange, type VersionRange } from '../../catalog/range.js';
 import { compareVersions, formatVersion, type PrereleasePart, type Version } from '../../catalog/semver.js';
 import { v1Chosen, v1Path, v1Successors } from '../../catalog/v1.js';
 
@@ -581,9 +581,9 @@ function checkDowngradeEdges(view: ChannelView, out: Diagnostic[]): void {
     }
     const range = parsedRange(e.skipRange);
     if (range) {
-      const own = matches(range, e.version);
+      const own = range.covers(e.version);
       const higher = published.filter(
-        (b) => b.name !== e.name && compareV1(b, e) >= 0 && matches(range, b.version!),
+        (b) => b.name !== e.name && compareV1(b, e) >= 0 && range.covers(b.version!),
       );
       if (own || higher.length > 0) {
         const what = [
@@ -828,7 +828,7 @@ function reaches(view: ChannelView, e: ModelBundle, p: ModelBundle): boolean {
 function directEdge(from: ModelBundle, to: ModelBundle): boolean {
   if (from.replaces === to.name || from.skips.includes(to.name)) return true;
   const range = parsedRange(from.skipRange);
-  return range !== undefined && to.version !== undefined && matches(range, to.version);
+  return range !== undefined && to.version !== undefined && range.covers(to.version);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1082,15 +1082,6 @@ function parsedRange(skipRange: string): VersionRange | undefined {
     ranges.set(skipRange, parsed.ok ? parsed.range : undefined);
   }
   return ranges.get(skipRange);
-}
-
-function matches(range: VersionRange, version: Version): boolean {
-  try {
-    return range.matches(version);
-  } catch (err) {
-    if (err instanceof RangeEvaluationError) return false;
-    throw err;
-  }
 }
 
 function v(b: ModelBundle): string {
