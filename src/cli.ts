@@ -30,6 +30,9 @@ Commands:
                        Run the pull-request checks on two commits of a git repository,
                        as the GitHub App does (exit 0 pass, 1 a check fails, 2 usage/IO)
       --format text|json|github   output format (default: text)
+      --author <login> [--approver <login>]...
+                                  also decide catalog-bot/permissions (OWNERS files,
+                                  package owners and maintainers of the base commit)
   validate <root>...   Validate FBC catalog roots exactly as \`opm validate\` does
                        (exit 0 valid, 1 invalid, 2 usage or I/O error)
       --format text|json|github   output format (default: text)

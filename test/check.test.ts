@@ -1,6 +1,6 @@
 // catalog-bot check on a real git repository: the example pull request and a fixed one.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -125,6 +125,46 @@ describe('catalog-bot check', () => {
     const before = summary.slice(summary.indexOf('before:'), summary.indexOf('after:'));
     expect(before).not.toContain('linkStyle');
     expect(before).not.toContain(':::stranded');
+  });
+
+  it('decides permissions from the base commit when an author is given', async () => {
+    const repo = exampleRepo((dir) => {
+      // The PR also tries to make its author a maintainer: the base's config still applies.
+      writeFileSync(join(dir, '.github/catalog-bot.yml'), 'maintainers: [mallory]\n');
+    });
+    const run = async (author: string, approvers: string[] = []) =>
+      (await runPrChecks({ repo, base: 'main', head: 'pr', author, approvers })).checks[0]!;
+    const mallory = await run('mallory');
+    expect(mallory.name).toBe('catalog-bot/permissions');
+    expect(mallory.conclusion).toBe('failure');
+    expect(mallory.summary).toContain('example-operator');
+    const approved = await run('mallory', ['alice']);
+    expect(approved.conclusion).toBe('success');
+    expect(await run('alice')).toMatchObject({ conclusion: 'success' });
+  });
+
+  it('fails on a bad repository config, naming the key and line', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'catalog-bot-check-'));
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    cpSync(join(example, 'base'), repo, { recursive: true });
+    mkdirSync(join(repo, '.github'), { recursive: true });
+    writeFileSync(
+      join(repo, '.github/catalog-bot.yml'),
+      'catalogs: [catalogs/*]\nautomerge:\n  method: fast-forward\n',
+    );
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'base');
+    git(repo, 'checkout', '-q', '-b', 'pr');
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'head');
+    const { checks } = await runPrChecks({ repo, base: 'main', head: 'pr' });
+    expect(checks[0]!.conclusion).toBe('failure');
+    expect(checks[0]!.findings[0]).toMatchObject({
+      rule: 'CONFIG-INVALID',
+      file: '.github/catalog-bot.yml',
+      line: 3,
+    });
+    expect(checks[0]!.findings[0]!.message).toContain('automerge.method');
   });
 
   it('prints a readable report', async () => {

@@ -1,25 +1,19 @@
 // What a change between two commits touches: which catalog roots, and inside each root
 // which packages, decided by content (design.md: never only by path).
-import { load as loadYaml } from 'js-yaml';
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
 import { goFilepathMatch } from '../catalog/indexignore.js';
 import { runGit } from '../catalog/source.js';
+import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
-export const DEFAULT_CATALOG_GLOBS = ['catalogs/*'];
-export const CONFIG_PATH = '.github/catalog-bot.yml';
-
-/** The `catalogs` globs of the repository config at `rev` (the base of a PR), or the default. */
-export async function catalogGlobs(repo: string, rev: string): Promise<string[]> {
-  let text: string;
+/** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */
+export async function readRepoConfig(repo: string, rev: string): Promise<ReturnType<typeof parseRepoConfig>> {
+  let text: string | undefined;
   try {
     text = (await runGit(repo, ['show', `${rev}:${CONFIG_PATH}`])).toString('utf8');
   } catch {
-    return DEFAULT_CATALOG_GLOBS; // no config: the documented default
+    text = undefined; // no config: the documented defaults
   }
-  const config = loadYaml(text) as { catalogs?: unknown } | null;
-  const globs = config?.catalogs;
-  if (Array.isArray(globs) && globs.every((g) => typeof g === 'string')) return globs as string[];
-  return DEFAULT_CATALOG_GLOBS;
+  return parseRepoConfig(text);
 }
 
 /** Does a slash path match a glob of `*`-segments (Go filepath.Match per segment)? */

@@ -1,0 +1,335 @@
+// The `catalog-bot/permissions` decision (design.md, Repository contract): the author may
+// change every package and file touched, or someone who may has said `/approve`. Pure: the
+// owners files come from a reader of the BASE commit, team members from an injected function.
+//
+// - A touched package P (decided by content, per catalog root) needs the author or an
+//   approver in P's owners or the maintainers. P's owners are the `packageOwners` file for P
+//   when configured and present in the base; otherwise (with `ownersFiles`) the approvers of
+//   the OWNERS files along every base file that holds a blob of P: someone must own all of
+//   those files, so putting a blob of B into A's file never makes A's owners owners of B.
+// - A package the base lacks is new: `newPackages: maintainers` lets only maintainers add
+//   it; `anyone` lets the author add it.
+// - Every other changed file follows the OWNERS files along its path, and if none names an
+//   approver, only the maintainers may approve it. Files that hold FBC blobs (in base or
+//   head) are judged by the packages they touch, not by path.
+// - Maintainers (users and `org/team`) may approve everything.
+import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { cell, toAnnotations, type CheckResult } from './check.js';
+import { isTeam, normLogin, OwnersIndex, type FileReader } from './owners.js';
+
+export type { FileReader } from './owners.js';
+
+export const PERMISSIONS_CHECK = 'catalog-bot/permissions';
+
+/** `"org/team"` → logins of its members (cached by the caller). May throw: reported, treated as empty. */
+export type TeamMembers = (orgTeam: string) => Promise<string[]>;
+
+/** The part of the repository config (src/checks/config.ts) this decision reads. */
+export interface OwnershipConfig {
+  maintainers: string[];
+  ownership: {
+    ownersFiles: boolean;
+    /** Path template with `{package}`, e.g. `operators/{package}/ci.yaml`. */
+    packageOwners?: string;
+    newPackages: 'maintainers' | 'anyone';
+  };
+}
+
+export type ChangeKind = 'added' | 'changed' | 'removed';
+
+export interface PackageChanges {
+  /** Catalog root, a repository path such as `catalogs/v4.21`. */
+  root: string;
+  /** Packages whose content differs between base and head (`changedPackages`). */
+  packages: Set<string>;
+  /** Packages present in the base catalog of this root. */
+  basePackages: Set<string>;
+  /**
+   * The base catalog: which files hold each package's blobs (their OWNERS decide), and
+   * which files are FBC files. Without it, a package's OWNERS are those of the root.
+   */
+  baseConfig?: DeclarativeConfig;
+  /** The head catalog: tells a removed package from a changed one; its files are FBC files. */
+  headConfig?: DeclarativeConfig;
+}
+
+export interface PermissionInput {
+  author: string;
+  /** Logins that said `/approve` (already checked to be current). */
+  approvers: string[];
+  changes: PackageChanges[];
+  /**
+   * Changed repository paths that are not judged by package: files outside catalog roots and
+   * non-FBC files inside them. A path that holds blobs in `baseConfig`/`headConfig` is skipped.
+   * A plain string is a `changed` file.
+   */
+  otherFiles: (string | { path: string; change: ChangeKind })[];
+  config: OwnershipConfig;
+}
+
+export interface PermissionRow {
+  /** `package foo (catalogs/v4.21)` or a repository path. */
+  what: string;
+  change: ChangeKind;
+  /** Normalised logins and `org/team` entries; `*` means anyone (a new package under `newPackages: anyone`). */
+  mayApprove: string[];
+  /** The author or approver (as given) who satisfies this row, or null. */
+  satisfiedBy: string | null;
+  /** Set for package rows. */
+  package?: string;
+  root?: string;
+  /** Repository path to annotate: the file, or the first base file holding the package. */
+  file?: string;
+}
+
+export interface PermissionProblem {
+  file?: string;
+  line?: number;
+  message: string;
+}
+
+export interface PermissionDecision {
+  satisfied: boolean;
+  rows: PermissionRow[];
+  /** Human-readable problems (`file:line: message`), e.g. bad YAML in an owners file. */
+  problems: string[];
+  /** The same problems with their file and line, for annotations. */
+  problemDetails: PermissionProblem[];
+}
+
+const repoPath = (root: string, file: string): string =>
+  root === '' || root === '.' ? file : `${root.replace(/\/+$/, '')}/${file}`;
+
+/** Package name → files (relative to the catalog root) that hold its blobs. */
+export function blobFiles(config: DeclarativeConfig): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (pkg: string, file: string): void => {
+    const set = out.get(pkg) ?? new Set<string>();
+    set.add(file);
+    out.set(pkg, set);
+  };
+  for (const p of config.packages) add(p.name, p.pos.file);
+  for (const c of config.channels) add(c.package, c.pos.file);
+  for (const b of config.bundles) add(b.package, b.pos.file);
+  for (const d of config.deprecations) add(d.package, d.pos.file);
+  for (const o of config.others) if (o.package) add(o.package, o.pos.file);
+  return out;
+}
+
+/** A package name that can stand for `{package}` in a path without leaving its directory. */
+function safePathSegment(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}
+
+function dedupe(list: string[]): string[] {
+  return [...new Set(list)];
+}
+
+/** Who must approve one row: anyone in maintainers, or anyone in every one of `ownerSets`. */
+interface Requirement {
+  anyone: boolean;
+  ownerSets: string[][];
+}
+
+export async function decidePermissions(
+  input: PermissionInput,
+  base: FileReader,
+  teams: TeamMembers,
+): Promise<PermissionDecision> {
+  const { config } = input;
+  const index = new OwnersIndex(base);
+  const extraProblems: PermissionProblem[] = [];
+  const maintainers = dedupe(config.maintainers.map(normLogin).filter((m) => m !== ''));
+
+  const teamCache = new Map<string, Promise<Set<string>>>();
+  const membersOf = (team: string): Promise<Set<string>> => {
+    let p = teamCache.get(team);
+    if (!p) {
+      p = (async () => {
+        try {
+          return new Set((await teams(team)).map(normLogin));
+        } catch (e) {
+          extraProblems.push({
+            message: `could not list the members of team ${team} (${e instanceof Error ? e.message : String(e)}); nobody counts as its member`,
+          });
+          return new Set<string>();
+        }
+      })();
+      teamCache.set(team, p);
+    }
+    return p;
+  };
+  const inEntries = async (login: string, entries: string[]): Promise<boolean> => {
+    if (entries.includes(login)) return true;
+    for (const team of entries.filter(isTeam)) if ((await membersOf(team)).has(login)) return true;
+    return false;
+  };
+
+  // Who may satisfy a row, the author first; satisfiedBy keeps their spelling.
+  const candidates = new Map<string, string>();
+  for (const who of [input.author, ...input.approvers]) {
+    const login = normLogin(who);
+    if (login !== '' && !candidates.has(login)) candidates.set(login, who);
+  }
+
+  const decide = async (req: Requirement): Promise<{ mayApprove: string[]; satisfiedBy: string | null }> => {
+    if (req.anyone) return { mayApprove: ['*'], satisfiedBy: input.author };
+    const [first, ...rest] = req.ownerSets;
+    const owners = first ? first.filter((e) => rest.every((s) => s.includes(e))) : [];
+    const mayApprove = dedupe([...owners, ...maintainers]);
+    for (const [login, spelled] of candidates) {
+      if (await inEntries(login, maintainers)) return { mayApprove, satisfiedBy: spelled };
+      if (req.ownerSets.length === 0) continue;
+      let all = true;
+      for (const set of req.ownerSets) if (!(await inEntries(login, set))) all = false;
+      if (all) return { mayApprove, satisfiedBy: spelled };
+    }
+    return { mayApprove, satisfiedBy: null };
+  };
+
+  const rows: PermissionRow[] = [];
+  const fbcFiles = new Set<string>();
+
+  for (const change of [...input.changes].sort((a, b) => a.root.localeCompare(b.root))) {
+    const baseFiles = change.baseConfig ? blobFiles(change.baseConfig) : undefined;
+    const headFiles = change.headConfig ? blobFiles(change.headConfig) : undefined;
+    for (const files of [baseFiles, headFiles])
+      for (const set of files?.values() ?? []) for (const f of set) fbcFiles.add(repoPath(change.root, f));
+
+    for (const pkg of [...change.packages].sort()) {
+      const what = `package ${pkg} (${change.root})`;
+      const kind: ChangeKind = !change.basePackages.has(pkg)
+        ? 'added'
+        : headFiles && !headFiles.has(pkg)
+          ? 'removed'
+          : 'changed';
+      const pkgFiles = [...(baseFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f));
+      const req: Requirement = { anyone: false, ownerSets: [] };
+      if (kind === 'added') {
+        req.anyone = config.ownership.newPackages === 'anyone';
+      } else {
+        let fromPackageFile: string[] | undefined;
+        const template = config.ownership.packageOwners;
+        if (template) {
+          if (safePathSegment(pkg)) {
+            fromPackageFile = await index.packageOwners(template.replaceAll('{package}', pkg));
+          } else {
+            extraProblems.push({
+              message: `package name ${JSON.stringify(pkg)} cannot be used in the packageOwners path ${template}; it is judged as if that file were absent`,
+            });
+          }
+        }
+        if (fromPackageFile) req.ownerSets.push(fromPackageFile);
+        else if (config.ownership.ownersFiles) {
+          // Without the base catalog, the package's files are unknown: the root's OWNERS decide.
+          const paths = pkgFiles.length > 0 ? pkgFiles : [repoPath(change.root, pkg)];
+          for (const path of paths) req.ownerSets.push((await index.approversOf(path)).approvers);
+        }
+      }
+      rows.push({
+        what,
+        change: kind,
+        ...(await decide(req)),
+        package: pkg,
+        root: change.root,
+        ...(pkgFiles[0] !== undefined ? { file: pkgFiles[0] } : {}),
+      });
+    }
+  }
+
+  const others = new Map<string, ChangeKind>();
+  for (const f of input.otherFiles) {
+    const { path, change } = typeof f === 'string' ? { path: f, change: 'changed' as const } : f;
+    if (!fbcFiles.has(path) && !others.has(path)) others.set(path, change);
+  }
+  for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
+    const req: Requirement = { anyone: false, ownerSets: [] };
+    if (config.ownership.ownersFiles) req.ownerSets.push((await index.approversOf(path)).approvers);
+    rows.push({ what: path, change, ...(await decide(req)), file: path });
+  }
+
+  const problemDetails: PermissionProblem[] = [...index.problems, ...extraProblems];
+  return {
+    satisfied: rows.every((r) => r.satisfiedBy !== null),
+    rows,
+    problems: problemDetails.map(formatProblem),
+    problemDetails,
+  };
+}
+
+function formatProblem(p: PermissionProblem): string {
+  if (p.file === undefined) return p.message;
+  return `${p.file}${p.line !== undefined ? `:${p.line}` : ''}: ${p.message}`;
+}
+
+function whoList(mayApprove: string[]): string {
+  if (mayApprove.includes('*')) return 'anyone';
+  if (mayApprove.length === 0) return 'nobody';
+  return mayApprove.map((e) => `\`${e}\``).join(', ');
+}
+
+export function permissionsCheck(result: PermissionDecision): CheckResult {
+  const findings: Diagnostic[] = [];
+  for (const row of result.rows) {
+    if (row.satisfiedBy !== null) continue;
+    const who = row.mayApprove.length === 0 ? 'nobody' : row.mayApprove.join(', ');
+    findings.push({
+      rule: 'PERM-NOT-APPROVED',
+      level: 'error',
+      message: `${row.what} is ${row.change}, and neither the author nor an approver may approve it; who may: ${who}`,
+      ...(row.file !== undefined ? { file: row.file } : {}),
+      ...(row.package !== undefined ? { package: row.package } : {}),
+      hint:
+        row.mayApprove.length === 0
+          ? 'Nobody may approve this change: list maintainers in .github/catalog-bot.yml (or approvers in an OWNERS file) on the base branch.'
+          : `Ask one of ${who} to comment \`/approve\` on this pull request.`,
+    });
+  }
+  for (const p of result.problemDetails) {
+    findings.push({
+      rule: 'PERM-OWNERS-FILE',
+      level: 'warning',
+      message: p.message,
+      ...(p.file !== undefined ? { file: p.file } : {}),
+      ...(p.line !== undefined ? { line: p.line } : {}),
+      hint: 'Fix the owners file on the base branch; until then it lists no owners.',
+    });
+  }
+
+  const n = result.rows.length;
+  const missing = result.rows.filter((r) => r.satisfiedBy === null).length;
+  const title =
+    n === 0
+      ? 'Nothing that needs approval'
+      : result.satisfied
+        ? `Approved: ${n} change${n === 1 ? '' : 's'}`
+        : `${missing} of ${n} change${n === 1 ? '' : 's'} need${missing === 1 ? 's' : ''} /approve`;
+  const table =
+    n === 0
+      ? 'This pull request changes no package and no file that needs an approval.'
+      : [
+          '| package or file | change | who may approve | approved |',
+          '|---|---|---|---|',
+          ...result.rows.map(
+            (r) =>
+              `| ${cell(r.what)} | ${r.change} | ${cell(whoList(r.mayApprove))} | ${
+                r.satisfiedBy === null ? '**no**' : `yes, by \`${cell(r.satisfiedBy)}\``
+              } |`,
+          ),
+        ].join('\n');
+  const summary = [
+    table,
+    ...(result.problems.length > 0
+      ? ['', '**Problems with owners files:**', '', ...result.problems.map((p) => `- ${cell(p)}`)]
+      : []),
+  ].join('\n');
+  return {
+    name: PERMISSIONS_CHECK,
+    conclusion: result.satisfied ? 'success' : 'failure',
+    title,
+    summary,
+    findings,
+    annotations: toAnnotations(findings),
+  };
+}

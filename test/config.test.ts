@@ -1,0 +1,435 @@
+// The repository config `.github/catalog-bot.yml`: schema, defaults, and every problem with key, line, column.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import {
+  CONFIG_PATH,
+  CONFIG_SCHEMA,
+  DEFAULT_CONFIG,
+  configProblemsAsDiagnostics,
+  parseRepoConfig,
+  type ConfigProblem,
+} from '../src/checks/config.js';
+
+/** The single problem of `text`. */
+function problem(text: string): ConfigProblem {
+  const { config, problems } = parseRepoConfig(text);
+  expect(problems).toHaveLength(1);
+  expect(config).toEqual(DEFAULT_CONFIG);
+  return problems[0] as ConfigProblem;
+}
+
+// The example of design.md, Repository contract.
+const DESIGN_EXAMPLE = `catalogs: [catalogs/*]      # globs of FBC roots; each matching directory is one catalog
+maintainers: [alice, my-org/catalog-admins]   # users and org/team; may change anything
+ownership:
+  ownersFiles: true          # Prow-style OWNERS / OWNERS_ALIASES along changed paths
+  packageOwners: operators/{package}/ci.yaml  # optional: per-package owners file
+                                              # (OWNERS format or ci.yaml \`reviewers:\`)
+  newPackages: maintainers   # or "anyone": who may add a package that base lacks
+automerge:
+  enabled: true
+  method: squash             # merge | squash | rebase
+publish:
+  images:                    # tags pushed for each changed catalog root after a merge
+    - registry.example.com/org/catalog:{root}
+    - registry.example.com/org/catalog:{root}-{sha}
+  baseImage: quay.io/operator-framework/opm:latest
+`;
+
+describe('defaults', () => {
+  it('a missing file, an empty file and a file of comments mean all defaults', () => {
+    for (const text of [undefined, '', '# nothing yet\n', '---\n', '\n\n']) {
+      expect(parseRepoConfig(text)).toEqual({ config: DEFAULT_CONFIG, problems: [] });
+    }
+  });
+
+  it('are the documented ones, with auto-merge off', () => {
+    expect(DEFAULT_CONFIG).toEqual({
+      catalogs: ['catalogs/*'],
+      maintainers: [],
+      ownership: { ownersFiles: true, newPackages: 'maintainers' },
+      automerge: { enabled: false, method: 'squash' },
+      publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
+    });
+    expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
+    expect(DEFAULT_CONFIG.catalogs).toEqual(['catalogs/*']);
+  });
+
+  it('every call gets its own copy; DEFAULT_CONFIG cannot be changed', () => {
+    const a = parseRepoConfig(undefined).config;
+    a.catalogs.push('x/*');
+    a.automerge.enabled = true;
+    expect(parseRepoConfig('').config.catalogs).toEqual(['catalogs/*']);
+    expect(DEFAULT_CONFIG.automerge.enabled).toBe(false);
+    expect(() => (DEFAULT_CONFIG.catalogs as string[]).push('y')).toThrow();
+  });
+
+  it('fill in every key a valid file leaves out', () => {
+    const { config, problems } = parseRepoConfig('automerge:\n  enabled: true\nownership: {}\n');
+    expect(problems).toEqual([]);
+    expect(config).toEqual({ ...DEFAULT_CONFIG, automerge: { enabled: true, method: 'squash' } });
+  });
+});
+
+describe('a valid config', () => {
+  it('the design.md example', () => {
+    expect(parseRepoConfig(DESIGN_EXAMPLE)).toEqual({
+      config: {
+        catalogs: ['catalogs/*'],
+        maintainers: ['alice', 'my-org/catalog-admins'],
+        ownership: {
+          ownersFiles: true,
+          packageOwners: 'operators/{package}/ci.yaml',
+          newPackages: 'maintainers',
+        },
+        automerge: { enabled: true, method: 'squash' },
+        publish: {
+          images: [
+            'registry.example.com/org/catalog:{root}',
+            'registry.example.com/org/catalog:{root}-{sha}',
+          ],
+          baseImage: 'quay.io/operator-framework/opm:latest',
+        },
+      },
+      problems: [],
+    });
+  });
+
+  it('every key set to a non-default value', () => {
+    const text = [
+      'catalogs: [catalogs/*, "operators/*/catalog"]',
+      'maintainers: [bob, acme/admins]',
+      'ownership:',
+      '  ownersFiles: false',
+      '  packageOwners: owners/{package}/OWNERS',
+      '  newPackages: anyone',
+      'automerge: {enabled: true, method: rebase}',
+      'publish:',
+      '  images: ["quay.io/acme/catalog:{root}-{sha}", localhost:5000/catalog]',
+      '  baseImage: quay.io/operator-framework/opm@sha256:' + 'a'.repeat(64),
+      '',
+    ].join('\n');
+    expect(parseRepoConfig(text)).toEqual({
+      config: {
+        catalogs: ['catalogs/*', 'operators/*/catalog'],
+        maintainers: ['bob', 'acme/admins'],
+        ownership: { ownersFiles: false, packageOwners: 'owners/{package}/OWNERS', newPackages: 'anyone' },
+        automerge: { enabled: true, method: 'rebase' },
+        publish: {
+          images: ['quay.io/acme/catalog:{root}-{sha}', 'localhost:5000/catalog'],
+          baseImage: 'quay.io/operator-framework/opm@sha256:' + 'a'.repeat(64),
+        },
+      },
+      problems: [],
+    });
+  });
+
+  it('a byte order mark does not shift columns', () => {
+    expect(problem('\uFEFFautomerge: {method: fast}\n')).toMatchObject({ line: 1, column: 21 });
+  });
+});
+
+describe('problems, each with key, line and column', () => {
+  it('unknown top-level key, with a suggestion', () => {
+    expect(problem('automerge: {}\ncatalog: [a/*]\n')).toEqual({
+      key: 'catalog',
+      message: 'catalog: unknown key (did you mean catalogs?)',
+      line: 2,
+      column: 1,
+    });
+    expect(problem('# settings\n  \ncolour: blue\n')).toEqual({
+      key: 'colour',
+      message: 'colour: unknown key',
+      line: 3,
+      column: 1,
+    });
+  });
+
+  it('a nested key at the top level points to its section', () => {
+    expect(problem('method: squash\n')).toEqual({
+      key: 'method',
+      message: 'method: unknown key (did you mean automerge.method?)',
+      line: 1,
+      column: 1,
+    });
+  });
+
+  it('unknown nested key, with a suggestion by edit distance', () => {
+    expect(problem('ownership:\n  ownersFiles: true\n  newPackage: anyone\n')).toEqual({
+      key: 'ownership.newPackage',
+      message: 'ownership.newPackage: unknown key (did you mean newPackages?)',
+      line: 3,
+      column: 3,
+    });
+    expect(problem('automerge:\n    auto_merge: true\n').message).toBe('automerge.auto_merge: unknown key');
+    expect(problem('publish: {base-image: x}\n')).toMatchObject({
+      message: 'publish.base-image: unknown key (did you mean baseImage?)',
+      line: 1,
+      column: 11,
+    });
+  });
+
+  it('wrong enum value', () => {
+    expect(problem('automerge:\n  enabled: true\n  method: fast-forward\n')).toEqual({
+      key: 'automerge.method',
+      message: 'automerge.method: must be one of merge, squash, rebase (got "fast-forward")',
+      line: 3,
+      column: 11,
+    });
+    expect(problem('ownership: {newPackages: everyone}\n')).toEqual({
+      key: 'ownership.newPackages',
+      message: 'ownership.newPackages: must be one of maintainers, anyone (got "everyone")',
+      line: 1,
+      column: 26,
+    });
+  });
+
+  it('wrong type', () => {
+    // YAML 1.2: `yes` is a string, not a boolean.
+    expect(problem('automerge:\n  enabled: yes\n')).toEqual({
+      key: 'automerge.enabled',
+      message: 'automerge.enabled: must be true or false (got "yes")',
+      line: 2,
+      column: 12,
+    });
+    expect(problem('ownership: [a]\n')).toEqual({
+      key: 'ownership',
+      message: 'ownership: must be a mapping of keys (got a list)',
+      line: 1,
+      column: 12,
+    });
+    expect(problem('publish:\n  baseImage: 3\n')).toMatchObject({
+      message: 'publish.baseImage: must be a string (got 3)',
+      line: 2,
+      column: 14,
+    });
+  });
+
+  it('an empty value points at its key', () => {
+    expect(problem('ownership:\nautomerge: {}\n')).toEqual({
+      key: 'ownership',
+      message: 'ownership: must be a mapping of keys (got an empty value)',
+      line: 1,
+      column: 1,
+    });
+    expect(problem('automerge:\n  method:\n')).toMatchObject({
+      key: 'automerge.method',
+      message: 'automerge.method: must be one of merge, squash, rebase (got an empty value)',
+      line: 2,
+      column: 3,
+    });
+  });
+
+  it('globs that are not strings, or not a list', () => {
+    const { problems } = parseRepoConfig('catalogs:\n  - catalogs/*\n  - 3\n  - {a: 1}\n');
+    expect(problems).toEqual([
+      { key: 'catalogs[1]', message: 'catalogs[1]: must be a glob (a string) (got 3)', line: 3, column: 5 },
+      {
+        key: 'catalogs[2]',
+        message:
+          'catalogs[2]: must be a glob (a string) (got a mapping; put the value in quotes if it contains {, }, [, ] or ": ")',
+        line: 4,
+        column: 5,
+      },
+    ]);
+    expect(problem('catalogs: catalogs/*\n')).toEqual({
+      key: 'catalogs',
+      message: 'catalogs: must be a list of globs, like [catalogs/*] (got "catalogs/*")',
+      line: 1,
+      column: 11,
+    });
+    expect(problem('catalogs: []\n')).toMatchObject({
+      message: 'catalogs: must list at least one glob (with none, no catalog would be checked)',
+    });
+    expect(problem('catalogs: [catalogs/*, ../other/*]\n')).toEqual({
+      key: 'catalogs[1]',
+      message:
+        'catalogs[1]: must be a glob relative to the repository root, like catalogs/* (got "../other/*")',
+      line: 1,
+      column: 24,
+    });
+  });
+
+  it('maintainers, packageOwners and image references', () => {
+    expect(problem('maintainers: [alice, "@bob"]\n')).toEqual({
+      key: 'maintainers[1]',
+      message: 'maintainers[1]: must be a GitHub user or org/team without the "@" (got "@bob")',
+      line: 1,
+      column: 22,
+    });
+    expect(problem('ownership:\n  packageOwners: operators/ci.yaml\n').message).toBe(
+      'ownership.packageOwners: must contain {package}, like operators/{package}/ci.yaml (got "operators/ci.yaml")',
+    );
+    expect(problem('publish:\n  images:\n    - quay.io/acme/catalog:{branch}\n')).toEqual({
+      key: 'publish.images[0]',
+      message:
+        'publish.images[0]: unknown placeholder {branch}; the placeholders are {root} and {sha} (got "quay.io/acme/catalog:{branch}")',
+      line: 3,
+      column: 7,
+    });
+    expect(problem('publish:\n  images: [Quay.io/Acme/catalog:x]\n')).toMatchObject({
+      message: 'publish.images[0]: is not a valid image reference (got "Quay.io/Acme/catalog:x")',
+      line: 2,
+      column: 12,
+    });
+    expect(problem(`publish:\n  images: ["quay.io/a/b@sha256:${'a'.repeat(64)}"]\n`).message).toMatch(
+      /^publish\.images\[0\]: must be a tag, not a digest/,
+    );
+    // In a flow list, `x:{root}` is a mapping: say so.
+    expect(problem('publish: {images: [quay.io/a/b:{root}]}\n').message).toBe(
+      'publish.images[0]: must be an image reference (a string) (got a mapping; put the value in quotes if it contains {, }, [, ] or ": ")',
+    );
+    expect(problem('publish: {baseImage: "opm latest"}\n').message).toBe(
+      'publish.baseImage: must be an image reference without spaces or placeholders (got "opm latest")',
+    );
+  });
+
+  it('reports every problem at once, in file order', () => {
+    const text = 'maintainers: ["@a"]\nautomerge:\n  method: ff\n  enable: true\nfoo: 1\n';
+    expect(parseRepoConfig(text).problems.map((p) => [p.key, p.line, p.column])).toEqual([
+      ['maintainers[0]', 1, 15],
+      ['automerge.method', 3, 11],
+      ['automerge.enable', 4, 3],
+      ['foo', 5, 1],
+    ]);
+  });
+
+  it('YAML syntax errors', () => {
+    expect(problem('catalogs: [catalogs/*\nmaintainers: []\n')).toMatchObject({
+      key: '',
+      message: expect.stringMatching(/^YAML syntax error: /),
+      line: 2,
+    });
+    expect(problem('automerge:\n  enabled: true\n\tmethod: squash\n')).toEqual({
+      key: '',
+      message: 'YAML syntax error: Tabs are not allowed as indentation',
+      line: 3,
+      column: 1,
+    });
+    expect(problem('ownership:\n  ownersFiles: true\n  ownersFiles: false\n')).toEqual({
+      key: 'ownership.ownersFiles',
+      message: 'ownership.ownersFiles: duplicate key',
+      line: 3,
+      column: 3,
+    });
+    expect(problem('catalogs: [a/*]\n---\ncatalogs: [b/*]\n')).toEqual({
+      key: '',
+      message: 'the file must hold one YAML document, but another one starts here',
+      line: 2,
+      column: 1,
+    });
+    expect(problem('catalogs: [a/*]\nmaintainers: *admins\n')).toEqual({
+      key: '',
+      message: 'YAML error: Unresolved alias (the anchor must be set before the alias): admins',
+      line: 2,
+      column: 14,
+    });
+  });
+
+  it('a document that is not a mapping', () => {
+    expect(problem('# config\n- catalogs/*\n')).toEqual({
+      key: '',
+      message: 'the file must be a mapping of keys (catalogs, maintainers, ...), not a list',
+      line: 2,
+      column: 1,
+    });
+    expect(problem('\ncatalogs/*\n')).toMatchObject({
+      message: 'the file must be a mapping of keys (catalogs, maintainers, ...), not "catalogs/*"',
+      line: 2,
+      column: 1,
+    });
+  });
+
+  it('a file over 64 KiB, counted in bytes', () => {
+    const comment = (n: number): string => '#'.repeat(n - 1) + '\n';
+    expect(parseRepoConfig(comment(64 * 1024)).problems).toEqual([]);
+    expect(problem(comment(64 * 1024 + 1))).toEqual({
+      key: '',
+      message: 'the file is 65537 bytes; the limit is 65536 bytes (64 KiB)',
+      line: 1,
+      column: 1,
+    });
+    expect(problem('# ' + 'é'.repeat(33_000) + '\n').message).toMatch(/^the file is 66003 bytes/);
+  });
+});
+
+describe('configProblemsAsDiagnostics', () => {
+  it('CONFIG-INVALID errors on the config file, with hints quoting what is allowed', () => {
+    const text = 'automerge:\n  method: ff\n  enabled: 1\nownership:\n  newPackage: x\nfoo: 1\n';
+    const diagnostics = configProblemsAsDiagnostics(parseRepoConfig(text).problems);
+    expect(
+      diagnostics.map(({ rule, level, file, line, column }) => ({ rule, level, file, line, column })),
+    ).toEqual(
+      [
+        [2, 11],
+        [3, 12],
+        [5, 3],
+        [6, 1],
+      ].map(([line, column]) => ({
+        rule: 'CONFIG-INVALID',
+        level: 'error',
+        file: CONFIG_PATH,
+        line,
+        column,
+      })),
+    );
+    expect(diagnostics[0]?.message).toBe('automerge.method: must be one of merge, squash, rebase (got "ff")');
+    expect(diagnostics[0]?.hint).toContain('Allowed values: merge, squash, rebase.');
+    expect(diagnostics[1]?.hint).toContain('Allowed values: true, false.');
+    expect(diagnostics[2]?.hint).toBe(
+      'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
+    );
+    expect(diagnostics[3]?.hint).toBe(
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish.',
+    );
+  });
+
+  it('document-level problems get a hint too', () => {
+    const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
+    expect(d?.hint).toBe(
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish.`,
+    );
+    expect(configProblemsAsDiagnostics([])).toEqual([]);
+  });
+});
+
+describe('CONFIG_SCHEMA', () => {
+  type Node = Record<string, unknown>;
+  /** Every subschema with the path to it. */
+  function* walk(node: Node, at = '#'): Generator<[string, Node]> {
+    yield [at, node];
+    for (const [name, child] of Object.entries((node.properties ?? {}) as Record<string, Node>))
+      yield* walk(child, `${at}/properties/${name}`);
+    if (node.items) yield* walk(node.items as Node, `${at}/items`);
+  }
+
+  it('compiles with ajv in strict mode and is plain JSON', () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: true, allErrors: true });
+    expect(() => ajv.compile(CONFIG_SCHEMA)).not.toThrow();
+    expect(JSON.parse(JSON.stringify(CONFIG_SCHEMA))).toEqual(CONFIG_SCHEMA);
+    expect((CONFIG_SCHEMA as Node).$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+  });
+
+  it('every key has a description; every mapping forbids other keys', () => {
+    const nodes = [...walk(CONFIG_SCHEMA as Node)];
+    expect(nodes.length).toBeGreaterThan(12);
+    for (const [at, node] of nodes) {
+      expect(typeof node.description, at).toBe('string');
+      expect((node.description as string).length, at).toBeGreaterThan(10);
+      if (node.type === 'object') expect(node.additionalProperties, at).toBe(false);
+    }
+  });
+
+  it('its defaults are DEFAULT_CONFIG', () => {
+    const validate = new Ajv2020({ strict: true, useDefaults: true }).compile(CONFIG_SCHEMA);
+    const data = {};
+    expect(validate(data)).toBe(true);
+    expect(data).toEqual(DEFAULT_CONFIG);
+  });
+
+  it('accepts DEFAULT_CONFIG and the parsed design example', () => {
+    const validate = new Ajv2020({ strict: true }).compile(CONFIG_SCHEMA);
+    expect(validate(structuredClone(DEFAULT_CONFIG))).toBe(true);
+    expect(validate(parseRepoConfig(DESIGN_EXAMPLE).config)).toBe(true);
+  });
+});
