@@ -331,14 +331,24 @@ async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise
       base: { type: 'string' },
       head: { type: 'string' },
       format: { type: 'string', default: 'text' },
+      author: { type: 'string' },
+      approver: { type: 'string', multiple: true, default: [] },
     },
   });
   const format = values.format;
   if (format !== 'text' && format !== 'json' && format !== 'github')
     throw new UsageError(`unknown format "${format}"`);
   if (!values.base || !values.head) throw new UsageError('check needs --base <ref> and --head <ref>');
+  if (values.approver.length > 0 && values.author === undefined)
+    throw new UsageError('--approver needs --author');
   await requireDirectory(values.repo);
-  const result = await runPrChecks({ repo: values.repo, base: values.base, head: values.head });
+  const result = await runPrChecks({
+    repo: values.repo,
+    base: values.base,
+    head: values.head,
+    author: values.author,
+    approvers: values.approver,
+  });
   const failed = result.checks.some((c) => c.conclusion === 'failure');
   if (format === 'json') {
     const checks = result.checks.map((c) => ({

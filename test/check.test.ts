@@ -37,12 +37,16 @@ function exampleRepo(edit?: (repo: string) => void): string {
   return repo;
 }
 
-async function check(repo: string, format = 'json'): Promise<{ code: number; out: string }> {
+async function check(
+  repo: string,
+  format = 'json',
+  ...extra: string[]
+): Promise<{ code: number; out: string }> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
   const code = await main(
-    ['check', '--repo', repo, '--base', 'main', '--head', 'pr', '--format', format],
+    ['check', '--repo', repo, '--base', 'main', '--head', 'pr', '--format', format, ...extra],
     out,
     new PassThrough(),
   );
@@ -141,6 +145,12 @@ describe('catalog-bot check', () => {
     const approved = await run('mallory', ['alice']);
     expect(approved.conclusion).toBe('success');
     expect(await run('alice')).toMatchObject({ conclusion: 'success' });
+  });
+
+  it('adds catalog-bot/permissions to the JSON output with --author', async () => {
+    const { out } = await check(exampleRepo(), 'json', '--author', 'bob', '--approver', 'alice');
+    const { checks } = JSON.parse(out) as { checks: { name: string; conclusion: string }[] };
+    expect(checks[0]).toMatchObject({ name: 'catalog-bot/permissions', conclusion: 'success' });
   });
 
   it('fails on a bad repository config, naming the key and line', async () => {
