@@ -1,0 +1,104 @@
+// Check runs on GitHub: create them in progress, complete them from a CheckResult.
+import type { Context } from 'probot';
+import type { Annotation, CheckResult } from '../checks/check.js';
+
+export type Octokit = Context['octokit'];
+
+/** design.md: the check-run names MUST be exact. */
+export const PR_CHECK_NAMES = [
+  'catalog-bot/permissions',
+  'catalog-bot/validate',
+  'catalog-bot/upgrade-graph',
+] as const;
+
+/** GitHub's limits: output text 65535 characters, 50 annotations per request. */
+export const MAX_TEXT = 65_535;
+export const ANNOTATIONS_PER_REQUEST = 50;
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+}
+
+export function truncate(text: string, max = MAX_TEXT): string {
+  if (text.length <= max) return text;
+  const note = '\n\n… (truncated; see the annotations or run `catalog-bot check` locally)';
+  return text.slice(0, max - note.length) + note;
+}
+
+/** Create one in-progress check run per name on the head sha; returns name -> check run id. */
+export async function createCheckRuns(
+  octokit: Octokit,
+  ref: RepoRef,
+  headSha: string,
+  names: readonly string[] = PR_CHECK_NAMES,
+): Promise<Map<string, number>> {
+  const startedAt = new Date().toISOString();
+  const created = await Promise.all(
+    names.map((name) =>
+      octokit.rest.checks.create({
+        ...ref,
+        name,
+        head_sha: headSha,
+        status: 'in_progress',
+        started_at: startedAt,
+        output: { title: 'Checking…', summary: 'catalog-bot is checking this pull request.' },
+      }),
+    ),
+  );
+  return new Map(names.map((name, i) => [name, created[i]!.data.id]));
+}
+
+type GitHubConclusion = CheckResult['conclusion'] | 'skipped' | 'cancelled';
+
+export interface Completion {
+  conclusion: GitHubConclusion;
+  title: string;
+  summary: string;
+  annotations?: Annotation[];
+}
+
+/** Complete a check run; annotations go in batches of 50, the last request completes it. */
+export async function completeCheckRun(
+  octokit: Octokit,
+  ref: RepoRef,
+  id: number,
+  c: Completion,
+): Promise<void> {
+  const title = truncate(c.title, 255);
+  const summary = truncate(c.summary);
+  const annotations = (c.annotations ?? []).map((a) => ({
+    path: a.path,
+    start_line: a.line,
+    end_line: a.line,
+    annotation_level: a.level,
+    title: truncate(a.title, 255),
+    message: truncate(a.message, 64_000),
+  }));
+  const batches: (typeof annotations)[] = [];
+  for (let i = 0; i < annotations.length; i += ANNOTATIONS_PER_REQUEST) {
+    batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+  }
+  if (batches.length === 0) batches.push([]);
+  for (const [i, batch] of batches.entries()) {
+    const last = i === batches.length - 1;
+    await octokit.rest.checks.update({
+      ...ref,
+      check_run_id: id,
+      ...(last
+        ? { status: 'completed' as const, conclusion: c.conclusion, completed_at: new Date().toISOString() }
+        : {}),
+      output: { title, summary, ...(batch.length > 0 ? { annotations: batch } : {}) },
+    });
+  }
+}
+
+/** Complete every run with the same outcome (errors, superseded heads). */
+export async function completeAll(
+  octokit: Octokit,
+  ref: RepoRef,
+  runs: Map<string, number>,
+  c: Completion,
+): Promise<void> {
+  await Promise.all([...runs.values()].map((id) => completeCheckRun(octokit, ref, id, c)));
+}

@@ -1,0 +1,160 @@
+// pull_request events: parse, decide, enqueue. The job mirrors the repository, runs the
+// pull-request checks on the base and head commits and completes the check runs.
+import type { Context } from 'probot';
+import { runPrChecks } from '../checks/pr.js';
+import { ensureMirror, fetchMissingBlobs, revParse } from '../git-mirror.js';
+import type { JobQueue } from '../queue.js';
+import {
+  completeAll,
+  completeCheckRun,
+  createCheckRuns,
+  PR_CHECK_NAMES,
+  type RepoRef,
+} from './check-runs.js';
+
+export const PR_EVENTS = [
+  'pull_request.opened',
+  'pull_request.synchronize',
+  'pull_request.reopened',
+  'pull_request.ready_for_review',
+  'pull_request.edited',
+] as const;
+
+export interface PrHandlerOptions {
+  queue: JobQueue;
+  /** Where the mirrors live (default: CATALOG_BOT_WORKDIR or the temp dir). */
+  workDir?: string;
+}
+
+type PrContext = Context<'pull_request'>;
+
+/** What the job needs, taken from the payload. */
+export interface PrJob {
+  ref: RepoRef;
+  number: number;
+  headSha: string;
+  author: string;
+  cloneUrl: string;
+  repoId: number;
+}
+
+/** Whether an event asks for the checks: `edited` only when the base branch changed. */
+export function wantsChecks(context: PrContext): boolean {
+  const { payload } = context;
+  if (payload.action === 'edited') return payload.changes.base !== undefined;
+  return ['opened', 'synchronize', 'reopened', 'ready_for_review'].includes(payload.action);
+}
+
+export function pullRequestHandler(options: PrHandlerOptions): (context: PrContext) => Promise<void> {
+  return async (context) => {
+    if (!wantsChecks(context)) return;
+    const { payload } = context;
+    const pr = payload.pull_request;
+    const job: PrJob = {
+      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
+      number: pr.number,
+      headSha: pr.head.sha,
+      author: pr.user?.login ?? '',
+      cloneUrl: payload.repository.clone_url,
+      repoId: payload.repository.id,
+    };
+    // The job waits for the check runs, which are created right away (not awaited here:
+    // the webhook answer must stay fast). A duplicate delivery creates nothing.
+    let runsReady!: (runs: Promise<Map<string, number>>) => void;
+    const runs = new Promise<Map<string, number>>((resolve) => (runsReady = resolve));
+    const accepted = options.queue.enqueue({
+      key: `delivery:${context.id}`,
+      group: `repo:${job.repoId}`,
+      run: () => runChecksJob(context, job, runs, options.workDir),
+    });
+    if (!accepted) {
+      context.log.info({ delivery: context.id }, 'duplicate delivery ignored');
+      return;
+    }
+    const created = createCheckRuns(context.octokit, job.ref, job.headSha);
+    created.catch(() => undefined); // reported by the job
+    runsReady(created);
+  };
+}
+
+/** The queued work for one pull-request event. Never throws. */
+export async function runChecksJob(
+  context: PrContext,
+  job: PrJob,
+  runsPromise: Promise<Map<string, number>>,
+  workDir?: string,
+): Promise<void> {
+  const { octokit, log } = context;
+  let runs: Map<string, number>;
+  try {
+    runs = await runsPromise;
+  } catch (error) {
+    log.error({ err: error }, `could not create check runs on ${job.headSha}`);
+    return;
+  }
+  try {
+    const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
+    if (current.head.sha !== job.headSha) {
+      await completeAll(octokit, job.ref, runs, {
+        conclusion: 'skipped',
+        title: 'Superseded by a newer commit',
+        summary: `The pull request head is now ${current.head.sha}; that commit is checked instead.`,
+      });
+      return;
+    }
+    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
+    const base = current.base.sha;
+    const dir = await ensureMirror(
+      { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch: [base, `refs/pull/${job.number}/head`] },
+      workDir,
+    );
+    for (const sha of [base, job.headSha]) {
+      if ((await revParse(dir, sha).catch(() => '')) !== sha)
+        throw new Error(`commit ${sha} was not fetched`);
+    }
+    await fetchMissingBlobs(dir, [base, job.headSha], token);
+    const result = await runPrChecks({
+      repo: dir,
+      base,
+      head: job.headSha,
+      author: job.author,
+      approvers: [],
+    });
+    await Promise.all(
+      [...runs].map(([name, id]) => {
+        const check = result.checks.find((c) => c.name === name);
+        return completeCheckRun(
+          octokit,
+          job.ref,
+          id,
+          check ?? {
+            conclusion: 'neutral',
+            title: 'Not run',
+            summary: `${name} did not run on this change.`,
+          },
+        );
+      }),
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
+    try {
+      await completeAll(octokit, job.ref, runs, {
+        conclusion: 'failure',
+        title: 'catalog-bot could not check this pull request',
+        summary: [
+          'catalog-bot hit an error before it could finish the checks, so this change is not verified.',
+          'Push a new commit or re-run the checks to try again.',
+          '',
+          '```',
+          message.slice(0, 4000),
+          '```',
+        ].join('\n'),
+      });
+    } catch (again) {
+      log.error({ err: again }, 'could not report the failure on the check runs');
+    }
+  }
+}
+
+export { PR_CHECK_NAMES };

@@ -1,0 +1,43 @@
+// `npm start`: the GitHub App server. Configuration is Probot's environment (APP_ID,
+// PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT, HOST, GHE_HOST, GHE_PROTOCOL,
+// LOG_LEVEL); webhooks arrive at /api/github/webhooks, and GET /healthz answers 200.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { run, type ApplicationFunction } from 'probot';
+import { createApp, type AppOptions } from './app.js';
+
+/** GET /healthz: 200 while the process can serve. */
+export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
+  const path = (req.url ?? '').split('?')[0];
+  if (path !== '/healthz' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(req.method === 'HEAD' ? undefined : 'ok\n');
+  return true;
+}
+
+/** The app plus the HTTP routes the runtime contract asks for. */
+export function serverApp(options: AppOptions = {}): ApplicationFunction {
+  const app = createApp(options);
+  return async (probot, appOptions) => {
+    appOptions.addHandler(healthz);
+    await app(probot, appOptions);
+  };
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  run(serverApp()).catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,374 @@
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Probot, Server } from 'probot';
+import { createApp } from '../src/app.js';
+import { ensureMirror, fetchMissingBlobs } from '../src/git-mirror.js';
+import { completeCheckRun, type Octokit } from '../src/handlers/check-runs.js';
+import { InProcessQueue } from '../src/queue.js';
+import { serverApp } from '../src/server.js';
+import {
+  makeExampleRepo,
+  privateKey,
+  prPayload,
+  quietLog,
+  testProbot,
+  TestOctokit,
+  type ExampleRepo,
+} from './helpers/github.js';
+
+const API = 'https://api.github.com';
+const REPO = '/repos/Codertocat/Hello-World';
+
+interface Update {
+  id: number;
+  body: {
+    status?: string;
+    conclusion?: string;
+    output: { title: string; summary: string; annotations?: { path: string; annotation_level: string }[] };
+  };
+}
+
+/** nock the API calls of one pull-request job; returns what was sent. */
+function mockGitHub(options: { head: string; base: string }) {
+  const sent = {
+    token: 0,
+    created: [] as { name: string; status: string; head_sha: string }[],
+    updates: [] as Update[],
+  };
+  const ids = new Map<string, number>();
+  const scope = nock(API)
+    .post('/app/installations/4242/access_tokens')
+    .reply(201, () => {
+      sent.token++;
+      return {
+        token: 'ghs_test',
+        expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        permissions: {},
+      };
+    })
+    .post(`${REPO}/check-runs`)
+    .times(3)
+    .reply(201, (_uri, body) => {
+      const b = body as { name: string; status: string; head_sha: string };
+      sent.created.push(b);
+      const id = 100 + sent.created.length;
+      ids.set(b.name, id);
+      return { id, name: b.name };
+    })
+    .get(`${REPO}/pulls/1`)
+    .reply(200, { number: 1, head: { sha: options.head }, base: { sha: options.base } })
+    .patch(/\/repos\/Codertocat\/Hello-World\/check-runs\/\d+$/)
+    .times(3)
+    .reply(200, (uri, body) => {
+      sent.updates.push({ id: Number(uri.split('/').pop()), body: body as Update['body'] });
+      return {};
+    });
+  const byName = (name: string) => sent.updates.filter((u) => u.id === ids.get(name));
+  return { scope, sent, byName };
+}
+
+describe('catalog-bot app: pull_request', () => {
+  let repo: ExampleRepo;
+  let workDir: string;
+  beforeAll(() => {
+    repo = makeExampleRepo();
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  afterAll(() => {
+    repo.cleanup();
+    nock.enableNetConnect();
+  });
+  beforeEach(() => {
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  function setup() {
+    const queue = new InProcessQueue();
+    const probot = testProbot();
+    probot.load(createApp({ queue, workDir }));
+    return { queue, probot };
+  }
+
+  it('creates the three check runs in progress and completes them from the checks', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    await probot.receive({
+      id: 'delivery-1',
+      name: 'pull_request',
+      payload: prPayload(repo, { author: 'alice' }),
+    });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.token).toBe(1);
+    expect(gh.sent.created.map((c) => c.name).sort()).toEqual([
+      'catalog-bot/permissions',
+      'catalog-bot/upgrade-graph',
+      'catalog-bot/validate',
+    ]);
+    for (const c of gh.sent.created) {
+      expect(c.status).toBe('in_progress');
+      expect(c.head_sha).toBe(repo.head);
+    }
+    const [permissions] = gh.byName('catalog-bot/permissions');
+    const [validate] = gh.byName('catalog-bot/validate');
+    const [graph] = gh.byName('catalog-bot/upgrade-graph');
+    expect(permissions?.body).toMatchObject({ status: 'completed', conclusion: 'success' });
+    expect(validate?.body).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(graph?.body).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    const validateAnnotations = validate?.body.output.annotations ?? [];
+    expect(validateAnnotations.some((a) => a.path === 'catalogs/v4.21/other-operator/catalog.json')).toBe(
+      true,
+    );
+    expect(JSON.stringify(validateAnnotations)).toContain('PR-VERSION');
+    const graphAnnotations = graph?.body.output.annotations ?? [];
+    expect(graphAnnotations.some((a) => a.path === 'catalogs/v4.21/example-operator/catalog.yaml')).toBe(
+      true,
+    );
+    expect(JSON.stringify(graphAnnotations)).toContain('G12');
+  });
+
+  it('fails the permissions check for an author who may not change the packages', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    await probot.receive({
+      id: 'delivery-2',
+      name: 'pull_request',
+      payload: prPayload(repo, { author: 'bob' }),
+    });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('failure');
+  });
+
+  it('runs a delivery that arrives twice once', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const payload = prPayload(repo, { author: 'alice' });
+    await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
+    await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
+    await queue.onIdle();
+    await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.created).toHaveLength(3);
+    expect(gh.sent.updates).toHaveLength(3);
+  });
+
+  it('skips the job when the head moved on', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.newer, base: repo.base });
+    await probot.receive({
+      id: 'delivery-stale',
+      name: 'pull_request',
+      payload: prPayload(repo, { author: 'alice' }),
+    });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.updates.map((u) => u.body.conclusion)).toEqual(['skipped', 'skipped', 'skipped']);
+    expect(gh.sent.updates[0]?.body.output.summary).toContain(repo.newer);
+  });
+
+  it('ignores edits that do not change the base', async () => {
+    const { queue, probot } = setup();
+    const payload = prPayload(repo, { author: 'alice', action: 'edited' });
+    payload.changes = { title: { from: 'old' } };
+    await probot.receive({ id: 'delivery-edit', name: 'pull_request', payload });
+    await queue.onIdle();
+    expect(queue.size).toBe(0);
+  });
+
+  it('completes the check runs as failed, with the reason, when the repository cannot be fetched', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const payload = prPayload(repo, { author: 'alice' });
+    payload.repository.clone_url = join(workDir, 'does-not-exist.git');
+    await probot.receive({ id: 'delivery-broken', name: 'pull_request', payload });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    for (const u of gh.sent.updates) {
+      expect(u.body.conclusion).toBe('failure');
+      expect(u.body.output.title).toBe('catalog-bot could not check this pull request');
+      expect(u.body.output.summary).toContain('git clone failed');
+    }
+  });
+});
+
+describe('catalog-bot server (real HTTP, signed webhooks)', () => {
+  const secret = 'e2e-secret';
+  let repo: ExampleRepo;
+  let workDir: string;
+  let server: Server;
+  let queue: InProcessQueue;
+  let base: string;
+
+  beforeAll(async () => {
+    repo = makeExampleRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    queue = new InProcessQueue();
+    // Probot's Server treats port 0 as "default 3000": take a free port first.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    server = new Server({
+      Probot: Probot.defaults({
+        appId: 123,
+        privateKey: privateKey(),
+        secret,
+        Octokit: TestOctokit,
+        logLevel: 'fatal',
+      }),
+      host: '127.0.0.1',
+      port,
+      log: await quietLog(),
+    });
+    await server.load(serverApp({ queue, workDir }));
+    await server.start();
+    base = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => {
+    await server.stop();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  function post(body: string, signature: string, delivery: string) {
+    return fetch(`${base}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': delivery,
+        'x-hub-signature-256': signature,
+      },
+      body,
+    });
+  }
+  const sign = (body: string, key = secret) =>
+    `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
+
+  it('answers GET /healthz with 200', async () => {
+    const res = await fetch(`${base}/healthz`);
+    expect(res.status).toBe(200);
+  });
+
+  it('checks a pull request from a signed webhook', async () => {
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const body = JSON.stringify(prPayload(repo, { author: 'alice' }));
+    const res = await post(body, sign(body), 'e2e-1');
+    expect(res.status).toBe(200);
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.updates.map((u) => u.body.conclusion).sort()).toEqual(['failure', 'failure', 'success']);
+  });
+
+  it('refuses a webhook with a bad signature and does nothing', async () => {
+    const body = JSON.stringify(prPayload(repo, { author: 'alice' }));
+    const res = await post(body, sign(body, 'wrong-secret'), 'e2e-bad');
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(queue.size).toBe(0);
+  });
+});
+
+describe('git mirror', () => {
+  it('clones blobless over file:// and fetches the missing blobs of both commits', async () => {
+    const repo = makeExampleRepo(7);
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    try {
+      const { execFileSync } = await import('node:child_process');
+      execFileSync('git', ['-C', repo.bare, 'config', 'uploadpack.allowFilter', 'true']);
+      execFileSync('git', ['-C', repo.bare, 'config', 'uploadpack.allowAnySHA1InWant', 'true']);
+      const dir = await ensureMirror(
+        { cloneUrl: `file://${repo.bare}`, repoId: 9, fetch: [repo.base, 'refs/pull/7/head'] },
+        workDir,
+      );
+      const fetched = await fetchMissingBlobs(dir, [repo.base, repo.head]);
+      expect(fetched).toBeGreaterThan(0);
+      expect(await fetchMissingBlobs(dir, [repo.base, repo.head])).toBe(0);
+      // A second call reuses the mirror.
+      await ensureMirror(
+        { cloneUrl: `file://${repo.bare}`, repoId: 9, fetch: ['refs/pull/7/head'] },
+        workDir,
+      );
+      expect(readdirSync(join(workDir, 'mirrors'))).toEqual(['9.git']);
+    } finally {
+      repo.cleanup();
+      rmSync(workDir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends the token as x-access-token basic auth in a header, never in the URL, config or errors', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const http = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    try {
+      const { port } = http.address() as AddressInfo;
+      const token = 'ghs_secretToken123';
+      const error = await ensureMirror(
+        { cloneUrl: `http://127.0.0.1:${port}/o/r.git`, repoId: 1, token, fetch: [] },
+        workDir,
+      ).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error?.message).toMatch(/git clone failed/);
+      expect(error?.message).not.toContain(token);
+      const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+      expect(seen[0]?.authorization?.toLowerCase()).toBe(`basic ${basic}`.toLowerCase());
+      // Nothing half-cloned is left behind, so nothing can hold the token.
+      expect(readdirSync(join(workDir, 'mirrors'))).toEqual([]);
+    } finally {
+      http.close();
+      rmSync(workDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('check-run completion', () => {
+  it('sends annotations in batches of 50 and truncates the summary to 65535 characters', async () => {
+    const calls: Record<string, unknown>[] = [];
+    const octokit = {
+      rest: { checks: { update: async (p: Record<string, unknown>) => void calls.push(p) } },
+    } as unknown as Octokit;
+    const annotations = Array.from({ length: 120 }, (_, i) => ({
+      path: 'catalogs/v4.21/x/catalog.yaml',
+      line: i + 1,
+      level: 'warning' as const,
+      title: 'R',
+      message: 'm',
+    }));
+    await completeCheckRun(octokit, { owner: 'o', repo: 'r' }, 5, {
+      conclusion: 'failure',
+      title: 't',
+      summary: 'x'.repeat(70_000),
+      annotations,
+    });
+    expect(calls).toHaveLength(3);
+    const outputs = calls.map((c) => c.output as { summary: string; annotations: unknown[] });
+    expect(outputs.map((o) => o.annotations.length)).toEqual([50, 50, 20]);
+    expect(outputs[0]?.summary.length).toBe(65_535);
+    expect(calls.map((c) => c.conclusion)).toEqual([undefined, undefined, 'failure']);
+    expect(calls[2]?.status).toBe('completed');
+  });
+});
