@@ -151,6 +151,24 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('failure');
   });
 
+  it('resolves org/team maintainers through the API', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const team = nock(API)
+      .get('/orgs/my-org/teams/catalog-admins/members')
+      .query(true)
+      .reply(200, [{ login: 'carol' }]);
+    await probot.receive({
+      id: 'delivery-team',
+      name: 'pull_request',
+      payload: prPayload(repo, { author: 'carol' }),
+    });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(team.isDone()).toBe(true);
+    expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
+  });
+
   it('runs a delivery that arrives twice once', async () => {
     const { queue, probot } = setup();
     const gh = mockGitHub({ head: repo.head, base: repo.base });

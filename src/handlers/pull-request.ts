@@ -4,6 +4,7 @@ import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
 import { ensureMirror, fetchMissingBlobs, revParse } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
+import { teamMembers } from './teams.js';
 import {
   completeAll,
   completeCheckRun,
@@ -119,6 +120,7 @@ export async function runChecksJob(
       head: job.headSha,
       author: job.author,
       approvers: [],
+      teams: teamMembers(octokit, (context.payload as { installation?: { id: number } }).installation?.id),
     });
     await Promise.all(
       [...runs].map(([name, id]) => {
