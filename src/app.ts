@@ -2,6 +2,7 @@
 // enqueue); the checks themselves live in src/checks.
 import type { ApplicationFunction, Probot } from 'probot';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
+import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 
 export interface AppOptions {
@@ -19,6 +20,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
         onError: (error, job) => app.log.error({ err: error, job: job.key }, 'job failed'),
       });
     app.on([...PR_EVENTS], pullRequestHandler({ queue, workDir: options.workDir }));
+    app.on([...RERUN_EVENTS], rerunHandler({ queue, workDir: options.workDir }));
   };
 }
 

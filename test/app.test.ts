@@ -19,6 +19,7 @@ import {
   quietLog,
   testProbot,
   TestOctokit,
+  webhookExample,
   type ExampleRepo,
 } from './helpers/github.js';
 
@@ -167,6 +168,44 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.scope.isDone()).toBe(true);
     expect(team.isDone()).toBe(true);
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
+  });
+
+  it('checks the pull request again when a catalog-bot check run is re-run', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const pr = prPayload(repo, { author: 'alice' });
+    const payload = webhookExample('check_run', 'rerequested');
+    payload.installation = pr.installation;
+    payload.repository = pr.repository;
+    payload.check_run.name = 'catalog-bot/validate';
+    payload.check_run.head_sha = repo.head;
+    payload.check_run.pull_requests = [
+      {
+        number: 1,
+        head: { sha: repo.head, ref: 'pr', repo: pr.repository },
+        base: { sha: repo.base, ref: 'main', repo: pr.repository },
+      },
+    ];
+    await probot.receive({ id: 'delivery-rerun', name: 'check_run', payload });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.created.map((c) => c.head_sha)).toEqual([repo.head, repo.head, repo.head]);
+    expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
+  });
+
+  it("ignores re-runs of check runs that are not catalog-bot's", async () => {
+    const { queue, probot } = setup();
+    const pr = prPayload(repo, { author: 'alice' });
+    const payload = webhookExample('check_run', 'rerequested');
+    payload.installation = pr.installation;
+    payload.repository = pr.repository;
+    payload.check_run.name = 'other-ci/lint';
+    payload.check_run.pull_requests = [
+      { number: 1, head: { sha: repo.head }, base: { sha: repo.base, repo: pr.repository } },
+    ];
+    await probot.receive({ id: 'delivery-other', name: 'check_run', payload });
+    await queue.onIdle();
+    expect(nock.pendingMocks()).toEqual([]); // nothing was asked of GitHub
   });
 
   it('runs a delivery that arrives twice once', async () => {

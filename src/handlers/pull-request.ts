@@ -34,7 +34,9 @@ export interface PrJob {
   ref: RepoRef;
   number: number;
   headSha: string;
-  author: string;
+  /** The pull request's author; looked up with the pull request when unknown (re-runs). */
+  author?: string;
+  installationId?: number;
   cloneUrl: string;
   repoId: number;
 }
@@ -56,31 +58,45 @@ export function pullRequestHandler(options: PrHandlerOptions): (context: PrConte
       number: pr.number,
       headSha: pr.head.sha,
       author: pr.user?.login ?? '',
+      installationId: (payload as { installation?: { id: number } }).installation?.id,
       cloneUrl: payload.repository.clone_url,
       repoId: payload.repository.id,
     };
-    // The job waits for the check runs, which are created right away (not awaited here:
-    // the webhook answer must stay fast). A duplicate delivery creates nothing.
-    let runsReady!: (runs: Promise<Map<string, number>>) => void;
-    const runs = new Promise<Map<string, number>>((resolve) => (runsReady = resolve));
-    const accepted = options.queue.enqueue({
-      key: `delivery:${context.id}`,
-      group: `repo:${job.repoId}`,
-      run: () => runChecksJob(context, job, runs, options.workDir),
-    });
-    if (!accepted) {
-      context.log.info({ delivery: context.id }, 'duplicate delivery ignored');
-      return;
-    }
-    const created = createCheckRuns(context.octokit, job.ref, job.headSha);
-    created.catch(() => undefined); // reported by the job
-    runsReady(created);
+    enqueueChecks(context, options, job, `delivery:${context.id}`);
   };
+}
+
+/**
+ * Create the check runs on the head commit right away and queue the job that completes
+ * them. The runs are not awaited here: the webhook answer must stay fast. A duplicate
+ * delivery (same key) creates nothing.
+ */
+export function enqueueChecks(
+  context: Pick<Context, 'octokit' | 'log'>,
+  options: PrHandlerOptions,
+  job: PrJob,
+  key: string,
+): boolean {
+  let runsReady!: (runs: Promise<Map<string, number>>) => void;
+  const runs = new Promise<Map<string, number>>((resolve) => (runsReady = resolve));
+  const accepted = options.queue.enqueue({
+    key,
+    group: `repo:${job.repoId}`,
+    run: () => runChecksJob(context, job, runs, options.workDir),
+  });
+  if (!accepted) {
+    context.log.info({ key }, 'duplicate delivery ignored');
+    return false;
+  }
+  const created = createCheckRuns(context.octokit, job.ref, job.headSha);
+  created.catch(() => undefined); // reported by the job
+  runsReady(created);
+  return true;
 }
 
 /** The queued work for one pull-request event. Never throws. */
 export async function runChecksJob(
-  context: PrContext,
+  context: Pick<Context, 'octokit' | 'log'>,
   job: PrJob,
   runsPromise: Promise<Map<string, number>>,
   workDir?: string,
@@ -118,9 +134,9 @@ export async function runChecksJob(
       repo: dir,
       base,
       head: job.headSha,
-      author: job.author,
+      author: job.author ?? current.user?.login ?? '',
       approvers: [],
-      teams: teamMembers(octokit, (context.payload as { installation?: { id: number } }).installation?.id),
+      teams: teamMembers(octokit, job.installationId),
     });
     await Promise.all(
       [...runs].map(([name, id]) => {

@@ -60,15 +60,20 @@ interface Example {
 export type Payload = any;
 
 /** The `pull_request.<action>` example payload, pointed at the example repo. */
+/** A copy of a real payload from @octokit/webhooks-examples. */
+export function webhookExample(name: string, action: string): Payload {
+  const file = require.resolve('@octokit/webhooks-examples/api.github.com/index.json');
+  const all = JSON.parse(readFileSync(file, 'utf8')) as Example[];
+  const example = all.find((e) => e.name === name)?.examples.find((e) => e.action === action);
+  if (!example) throw new Error(`no ${name}.${action} example`);
+  return structuredClone(example) as Payload;
+}
+
 export function prPayload(
   repo: ExampleRepo,
   options: { author: string; action?: string; number?: number },
 ): Payload {
-  const file = require.resolve('@octokit/webhooks-examples/api.github.com/index.json');
-  const all = JSON.parse(readFileSync(file, 'utf8')) as Example[];
-  const example = all.find((e) => e.name === 'pull_request')?.examples.find((e) => e.action === 'opened');
-  if (!example) throw new Error('no pull_request.opened example');
-  const payload = structuredClone(example) as Payload;
+  const payload = webhookExample('pull_request', 'opened');
   payload.action = options.action ?? 'opened';
   const number = options.number ?? 1;
   payload.number = number;

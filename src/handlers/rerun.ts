@@ -1,0 +1,36 @@
+// "Re-run" on a catalog-bot check run, or "Re-run all checks" on its suite: check the
+// pull requests of that commit again, through the same job as a pull_request event.
+import type { Context } from 'probot';
+import type { JobQueue } from '../queue.js';
+import { enqueueChecks, type PrJob } from './pull-request.js';
+
+export const RERUN_EVENTS = ['check_suite.rerequested', 'check_run.rerequested'] as const;
+
+type RerunContext = Context<'check_suite.rerequested'> | Context<'check_run.rerequested'>;
+
+export function rerunHandler(options: {
+  queue: JobQueue;
+  workDir?: string;
+}): (context: RerunContext) => Promise<void> {
+  return async (context) => {
+    const { payload } = context;
+    const pulls =
+      ('check_suite' in payload ? payload.check_suite.pull_requests : payload.check_run.pull_requests) ?? [];
+    const headSha = 'check_suite' in payload ? payload.check_suite.head_sha : payload.check_run.head_sha;
+    if ('check_run' in payload && !payload.check_run.name.startsWith('catalog-bot/')) return; // not ours
+    const repository = payload.repository;
+    for (const pr of pulls) {
+      // Only pull requests into this repository (a fork's suite may list others).
+      if (pr.base.repo.id !== repository.id) continue;
+      const job: PrJob = {
+        ref: { owner: repository.owner.login, repo: repository.name },
+        number: pr.number,
+        headSha,
+        cloneUrl: repository.clone_url,
+        repoId: repository.id,
+        installationId: (payload as { installation?: { id: number } }).installation?.id,
+      };
+      enqueueChecks(context, options, job, `delivery:${context.id}:${pr.number}`);
+    }
+  };
+}
