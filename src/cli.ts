@@ -7,7 +7,6 @@ import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { channelGraph, dot, findChannel, graphText, mermaid, type ChannelGraph } from './catalog/graph.js';
 import { tryParseRange } from './catalog/range.js';
-import { runPrChecks } from './checks/pr.js';
 import { InvalidVersionRangeError } from './catalog/v1.js';
 import { tryParseVersion } from './catalog/semver.js';
 import {
@@ -342,6 +341,8 @@ async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise
   if (values.approver.length > 0 && values.author === undefined)
     throw new UsageError('--approver needs --author');
   await requireDirectory(values.repo);
+  // Loaded on demand: the config schema (ajv, yaml) would slow every other command's start.
+  const { runPrChecks } = await import('./checks/pr.js');
   const result = await runPrChecks({
     repo: values.repo,
     base: values.base,
