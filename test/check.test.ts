@@ -142,6 +142,8 @@ describe('catalog-bot check', () => {
     expect(mallory.name).toBe('catalog-bot/permissions');
     expect(mallory.conclusion).toBe('failure');
     expect(mallory.summary).toContain('example-operator');
+    // A new package is annotated on the head file that adds it.
+    expect(mallory.findings.map((f) => f.file)).toContain('catalogs/v4.21/other-operator/catalog.json');
     const approved = await run('mallory', ['alice']);
     expect(approved.conclusion).toBe('success');
     expect(await run('alice')).toMatchObject({ conclusion: 'success' });

@@ -227,13 +227,16 @@ export async function decidePermissions(
           for (const path of paths) req.ownerSets.push((await index.approversOf(path)).approvers);
         }
       }
+      // Annotate a base file of the package, or for a new package the head file that adds it.
+      const annotated =
+        pkgFiles[0] ?? [...(headFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f))[0];
       rows.push({
         what,
         change: kind,
         ...(await decide(req)),
         package: pkg,
         root: change.root,
-        ...(pkgFiles[0] !== undefined ? { file: pkgFiles[0] } : {}),
+        ...(annotated !== undefined ? { file: annotated } : {}),
       });
     }
   }
