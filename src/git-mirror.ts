@@ -1,6 +1,6 @@
 // One bare, blobless mirror per repository under a work directory. The app only reads git
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
-import { spawn } from 'node:child_process';
+import { runGit } from './catalog/source.js';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,41 +101,20 @@ export async function revParse(dir: string, ref: string): Promise<string> {
  * (the same as `-c http.extraheader=...`, but not visible in the process list); it is
  * never written to a config file and is scrubbed from error messages.
  */
-function git(
+async function git(
   cwd: string | undefined,
   args: string[],
   token: string | undefined,
   input?: string,
 ): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true' };
+  const secrets: string[] = [];
   if (token !== undefined) {
     const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
     env.GIT_CONFIG_COUNT = '1';
     env.GIT_CONFIG_KEY_0 = 'http.extraheader';
     env.GIT_CONFIG_VALUE_0 = `AUTHORIZATION: basic ${basic}`;
+    secrets.push(token, basic);
   }
-  const scrub = (s: string): string => {
-    if (token === undefined) return s;
-    const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-    return s.split(token).join('***').split(basic).join('***');
-  };
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', cwd === undefined ? args : ['-C', cwd, ...args], {
-      env,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout?.on('data', (d: Buffer) => out.push(d));
-    child.stderr?.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => reject(new Error(scrub(e.message))));
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else reject(new Error(scrub(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`)));
-    });
-    if (child.stdin) {
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(input);
-    }
-  });
+  return (await runGit(cwd, args, input, { env, secrets })).toString('utf8');
 }

@@ -223,20 +223,35 @@ export class GitTreeSource implements CatalogSource {
   }
 }
 
-/** Run git with arguments (never a shell) and return its stdout. */
-export function runGit(repo: string, args: string[], input?: Buffer | string): Promise<Buffer> {
+export interface GitOptions {
+  /** The environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** Text to replace by *** in error messages (tokens). */
+  secrets?: string[];
+}
+
+/** Run git with arguments (never a shell) and return its stdout; `repo` undefined runs it in the current directory. */
+export function runGit(
+  repo: string | undefined,
+  args: string[],
+  input?: Buffer | string,
+  options: GitOptions = {},
+): Promise<Buffer> {
+  const scrub = (text: string): string =>
+    (options.secrets ?? []).reduce((t, secret) => t.split(secret).join('***'), text);
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], {
+    const child = spawn('git', repo === undefined ? args : ['-C', repo, ...args], {
+      env: options.env ?? process.env,
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout?.on('data', (d: Buffer) => out.push(d));
     child.stderr?.on('data', (d: Buffer) => err.push(d));
-    child.on('error', reject);
+    child.on('error', (e) => reject(new Error(scrub(e.message))));
     child.on('close', (code) => {
       if (code === 0) resolvePromise(Buffer.concat(out));
-      else reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
+      else reject(new Error(scrub(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`)));
     });
     if (child.stdin) {
       // git may exit (and close its stdin) before reading it all; its exit code tells.
