@@ -19,20 +19,11 @@ import {
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { ModelBundle, ModelChannel } from '../src/catalog/model.js';
 import { parseVersion } from '../src/catalog/semver.js';
-import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
+import { bundle, channel, pkg, v, versionEntry, yamlStream, type Edges } from './helpers/catalogs.js';
 import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
-
-/** The bundle name of package foo at a version. */
-const v = (version: string) => `foo.v${version}`;
-
-interface Edges {
-  replaces?: string;
-  skips?: string[];
-  skipRange?: string;
-}
 
 interface Loaded {
   channel: ModelChannel;
@@ -46,13 +37,7 @@ interface Loaded {
  * `replaces` and `skips` also name versions, so `replaces: '1.0.0'` means `foo.v1.0.0`.
  */
 async function stable(entries: Record<string, Edges>): Promise<Loaded> {
-  const channelEntries = Object.entries(entries).map(([version, e]) => {
-    const entry: Obj = { name: v(version) };
-    if (e.replaces !== undefined) entry.replaces = v(e.replaces);
-    if (e.skips !== undefined) entry.skips = e.skips.map(v);
-    if (e.skipRange !== undefined) entry.skipRange = e.skipRange;
-    return entry;
-  });
+  const channelEntries = Object.entries(entries).map(([version, e]) => versionEntry(version, e));
   const bundles = Object.keys(entries).map((version) => bundle(version));
   const dir = writeTree({ 'foo/catalog.yaml': yamlStream(pkg(), channel(channelEntries), ...bundles) });
   dirs.push(dir);

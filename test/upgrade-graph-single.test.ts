@@ -7,20 +7,21 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog, type Diagnostic } from '../src/catalog/index.js';
 import { singleCatalogFindings, type GraphCheckOptions } from '../src/checks/upgrade-graph/single.js';
-import { bundle, channel, deprecations, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
+import {
+  bundle,
+  channel,
+  deprecations,
+  pkg,
+  v,
+  versionEntry,
+  yamlStream,
+  type Edges,
+  type Obj,
+} from './helpers/catalogs.js';
 import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
-
-/** The bundle name of package foo at a version. */
-const v = (version: string) => `foo.v${version}`;
-
-interface Edges {
-  replaces?: string;
-  skips?: string[];
-  skipRange?: string;
-}
 
 /** Channel entries keyed by version; `replaces` and `skips` name versions too. */
 type Entries = Record<string, Edges>;
@@ -41,21 +42,13 @@ interface Run {
   dir: string;
 }
 
-function entryObj(version: string, e: Edges): Obj {
-  const entry: Obj = { name: v(version) };
-  if (e.replaces !== undefined) entry.replaces = v(e.replaces);
-  if (e.skips !== undefined) entry.skips = e.skips.map(v);
-  if (e.skipRange !== undefined) entry.skipRange = e.skipRange;
-  return entry;
-}
-
 async function run(spec: CatalogSpec, options: GraphCheckOptions = {}): Promise<Run> {
   const channelNames = Object.keys(spec.channels);
   const versions = new Set<string>();
   const channels = Object.entries(spec.channels).map(([name, entries]) => {
     Object.keys(entries).forEach((k) => versions.add(k));
     return channel(
-      Object.entries(entries).map(([version, e]) => entryObj(version, e)),
+      Object.entries(entries).map(([version, e]) => versionEntry(version, e)),
       { name },
     );
   });

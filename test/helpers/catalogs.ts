@@ -67,3 +67,22 @@ export function prettyJsonStream(...objs: Obj[]): string {
 function dropUndefined(o: Obj): Obj {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
+
+/** The bundle name of package foo at a version. */
+export const v = (version: string): string => `foo.v${version}`;
+
+/** A channel entry's edges, naming versions of package foo (`replaces: '1.0.0'` is `foo.v1.0.0`). */
+export interface Edges {
+  replaces?: string;
+  skips?: string[];
+  skipRange?: string;
+}
+
+/** The channel entry of foo at `version` with those edges. */
+export function versionEntry(version: string, e: Edges): Obj {
+  const entry: Obj = { name: v(version) };
+  if (e.replaces !== undefined) entry.replaces = v(e.replaces);
+  if (e.skips !== undefined) entry.skips = e.skips.map(v);
+  if (e.skipRange !== undefined) entry.skipRange = e.skipRange;
+  return entry;
+}
