@@ -1,8 +1,10 @@
 // The Probot app: webhook events to queued jobs. Handlers stay thin (parse, decide,
 // enqueue); the checks themselves live in src/checks.
 import type { ApplicationFunction, Probot } from 'probot';
+import { INSTALLATION_EVENTS, installationHandler } from './handlers/installation.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
+import type { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 
 export interface AppOptions {
@@ -10,17 +12,31 @@ export interface AppOptions {
   queue?: JobQueue;
   /** Where the git mirrors live (default: CATALOG_BOT_WORKDIR or the temp dir). */
   workDir?: string;
+  /** Metrics for GET /metrics (the server passes one; without it nothing is counted). */
+  metrics?: AppMetrics;
 }
 
 export function createApp(options: AppOptions = {}): ApplicationFunction {
   return (app: Probot) => {
-    const queue =
+    const { metrics, workDir } = options;
+    let queue =
       options.queue ??
       new InProcessQueue({
         onError: (error, job) => app.log.error({ err: error, job: job.key }, 'job failed'),
       });
-    app.on([...PR_EVENTS], pullRequestHandler({ queue, workDir: options.workDir }));
-    app.on([...RERUN_EVENTS], rerunHandler({ queue, workDir: options.workDir }));
+    if (metrics) {
+      queue = metrics.instrument(queue);
+      app.onAny(async (context) => {
+        const action = (context.payload as { action?: unknown }).action;
+        metrics.webhooks.inc({
+          event: typeof action === 'string' ? `${context.name}.${action}` : context.name,
+        });
+      });
+    }
+    const handlerOptions = { queue, workDir, metrics };
+    app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
+    app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
+    app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
   };
 }
 

@@ -2,7 +2,7 @@
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
 import { runGit } from './catalog/source.js';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,6 +21,16 @@ export function defaultWorkDir(): string {
   return process.env.CATALOG_BOT_WORKDIR || join(tmpdir(), 'catalog-bot');
 }
 
+/** The disk the mirrors may use together (CATALOG_BOT_MIRROR_MAX_BYTES, default 10 GiB). */
+export function defaultMirrorBudget(): number {
+  const value = Number(process.env.CATALOG_BOT_MIRROR_MAX_BYTES);
+  return Number.isFinite(value) && value > 0 ? value : 10 * 1024 ** 3;
+}
+
+export function mirrorDir(repoId: number | string, workDir = defaultWorkDir()): string {
+  return join(workDir, 'mirrors', `${String(repoId).replace(/[^A-Za-z0-9_-]/g, '_')}.git`);
+}
+
 /** Whether a clone URL is a remote that needs the installation token. */
 function isHttp(url: string): boolean {
   return /^https?:\/\//i.test(url);
@@ -32,7 +42,7 @@ function isHttp(url: string): boolean {
  * at once (the queue runs one job per repository at a time).
  */
 export async function ensureMirror(req: MirrorRequest, workDir = defaultWorkDir()): Promise<string> {
-  const dir = join(workDir, 'mirrors', `${String(req.repoId).replace(/[^A-Za-z0-9_-]/g, '_')}.git`);
+  const dir = mirrorDir(req.repoId, workDir);
   const auth = isHttp(req.cloneUrl) && req.token ? req.token : undefined;
   if (!existsSync(join(dir, 'HEAD'))) {
     await mkdir(join(workDir, 'mirrors'), { recursive: true });
@@ -55,7 +65,87 @@ export async function ensureMirror(req: MirrorRequest, workDir = defaultWorkDir(
   if (refspecs.length > 0) {
     await git(dir, ['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', ...refspecs], auth);
   }
+  // Git ignores unknown files in a bare repository: this one dates the last use for pruning.
+  await writeFile(join(dir, LAST_USED), new Date().toISOString() + '\n');
   return dir;
+}
+
+const LAST_USED = 'catalog-bot-last-used';
+/** Mirrors a job is using right now; pruning never removes these. */
+const inUse = new Map<string, number>();
+
+/**
+ * Run `work` on the repository's mirror, then keep all mirrors within the disk budget by
+ * removing the least recently used ones (never one in use). A removed mirror is cloned
+ * again the next time it is needed, so pruning only costs time.
+ */
+export async function withMirror<T>(
+  req: MirrorRequest,
+  work: (dir: string) => Promise<T>,
+  options: { workDir?: string; maxBytes?: number } = {},
+): Promise<T> {
+  const workDir = options.workDir ?? defaultWorkDir();
+  const dir = mirrorDir(req.repoId, workDir);
+  inUse.set(dir, (inUse.get(dir) ?? 0) + 1);
+  try {
+    return await work(await ensureMirror(req, workDir));
+  } finally {
+    const left = (inUse.get(dir) ?? 1) - 1;
+    if (left > 0) inUse.set(dir, left);
+    else inUse.delete(dir);
+    // The mirror just used stays: it is the one most likely needed next.
+    await pruneMirrors(workDir, options.maxBytes ?? defaultMirrorBudget(), [dir]).catch(() => undefined);
+  }
+}
+
+/** Remove mirrors, least recently used first, until they fit in `maxBytes`; returns the removed paths. */
+export async function pruneMirrors(
+  workDir: string,
+  maxBytes: number,
+  keep: string[] = [],
+): Promise<string[]> {
+  const root = join(workDir, 'mirrors');
+  let names: string[];
+  try {
+    names = (await readdir(root)).filter((n) => n.endsWith('.git'));
+  } catch {
+    return [];
+  }
+  const mirrors = await Promise.all(
+    names.map(async (name) => {
+      const dir = join(root, name);
+      const used = await stat(join(dir, LAST_USED)).then(
+        (s) => s.mtimeMs,
+        () => 0,
+      );
+      return { dir, used, bytes: await diskUsage(dir) };
+    }),
+  );
+  let total = mirrors.reduce((sum, m) => sum + m.bytes, 0);
+  const removed: string[] = [];
+  for (const mirror of mirrors.sort((a, b) => a.used - b.used)) {
+    if (total <= maxBytes) break;
+    if (inUse.has(mirror.dir) || keep.includes(mirror.dir)) continue;
+    await rm(mirror.dir, { recursive: true, force: true });
+    total -= mirror.bytes;
+    removed.push(mirror.dir);
+  }
+  return removed;
+}
+
+/** Remove one repository's mirror (the app was uninstalled from it). */
+export async function removeMirror(repoId: number | string, workDir = defaultWorkDir()): Promise<void> {
+  await rm(mirrorDir(repoId, workDir), { recursive: true, force: true });
+}
+
+async function diskUsage(path: string): Promise<number> {
+  const info = await lstat(path).catch(() => undefined);
+  if (!info) return 0;
+  if (!info.isDirectory()) return info.size;
+  const entries = await readdir(path).catch(() => [] as string[]);
+  let sum = 0;
+  for (const entry of entries) sum += await diskUsage(join(path, entry));
+  return sum;
 }
 
 /**

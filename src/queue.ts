@@ -8,6 +8,8 @@ export interface Job {
   key: string;
   /** Jobs of one group run one after another (the repository); other groups run in parallel. */
   group?: string;
+  /** What the job does, for metrics and logs (e.g. `pr-checks`). */
+  kind?: string;
   run: () => Promise<void>;
 }
 
@@ -17,6 +19,8 @@ export interface JobQueue {
    * running or finished recently (a delivery that arrives twice is done once).
    */
   enqueue(job: Job): boolean;
+  /** Jobs pending or running. */
+  readonly size: number;
   /** Resolves when no job is pending or running (tests, graceful shutdown). */
   onIdle(): Promise<void>;
 }

@@ -1,11 +1,13 @@
 // `npm start`: the GitHub App server. Configuration is Probot's environment (APP_ID,
 // PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT, HOST, GHE_HOST, GHE_PROTOCOL,
-// LOG_LEVEL); webhooks arrive at /api/github/webhooks, and GET /healthz answers 200.
+// LOG_LEVEL); webhooks arrive at /api/github/webhooks, GET /healthz answers 200 and
+// GET /metrics serves Prometheus metrics.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { run, type ApplicationFunction } from 'probot';
 import { createApp, type AppOptions } from './app.js';
+import { AppMetrics } from './metrics.js';
 
 /** GET /healthz: 200 while the process can serve. */
 export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
@@ -18,9 +20,11 @@ export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
 
 /** The app plus the HTTP routes the runtime contract asks for. */
 export function serverApp(options: AppOptions = {}): ApplicationFunction {
-  const app = createApp(options);
+  const metrics = options.metrics ?? new AppMetrics();
+  const app = createApp({ ...options, metrics });
   return async (probot, appOptions) => {
     appOptions.addHandler(healthz);
+    appOptions.addHandler(metrics.handler());
     await app(probot, appOptions);
   };
 }

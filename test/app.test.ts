@@ -1,14 +1,14 @@
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Probot, Server } from 'probot';
 import { createApp } from '../src/app.js';
-import { ensureMirror, fetchMissingBlobs } from '../src/git-mirror.js';
+import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git-mirror.js';
 import { completeCheckRun, type Octokit } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
@@ -245,6 +245,64 @@ describe('catalog-bot app: pull_request', () => {
     expect(queue.size).toBe(0);
   });
 
+  it("checks a fork's pull request through the base repository's refs/pull/N/head", async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const payload = prPayload(repo, { author: 'alice' });
+    // The fork is not reachable: only the base repository's pull ref carries the head.
+    payload.pull_request.head.repo = {
+      ...payload.pull_request.head.repo,
+      id: 999,
+      full_name: 'alice/Hello-World',
+      clone_url: join(workDir, 'unreachable-fork.git'),
+    };
+    await probot.receive({ id: 'delivery-fork', name: 'pull_request', payload });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
+    expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
+  });
+
+  it('checks the open pull requests of a repository added to the installation', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const pr = prPayload(repo, { author: 'alice' }).pull_request;
+    pr.base.repo.clone_url = repo.bare;
+    const pulls = nock(API)
+      .get(`${REPO}/pulls`)
+      .query({ state: 'open', sort: 'created', direction: 'desc', per_page: '100' })
+      .reply(200, [pr]);
+    const payload = webhookExample('installation_repositories', 'added');
+    payload.installation.id = 4242;
+    payload.repositories_added = [
+      {
+        ...payload.repositories_added[0],
+        id: 186853002,
+        name: 'Hello-World',
+        full_name: 'Codertocat/Hello-World',
+      },
+    ];
+    await probot.receive({ id: 'delivery-added', name: 'installation_repositories', payload });
+    await queue.onIdle();
+    expect(pulls.isDone()).toBe(true);
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.sent.created.map((c) => c.head_sha)).toEqual([repo.head, repo.head, repo.head]);
+    expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
+  });
+
+  it('deletes the mirror of a repository removed from the installation', async () => {
+    const { queue, probot } = setup();
+    const payload = webhookExample('installation_repositories', 'removed');
+    const removed = payload.repositories_removed[0].id as number;
+    const kept = join(workDir, 'mirrors', '42.git');
+    mkdirSync(join(workDir, 'mirrors', `${removed}.git`), { recursive: true });
+    mkdirSync(kept, { recursive: true });
+    await probot.receive({ id: 'delivery-removed', name: 'installation_repositories', payload });
+    await queue.onIdle();
+    expect(readdirSync(join(workDir, 'mirrors'))).toEqual(['42.git']);
+    expect(nock.pendingMocks()).toEqual([]);
+  });
+
   it('completes the check runs as failed, with the reason, when the repository cannot be fetched', async () => {
     const { queue, probot } = setup();
     const gh = mockGitHub({ head: repo.head, base: repo.base });
@@ -336,6 +394,25 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
     expect(gh.sent.updates.map((u) => u.body.conclusion).sort()).toEqual(['failure', 'failure', 'success']);
   });
 
+  it('serves Prometheus metrics: webhooks, job durations, queue depth, check outcomes', async () => {
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    const value = (line: string) =>
+      Number(text.match(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm'))?.[1]);
+    expect(value('catalog_bot_webhooks_received_total{event="pull_request.opened"}')).toBe(1);
+    expect(value('catalog_bot_job_duration_seconds_count{kind="pr-checks",outcome="done"}')).toBe(1);
+    expect(value('catalog_bot_queue_depth')).toBe(0);
+    expect(
+      value('catalog_bot_check_outcomes_total{check="catalog-bot/permissions",conclusion="success"}'),
+    ).toBe(1);
+    expect(value('catalog_bot_check_outcomes_total{check="catalog-bot/validate",conclusion="failure"}')).toBe(
+      1,
+    );
+    expect(text).toContain('process_cpu_seconds_total');
+  });
+
   it('refuses a webhook with a bad signature and does nothing', async () => {
     const body = JSON.stringify(prPayload(repo, { author: 'alice' }));
     const res = await post(body, sign(body, 'wrong-secret'), 'e2e-bad');
@@ -398,6 +475,59 @@ describe('git mirror', () => {
     } finally {
       http.close();
       rmSync(workDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mirror disk budget', () => {
+  let workDir: string;
+  beforeEach(() => {
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+  });
+  afterEach(() => rmSync(workDir, { recursive: true, force: true }));
+
+  /** A stand-in mirror of `bytes` bytes, last used `age` seconds ago. */
+  function fakeMirror(id: number, bytes: number, age: number): string {
+    const dir = mirrorDir(id, workDir);
+    mkdirSync(join(dir, 'objects'), { recursive: true });
+    writeFileSync(join(dir, 'objects', 'pack'), Buffer.alloc(bytes));
+    const marker = join(dir, 'catalog-bot-last-used');
+    writeFileSync(marker, '');
+    const when = new Date(Date.now() - age * 1000);
+    utimesSync(marker, when, when);
+    return dir;
+  }
+
+  it('removes the least recently used mirrors until the rest fit, keeping the ones asked for', async () => {
+    const oldest = fakeMirror(1, 4000, 300);
+    const middle = fakeMirror(2, 4000, 200);
+    const newest = fakeMirror(3, 4000, 100);
+    expect(await pruneMirrors(workDir, 100_000)).toEqual([]);
+    expect(await pruneMirrors(workDir, 9000, [oldest])).toEqual([middle]);
+    expect(existsSync(oldest) && existsSync(newest)).toBe(true);
+    expect(await pruneMirrors(workDir, 5000)).toEqual([oldest]);
+    expect(readdirSync(join(workDir, 'mirrors'))).toEqual(['3.git']);
+  });
+
+  it('never removes a mirror a job is using, and keeps the one just used', async () => {
+    const repo = makeExampleRepo(3);
+    try {
+      const other = fakeMirror(2, 4000, 1);
+      const req = { cloneUrl: repo.bare, repoId: 1, fetch: [repo.base] };
+      const seen = await withMirror(
+        req,
+        async (dir) => {
+          // Another job prunes with no budget at all while this one runs.
+          const removed = await pruneMirrors(workDir, 0);
+          expect(removed).toEqual([other]);
+          return existsSync(join(dir, 'HEAD'));
+        },
+        { workDir, maxBytes: 0 },
+      );
+      expect(seen).toBe(true);
+      expect(readdirSync(join(workDir, 'mirrors'))).toEqual(['1.git']);
+    } finally {
+      repo.cleanup();
     }
   });
 });

@@ -2,7 +2,8 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
-import { ensureMirror, fetchMissingBlobs, revParse } from '../git-mirror.js';
+import { fetchMissingBlobs, revParse, withMirror } from '../git-mirror.js';
+import type { AppMetrics } from '../metrics.js';
 import type { JobQueue } from '../queue.js';
 import { teamMembers } from './teams.js';
 import {
@@ -25,6 +26,8 @@ export interface PrHandlerOptions {
   queue: JobQueue;
   /** Where the mirrors live (default: CATALOG_BOT_WORKDIR or the temp dir). */
   workDir?: string;
+  /** Counts check outcomes for GET /metrics. */
+  metrics?: AppMetrics;
 }
 
 type PrContext = Context<'pull_request'>;
@@ -82,7 +85,8 @@ export function enqueueChecks(
   const accepted = options.queue.enqueue({
     key,
     group: `repo:${job.repoId}`,
-    run: () => runChecksJob(context, job, runs, options.workDir),
+    kind: 'pr-checks',
+    run: () => runChecksJob(context, job, runs, options),
   });
   if (!accepted) {
     context.log.info({ key }, 'duplicate delivery ignored');
@@ -99,9 +103,10 @@ export async function runChecksJob(
   context: Pick<Context, 'octokit' | 'log'>,
   job: PrJob,
   runsPromise: Promise<Map<string, number>>,
-  workDir?: string,
+  options: Pick<PrHandlerOptions, 'workDir' | 'metrics'> = {},
 ): Promise<void> {
   const { octokit, log } = context;
+  const { workDir, metrics } = options;
   let runs: Map<string, number>;
   try {
     runs = await runsPromise;
@@ -117,45 +122,51 @@ export async function runChecksJob(
         title: 'Superseded by a newer commit',
         summary: `The pull request head is now ${current.head.sha}; that commit is checked instead.`,
       });
+      for (const name of runs.keys()) metrics?.checkOutcomes.inc({ check: name, conclusion: 'skipped' });
       return;
     }
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
-    const dir = await ensureMirror(
-      { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch: [base, `refs/pull/${job.number}/head`] },
-      workDir,
+    const mirror = {
+      cloneUrl: job.cloneUrl,
+      repoId: job.repoId,
+      token,
+      fetch: [base, `refs/pull/${job.number}/head`],
+    };
+    const result = await withMirror(
+      mirror,
+      async (dir) => {
+        for (const sha of [base, job.headSha]) {
+          if ((await revParse(dir, sha).catch(() => '')) !== sha)
+            throw new Error(`commit ${sha} was not fetched`);
+        }
+        await fetchMissingBlobs(dir, [base, job.headSha], token);
+        return runPrChecks({
+          repo: dir,
+          base,
+          head: job.headSha,
+          author: job.author ?? current.user?.login ?? '',
+          approvers: [],
+          teams: teamMembers(octokit, job.installationId),
+        });
+      },
+      { workDir },
     );
-    for (const sha of [base, job.headSha]) {
-      if ((await revParse(dir, sha).catch(() => '')) !== sha)
-        throw new Error(`commit ${sha} was not fetched`);
-    }
-    await fetchMissingBlobs(dir, [base, job.headSha], token);
-    const result = await runPrChecks({
-      repo: dir,
-      base,
-      head: job.headSha,
-      author: job.author ?? current.user?.login ?? '',
-      approvers: [],
-      teams: teamMembers(octokit, job.installationId),
-    });
     await Promise.all(
-      [...runs].map(([name, id]) => {
-        const check = result.checks.find((c) => c.name === name);
-        return completeCheckRun(
-          octokit,
-          job.ref,
-          id,
-          check ?? {
-            conclusion: 'neutral',
-            title: 'Not run',
-            summary: `${name} did not run on this change.`,
-          },
-        );
+      [...runs].map(async ([name, id]) => {
+        const check = result.checks.find((c) => c.name === name) ?? {
+          conclusion: 'neutral' as const,
+          title: 'Not run',
+          summary: `${name} did not run on this change.`,
+        };
+        await completeCheckRun(octokit, job.ref, id, check);
+        metrics?.checkOutcomes.inc({ check: name, conclusion: check.conclusion });
       }),
     );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
+    for (const name of runs.keys()) metrics?.checkOutcomes.inc({ check: name, conclusion: 'error' });
     try {
       await completeAll(octokit, job.ref, runs, {
         conclusion: 'failure',

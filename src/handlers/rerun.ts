@@ -1,17 +1,13 @@
 // "Re-run" on a catalog-bot check run, or "Re-run all checks" on its suite: check the
 // pull requests of that commit again, through the same job as a pull_request event.
 import type { Context } from 'probot';
-import type { JobQueue } from '../queue.js';
-import { enqueueChecks, type PrJob } from './pull-request.js';
+import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
 
 export const RERUN_EVENTS = ['check_suite.rerequested', 'check_run.rerequested'] as const;
 
 type RerunContext = Context<'check_suite.rerequested'> | Context<'check_run.rerequested'>;
 
-export function rerunHandler(options: {
-  queue: JobQueue;
-  workDir?: string;
-}): (context: RerunContext) => Promise<void> {
+export function rerunHandler(options: PrHandlerOptions): (context: RerunContext) => Promise<void> {
   return async (context) => {
     const { payload } = context;
     const pulls =

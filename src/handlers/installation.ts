@@ -1,0 +1,92 @@
+// Repositories added to or removed from an installation. Added: the open pull requests
+// there get checked, so a new installation does not wait for the next push. Removed: the
+// repository's mirror is deleted (the app may no longer read it).
+import type { Context } from 'probot';
+import { removeMirror } from '../git-mirror.js';
+import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
+
+export const INSTALLATION_EVENTS = [
+  'installation.created',
+  'installation_repositories.added',
+  'installation_repositories.removed',
+] as const;
+
+/** At most this many open pull requests are checked per added repository (newest first). */
+export const MAX_PULLS_PER_REPOSITORY = 300;
+
+type InstallationContext =
+  | Context<'installation.created'>
+  | Context<'installation_repositories.added'>
+  | Context<'installation_repositories.removed'>;
+
+interface RepoSummary {
+  id: number;
+  full_name: string;
+}
+
+export function installationHandler(
+  options: PrHandlerOptions,
+): (context: InstallationContext) => Promise<void> {
+  return async (context) => {
+    const { payload } = context;
+    const installationId = payload.installation.id;
+    if ('repositories_removed' in payload && payload.action === 'removed') {
+      for (const repo of payload.repositories_removed as RepoSummary[]) {
+        options.queue.enqueue({
+          key: `delivery:${context.id}:${repo.id}`,
+          group: `repo:${repo.id}`,
+          kind: 'remove-mirror',
+          run: () => removeMirror(repo.id, options.workDir),
+        });
+      }
+      return;
+    }
+    const added = ('repositories_added' in payload ? payload.repositories_added : payload.repositories) ?? [];
+    for (const repo of added as RepoSummary[]) {
+      options.queue.enqueue({
+        key: `delivery:${context.id}:${repo.id}`,
+        group: `repo:${repo.id}`,
+        kind: 'check-open-pulls',
+        run: () => checkOpenPulls(context, options, repo, installationId),
+      });
+    }
+  };
+}
+
+/** Queue the checks of every open pull request of a repository. Never throws. */
+async function checkOpenPulls(
+  context: Pick<Context, 'octokit' | 'log' | 'id'>,
+  options: PrHandlerOptions,
+  repo: RepoSummary,
+  installationId: number,
+): Promise<void> {
+  const [owner, name] = repo.full_name.split('/') as [string, string];
+  try {
+    let seen = 0;
+    const pulls = await context.octokit.paginate(
+      context.octokit.rest.pulls.list,
+      { owner, repo: name, state: 'open', sort: 'created', direction: 'desc', per_page: 100 },
+      (response, done) => {
+        seen += response.data.length;
+        if (seen >= MAX_PULLS_PER_REPOSITORY) done();
+        return response.data;
+      },
+    );
+    for (const pr of pulls.slice(0, MAX_PULLS_PER_REPOSITORY)) {
+      // The base repository's URL: a fork's head is fetched through refs/pull/N/head.
+      const job: PrJob = {
+        ref: { owner, repo: name },
+        number: pr.number,
+        headSha: pr.head.sha,
+        author: pr.user?.login ?? '',
+        installationId,
+        cloneUrl: pr.base.repo.clone_url,
+        repoId: repo.id,
+      };
+      enqueueChecks(context, options, job, `delivery:${context.id}:${repo.id}:${pr.number}`);
+    }
+    context.log.info({ repo: repo.full_name, pulls: pulls.length }, 'checking open pull requests');
+  } catch (error) {
+    context.log.error({ err: error, repo: repo.full_name }, 'could not list open pull requests');
+  }
+}

@@ -1,0 +1,85 @@
+// Prometheus metrics for GET /metrics (design.md runtime contract): webhooks received,
+// job durations, queue depth and check outcomes. One registry per app instance, so tests
+// (and several apps in one process) never share counters.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Job, JobQueue } from './queue.js';
+
+export class AppMetrics {
+  readonly registry = new Registry();
+  readonly webhooks = new Counter({
+    name: 'catalog_bot_webhooks_received_total',
+    help: 'Webhook deliveries received, by event and action.',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+  readonly jobDuration = new Histogram({
+    name: 'catalog_bot_job_duration_seconds',
+    help: 'Time a queued job ran, by kind and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly checkOutcomes = new Counter({
+    name: 'catalog_bot_check_outcomes_total',
+    help: 'Completed check runs, by check name and conclusion.',
+    labelNames: ['check', 'conclusion'] as const,
+    registers: [this.registry],
+  });
+  readonly #queues: JobQueue[] = [];
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const queues = this.#queues;
+    new Gauge({
+      name: 'catalog_bot_queue_depth',
+      help: 'Jobs pending or running.',
+      registers: [this.registry],
+      collect() {
+        this.set(queues.reduce((sum, q) => sum + q.size, 0));
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A queue whose jobs are timed and whose depth is reported. */
+  instrument(queue: JobQueue): JobQueue {
+    this.#queues.push(queue);
+    return {
+      get size() {
+        return queue.size;
+      },
+      enqueue: (job: Job) => queue.enqueue({ ...job, run: () => this.#timed(job) }),
+      onIdle: () => queue.onIdle(),
+    };
+  }
+
+  async #timed(job: Job): Promise<void> {
+    const stop = this.jobDuration.startTimer({ kind: job.kind ?? 'job' });
+    try {
+      await job.run();
+      stop({ outcome: 'done' });
+    } catch (error) {
+      stop({ outcome: 'error' });
+      throw error;
+    }
+  }
+
+  /** The GET /metrics route, for Probot's `addHandler`. */
+  handler(): (req: IncomingMessage, res: ServerResponse) => boolean {
+    return (req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== '/metrics' || req.method !== 'GET') return false;
+      this.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': this.registry.contentType });
+          res.end(text);
+        },
+        (error: unknown) => {
+          res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+          res.end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`);
+        },
+      );
+      return true;
+    };
+  }
+}
