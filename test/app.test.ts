@@ -193,6 +193,23 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
   });
 
+  it('checks the pull requests of a suite again on "Re-run all checks"', async () => {
+    const { queue, probot } = setup();
+    const gh = mockGitHub({ head: repo.head, base: repo.base });
+    const pr = prPayload(repo, { author: 'alice' });
+    const payload = webhookExample('check_suite', 'rerequested');
+    payload.installation = pr.installation;
+    payload.repository = pr.repository;
+    payload.check_suite.head_sha = repo.head;
+    // The example's pull request, renumbered to ours; its base repo is this repository.
+    payload.check_suite.pull_requests[0].number = 1;
+    payload.check_suite.pull_requests[0].base.repo.id = pr.repository.id;
+    await probot.receive({ id: 'delivery-suite', name: 'check_suite', payload });
+    await queue.onIdle();
+    expect(gh.scope.isDone()).toBe(true);
+    expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
+  });
+
   it("ignores re-runs of check runs that are not catalog-bot's", async () => {
     const { queue, probot } = setup();
     const pr = prPayload(repo, { author: 'alice' });
