@@ -12,6 +12,7 @@ import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { Diagnostic } from '../src/catalog/diagnostics.js';
 import type { Model } from '../src/catalog/model.js';
 import { compareFindings, differingPackages } from '../src/checks/upgrade-graph/compare.js';
+import { skipRangeFindings } from '../src/checks/upgrade-graph/index.js';
 import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
@@ -646,5 +647,35 @@ describe.skipIf(realRoots.length === 0)('real catalogs', () => {
       `one-package change (${middle.name} removed): ${cold.ms.toFixed(1)} ms cold, ${ms.toFixed(1)} ms warm, ${result.length} findings`,
     );
     for (const d of result) console.log(`  ${d.file}:${d.line} ${d.rule} ${d.message}\n    hint: ${d.hint}`);
+  });
+});
+
+describe('skipRange lint on a change', () => {
+  // 1.0.0 <- 1.1.0 (skipRange matching nothing ever published) <- 1.2.0
+  const catalog = (head: Obj) => [
+    pkg(),
+    channel([v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0'), skipRange: '<0.5.0' }, head]),
+    bundle('1.0.0'),
+    bundle('1.1.0'),
+    bundle('1.2.0'),
+  ];
+  const findings = async (oldObjs: Obj[], newObjs: Obj[]) => {
+    const before = await load(...oldObjs);
+    const after = await load(...newObjs);
+    return skipRangeFindings(after.model, new Set(['foo']), before.model).filter(
+      (d) => d.rule === 'R-MATCHES-NOTHING',
+    );
+  };
+
+  it('is an error for a range the change writes, a warning for one the base already had', async () => {
+    const old = catalog({ name: v('1.2.0'), replaces: v('1.1.0') });
+    const changed = catalog({ name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '<0.9.0' });
+    const found = await findings(old, changed);
+    const levels = Object.fromEntries(found.map((d) => [/bundle "(\S+)"/.exec(d.message)![1], d.level]));
+    expect(levels).toEqual({ [v('1.1.0')]: 'warning', [v('1.2.0')]: 'error' });
+    expect(found.find((d) => d.level === 'warning')!.message).toContain('already so before this change');
+    // A new package has no base: every range it writes is its own.
+    const fresh = await load(...changed);
+    expect(skipRangeFindings(fresh.model, new Set(['foo'])).map((d) => d.level)).toEqual(['error', 'error']);
   });
 });

@@ -24,16 +24,23 @@ export function skipRangeFindings(model: Model, packages: Set<string>, old?: Mod
       for (const ch of m?.channels.values() ?? [])
         for (const b of ch.bundles.values()) if (b.version) published.push(b.version);
     }
+    // Ranges the base already had: the change did not write them, so they only warn.
+    const before = new Set<string>();
+    for (const ch of old?.get(name)?.channels.values() ?? [])
+      for (const b of ch.bundles.values()) if (b.skipRange !== '') before.add(`${b.name}\0${b.skipRange}`);
     const seen = new Set<string>();
     for (const ch of pkg.channels.values()) {
       for (const b of ch.bundles.values()) {
-        if (b.skipRange === '' || seen.has(`${b.name}\0${b.skipRange}`)) continue;
-        seen.add(`${b.name}\0${b.skipRange}`);
+        const key = `${b.name}\0${b.skipRange}`;
+        if (b.skipRange === '' || seen.has(key)) continue;
+        seen.add(key);
+        const existed = before.has(key);
         for (const lint of lintSkipRange(b.skipRange, published)) {
+          const demoted = existed && lint.level === 'error';
           findings.push({
             rule: lint.rule,
-            level: lint.level,
-            message: `package "${name}", bundle "${b.name}": skipRange ${JSON.stringify(b.skipRange)}: ${lint.message}`,
+            level: demoted ? 'warning' : lint.level,
+            message: `package "${name}", bundle "${b.name}": skipRange ${JSON.stringify(b.skipRange)}: ${lint.message}${demoted ? ' (already so before this change)' : ''}`,
             // The entry (and its skipRange) lives in the channel's file.
             file: ch.pos?.file,
             line: b.entry.line ?? ch.pos?.line,
