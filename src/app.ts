@@ -2,6 +2,8 @@
 // enqueue); the checks themselves live in src/checks.
 import type { ApplicationFunction, Probot } from 'probot';
 import { INSTALLATION_EVENTS, installationHandler } from './handlers/installation.js';
+import { COMMENT_EVENTS, issueCommentHandler } from './handlers/issue-comment.js';
+import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
@@ -14,6 +16,8 @@ export interface AppOptions {
   workDir?: string;
   /** Metrics for GET /metrics (the server passes one; without it nothing is counted). */
   metrics?: AppMetrics;
+  /** The App's slug (default: asked from GitHub once). */
+  appSlug?: () => Promise<string>;
 }
 
 export function createApp(options: AppOptions = {}): ApplicationFunction {
@@ -33,10 +37,25 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
         });
       });
     }
-    const handlerOptions = { queue, workDir, metrics };
+    // The App's slug, asked once (app-level auth) and kept; a failure is asked again next time.
+    let slug: Promise<string> | undefined;
+    const appSlug =
+      options.appSlug ??
+      (() =>
+        (slug ??= app
+          .auth()
+          .then((octokit) => octokit.rest.apps.getAuthenticated())
+          .then(({ data }) => data?.slug ?? '')
+          .catch((error: unknown) => {
+            slug = undefined;
+            throw error;
+          })));
+    const handlerOptions = { queue, workDir, metrics, appSlug };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
+    app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
+    app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
   };
 }
 

@@ -181,6 +181,11 @@ export async function fetchMissingBlobs(dir: string, commits: string[], token?: 
   return missing.length;
 }
 
+/** The best common ancestor of two commits: where a pull request's change is measured from. */
+export async function mergeBase(dir: string, a: string, b: string): Promise<string> {
+  return (await git(dir, ['merge-base', a, b], undefined)).trim();
+}
+
 /** Resolve `ref` to a commit sha in the mirror. */
 export async function revParse(dir: string, ref: string): Promise<string> {
   return (await git(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], undefined)).trim();

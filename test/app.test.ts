@@ -41,6 +41,7 @@ function mockGitHub(options: { head: string; base: string }) {
     token: 0,
     created: [] as { name: string; status: string; head_sha: string }[],
     updates: [] as Update[],
+    labels: [] as string[],
   };
   const ids = new Map<string, number>();
   const scope = nock(API)
@@ -63,15 +64,30 @@ function mockGitHub(options: { head: string; base: string }) {
       return { id, name: b.name };
     })
     .get(`${REPO}/pulls/1`)
-    .reply(200, { number: 1, head: { sha: options.head }, base: { sha: options.base } })
+    .reply(200, { number: 1, head: { sha: options.head }, base: { sha: options.base }, labels: [] })
     .patch(/\/repos\/Codertocat\/Hello-World\/check-runs\/\d+$/)
     .times(3)
     .reply(200, (uri, body) => {
       sent.updates.push({ id: Number(uri.split('/').pop()), body: body as Update['body'] });
       return {};
     });
+  // Asked by every job that gets that far: who the App is, its status comment, the label.
+  const extras = nock(API)
+    .get('/app')
+    .optionally()
+    .reply(200, { id: 123, slug: 'catalog-bot' })
+    .get(`${REPO}/issues/1/comments`)
+    .query(true)
+    .optionally()
+    .reply(200, [])
+    .post(`${REPO}/issues/1/labels`)
+    .optionally()
+    .reply(200, (_uri, body) => {
+      sent.labels.push(...(body as { labels: string[] }).labels);
+      return [];
+    });
   const byName = (name: string) => sent.updates.filter((u) => u.id === ids.get(name));
-  return { scope, sent, byName };
+  return { scope, sent, byName, extras };
 }
 
 describe('catalog-bot app: pull_request', () => {
@@ -125,6 +141,7 @@ describe('catalog-bot app: pull_request', () => {
     const [validate] = gh.byName('catalog-bot/validate');
     const [graph] = gh.byName('catalog-bot/upgrade-graph');
     expect(permissions?.body).toMatchObject({ status: 'completed', conclusion: 'success' });
+    expect(gh.sent.labels).toEqual(['approved']);
     expect(validate?.body).toMatchObject({ status: 'completed', conclusion: 'failure' });
     expect(graph?.body).toMatchObject({ status: 'completed', conclusion: 'failure' });
     const validateAnnotations = validate?.body.output.annotations ?? [];

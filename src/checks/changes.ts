@@ -1,5 +1,6 @@
 // What a change between two commits touches: which catalog roots, and inside each root
 // which packages, decided by content (design.md: never only by path).
+import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
 import { goFilepathMatch } from '../catalog/indexignore.js';
 import { runGit } from '../catalog/source.js';
@@ -55,6 +56,15 @@ function packageContents(config: DeclarativeConfig): Map<string, string[]> {
   for (const o of config.others) if (o.package) add(o.package, o.value);
   for (const list of byPackage.values()) list.sort();
   return byPackage;
+}
+
+/** A digest of each package's content (its blobs, not where they sit in the files). */
+export function packageDigests(config: DeclarativeConfig): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, blobs] of packageContents(config)) {
+    out.set(name, createHash('sha256').update(blobs.join('\n')).digest('hex'));
+  }
+  return out;
 }
 
 /** Packages whose blobs differ between two catalogs (added, changed or removed). */

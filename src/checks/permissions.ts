@@ -56,8 +56,13 @@ export interface PackageChanges {
 
 export interface PermissionInput {
   author: string;
-  /** Logins that said `/approve` (already checked to be current). */
+  /** Logins whose approval covers everything (the CLI's `--approver`). */
   approvers: string[];
+  /**
+   * Approvals that cover only some rows (`PermissionRow.what`): an `/approve` counts for the
+   * package contents it saw, so a later push that changes a package needs a fresh one.
+   */
+  approvals?: { login: string; subjects: Set<string> }[];
   changes: PackageChanges[];
   /**
    * Changed repository paths that are not judged by package: files outside catalog roots and
@@ -173,12 +178,24 @@ export async function decidePermissions(
     if (login !== '' && !candidates.has(login)) candidates.set(login, who);
   }
 
-  const decide = async (req: Requirement): Promise<{ mayApprove: string[]; satisfiedBy: string | null }> => {
+  const candidatesFor = (what: string): Map<string, string> => {
+    const all = new Map(candidates);
+    for (const a of input.approvals ?? []) {
+      const login = normLogin(a.login);
+      if (login !== '' && !all.has(login) && a.subjects.has(what)) all.set(login, a.login);
+    }
+    return all;
+  };
+
+  const decide = async (
+    what: string,
+    req: Requirement,
+  ): Promise<{ mayApprove: string[]; satisfiedBy: string | null }> => {
     if (req.anyone) return { mayApprove: ['*'], satisfiedBy: input.author };
     const [first, ...rest] = req.ownerSets;
     const owners = first ? first.filter((e) => rest.every((s) => s.includes(e))) : [];
     const mayApprove = dedupe([...owners, ...maintainers]);
-    for (const [login, spelled] of candidates) {
+    for (const [login, spelled] of candidatesFor(what)) {
       if (await inEntries(login, maintainers)) return { mayApprove, satisfiedBy: spelled };
       if (req.ownerSets.length === 0) continue;
       let all = true;
@@ -233,7 +250,7 @@ export async function decidePermissions(
       rows.push({
         what,
         change: kind,
-        ...(await decide(req)),
+        ...(await decide(what, req)),
         package: pkg,
         root: change.root,
         ...(annotated !== undefined ? { file: annotated } : {}),
@@ -249,7 +266,7 @@ export async function decidePermissions(
   for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
     const req: Requirement = { anyone: false, ownerSets: [] };
     if (config.ownership.ownersFiles) req.ownerSets.push((await index.approversOf(path)).approvers);
-    rows.push({ what: path, change, ...(await decide(req)), file: path });
+    rows.push({ what: path, change, ...(await decide(path, req)), file: path });
   }
 
   const problemDetails: PermissionProblem[] = [...index.problems, ...extraProblems];

@@ -3,7 +3,7 @@
 import { GitTreeSource, validateCatalog, type CatalogReport } from '../catalog/index.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { runGit } from '../catalog/source.js';
-import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
+import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import { decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
@@ -12,13 +12,24 @@ import { validateCheck } from './validate.js';
 
 export interface PrCheckInput {
   repo: string;
+  /** The commit the change is measured from (a pull request's merge base). */
   base: string;
+  /**
+   * The commit whose config and owners files apply (default: `base`). The App passes the
+   * base branch's tip: a pull request branched from an old commit still meets today's rules.
+   */
+  rules?: string;
   head: string;
   /** Catalog root globs; default: the base commit's `.github/catalog-bot.yml`, else `catalogs/*`. */
   globs?: string[];
   /** The PR author and who said /approve: with an author, `catalog-bot/permissions` is decided too. */
   author?: string;
   approvers?: string[];
+  /**
+   * Recorded `/approve`s with the content digests they saw (`subjects`: permission row ->
+   * digest). Each counts only for the rows whose content is still the same.
+   */
+  approvals?: { login: string; subjects: Record<string, string> }[];
   /** `org/team` -> members; without it teams cannot be resolved (reported). */
   teams?: TeamMembers;
 }
@@ -34,12 +45,15 @@ export interface CheckedRoot {
 export interface PrCheckResult {
   roots: CheckedRoot[];
   checks: CheckResult[];
+  /** With an author: each permission row (package or file) -> a digest of its content at head. */
+  subjects?: Map<string, string>;
 }
 
 export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   const { repo, base, head } = input;
-  // The base decides: a pull request cannot change the rules that judge it.
-  const { config, problems } = await readRepoConfig(repo, base);
+  const rules = input.rules ?? base;
+  // The base branch decides: a pull request cannot change the rules that judge it.
+  const { config, problems } = await readRepoConfig(repo, rules);
   const configFindings: Diagnostic[] = configProblemsAsDiagnostics(problems);
   const globs = input.globs ?? config.catalogs;
   const [baseRoots, headRoots, files] = await Promise.all([
@@ -66,11 +80,18 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
 
   const validate = validateCheck(roots.flatMap((r) => (r.head ? [{ path: r.path, report: r.head }] : [])));
   const checks: CheckResult[] = [withConfigProblems(validate, configFindings), upgradeGraphCheck(roots)];
+  let subjects: Map<string, string> | undefined;
   if (input.author !== undefined) {
+    subjects = await subjectDigests(repo, head, roots, files);
+    const current = subjects;
+    const approvals = (input.approvals ?? []).map((a) => ({
+      login: a.login,
+      subjects: new Set(Object.keys(a.subjects).filter((what) => current.get(what) === a.subjects[what])),
+    }));
     const baseFiles = {
       read: async (path: string) => {
         try {
-          return (await runGit(repo, ['show', `${base}:${path}`])).toString('utf8');
+          return (await runGit(repo, ['show', `${rules}:${path}`])).toString('utf8');
         } catch {
           return undefined;
         }
@@ -80,6 +101,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
       {
         author: input.author,
         approvers: input.approvers ?? [],
+        approvals,
         changes: roots.map((r) => ({
           root: r.path,
           packages: r.packages,
@@ -98,7 +120,37 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     );
     checks.unshift(permissionsCheck(decision));
   }
-  return { roots, checks };
+  return { roots, checks, ...(subjects ? { subjects } : {}) };
+}
+
+/**
+ * What an approval is given for: each touched package (named as in the permissions table)
+ * and each other changed file, with a digest of its content at head.
+ */
+async function subjectDigests(
+  repo: string,
+  head: string,
+  roots: CheckedRoot[],
+  files: string[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const root of roots) {
+    const digests = root.head ? packageDigests(root.head.config) : new Map<string, string>();
+    for (const pkg of root.packages) out.set(`package ${pkg} (${root.path})`, digests.get(pkg) ?? 'removed');
+  }
+  if (files.length > 0) {
+    // One listing of the head tree (no argument list that grows with the change): blob
+    // ids are content digests.
+    const wanted = new Set(files);
+    const listing = (await runGit(repo, ['ls-tree', '-r', '-z', head])).toString('utf8');
+    const blobs = new Map<string, string>();
+    for (const entry of listing.split('\0')) {
+      const m = /^\S+ \S+ (\S+)\t(.*)$/s.exec(entry);
+      if (m && wanted.has(m[2] as string)) blobs.set(m[2] as string, m[1] as string);
+    }
+    for (const path of files) out.set(path, blobs.get(path) ?? 'removed');
+  }
+  return out;
 }
 
 /** A bad repository config fails the validate check, naming the key and line. */

@@ -2,9 +2,12 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
-import { fetchMissingBlobs, revParse, withMirror } from '../git-mirror.js';
+import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
 import type { AppMetrics } from '../metrics.js';
 import type { JobQueue } from '../queue.js';
+import { PERMISSIONS_CHECK } from '../checks/permissions.js';
+import { mergeIfReady } from './merge.js';
+import { LABELS, loadState, setLabel } from './pr-state.js';
 import { teamMembers } from './teams.js';
 import {
   completeAll,
@@ -28,6 +31,11 @@ export interface PrHandlerOptions {
   workDir?: string;
   /** Counts check outcomes for GET /metrics. */
   metrics?: AppMetrics;
+  /**
+   * The App's slug (its comments are `<slug>[bot]`, its check runs carry it). Without it
+   * recorded approvals are not read and nothing is merged.
+   */
+  appSlug?: () => Promise<string>;
 }
 
 type PrContext = Context<'pull_request'>;
@@ -103,10 +111,10 @@ export async function runChecksJob(
   context: Pick<Context, 'octokit' | 'log'>,
   job: PrJob,
   runsPromise: Promise<Map<string, number>>,
-  options: Pick<PrHandlerOptions, 'workDir' | 'metrics'> = {},
+  options: Partial<PrHandlerOptions> = {},
 ): Promise<void> {
   const { octokit, log } = context;
-  const { workDir, metrics } = options;
+  const { workDir, metrics, appSlug } = options;
   let runs: Map<string, number>;
   try {
     runs = await runsPromise;
@@ -125,6 +133,8 @@ export async function runChecksJob(
       for (const name of runs.keys()) metrics?.checkOutcomes.inc({ check: name, conclusion: 'skipped' });
       return;
     }
+    const slug = appSlug ? await appSlug() : undefined;
+    const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
     const mirror = {
@@ -141,12 +151,16 @@ export async function runChecksJob(
             throw new Error(`commit ${sha} was not fetched`);
         }
         await fetchMissingBlobs(dir, [base, job.headSha], token);
+        // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
+        // how it combines with newer base commits is checked right before a merge.
         return runPrChecks({
           repo: dir,
-          base,
+          base: await mergeBase(dir, base, job.headSha),
+          rules: base,
           head: job.headSha,
           author: job.author ?? current.user?.login ?? '',
           approvers: [],
+          approvals: status?.state.approvals ?? [],
           teams: teamMembers(octokit, job.installationId),
         });
       },
@@ -163,6 +177,33 @@ export async function runChecksJob(
         metrics?.checkOutcomes.inc({ check: name, conclusion: check.conclusion });
       }),
     );
+    // The `approved` label mirrors the permissions decision, for people to see.
+    const permissions = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
+    const labels = (current.labels ?? []).map((l) => l.name);
+    if (permissions && slug) {
+      await setLabel(
+        octokit,
+        job.ref,
+        job.number,
+        labels,
+        LABELS.approved,
+        permissions.conclusion === 'success',
+      );
+    }
+    const { queue } = options;
+    if (
+      slug &&
+      queue &&
+      result.checks.every((c) => c.conclusion === 'success') &&
+      !labels.includes(LABELS.hold)
+    ) {
+      const outcome = await mergeIfReady(
+        context,
+        { ref: job.ref, number: job.number, cloneUrl: job.cloneUrl, repoId: job.repoId },
+        { queue, workDir, appSlug: async () => slug },
+      );
+      log.info({ pr: job.number, outcome }, 'auto-merge');
+    }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);

@@ -1,0 +1,291 @@
+// Comment commands on pull requests: parse, then (in the repository's queue) authorize and
+// act. State stays on GitHub: labels, and the bot's status comment for approvals.
+import type { Context } from 'probot';
+import { runPrChecks } from '../checks/pr.js';
+import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
+import type { RepoRef } from './check-runs.js';
+import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
+import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import { LABELS, loadState, saveState, setLabel } from './pr-state.js';
+import { teamMembers } from './teams.js';
+
+export const COMMENT_EVENTS = [
+  'issue_comment.created',
+  'issue_comment.edited',
+  'issue_comment.deleted',
+] as const;
+
+type CommentContext =
+  Context<'issue_comment.created'> | Context<'issue_comment.edited'> | Context<'issue_comment.deleted'>;
+
+/** What the job needs, taken from the payload. */
+interface CommentJob {
+  ref: RepoRef;
+  number: number;
+  commentId: number;
+  commenter: string;
+  parsed: ParsedComment;
+  /** Approvals given in this comment are withdrawn (the comment was deleted, or edited to drop `/approve`). */
+  withdraw: boolean;
+  installationId?: number;
+  cloneUrl: string;
+  repoId: number;
+}
+
+export function issueCommentHandler(options: PrHandlerOptions): (context: CommentContext) => Promise<void> {
+  return async (context) => {
+    const { payload } = context;
+    if (!payload.issue.pull_request) return; // commands work on pull requests only
+    const { comment } = payload;
+    // The bot's own comments and other bots' never command anything.
+    if (comment.user?.type === 'Bot' || payload.sender?.type === 'Bot') return;
+    const approves = (body: string) =>
+      parseComment(body).commands.some((c) => c.name === 'approve' && !c.cancel);
+    let parsed: ParsedComment;
+    let withdraw = false;
+    if (payload.action === 'deleted') {
+      parsed = { commands: [], problems: [] };
+      withdraw = approves(comment.body ?? '');
+    } else if (payload.action === 'edited') {
+      const before = (payload as { changes?: { body?: { from?: string } } }).changes?.body?.from ?? '';
+      parsed = addedCommands(before, comment.body ?? '');
+      withdraw = approves(before) && !approves(comment.body ?? '');
+    } else {
+      parsed = parseComment(comment.body ?? '');
+    }
+    if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw) return;
+    const job: CommentJob = {
+      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
+      number: payload.issue.number,
+      commentId: comment.id,
+      commenter: comment.user?.login ?? '',
+      parsed,
+      withdraw,
+      installationId: (payload as { installation?: { id: number } }).installation?.id,
+      cloneUrl: payload.repository.clone_url,
+      repoId: payload.repository.id,
+    };
+    options.queue.enqueue({
+      key: `delivery:${context.id}`,
+      group: `repo:${job.repoId}`,
+      kind: 'commands',
+      run: () => runCommandsJob(context, job, options),
+    });
+  };
+}
+
+interface Outcome {
+  command: Command;
+  ok: boolean;
+  /** A line for the reply: why it was refused, or what it produced (`/help`). */
+  say?: string;
+}
+
+/** Authorize and carry out the commands of one comment. Never throws. */
+export async function runCommandsJob(
+  context: Pick<Context, 'octokit' | 'log' | 'id'>,
+  job: CommentJob,
+  options: PrHandlerOptions,
+): Promise<void> {
+  const { octokit, log } = context;
+  const { ref, number, commenter } = job;
+  try {
+    const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const author = pr.user?.login ?? '';
+    const labels = pr.labels.map((l) => l.name);
+    const slug = options.appSlug ? await options.appSlug() : undefined;
+    const status = slug ? await loadState(octokit, ref, number, `${slug}[bot]`) : undefined;
+    let approvals = status?.state.approvals ?? [];
+    let recheck = false;
+
+    // Who may do what, each looked up once and only when needed.
+    let write: Promise<boolean> | undefined;
+    const hasWrite = () => (write ??= writeAccess(context.octokit, ref, commenter));
+    let owner: Promise<{ may: boolean; subjects: Record<string, string>; why: string }> | undefined;
+    const ownsAll = () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options));
+
+    if (job.withdraw) {
+      const left = approvals.filter((a) => a.comment !== job.commentId);
+      if (left.length !== approvals.length) {
+        approvals = left;
+        recheck = true;
+      }
+    }
+
+    const outcomes: Outcome[] = [];
+    for (const command of job.parsed.commands) {
+      const refuse = (say: string) => outcomes.push({ command, ok: false, say });
+      switch (command.name) {
+        case 'help':
+          outcomes.push({ command, ok: true, say: helpText() });
+          break;
+        case 'hold': {
+          if (commenter !== author && !(await hasWrite()) && !(await ownsAll()).may) {
+            refuse(
+              `\`${command.text}\`: only the author, someone with write access or an owner may hold or unhold.`,
+            );
+            break;
+          }
+          await setLabel(octokit, ref, number, labels, LABELS.hold, !command.cancel);
+          if (command.cancel) recheck = true; // the hold may have been all that kept it from merging
+          outcomes.push({ command, ok: true });
+          break;
+        }
+        case 'lgtm': {
+          if (!command.cancel && commenter === author) {
+            refuse('`/lgtm`: you cannot LGTM your own pull request.');
+            break;
+          }
+          if (!command.cancel && !(await hasWrite()) && !(await ownsAll()).may) {
+            refuse(
+              '`/lgtm`: only someone with write access or an owner of the changed packages may say this.',
+            );
+            break;
+          }
+          await setLabel(octokit, ref, number, labels, LABELS.lgtm, !command.cancel);
+          outcomes.push({ command, ok: true });
+          break;
+        }
+        case 'approve': {
+          if (command.cancel) {
+            const left = approvals.filter((a) => a.login.toLowerCase() !== commenter.toLowerCase());
+            recheck ||= left.length !== approvals.length;
+            approvals = left;
+            outcomes.push({ command, ok: true });
+            break;
+          }
+          if (!status) {
+            refuse('`/approve`: approvals cannot be recorded by this installation.');
+            break;
+          }
+          const decision = await ownsAll();
+          if (!decision.may) {
+            refuse(`\`/approve\`: ${decision.why}`);
+            break;
+          }
+          approvals = [
+            ...approvals.filter((a) => a.login.toLowerCase() !== commenter.toLowerCase()),
+            { login: commenter, comment: job.commentId, sha: pr.head.sha, subjects: decision.subjects },
+          ];
+          recheck = true;
+          outcomes.push({ command, ok: true });
+          break;
+        }
+        case 'retest': {
+          if (commenter !== author && !(await hasWrite()) && !(await ownsAll()).may) {
+            refuse(
+              '`/retest`: only the author, someone with write access or an owner may re-run the checks.',
+            );
+            break;
+          }
+          recheck = true;
+          outcomes.push({ command, ok: true });
+          break;
+        }
+        case 'promote':
+        case 'render':
+          refuse(`\`/${command.name}\` is not available in this version of catalog-bot yet.`);
+          break;
+      }
+    }
+
+    if (status && approvals !== status.state.approvals)
+      await saveState(octokit, ref, number, status, { approvals });
+    if (recheck && pr.state === 'open') {
+      const prJob: PrJob = {
+        ref,
+        number,
+        headSha: pr.head.sha,
+        author,
+        installationId: job.installationId,
+        cloneUrl: job.cloneUrl,
+        repoId: job.repoId,
+      };
+      enqueueChecks(context, options, prJob, `comment:${job.commentId}:${context.id}`);
+    }
+    await acknowledge(context, job, outcomes);
+  } catch (error) {
+    log.error({ err: error, pr: number }, 'comment commands failed');
+    await octokit.rest.reactions
+      .createForIssueComment({ ...ref, comment_id: job.commentId, content: 'confused' })
+      .catch(() => undefined);
+  }
+}
+
+/** A reaction for every comment with commands, and one short reply when something needs saying. */
+async function acknowledge(
+  context: Pick<Context, 'octokit'>,
+  job: CommentJob,
+  outcomes: Outcome[],
+): Promise<void> {
+  const { octokit } = context;
+  const refused = outcomes.filter((o) => !o.ok);
+  const problems = job.parsed.problems.map((p) => `\`${p.text.slice(0, 100)}\`: ${p.reason}`);
+  if (outcomes.length > 0 || problems.length > 0) {
+    const content = refused.length === 0 && problems.length === 0 ? '+1' : 'confused';
+    await octokit.rest.reactions.createForIssueComment({ ...job.ref, comment_id: job.commentId, content });
+  }
+  const lines = [
+    ...problems.map((p) => `- ${p}`),
+    ...refused.map((o) => `- ${o.say ?? ''}`),
+    ...outcomes.filter((o) => o.ok && o.say).map((o) => o.say as string),
+  ];
+  if (problems.length > 0 && !outcomes.some((o) => o.command.name === 'help')) lines.push('', helpText());
+  if (lines.length === 0) return;
+  await octokit.rest.issues.createComment({
+    ...job.ref,
+    issue_number: job.number,
+    body: `@${job.commenter} ${lines.length === 1 ? lines[0]!.replace(/^- /, '') : '\n\n' + lines.join('\n')}`,
+  });
+}
+
+async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: string): Promise<boolean> {
+  try {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...ref, username: login });
+    return data.permission === 'admin' || data.permission === 'write';
+  } catch {
+    return false; // not a collaborator (404) or cannot tell: no write access
+  }
+}
+
+/**
+ * May the commenter approve everything the pull request touches? The same decision as the
+ * permissions check, with the commenter in the author's place. Also returns the content
+ * digests the approval is given for.
+ */
+async function mayApproveAll(
+  context: Pick<Context, 'octokit'>,
+  job: CommentJob,
+  base: string,
+  head: string,
+  options: PrHandlerOptions,
+): Promise<{ may: boolean; subjects: Record<string, string>; why: string }> {
+  const { octokit } = context;
+  const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
+  const result = await withMirror(
+    { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch: [base, `refs/pull/${job.number}/head`] },
+    async (dir) => {
+      await fetchMissingBlobs(dir, [base, head], token);
+      return runPrChecks({
+        repo: dir,
+        base: await mergeBase(dir, base, head),
+        rules: base,
+        head,
+        author: job.commenter,
+        approvers: [],
+        teams: teamMembers(octokit, job.installationId),
+      });
+    },
+    { workDir: options.workDir },
+  );
+  const check = result.checks.find((c) => c.name === 'catalog-bot/permissions');
+  const missing = check?.findings.filter((f) => f.rule === 'PERM-NOT-APPROVED').map((f) => f.message) ?? [];
+  return {
+    may: check?.conclusion === 'success',
+    subjects: Object.fromEntries(result.subjects ?? []),
+    why:
+      missing.length > 0
+        ? `you may not approve everything this pull request changes: ${missing.slice(0, 3).join('; ')}`
+        : 'you may not approve this pull request.',
+  };
+}

@@ -1,0 +1,222 @@
+// Auto-merge (design.md): merge a pull request whose catalog-bot checks and required checks
+// are green on its current head, that is neither a draft nor on hold, whose permissions are
+// satisfied, and that still validates when combined with the CURRENT base (two pull
+// requests that are fine alone can break a channel together). The merge passes the head
+// sha that was checked, so a push in between is never merged unchecked. Runs in the
+// repository's queue group, so merges in one repository never overlap.
+import type { Context } from 'probot';
+import { readRepoConfig } from '../checks/changes.js';
+import { runPrChecks } from '../checks/pr.js';
+import { runGit } from '../catalog/source.js';
+import { fetchMissingBlobs, withMirror } from '../git-mirror.js';
+import type { JobQueue } from '../queue.js';
+import { PR_CHECK_NAMES, type RepoRef } from './check-runs.js';
+import { LABELS } from './pr-state.js';
+
+export interface MergeTarget {
+  ref: RepoRef;
+  number: number;
+  cloneUrl: string;
+  repoId: number;
+}
+
+export interface MergeOptions {
+  queue: JobQueue;
+  workDir?: string;
+  /** The App's slug: only its check runs count as the catalog-bot checks. */
+  appSlug: () => Promise<string>;
+}
+
+export type MergeOutcome = { merged: true; sha: string } | { merged: false; reason: string; told?: boolean };
+
+type Ctx = Pick<Context, 'octokit' | 'log'>;
+
+// GitHub's mergeable_state values that leave nothing branch protection still waits for.
+const MERGEABLE = new Set(['clean', 'unstable', 'has_hooks']);
+
+/** Merge the pull request if it is ready; says why not otherwise. Never throws. */
+export async function mergeIfReady(
+  ctx: Ctx,
+  target: MergeTarget,
+  options: MergeOptions,
+): Promise<MergeOutcome> {
+  const { octokit, log } = ctx;
+  const { ref, number } = target;
+  try {
+    const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    if (pr.state !== 'open' || pr.merged) return { merged: false, reason: 'not open' };
+    if (pr.draft) return { merged: false, reason: 'draft' };
+    const labels = pr.labels.map((l) => l.name);
+    if (labels.includes(LABELS.hold)) return { merged: false, reason: 'on hold' };
+    const head = pr.head.sha;
+
+    // Every catalog-bot check, by this App, completed green on this very head.
+    const slug = await options.appSlug();
+    const { data: listed } = await octokit.rest.checks.listForRef({
+      ...ref,
+      ref: head,
+      filter: 'latest',
+      per_page: 100,
+    });
+    const ours = listed.check_runs.filter((r) => r.app?.slug === slug);
+    for (const name of PR_CHECK_NAMES) {
+      const run = ours.find((r) => r.name === name);
+      if (!run || run.status !== 'completed' || run.conclusion !== 'success')
+        return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)}` };
+    }
+    // Branch protection's required checks (and reviews) are GitHub's to count.
+    if (!MERGEABLE.has(pr.mergeable_state))
+      return { merged: false, reason: `GitHub reports the pull request as ${pr.mergeable_state}` };
+
+    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
+    const { data: branch } = await octokit.rest.repos.getBranch({ ...ref, branch: pr.base.ref });
+    const baseTip = branch.commit.sha;
+    const recheck = await withMirror(
+      {
+        cloneUrl: target.cloneUrl,
+        repoId: target.repoId,
+        token,
+        fetch: [baseTip, `refs/pull/${number}/head`],
+      },
+      async (dir) => {
+        const { config } = await readRepoConfig(dir, baseTip);
+        if (!config.automerge.enabled) return { enabled: false as const };
+        await fetchMissingBlobs(dir, [baseTip, head], token);
+        const merged = await mergeTree(dir, baseTip, head);
+        if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
+        const { checks } = await runPrChecks({ repo: dir, base: baseTip, head: merged });
+        const broken = checks.filter((c) => c.conclusion === 'failure');
+        return { enabled: true as const, conflict: false as const, broken, config };
+      },
+      { workDir: options.workDir },
+    );
+    if (!recheck.enabled) return { merged: false, reason: 'auto-merge is off in the base branch config' };
+    if (recheck.conflict) return { merged: false, reason: `conflicts with ${pr.base.ref}` };
+    if (recheck.broken.length > 0) {
+      const lines = recheck.broken.flatMap((c) =>
+        c.findings
+          .filter((f) => f.level === 'error')
+          .slice(0, 5)
+          .map(
+            (f) => `- \`${c.name}\`: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`,
+          ),
+      );
+      await octokit.rest.issues.createComment({
+        ...ref,
+        issue_number: number,
+        body: [
+          `Not merged: this pull request is fine on its own, but together with the current \`${pr.base.ref}\` (${baseTip.slice(0, 12)}) it breaks the catalog:`,
+          '',
+          ...lines,
+          '',
+          'Rebase or merge the base branch in and fix the catalog; the checks run again on the new head.',
+        ].join('\n'),
+      });
+      return { merged: false, reason: 'breaks the catalog together with the current base', told: true };
+    }
+
+    try {
+      const { data } = await octokit.rest.pulls.merge({
+        ...ref,
+        pull_number: number,
+        sha: head, // GitHub refuses if the head moved: only the checked commit is merged
+        merge_method: recheck.config.automerge.method,
+      });
+      log.info({ pr: number, sha: data.sha }, 'merged');
+      await reevaluateOthers(ctx, target, options, data.sha);
+      return { merged: true, sha: data.sha };
+    } catch (error) {
+      const status = (error as { status?: number }).status;
+      const message = error instanceof Error ? error.message : String(error);
+      await octokit.rest.issues.createComment({
+        ...ref,
+        issue_number: number,
+        body: `GitHub refused to merge ${head.slice(0, 12)}${status ? ` (HTTP ${status})` : ''}: ${message.slice(0, 500)}\n\ncatalog-bot does not retry on its own; it tries again after the next push, \`/retest\` or approval.`,
+      });
+      return { merged: false, reason: `GitHub refused the merge: ${message}`, told: true };
+    }
+  } catch (error) {
+    log.error({ err: error, pr: number }, 'auto-merge evaluation failed');
+    return { merged: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The tree of `head` merged into `base`, or undefined on a conflict. */
+async function mergeTree(dir: string, base: string, head: string): Promise<string | undefined> {
+  try {
+    const out = (await runGit(dir, ['merge-tree', '--write-tree', '--no-messages', base, head])).toString(
+      'utf8',
+    );
+    return out.split('\n')[0]?.trim() || undefined;
+  } catch {
+    return undefined; // exit 1: conflicts
+  }
+}
+
+/** After a merge the base moved: queue the other open pull requests for another look. */
+async function reevaluateOthers(
+  ctx: Ctx,
+  target: MergeTarget,
+  options: MergeOptions,
+  mergeSha: string,
+): Promise<void> {
+  const pulls = await ctx.octokit.paginate(ctx.octokit.rest.pulls.list, {
+    ...target.ref,
+    state: 'open',
+    per_page: 100,
+  });
+  for (const pr of pulls) {
+    if (pr.number === target.number || pr.draft) continue;
+    const other = { ...target, number: pr.number };
+    options.queue.enqueue({
+      key: `after-merge:${mergeSha}:${pr.number}`,
+      group: `repo:${target.repoId}`,
+      kind: 'merge',
+      run: async () => void (await mergeIfReady(ctx, other, options)),
+    });
+  }
+}
+
+/**
+ * Events after which a pull request may have become ready without a new check run of ours:
+ * the hold label taken off by hand, another App's checks completing (required checks).
+ */
+export const MERGE_EVENTS = ['pull_request.unlabeled', 'check_suite.completed'] as const;
+
+type MergeEventContext = Context<'pull_request.unlabeled'> | Context<'check_suite.completed'>;
+
+export function mergeEventHandler(
+  options: Omit<MergeOptions, 'appSlug'> & { appSlug?: () => Promise<string> },
+): (context: MergeEventContext) => Promise<void> {
+  return async (context) => {
+    const { appSlug } = options;
+    if (!appSlug) return;
+    const { payload } = context;
+    const repository = payload.repository;
+    let numbers: number[];
+    if ('check_suite' in payload) {
+      // Our own suites complete through our own job, which already looked.
+      if (payload.check_suite.app?.slug === (await appSlug())) return;
+      numbers = (payload.check_suite.pull_requests ?? [])
+        .filter((pr) => pr.base.repo.id === repository.id)
+        .map((pr) => pr.number);
+    } else {
+      if (payload.label?.name !== LABELS.hold) return;
+      numbers = [payload.pull_request.number];
+    }
+    for (const number of numbers) {
+      const target: MergeTarget = {
+        ref: { owner: repository.owner.login, repo: repository.name },
+        number,
+        cloneUrl: repository.clone_url,
+        repoId: repository.id,
+      };
+      options.queue.enqueue({
+        key: `delivery:${context.id}:${number}`,
+        group: `repo:${repository.id}`,
+        kind: 'merge',
+        run: async () => void (await mergeIfReady(context, target, { ...options, appSlug })),
+      });
+    }
+  };
+}

@@ -1,0 +1,510 @@
+// Comment commands and auto-merge, end to end through the App: a real bare repository, the
+// real mirror and checks, and GitHub's API as a small stateful fake (nock).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+
+const CONFIG = `catalogs: [catalogs/*]
+maintainers: [alice]
+ownership:
+  ownersFiles: true
+  packageOwners: operators/{package}/OWNERS
+  newPackages: maintainers
+automerge:
+  enabled: true
+  method: squash
+`;
+
+const bundle = (version: string) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: quay.io/example/foo-bundle:v${version}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+
+const CHANNEL = `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+  - name: foo.v1.0.1
+    replaces: foo.v1.0.0
+  - name: foo.v1.0.2
+    replaces: foo.v1.0.1
+`;
+const ROOT = 'catalogs/v4.21/foo';
+
+interface Repo {
+  bare: string;
+  base: string;
+  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
+  top: string;
+  /** carol (no rights) adds v1.1.0 at the bottom; alone fine, with `top` two heads. */
+  bottom: string;
+  /** carol changes foo again on top of `bottom` (v1.1.0's image). */
+  bottomChanged: string;
+  /** carol changes only a README on top of `bottom`. */
+  bottomReadme: string;
+  git: (...args: string[]) => string;
+  cleanup: () => void;
+}
+
+function makeRepo(): Repo {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-merge-'));
+  const work = join(root, 'work');
+  const bare = join(root, 'origin.git');
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+  const write = (files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+  };
+  const commit = (message: string) => {
+    git(work, 'add', '-A');
+    git(work, 'commit', '-qm', message);
+    return git(work, 'rev-parse', 'HEAD');
+  };
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  write({
+    '.github/catalog-bot.yml': CONFIG,
+    'operators/foo/OWNERS': 'approvers: [bob]\n',
+    'README.md': 'catalog\n',
+    [`${ROOT}/catalog.yaml`]: CHANNEL,
+    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
+    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
+    [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+  });
+  const base = commit('base');
+  git(work, 'checkout', '-q', '-b', 'top');
+  write({
+    [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+      'entries:\n',
+      'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+    ),
+    [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+  });
+  const top = commit('top');
+  git(work, 'checkout', '-q', '-b', 'bottom', base);
+  write({
+    [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+  });
+  const bottom = commit('bottom');
+  write({
+    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed'),
+  });
+  const bottomChanged = commit('bottom changed');
+  git(work, 'checkout', '-q', '-B', 'bottom2', bottom);
+  write({ 'README.md': 'catalog, with notes\n' });
+  const bottomReadme = commit('bottom readme');
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  git(
+    work,
+    'push',
+    '-q',
+    bare,
+    'main:refs/heads/main',
+    `${top}:refs/pull/1/head`,
+    `${bottom}:refs/pull/2/head`,
+    `${bottomChanged}:refs/heads/bottom-changed`,
+    `${bottomReadme}:refs/heads/bottom-readme`,
+  );
+  return {
+    bare,
+    base,
+    top,
+    bottom,
+    bottomChanged,
+    bottomReadme,
+    git: (...args) => git(bare, ...args),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+describe('comment commands and auto-merge', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let probot: ReturnType<typeof testProbot>;
+  let delivery = 0;
+
+  beforeAll(() => {
+    nock.disableNetConnect();
+  });
+  afterAll(() => nock.enableNetConnect());
+  beforeEach(() => {
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    gh.permissions.set('dave', 'write');
+    queue = new InProcessQueue();
+    probot = testProbot();
+    probot.load(createApp({ queue, workDir }));
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** What GitHub does on a merge: the pull request's head merged into main. */
+  function mergeForReal(head: string) {
+    return () => {
+      const tree = repo.git('merge-tree', '--write-tree', 'main', head).split('\n')[0]!;
+      const commit = repo.git('commit-tree', tree, '-p', 'main', '-p', head, '-m', 'merge');
+      repo.git('update-ref', 'refs/heads/main', commit);
+      return commit;
+    };
+  }
+
+  function repository(): Payload {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.repository.clone_url = repo.bare;
+    return payload.repository;
+  }
+
+  async function opened(number: number) {
+    const pull = gh.pulls.get(number)!;
+    const payload = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    payload.repository = repository();
+    payload.number = number;
+    Object.assign(payload.pull_request, { number, draft: pull.draft ?? false });
+    payload.pull_request.user.login = pull.author;
+    payload.pull_request.head.sha = pull.head;
+    await probot.receive({ id: `d-${++delivery}`, name: 'pull_request', payload });
+    await queue.onIdle();
+  }
+
+  let commentId = 5000;
+  async function comment(
+    number: number,
+    login: string,
+    body: string,
+    options: { type?: 'User' | 'Bot' } = {},
+  ) {
+    const payload = webhookExample('issue_comment', 'created');
+    payload.installation = { id: 4242 };
+    payload.repository = repository();
+    payload.issue.number = number;
+    payload.issue.pull_request = {
+      url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${number}`,
+    };
+    payload.comment.id = ++commentId;
+    payload.comment.body = body;
+    payload.comment.user = { ...payload.comment.user, login, type: options.type ?? 'User' };
+    payload.sender = { ...payload.sender, login, type: options.type ?? 'User' };
+    await probot.receive({ id: `d-${++delivery}`, name: 'issue_comment', payload });
+    await queue.onIdle();
+    return payload.comment.id as number;
+  }
+
+  const conclusion = (sha: string, name: string) => gh.runsFor(sha, name).at(-1)?.conclusion;
+  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
+  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
+
+  it("merges an owner's green pull request with the configured method, passing the checked sha", async () => {
+    gh.addPull({ number: 1, head: repo.top, author: 'bob', onMerge: mergeForReal(repo.top) });
+    await opened(1);
+    for (const name of ['catalog-bot/permissions', 'catalog-bot/validate', 'catalog-bot/upgrade-graph'])
+      expect(conclusion(repo.top, name)).toBe('success');
+    expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
+    expect(gh.labelsOf(1)).toContain('approved');
+  });
+
+  it('does not merge a head that moved after the check (GitHub refuses the sha): says so once, no retry', async () => {
+    gh.addPull({
+      number: 1,
+      head: repo.top,
+      author: 'bob',
+      onMerge: () => {
+        throw { status: 409, message: 'Head branch was modified. Review and try the merge again.' };
+      },
+    });
+    await opened(1);
+    expect(gh.merges).toEqual([]);
+    const said = replies(1);
+    expect(said).toHaveLength(1);
+    expect(said[0]!.body).toContain('GitHub refused to merge');
+    expect(said[0]!.body).toContain('HTTP 409');
+  });
+
+  it('never merges a head whose checks it has not seen green', async () => {
+    // Green, but branch protection still waits for another required check.
+    gh.addPull({
+      number: 1,
+      head: repo.top,
+      author: 'bob',
+      mergeable_state: 'blocked',
+      onMerge: mergeForReal(repo.top),
+    });
+    await opened(1);
+    expect(conclusion(repo.top, 'catalog-bot/validate')).toBe('success');
+    expect(gh.merges).toEqual([]);
+    // A push lands (its webhook not yet here), then the other required check completes.
+    gh.pulls.get(1)!.head = repo.bottom;
+    gh.pulls.get(1)!.mergeable_state = 'clean';
+    const suite = webhookExample('check_suite', 'completed');
+    suite.installation = { id: 4242 };
+    suite.repository = repository();
+    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
+    suite.check_suite.pull_requests = [{ number: 1, base: { repo: { id: suite.repository.id } } }];
+    await probot.receive({ id: `d-${++delivery}`, name: 'check_suite', payload: suite });
+    await queue.onIdle();
+    expect(gh.merges).toEqual([]);
+    // Back on the checked head, the same event merges it.
+    gh.pulls.get(1)!.head = repo.top;
+    await probot.receive({ id: `d-${++delivery}`, name: 'check_suite', payload: suite });
+    await queue.onIdle();
+    expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
+  });
+
+  it('holds: /hold blocks the merge, /hold cancel lets it go', async () => {
+    gh.addPull({ number: 1, head: repo.top, author: 'bob', labels: [], onMerge: mergeForReal(repo.top) });
+    const hold = await comment(1, 'bob', '/hold');
+    expect(gh.labelsOf(1)).toContain('do-not-merge/hold');
+    expect(reactionsTo(hold)).toEqual(['+1']);
+    await opened(1);
+    expect(conclusion(repo.top, 'catalog-bot/validate')).toBe('success');
+    expect(gh.merges).toEqual([]);
+    await comment(1, 'bob', '/hold cancel');
+    expect(gh.labelsOf(1)).not.toContain('do-not-merge/hold');
+    expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
+  });
+
+  it("an approval by someone who does not own the package does not count; the owner's does", async () => {
+    gh.addPull({ number: 2, head: repo.bottom, author: 'carol', onMerge: mergeForReal(repo.bottom) });
+    await opened(2);
+    expect(conclusion(repo.bottom, 'catalog-bot/permissions')).toBe('failure');
+    // dave has write access but does not own foo
+    const daves = await comment(2, 'dave', '/approve');
+    expect(reactionsTo(daves)).toEqual(['confused']);
+    expect(replies(2).at(-1)!.body).toMatch(/@dave `\/approve`: you may not approve everything/);
+    expect(gh.merges).toEqual([]);
+    const state = gh
+      .botComments(2)
+      .map((c) => readState(c.body))
+      .find(Boolean);
+    expect(state?.approvals ?? []).toEqual([]);
+    // bob owns foo: his approval is recorded with what it saw, the checks re-run, it merges.
+    const bobs = await comment(2, 'bob', '/approve');
+    expect(reactionsTo(bobs)).toEqual(['+1']);
+    const recorded = gh
+      .botComments(2)
+      .map((c) => readState(c.body))
+      .find(Boolean)!;
+    expect(recorded.approvals).toMatchObject([{ login: 'bob', comment: bobs, sha: repo.bottom }]);
+    expect(Object.keys(recorded.approvals[0]!.subjects)).toContain('package foo (catalogs/v4.21)');
+    expect(conclusion(repo.bottom, 'catalog-bot/permissions')).toBe('success');
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.bottom, method: 'squash' }]);
+  });
+
+  it('an approval counts for the content it saw: a push that changes the package needs a new one, others keep it', async () => {
+    gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
+    await comment(2, 'bob', '/approve');
+    expect(conclusion(repo.bottom, 'catalog-bot/permissions')).toBe('success');
+    // carol pushes a README change: foo's content is what bob saw.
+    repo.git('update-ref', 'refs/pull/2/head', repo.bottomReadme);
+    gh.pulls.get(2)!.head = repo.bottomReadme;
+    await opened(2);
+    expect(conclusion(repo.bottomReadme, 'catalog-bot/permissions')).toBe('failure'); // README.md: maintainers only
+    const readmeRun = gh.runsFor(repo.bottomReadme, 'catalog-bot/permissions').at(-1)!;
+    expect(readmeRun.output?.summary).toMatch(
+      /package foo \(catalogs\/v4\.21\) \| changed \| .* \| yes, by `bob`/,
+    );
+    // carol changes foo: bob's approval no longer covers it.
+    repo.git('update-ref', 'refs/pull/2/head', repo.bottomChanged);
+    gh.pulls.get(2)!.head = repo.bottomChanged;
+    await opened(2);
+    const changedRun = gh.runsFor(repo.bottomChanged, 'catalog-bot/permissions').at(-1)!;
+    expect(changedRun.conclusion).toBe('failure');
+    expect(changedRun.output?.summary).toMatch(
+      /package foo \(catalogs\/v4\.21\) \| changed \| .* \| \*\*no\*\*/,
+    );
+    expect(gh.labelsOf(2)).not.toContain('approved');
+  });
+
+  it('two pull requests each fine alone but two heads together: the second is not merged, and says why', async () => {
+    gh.addPull({ number: 1, head: repo.top, author: 'bob', onMerge: mergeForReal(repo.top) });
+    gh.addPull({ number: 2, head: repo.bottom, author: 'carol', onMerge: mergeForReal(repo.bottom) });
+    await opened(2);
+    await comment(2, 'bob', '/hold');
+    await comment(2, 'bob', '/approve'); // green now, but held
+    expect(conclusion(repo.bottom, 'catalog-bot/permissions')).toBe('success');
+    await opened(1); // merged; main moves
+    expect(gh.merges.map((m) => m.number)).toEqual([1]);
+    await comment(2, 'bob', '/hold cancel');
+    expect(gh.merges.map((m) => m.number)).toEqual([1]);
+    const said = replies(2).at(-1)!.body;
+    expect(said).toContain(
+      'Not merged: this pull request is fine on its own, but together with the current `main`',
+    );
+    expect(said).toMatch(/multiple channel heads|C-MULTIPLE-HEADS|more than one head/i);
+  });
+});
+
+describe('comment commands: replies and permissions', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let probot: ReturnType<typeof testProbot>;
+  let delivery = 0;
+  beforeEach(() => {
+    nock.disableNetConnect();
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    gh.permissions.set('dave', 'write');
+    gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
+    queue = new InProcessQueue();
+    probot = testProbot();
+    probot.load(createApp({ queue, workDir }));
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  let commentId = 9000;
+  async function send(
+    action: 'created' | 'edited' | 'deleted',
+    login: string,
+    body: string,
+    extra: Payload = {},
+  ) {
+    const payload = webhookExample('issue_comment', action);
+    const pr = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    pr.repository.clone_url = repo.bare;
+    payload.repository = pr.repository;
+    payload.issue.number = 2;
+    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
+    payload.comment.id = extra.id ?? ++commentId;
+    payload.comment.body = body;
+    payload.comment.user = { ...payload.comment.user, login, type: extra.type ?? 'User' };
+    payload.sender = { ...payload.sender, login, type: extra.type ?? 'User' };
+    if (extra.from !== undefined) payload.changes = { body: { from: extra.from } };
+    await probot.receive({ id: `c-${++delivery}`, name: 'issue_comment', payload });
+    await queue.onIdle();
+    return payload.comment.id as number;
+  }
+  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
+  const lastReply = () =>
+    gh
+      .botComments(2)
+      .filter((c) => readState(c.body) === undefined)
+      .at(-1)?.body;
+
+  it('/help answers with every command', async () => {
+    const id = await send('created', 'carol', '/help');
+    expect(reactionsTo(id)).toEqual(['+1']);
+    for (const c of ['/approve', '/lgtm', '/hold', '/retest', '/promote', '/render', '/help'])
+      expect(lastReply()).toContain(c);
+  });
+
+  it('answers an unknown command once, with the reason and the help', async () => {
+    const id = await send('created', 'carol', 'please\n/aprove\n/lgtm now');
+    expect(reactionsTo(id)).toEqual(['confused']);
+    expect(gh.botComments(2)).toHaveLength(1);
+    expect(lastReply()).toContain('`/aprove` is not a catalog-bot command');
+    expect(lastReply()).toContain('`/lgtm` takes no argument other than `cancel`');
+    expect(lastReply()).toContain('catalog-bot commands');
+  });
+
+  it('/lgtm: not by the author; yes by someone with write access; cancel takes it off', async () => {
+    const own = await send('created', 'carol', '/lgtm');
+    expect(reactionsTo(own)).toEqual(['confused']);
+    expect(lastReply()).toContain('you cannot LGTM your own pull request');
+    expect(gh.labelsOf(2)).toEqual([]);
+    await send('created', 'dave', '/lgtm');
+    expect(gh.labelsOf(2)).toEqual(['lgtm']);
+    await send('created', 'dave', '/lgtm cancel');
+    expect(gh.labelsOf(2)).toEqual([]);
+  });
+
+  it('/hold and /retest: refused for someone with no rights, done for the author', async () => {
+    const eve = await send('created', 'eve', '/hold\n/retest');
+    expect(reactionsTo(eve)).toEqual(['confused']);
+    expect(gh.labelsOf(2)).toEqual([]);
+    expect(gh.checkRuns).toEqual([]);
+    const carol = await send('created', 'carol', '/hold\n/retest');
+    expect(reactionsTo(carol)).toEqual(['+1']);
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
+    expect(
+      gh
+        .runsFor(repo.bottom)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['catalog-bot/permissions', 'catalog-bot/upgrade-graph', 'catalog-bot/validate']);
+    await send('created', 'carol', '/unhold');
+    expect(gh.labelsOf(2)).toEqual([]);
+  });
+
+  it('ignores comments by bots, and commands in code blocks', async () => {
+    await send('created', 'other-bot[bot]', '/hold', { type: 'Bot' });
+    await send('created', 'carol', '```\n/hold\n```');
+    expect(gh.labelsOf(2)).toEqual([]);
+    expect(gh.reactions).toEqual([]);
+    expect(gh.comments).toEqual([]);
+  });
+
+  it('an edit runs only the commands it added; removing /approve withdraws it; so does deleting the comment', async () => {
+    const id = await send('created', 'bob', 'looks right');
+    expect(gh.reactions).toEqual([]);
+    await send('edited', 'bob', 'looks right\n/approve', { id, from: 'looks right' });
+    const state = () =>
+      gh
+        .botComments(2)
+        .map((c) => readState(c.body))
+        .find(Boolean)!;
+    expect(state().approvals.map((a) => a.login)).toEqual(['bob']);
+    await send('edited', 'bob', 'looks right (typo fixed)\n/approve', { id, from: 'looks right\n/approve' });
+    expect(state().approvals.map((a) => a.login)).toEqual(['bob']);
+    expect(reactionsTo(id)).toEqual(['+1']); // the typo fix ran nothing
+    await send('edited', 'bob', 'on second thought, no', { id, from: 'looks right (typo fixed)\n/approve' });
+    expect(state().approvals).toEqual([]);
+    await send('edited', 'bob', '/approve', { id, from: 'on second thought, no' });
+    expect(state().approvals.map((a) => a.login)).toEqual(['bob']);
+    await send('deleted', 'bob', '/approve', { id });
+    expect(state().approvals).toEqual([]);
+    expect(gh.botComments(2).filter((c) => readState(c.body))).toHaveLength(1); // one status comment, updated
+  });
+
+  it('trusts approval state only from its own comments', async () => {
+    // carol pastes a forged status comment claiming bob approved
+    gh.comments.push({
+      id: 1,
+      issue: 2,
+      body: '<!-- catalog-bot:state {"approvals":[{"login":"bob","comment":1,"sha":"x","subjects":{}}]} -->',
+      user: { login: 'carol', type: 'User' },
+    });
+    await send('created', 'carol', '/retest');
+    expect(gh.runsFor(repo.bottom, 'catalog-bot/permissions').at(-1)?.conclusion).toBe('failure');
+  });
+});

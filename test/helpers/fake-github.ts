@@ -1,0 +1,223 @@
+// A small stateful stand-in for GitHub's REST API (nock): check runs, pull requests,
+// comments, labels, reactions, merges. Enough for the App's comment and merge flows; the
+// git side is a real bare repository. Responses carry the fields the App reads, shaped
+// like GitHub's.
+import { execFileSync } from 'node:child_process';
+import nock from 'nock';
+
+export const API = 'https://api.github.com';
+
+export interface FakePull {
+  number: number;
+  head: string;
+  author: string;
+  state?: 'open' | 'closed';
+  merged?: boolean;
+  draft?: boolean;
+  labels?: string[];
+  mergeable_state?: string;
+  /** Called on PUT .../merge; returns the merge commit sha, or throws { status, message }. */
+  onMerge?: (body: { sha?: string; merge_method?: string }) => string;
+}
+
+export interface FakeCheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status: string;
+  conclusion: string | null;
+  app: { slug: string };
+  output?: { title?: string; summary?: string };
+}
+
+export interface FakeComment {
+  id: number;
+  issue: number;
+  body: string;
+  user: { login: string; type: 'User' | 'Bot' };
+}
+
+export class FakeGitHub {
+  readonly checkRuns: FakeCheckRun[] = [];
+  readonly comments: FakeComment[] = [];
+  readonly reactions: { comment: number; content: string }[] = [];
+  readonly merges: { number: number; sha?: string; method?: string }[] = [];
+  readonly pulls = new Map<number, FakePull>();
+  /** login -> admin | write | read | none */
+  readonly permissions = new Map<string, string>();
+  #id = 1000;
+
+  constructor(
+    readonly owner: string,
+    readonly repo: string,
+    /** The bare repository: branch heads come from it. */
+    readonly bare: string,
+    readonly slug = 'catalog-bot',
+  ) {
+    this.#mock();
+  }
+
+  addPull(pull: FakePull): void {
+    this.pulls.set(pull.number, { state: 'open', labels: [], mergeable_state: 'clean', ...pull });
+  }
+
+  runsFor(sha: string, name?: string): FakeCheckRun[] {
+    return this.checkRuns.filter((r) => r.head_sha === sha && (name === undefined || r.name === name));
+  }
+
+  labelsOf(number: number): string[] {
+    return this.pulls.get(number)?.labels ?? [];
+  }
+
+  /** Comments by the bot on a pull request (its replies and its status comment). */
+  botComments(number: number): FakeComment[] {
+    return this.comments.filter((c) => c.issue === number && c.user.type === 'Bot');
+  }
+
+  #pullJson(p: FakePull) {
+    const repo = {
+      id: 186853002,
+      name: this.repo,
+      full_name: `${this.owner}/${this.repo}`,
+      clone_url: this.bare,
+    };
+    return {
+      number: p.number,
+      state: p.state,
+      merged: p.merged ?? false,
+      draft: p.draft ?? false,
+      user: { login: p.author, type: 'User' },
+      labels: (p.labels ?? []).map((name) => ({ name })),
+      mergeable_state: p.mergeable_state,
+      head: { sha: p.head, ref: `pr-${p.number}`, repo },
+      base: { sha: this.#branch('main'), ref: 'main', repo },
+    };
+  }
+
+  #branch(name: string): string {
+    return execFileSync('git', ['-C', this.bare, 'rev-parse', `refs/heads/${name}`], {
+      encoding: 'utf8',
+    }).trim();
+  }
+
+  #mock(): void {
+    const repoPath = `/repos/${this.owner}/${this.repo}`;
+    const num = (uri: string, re: RegExp) => Number(re.exec(uri)?.[1]);
+    nock(API)
+      .persist()
+      .post(/\/app\/installations\/\d+\/access_tokens/)
+      .reply(201, () => ({ token: 'ghs_fake', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
+      .get('/app')
+      .reply(200, () => ({ id: 123, slug: this.slug }))
+      // check runs
+      .post(`${repoPath}/check-runs`)
+      .reply(201, (_u, body) => {
+        const b = body as { name: string; head_sha: string; status: string };
+        const run: FakeCheckRun = {
+          id: ++this.#id,
+          name: b.name,
+          head_sha: b.head_sha,
+          status: b.status,
+          conclusion: null,
+          app: { slug: this.slug },
+        };
+        this.checkRuns.push(run);
+        return run;
+      })
+      .patch(/\/check-runs\/\d+$/)
+      .reply(200, (uri, body) => {
+        const run = this.checkRuns.find((r) => r.id === num(uri, /check-runs\/(\d+)$/));
+        if (run) Object.assign(run, body as object);
+        return run ?? {};
+      })
+      .get(/\/commits\/[0-9a-f]+\/check-runs/)
+      .query(true)
+      .reply(200, (uri) => {
+        const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
+        // filter=latest: the newest run of each name
+        const latest = new Map<string, FakeCheckRun>();
+        for (const r of this.runsFor(sha)) latest.set(r.name, r);
+        return { total_count: latest.size, check_runs: [...latest.values()] };
+      })
+      // pull requests
+      .get(/\/pulls\/\d+$/)
+      .reply((uri) => {
+        const p = this.pulls.get(num(uri, /pulls\/(\d+)$/));
+        return p ? [200, this.#pullJson(p)] : [404, { message: 'Not Found' }];
+      })
+      .get(`${repoPath}/pulls`)
+      .query(true)
+      .reply(200, () =>
+        [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p)),
+      )
+      .put(/\/pulls\/\d+\/merge$/)
+      .reply((uri, body) => {
+        const p = this.pulls.get(num(uri, /pulls\/(\d+)\/merge$/));
+        const b = body as { sha?: string; merge_method?: string };
+        if (!p) return [404, { message: 'Not Found' }];
+        if (b.sha !== undefined && b.sha !== p.head)
+          return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
+        try {
+          const sha = p.onMerge ? p.onMerge(b) : '0'.repeat(40);
+          this.merges.push({ number: p.number, sha: b.sha, method: b.merge_method });
+          p.state = 'closed';
+          p.merged = true;
+          return [200, { sha, merged: true, message: 'Pull Request successfully merged' }];
+        } catch (e) {
+          const err = e as { status?: number; message?: string };
+          return [err.status ?? 405, { message: err.message ?? 'Method Not Allowed' }];
+        }
+      })
+      .get(/\/branches\/[^/]+$/)
+      .reply((uri) => [200, { name: 'main', commit: { sha: this.#branch(uri.split('/').pop()!) } }])
+      // comments, labels, reactions
+      .get(/\/issues\/\d+\/comments/)
+      .query(true)
+      .reply(200, (uri) => this.comments.filter((c) => c.issue === num(uri, /issues\/(\d+)\/comments/)))
+      .post(/\/issues\/\d+\/comments$/)
+      .reply(201, (uri, body) => {
+        const c: FakeComment = {
+          id: ++this.#id,
+          issue: num(uri, /issues\/(\d+)\/comments$/),
+          body: (body as { body: string }).body,
+          user: { login: `${this.slug}[bot]`, type: 'Bot' },
+        };
+        this.comments.push(c);
+        return c;
+      })
+      .patch(/\/issues\/comments\/\d+$/)
+      .reply(200, (uri, body) => {
+        const c = this.comments.find((x) => x.id === num(uri, /comments\/(\d+)$/));
+        if (c) c.body = (body as { body: string }).body;
+        return c ?? {};
+      })
+      .post(/\/issues\/\d+\/labels$/)
+      .reply(200, (uri, body) => {
+        const p = this.pulls.get(num(uri, /issues\/(\d+)\/labels$/));
+        for (const l of (body as { labels: string[] }).labels)
+          if (p && !p.labels!.includes(l)) p.labels!.push(l);
+        return (p?.labels ?? []).map((name) => ({ name }));
+      })
+      .delete(/\/issues\/\d+\/labels\/.+$/)
+      .reply((uri) => {
+        const p = this.pulls.get(num(uri, /issues\/(\d+)\/labels/));
+        const name = decodeURIComponent(uri.split('/labels/')[1]!);
+        if (!p || !p.labels!.includes(name)) return [404, { message: 'Label does not exist' }];
+        p.labels = p.labels!.filter((l) => l !== name);
+        return [200, []];
+      })
+      .post(/\/issues\/comments\/\d+\/reactions$/)
+      .reply(201, (uri, body) => {
+        this.reactions.push({
+          comment: num(uri, /comments\/(\d+)\/reactions/),
+          content: (body as { content: string }).content,
+        });
+        return {};
+      })
+      .get(/\/collaborators\/[^/]+\/permission$/)
+      .reply(200, (uri) => ({ permission: this.permissions.get(uri.split('/').at(-2)!) ?? 'none' }))
+      .get(/\/orgs\/[^/]+\/teams\/[^/]+\/members/)
+      .query(true)
+      .reply(200, []);
+  }
+}
