@@ -466,6 +466,13 @@ describe('comment commands: replies and permissions', () => {
     expect(gh.labelsOf(2)).toEqual([]);
   });
 
+  it('a 1 MB comment is read up to its first 64 KiB: one reaction, no flood', async () => {
+    const id = await send('created', 'carol', '/hold\n' + 'spam '.repeat(210_000) + '\n/approve');
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
+    expect(reactionsTo(id)).toEqual(['+1']);
+    expect(gh.comments).toEqual([]); // the /approve past the limit was never read
+  });
+
   it('ignores comments by bots, and commands in code blocks', async () => {
     await send('created', 'other-bot[bot]', '/hold', { type: 'Bot' });
     await send('created', 'carol', '```\n/hold\n```');
