@@ -7,6 +7,7 @@ import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
+import { jobRunner } from './jobs.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 
 export interface AppOptions {
@@ -23,13 +24,9 @@ export interface AppOptions {
 export function createApp(options: AppOptions = {}): ApplicationFunction {
   return (app: Probot) => {
     const { metrics, workDir } = options;
-    let queue =
-      options.queue ??
-      new InProcessQueue({
-        onError: (error, job) => app.log.error({ err: error, job: job.key }, 'job failed'),
-      });
+    const queue = options.queue ?? new InProcessQueue();
     if (metrics) {
-      queue = metrics.instrument(queue);
+      metrics.watch(queue);
       app.onAny(async (context) => {
         const action = (context.payload as { action?: unknown }).action;
         metrics.webhooks.inc({
@@ -56,6 +53,10 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
+    const run = jobRunner(app, handlerOptions);
+    queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
+      app.log.error({ err: error, job: job.key }, 'job failed'),
+    );
   };
 }
 

@@ -3,7 +3,7 @@
 // (and several apps in one process) never share counters.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Job, JobQueue } from './queue.js';
+import type { JobQueue, JobRunner } from './queue.js';
 
 export class AppMetrics {
   readonly registry = new Registry();
@@ -41,27 +41,23 @@ export class AppMetrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** A queue whose jobs are timed and whose depth is reported. */
-  instrument(queue: JobQueue): JobQueue {
+  /** Report this queue's depth. */
+  watch(queue: JobQueue): void {
     this.#queues.push(queue);
-    return {
-      get size() {
-        return queue.size;
-      },
-      enqueue: (job: Job) => queue.enqueue({ ...job, run: () => this.#timed(job) }),
-      onIdle: () => queue.onIdle(),
-    };
   }
 
-  async #timed(job: Job): Promise<void> {
-    const stop = this.jobDuration.startTimer({ kind: job.kind ?? 'job' });
-    try {
-      await job.run();
-      stop({ outcome: 'done' });
-    } catch (error) {
-      stop({ outcome: 'error' });
-      throw error;
-    }
+  /** A job runner whose runs are timed by kind and outcome. */
+  timed(run: JobRunner): JobRunner {
+    return async (job) => {
+      const stop = this.jobDuration.startTimer({ kind: job.kind });
+      try {
+        await run(job);
+        stop({ outcome: 'done' });
+      } catch (error) {
+        stop({ outcome: 'error' });
+        throw error;
+      }
+    };
   }
 
   /** The GET /metrics route, for Probot's `addHandler`. */

@@ -1,44 +1,54 @@
 // The job queue between webhook handlers and the work they ask for. Handlers answer
-// GitHub fast and enqueue; jobs run later, one at a time per repository. The interface is
-// small so that a Redis-backed queue (BullMQ, design.md: `REDIS_URL`) can replace the
-// in-process one without touching the handlers.
+// GitHub fast and enqueue; jobs run later, one at a time per group (a repository). A job
+// is data only (a kind and a JSON payload), so a Redis-backed queue (BullMQ, design.md:
+// `REDIS_URL`) can carry it to another replica; the app gives the queue the function that
+// runs a job (`start`).
 
-export interface Job {
+export interface JobSpec<T = unknown> {
   /** Unique id of the job; the webhook delivery id (`X-GitHub-Delivery`) for webhook work. */
   key: string;
   /** Jobs of one group run one after another (the repository); other groups run in parallel. */
   group?: string;
-  /** What the job does, for metrics and logs (e.g. `pr-checks`). */
-  kind?: string;
-  run: () => Promise<void>;
+  /** Which job runner handles it (e.g. `pr-checks`). */
+  kind: string;
+  /** Plain JSON: what the job needs. */
+  data: T;
 }
+
+export type JobRunner = (job: JobSpec) => Promise<void>;
 
 export interface JobQueue {
   /**
-   * Queue a job. Returns false, and drops the job, when a job with the same key is pending,
+   * Queue a job. Resolves false, and drops the job, when a job with the same key is pending,
    * running or finished recently (a delivery that arrives twice is done once).
    */
-  enqueue(job: Job): boolean;
-  /** Jobs pending or running. */
+  enqueue(job: JobSpec): Promise<boolean>;
+  /** Start running jobs with `run` (the app calls this once). */
+  start(run: JobRunner): void;
+  /** Jobs pending or running (in this process's view). */
   readonly size: number;
   /** Resolves when no job is pending or running (tests, graceful shutdown). */
   onIdle(): Promise<void>;
+  /** Stop taking jobs; running ones finish. */
+  close(): Promise<void>;
 }
 
 export interface InProcessQueueOptions {
   /** How many finished keys to remember against duplicates (default 10 000). */
   rememberFinished?: number;
   /** Called when a job throws (jobs should handle their own errors; this is a last resort). */
-  onError?: (error: unknown, job: Job) => void;
+  onError?: (error: unknown, job: JobSpec) => void;
 }
 
 /** The embedded queue: in memory, concurrency 1 per group, nothing survives a restart. */
 export class InProcessQueue implements JobQueue {
-  readonly #groups = new Map<string, Job[]>();
+  readonly #groups = new Map<string, JobSpec[]>();
   readonly #active = new Set<string>();
   readonly #finished = new Set<string>();
   readonly #remember: number;
-  readonly #onError: (error: unknown, job: Job) => void;
+  #onError: (error: unknown, job: JobSpec) => void;
+  #run: JobRunner | undefined;
+  #closed = false;
   #count = 0;
   #idle: (() => void)[] = [];
 
@@ -47,23 +57,33 @@ export class InProcessQueue implements JobQueue {
     this.#onError = options.onError ?? (() => undefined);
   }
 
-  enqueue(job: Job): boolean {
-    if (this.#active.has(job.key) || this.#finished.has(job.key)) return false;
+  start(run: JobRunner, onError?: (error: unknown, job: JobSpec) => void): void {
+    this.#run = run;
+    if (onError) this.#onError = onError;
+    for (const group of this.#groups.keys()) queueMicrotask(() => void this.#drain(group));
+  }
+
+  async enqueue(job: JobSpec): Promise<boolean> {
+    return this.add(job);
+  }
+
+  /** The same as `enqueue`, answered at once. */
+  add(job: JobSpec): boolean {
+    if (this.#closed || this.#active.has(job.key) || this.#finished.has(job.key)) return false;
     this.#active.add(job.key);
     this.#count++;
-    const group = job.group ?? job.key;
+    const group = job.group ?? `key:${job.key}`;
     const waiting = this.#groups.get(group);
     if (waiting) {
       waiting.push(job);
     } else {
       this.#groups.set(group, [job]);
-      // Never run inside enqueue: the caller may still be setting up what the job awaits.
-      queueMicrotask(() => void this.#drain(group));
+      // Never run inside enqueue: the caller may still be setting up.
+      if (this.#run) queueMicrotask(() => void this.#drain(group));
     }
     return true;
   }
 
-  /** Jobs pending or running. */
   get size(): number {
     return this.#count;
   }
@@ -73,12 +93,21 @@ export class InProcessQueue implements JobQueue {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.onIdle();
+  }
+
+  readonly #draining = new Set<string>();
+
   async #drain(group: string): Promise<void> {
+    if (this.#draining.has(group) || !this.#run) return;
+    this.#draining.add(group);
     const jobs = this.#groups.get(group);
     while (jobs && jobs.length > 0) {
-      const job = jobs[0] as Job;
+      const job = jobs[0] as JobSpec;
       try {
-        await job.run();
+        await this.#run(job);
       } catch (error) {
         try {
           this.#onError(error, job);
@@ -90,6 +119,7 @@ export class InProcessQueue implements JobQueue {
       this.#finish(job.key);
     }
     this.#groups.delete(group);
+    this.#draining.delete(group);
     if (this.#count === 0) {
       const idle = this.#idle;
       this.#idle = [];

@@ -1,93 +1,110 @@
 import { describe, expect, it } from 'vitest';
-import { InProcessQueue } from '../src/queue.js';
+import { InProcessQueue, type JobSpec } from '../src/queue.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
+/** A queue whose jobs call `work(data)`; jobs are data, as they would be through Redis. */
+function queue(
+  work: (job: JobSpec) => Promise<void>,
+  options?: ConstructorParameters<typeof InProcessQueue>[0],
+) {
+  const q = new InProcessQueue(options);
+  q.start(work);
+  return q;
+}
+
 describe('InProcessQueue', () => {
   it('runs jobs of one group one at a time, in order', async () => {
-    const q = new InProcessQueue();
     const log: string[] = [];
     let running = 0;
     let most = 0;
-    for (const k of ['a', 'b', 'c']) {
-      q.enqueue({
-        key: k,
-        group: 'repo',
-        run: async () => {
-          running++;
-          most = Math.max(most, running);
-          log.push(`start ${k}`);
-          await tick();
-          log.push(`end ${k}`);
-          running--;
-        },
-      });
-    }
+    const q = queue(async (job) => {
+      running++;
+      most = Math.max(most, running);
+      log.push(`start ${job.key}`);
+      await tick();
+      log.push(`end ${job.key}`);
+      running--;
+    });
+    for (const k of ['a', 'b', 'c']) await q.enqueue({ key: k, group: 'repo', kind: 't', data: null });
     await q.onIdle();
     expect(most).toBe(1);
     expect(log).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
   });
 
   it('runs different groups in parallel', async () => {
-    const q = new InProcessQueue();
     let running = 0;
     let most = 0;
-    for (const g of ['r1', 'r2']) {
-      q.enqueue({
-        key: g,
-        group: g,
-        run: async () => {
-          running++;
-          most = Math.max(most, running);
-          await tick();
-          running--;
-        },
-      });
-    }
+    const q = queue(async () => {
+      running++;
+      most = Math.max(most, running);
+      await tick();
+      running--;
+    });
+    for (const g of ['r1', 'r2']) await q.enqueue({ key: g, group: g, kind: 't', data: null });
     await q.onIdle();
     expect(most).toBe(2);
   });
 
   it('refuses a duplicate key while pending, running and after it finished', async () => {
-    const q = new InProcessQueue();
     let runs = 0;
-    const job = { key: 'delivery-1', run: async () => void runs++ };
-    expect(q.enqueue(job)).toBe(true);
-    expect(q.enqueue(job)).toBe(false);
+    const q = queue(async () => void runs++);
+    const job = { key: 'delivery-1', kind: 't', data: null };
+    expect(await q.enqueue(job)).toBe(true);
+    expect(await q.enqueue(job)).toBe(false);
     await q.onIdle();
-    expect(q.enqueue(job)).toBe(false);
+    expect(await q.enqueue(job)).toBe(false);
     await q.onIdle();
     expect(runs).toBe(1);
   });
 
   it('forgets the oldest finished keys beyond its memory', async () => {
-    const q = new InProcessQueue({ rememberFinished: 1 });
     let runs = 0;
-    q.enqueue({ key: 'a', run: async () => void runs++ });
-    q.enqueue({ key: 'b', run: async () => void runs++ });
+    const q = queue(async () => void runs++, { rememberFinished: 1 });
+    await q.enqueue({ key: 'a', kind: 't', data: null });
+    await q.enqueue({ key: 'b', kind: 't', data: null });
     await q.onIdle();
-    expect(q.enqueue({ key: 'a', run: async () => void runs++ })).toBe(true);
-    expect(q.enqueue({ key: 'b', run: async () => void runs++ })).toBe(false);
+    expect(await q.enqueue({ key: 'a', kind: 't', data: null })).toBe(true);
+    expect(await q.enqueue({ key: 'b', kind: 't', data: null })).toBe(false);
     await q.onIdle();
     expect(runs).toBe(3);
   });
 
   it('does not start a job inside enqueue, and survives a job that throws', async () => {
-    const q = new InProcessQueue();
-    const errors: unknown[] = [];
-    const q2 = new InProcessQueue({ onError: (e) => errors.push(e) });
     let started = false;
-    q.enqueue({ key: 'x', run: async () => void (started = true) });
+    const q = queue(async () => void (started = true));
+    q.add({ key: 'x', kind: 't', data: null });
     expect(started).toBe(false);
     await q.onIdle();
     expect(started).toBe(true);
-    let after = false;
-    q2.enqueue({ key: 'boom', group: 'g', run: async () => Promise.reject(new Error('boom')) });
-    q2.enqueue({ key: 'next', group: 'g', run: async () => void (after = true) });
+    const errors: unknown[] = [];
+    const seen: string[] = [];
+    const q2 = queue(
+      async (job) => {
+        if (job.key === 'boom') throw new Error('boom');
+        seen.push(job.key);
+      },
+      { onError: (e) => errors.push(e) },
+    );
+    await q2.enqueue({ key: 'boom', group: 'g', kind: 't', data: null });
+    await q2.enqueue({ key: 'next', group: 'g', kind: 't', data: null });
     await q2.onIdle();
-    expect(after).toBe(true);
+    expect(seen).toEqual(['next']);
     expect(errors).toHaveLength(1);
     expect(q2.size).toBe(0);
+  });
+
+  it('holds jobs until started, and takes none after close', async () => {
+    const q = new InProcessQueue();
+    const seen: unknown[] = [];
+    await q.enqueue({ key: 'early', group: 'g', kind: 't', data: { n: 1 } });
+    await tick();
+    expect(seen).toEqual([]);
+    q.start(async (job) => void seen.push(job.data));
+    await q.onIdle();
+    expect(seen).toEqual([{ n: 1 }]);
+    await q.close();
+    expect(await q.enqueue({ key: 'late', kind: 't', data: null })).toBe(false);
   });
 
   it('is idle at once when empty', async () => {

@@ -3,7 +3,7 @@
 // repository's mirror is deleted (the app may no longer read it).
 import type { Context } from 'probot';
 import { removeMirror } from '../git-mirror.js';
-import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 
 export const INSTALLATION_EVENTS = [
   'installation.created',
@@ -32,33 +32,44 @@ export function installationHandler(
     const installationId = payload.installation.id;
     if ('repositories_removed' in payload && payload.action === 'removed') {
       for (const repo of payload.repositories_removed as RepoSummary[]) {
-        options.queue.enqueue({
+        await options.queue.enqueue({
           key: `delivery:${context.id}:${repo.id}`,
           group: `repo:${repo.id}`,
           kind: 'remove-mirror',
-          run: () => removeMirror(repo.id, options.workDir),
+          data: { repoId: repo.id },
         });
       }
       return;
     }
     const added = ('repositories_added' in payload ? payload.repositories_added : payload.repositories) ?? [];
     for (const repo of added as RepoSummary[]) {
-      options.queue.enqueue({
+      const data: OpenPullsJob = { repo: { id: repo.id, full_name: repo.full_name }, installationId };
+      await options.queue.enqueue({
         key: `delivery:${context.id}:${repo.id}`,
         group: `repo:${repo.id}`,
         kind: 'check-open-pulls',
-        run: () => checkOpenPulls(context, options, repo, installationId),
+        data,
       });
     }
   };
 }
 
+export interface OpenPullsJob {
+  repo: RepoSummary;
+  installationId: number;
+}
+
+/** Remove a repository's mirror (queued behind its other jobs). */
+export async function removeMirrorJob(options: PrHandlerOptions, data: { repoId: number }): Promise<void> {
+  await removeMirror(data.repoId, options.workDir);
+}
+
 /** Queue the checks of every open pull request of a repository. Never throws. */
-async function checkOpenPulls(
-  context: Pick<Context, 'octokit' | 'log' | 'id'>,
+export async function checkOpenPullsJob(
+  context: JobContext,
   options: PrHandlerOptions,
-  repo: RepoSummary,
-  installationId: number,
+  { repo, installationId }: OpenPullsJob,
+  key: string,
 ): Promise<void> {
   const [owner, name] = repo.full_name.split('/') as [string, string];
   try {
@@ -83,7 +94,7 @@ async function checkOpenPulls(
         cloneUrl: pr.base.repo.clone_url,
         repoId: repo.id,
       };
-      enqueueChecks(context, options, job, `delivery:${context.id}:${repo.id}:${pr.number}`);
+      await enqueueChecks(context, options, job, `${key}:${pr.number}`);
     }
     context.log.info({ repo: repo.full_name, pulls: pulls.length }, 'checking open pull requests');
   } catch (error) {

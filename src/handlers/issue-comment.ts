@@ -5,7 +5,7 @@ import { runPrChecks } from '../checks/pr.js';
 import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
-import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import { LABELS, loadState, saveState, setLabel } from './pr-state.js';
 import { teamMembers } from './teams.js';
 
@@ -19,7 +19,7 @@ type CommentContext =
   Context<'issue_comment.created'> | Context<'issue_comment.edited'> | Context<'issue_comment.deleted'>;
 
 /** What the job needs, taken from the payload. */
-interface CommentJob {
+export interface CommentJob {
   ref: RepoRef;
   number: number;
   commentId: number;
@@ -65,11 +65,11 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
       cloneUrl: payload.repository.clone_url,
       repoId: payload.repository.id,
     };
-    options.queue.enqueue({
+    await options.queue.enqueue({
       key: `delivery:${context.id}`,
       group: `repo:${job.repoId}`,
       kind: 'commands',
-      run: () => runCommandsJob(context, job, options),
+      data: job,
     });
   };
 }
@@ -83,9 +83,10 @@ interface Outcome {
 
 /** Authorize and carry out the commands of one comment. Never throws. */
 export async function runCommandsJob(
-  context: Pick<Context, 'octokit' | 'log' | 'id'>,
-  job: CommentJob,
+  context: JobContext,
   options: PrHandlerOptions,
+  job: CommentJob,
+  key: string,
 ): Promise<void> {
   const { octokit, log } = context;
   const { ref, number, commenter } = job;
@@ -201,7 +202,7 @@ export async function runCommandsJob(
         cloneUrl: job.cloneUrl,
         repoId: job.repoId,
       };
-      enqueueChecks(context, options, prJob, `comment:${job.commentId}:${context.id}`);
+      await enqueueChecks(context, options, prJob, `${key}:checks`);
     }
     await acknowledge(context, job, outcomes);
   } catch (error) {

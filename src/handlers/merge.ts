@@ -18,6 +18,7 @@ export interface MergeTarget {
   number: number;
   cloneUrl: string;
   repoId: number;
+  installationId?: number;
 }
 
 export interface MergeOptions {
@@ -30,6 +31,12 @@ export interface MergeOptions {
 export type MergeOutcome = { merged: true; sha: string } | { merged: false; reason: string; told?: boolean };
 
 type Ctx = Pick<Context, 'octokit' | 'log'>;
+
+/** The queued form: look at one pull request and merge it if it is ready. */
+export async function mergeJob(ctx: Ctx, options: MergeOptions, target: MergeTarget): Promise<void> {
+  const outcome = await mergeIfReady(ctx, target, options);
+  ctx.log.info({ pr: target.number, outcome }, 'auto-merge');
+}
 
 // GitHub's mergeable_state values that leave nothing branch protection still waits for.
 const MERGEABLE = new Set(['clean', 'unstable', 'has_hooks']);
@@ -167,12 +174,12 @@ async function reevaluateOthers(
   });
   for (const pr of pulls) {
     if (pr.number === target.number || pr.draft) continue;
-    const other = { ...target, number: pr.number };
-    options.queue.enqueue({
+    const other: MergeTarget = { ...target, number: pr.number };
+    await options.queue.enqueue({
       key: `after-merge:${mergeSha}:${pr.number}`,
       group: `repo:${target.repoId}`,
       kind: 'merge',
-      run: async () => void (await mergeIfReady(ctx, other, options)),
+      data: other,
     });
   }
 }
@@ -210,12 +217,13 @@ export function mergeEventHandler(
         number,
         cloneUrl: repository.clone_url,
         repoId: repository.id,
+        installationId: (payload as { installation?: { id: number } }).installation?.id,
       };
-      options.queue.enqueue({
+      await options.queue.enqueue({
         key: `delivery:${context.id}:${number}`,
         group: `repo:${repository.id}`,
         kind: 'merge',
-        run: async () => void (await mergeIfReady(context, target, { ...options, appSlug })),
+        data: target,
       });
     }
   };

@@ -38,9 +38,12 @@ export interface PrHandlerOptions {
   appSlug?: () => Promise<string>;
 }
 
+/** What a job runs with: an installation's client and a logger. */
+export type JobContext = Pick<Context, 'octokit' | 'log'>;
+
 type PrContext = Context<'pull_request'>;
 
-/** What the job needs, taken from the payload. */
+/** What the job needs, taken from the payload (plain JSON: it may travel through Redis). */
 export interface PrJob {
   ref: RepoRef;
   number: number;
@@ -73,55 +76,60 @@ export function pullRequestHandler(options: PrHandlerOptions): (context: PrConte
       cloneUrl: payload.repository.clone_url,
       repoId: payload.repository.id,
     };
-    enqueueChecks(context, options, job, `delivery:${context.id}`);
+    await enqueueChecks(context, options, job, `delivery:${context.id}`);
   };
 }
 
 /**
- * Create the check runs on the head commit right away and queue the job that completes
- * them. The runs are not awaited here: the webhook answer must stay fast. A duplicate
- * delivery (same key) creates nothing.
+ * Queue the checks of a pull request head. The first job (no group, so it never waits
+ * behind the repository's other work) puts the check runs on the head in progress; it
+ * then queues the job that completes them. A duplicate delivery (same key) does nothing.
  */
-export function enqueueChecks(
-  context: Pick<Context, 'octokit' | 'log'>,
+export async function enqueueChecks(
+  context: Pick<Context, 'log'>,
+  options: Pick<PrHandlerOptions, 'queue'>,
+  job: PrJob,
+  key: string,
+): Promise<boolean> {
+  const accepted = await options.queue.enqueue({ key, kind: 'announce-checks', data: job });
+  if (!accepted) context.log.info({ key }, 'duplicate delivery ignored');
+  return accepted;
+}
+
+export interface ChecksJob {
+  job: PrJob;
+  /** Check-run name -> id, created by the announce job: a retry updates the same runs. */
+  runs: Record<string, number>;
+}
+
+/** Create the check runs in progress, then queue the job that completes them. */
+export async function announceChecksJob(
+  context: JobContext,
   options: PrHandlerOptions,
   job: PrJob,
   key: string,
-): boolean {
-  let runsReady!: (runs: Promise<Map<string, number>>) => void;
-  const runs = new Promise<Map<string, number>>((resolve) => (runsReady = resolve));
-  const accepted = options.queue.enqueue({
-    key,
-    group: `repo:${job.repoId}`,
-    kind: 'pr-checks',
-    run: () => runChecksJob(context, job, runs, options),
-  });
-  if (!accepted) {
-    context.log.info({ key }, 'duplicate delivery ignored');
-    return false;
+): Promise<void> {
+  let runs: Map<string, number>;
+  try {
+    runs = await createCheckRuns(context.octokit, job.ref, job.headSha);
+  } catch (error) {
+    context.log.error({ err: error }, `could not create check runs on ${job.headSha}`);
+    return;
   }
-  const created = createCheckRuns(context.octokit, job.ref, job.headSha);
-  created.catch(() => undefined); // reported by the job
-  runsReady(created);
-  return true;
+  const data: ChecksJob = { job, runs: Object.fromEntries(runs) };
+  await options.queue.enqueue({ key: `${key}:checks`, group: `repo:${job.repoId}`, kind: 'pr-checks', data });
 }
 
 /** The queued work for one pull-request event. Never throws. */
 export async function runChecksJob(
-  context: Pick<Context, 'octokit' | 'log'>,
-  job: PrJob,
-  runsPromise: Promise<Map<string, number>>,
-  options: Partial<PrHandlerOptions> = {},
+  context: JobContext,
+  options: Partial<PrHandlerOptions>,
+  data: ChecksJob,
 ): Promise<void> {
   const { octokit, log } = context;
   const { workDir, metrics, appSlug } = options;
-  let runs: Map<string, number>;
-  try {
-    runs = await runsPromise;
-  } catch (error) {
-    log.error({ err: error }, `could not create check runs on ${job.headSha}`);
-    return;
-  }
+  const { job } = data;
+  const runs = new Map(Object.entries(data.runs));
   try {
     const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
     if (current.head.sha !== job.headSha) {
@@ -199,7 +207,13 @@ export async function runChecksJob(
     ) {
       const outcome = await mergeIfReady(
         context,
-        { ref: job.ref, number: job.number, cloneUrl: job.cloneUrl, repoId: job.repoId },
+        {
+          ref: job.ref,
+          number: job.number,
+          cloneUrl: job.cloneUrl,
+          repoId: job.repoId,
+          installationId: job.installationId,
+        },
         { queue, workDir, appSlug: async () => slug },
       );
       log.info({ pr: job.number, outcome }, 'auto-merge');

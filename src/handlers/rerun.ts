@@ -26,7 +26,7 @@ export function rerunHandler(options: PrHandlerOptions): (context: RerunContext)
         repoId: repository.id,
         installationId: (payload as { installation?: { id: number } }).installation?.id,
       };
-      enqueueChecks(context, options, job, `delivery:${context.id}:${pr.number}`);
+      await enqueueChecks(context, options, job, `delivery:${context.id}:${pr.number}`);
     }
   };
 }

@@ -1,0 +1,45 @@
+// Job kinds to the functions that run them. A job is data (see queue.ts); here it gets an
+// installation's client and a logger, so any replica can run any job.
+import type { Probot } from 'probot';
+import { checkOpenPullsJob, removeMirrorJob, type OpenPullsJob } from './handlers/installation.js';
+import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
+import { mergeJob, type MergeTarget } from './handlers/merge.js';
+import {
+  announceChecksJob,
+  runChecksJob,
+  type ChecksJob,
+  type JobContext,
+  type PrHandlerOptions,
+  type PrJob,
+} from './handlers/pull-request.js';
+import type { JobRunner, JobSpec } from './queue.js';
+
+export function jobRunner(
+  app: Probot,
+  options: PrHandlerOptions & { appSlug: () => Promise<string> },
+): JobRunner {
+  return async (job: JobSpec) => {
+    const data = job.data as { installationId?: number; job?: { installationId?: number } };
+    const installationId = data.installationId ?? data.job?.installationId;
+    const context: JobContext = {
+      octokit: await app.auth(installationId),
+      log: app.log.child({ job: job.key, kind: job.kind }),
+    };
+    switch (job.kind) {
+      case 'announce-checks':
+        return announceChecksJob(context, options, job.data as PrJob, job.key);
+      case 'pr-checks':
+        return runChecksJob(context, options, job.data as ChecksJob);
+      case 'commands':
+        return runCommandsJob(context, options, job.data as CommentJob, job.key);
+      case 'merge':
+        return mergeJob(context, options, job.data as MergeTarget);
+      case 'check-open-pulls':
+        return checkOpenPullsJob(context, options, job.data as OpenPullsJob, job.key);
+      case 'remove-mirror':
+        return removeMirrorJob(options, job.data as { repoId: number });
+      default:
+        context.log.error(`unknown job kind ${job.kind}; dropped`);
+    }
+  };
+}
