@@ -8,6 +8,8 @@ import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
+import { checkImages, type ImageCheck } from './publish/exists.js';
+import { RegistryClient } from './publish/registry.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 
 export interface AppOptions {
@@ -19,6 +21,8 @@ export interface AppOptions {
   metrics?: AppMetrics;
   /** The App's slug (default: asked from GitHub once). */
   appSlug?: () => Promise<string>;
+  /** Image existence for `catalog-bot/images` (default: the registries, credentials from the environment). */
+  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
 
 export function createApp(options: AppOptions = {}): ApplicationFunction {
@@ -47,7 +51,13 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
             slug = undefined;
             throw error;
           })));
-    const handlerOptions = { queue, workDir, metrics, appSlug };
+    // One registry client for the process (credentials from the environment, connections kept).
+    let registry: RegistryClient | undefined;
+    const images =
+      options.images ??
+      ((refs: string[], allowedRegistries: string[]) =>
+        checkImages(refs, { client: (registry ??= RegistryClient.fromEnv()), allowedRegistries }));
+    const handlerOptions = { queue, workDir, metrics, appSlug, images };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));

@@ -47,7 +47,30 @@ Commands:
       --installed <bundle>=<version>  a bundle installed on clusters (repeatable;
                                       it may be absent from the catalog)
       --v1-version-range <range>      OLM v1 spec.source.catalog.version (Masterminds)
+  deps <root> <package> [--channel <name>]
+                       What a fresh install of the package pulls in: the bundle OLM
+                       installs and the provider it picks for each requirement (exit 0 all
+                       met, 1 a requirement cannot be met, 2 usage/IO)
+      --format text|json|mermaid  output format (default: text)
+      --external-gvk <group>/<version>/<kind>, --external-package <name>
+                                  providers outside the catalog (repeatable)
+  crd-diff <old-bundle> <new-bundle> --root <root>
+                       Compare the CRDs of two bundles as OLM does on an upgrade
+                       (exit 0 safe, 1 unsafe, 2 usage/IO or no manifests)
+      --format text|json          output format (default: text)
+  images <root>        Check that every bundle and related image exists in its registry
+                       (exit 0 all exist or some could not be asked, 1 missing or
+                       disallowed, 2 usage)
+      --format text|json, --allowed-registry <host>..., --concurrency <n>
+  build <root> --tag <image>... [--base <image>] [--push | --oci-dir <dir>]
+                       Build the catalog image natively (the base image's platforms plus
+                       <root> at /configs, served by opm) and print or push its digests
+      --rev <git-rev> [--repo <dir>]   read the root from a git commit (no checkout)
+      --repo-url <url>, --commit <sha> OCI source annotations; --format text|json
   help                 Show this help
+
+Registry credentials (images, build): REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and
+REGISTRY_PASSWORD; plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
 `;
 
 class UsageError extends Error {}
@@ -70,6 +93,15 @@ export async function main(
         return await graphCommand(rest, out);
       case 'check':
         return await checkCommand(rest, out);
+      // Loaded on demand, like the pull-request checks: start-up stays fast.
+      case 'deps':
+        return await (await import('./commands/deps.js')).depsCommand(rest, out, err);
+      case 'crd-diff':
+        return await (await import('./commands/crd-diff.js')).crdDiffCommand(rest, out, err);
+      case 'images':
+        return await (await import('./commands/images.js')).imagesCommand(rest, out, err);
+      case 'build':
+        return await (await import('./commands/build.js')).buildCommand(rest, out, err);
       case undefined:
       case 'help':
       case '--help':

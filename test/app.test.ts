@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Probot, Server } from 'probot';
 import { createApp } from '../src/app.js';
 import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git-mirror.js';
-import { completeCheckRun, type Octokit } from '../src/handlers/check-runs.js';
+import { completeCheckRun, PR_CHECK_NAMES, type Octokit } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import {
@@ -55,7 +55,7 @@ function mockGitHub(options: { head: string; base: string }) {
       };
     })
     .post(`${REPO}/check-runs`)
-    .times(3)
+    .times(PR_CHECK_NAMES.length)
     .reply(201, (_uri, body) => {
       const b = body as { name: string; status: string; head_sha: string };
       sent.created.push(b);
@@ -66,7 +66,7 @@ function mockGitHub(options: { head: string; base: string }) {
     .get(`${REPO}/pulls/1`)
     .reply(200, { number: 1, head: { sha: options.head }, base: { sha: options.base }, labels: [] })
     .patch(/\/repos\/Codertocat\/Hello-World\/check-runs\/\d+$/)
-    .times(3)
+    .times(PR_CHECK_NAMES.length)
     .reply(200, (uri, body) => {
       sent.updates.push({ id: Number(uri.split('/').pop()), body: body as Update['body'] });
       return {};
@@ -129,6 +129,9 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.scope.isDone()).toBe(true);
     expect(gh.sent.token).toBe(1);
     expect(gh.sent.created.map((c) => c.name).sort()).toEqual([
+      'catalog-bot/crd-upgrade',
+      'catalog-bot/dependencies',
+      'catalog-bot/images',
       'catalog-bot/permissions',
       'catalog-bot/upgrade-graph',
       'catalog-bot/validate',
@@ -206,7 +209,7 @@ describe('catalog-bot app: pull_request', () => {
     await probot.receive({ id: 'delivery-rerun', name: 'check_run', payload });
     await queue.onIdle();
     expect(gh.scope.isDone()).toBe(true);
-    expect(gh.sent.created.map((c) => c.head_sha)).toEqual([repo.head, repo.head, repo.head]);
+    expect(gh.sent.created.map((c) => c.head_sha)).toEqual(PR_CHECK_NAMES.map(() => repo.head));
     expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
   });
 
@@ -252,8 +255,8 @@ describe('catalog-bot app: pull_request', () => {
     await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
     await queue.onIdle();
     expect(gh.scope.isDone()).toBe(true);
-    expect(gh.sent.created).toHaveLength(3);
-    expect(gh.sent.updates).toHaveLength(3);
+    expect(gh.sent.created).toHaveLength(PR_CHECK_NAMES.length);
+    expect(gh.sent.updates).toHaveLength(PR_CHECK_NAMES.length);
   });
 
   it('skips the job when the head moved on', async () => {
@@ -266,7 +269,7 @@ describe('catalog-bot app: pull_request', () => {
     });
     await queue.onIdle();
     expect(gh.scope.isDone()).toBe(true);
-    expect(gh.sent.updates.map((u) => u.body.conclusion)).toEqual(['skipped', 'skipped', 'skipped']);
+    expect(gh.sent.updates.map((u) => u.body.conclusion)).toEqual(PR_CHECK_NAMES.map(() => 'skipped'));
     expect(gh.sent.updates[0]?.body.output.summary).toContain(repo.newer);
   });
 
@@ -320,7 +323,7 @@ describe('catalog-bot app: pull_request', () => {
     await queue.onIdle();
     expect(pulls.isDone()).toBe(true);
     expect(gh.scope.isDone()).toBe(true);
-    expect(gh.sent.created.map((c) => c.head_sha)).toEqual([repo.head, repo.head, repo.head]);
+    expect(gh.sent.created.map((c) => c.head_sha)).toEqual(PR_CHECK_NAMES.map(() => repo.head));
     expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
   });
 
@@ -425,7 +428,12 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
     expect(res.status).toBe(200);
     await queue.onIdle();
     expect(gh.scope.isDone()).toBe(true);
-    expect(gh.sent.updates.map((u) => u.body.conclusion).sort()).toEqual(['failure', 'failure', 'success']);
+    expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
+    expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
+    expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
+    expect(gh.byName('catalog-bot/dependencies')[0]?.body.conclusion).toBe('success');
+    // The example's images are not reachable from the tests: neutral, with the reason.
+    expect(gh.byName('catalog-bot/images')[0]?.body.conclusion).toBe('neutral');
   });
 
   it('serves Prometheus metrics: webhooks, job durations, queue depth, check outcomes', async () => {

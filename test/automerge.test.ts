@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
+import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
 import { FakeGitHub } from './helpers/fake-github.js';
@@ -229,8 +230,16 @@ describe('comment commands and auto-merge', () => {
   it("merges an owner's green pull request with the configured method, passing the checked sha", async () => {
     gh.addPull({ number: 1, head: repo.top, author: 'bob', onMerge: mergeForReal(repo.top) });
     await opened(1);
-    for (const name of ['catalog-bot/permissions', 'catalog-bot/validate', 'catalog-bot/upgrade-graph'])
+    for (const name of [
+      'catalog-bot/permissions',
+      'catalog-bot/validate',
+      'catalog-bot/upgrade-graph',
+      'catalog-bot/dependencies',
+    ])
       expect(conclusion(repo.top, name)).toBe('success');
+    // No manifests in the catalog, images out of reach: neutral does not hold a merge back.
+    expect(conclusion(repo.top, 'catalog-bot/crd-upgrade')).toBe('neutral');
+    expect(conclusion(repo.top, 'catalog-bot/images')).toBe('neutral');
     expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
     expect(gh.labelsOf(1)).toContain('approved');
   });
@@ -461,7 +470,7 @@ describe('comment commands: replies and permissions', () => {
         .runsFor(repo.bottom)
         .map((r) => r.name)
         .sort(),
-    ).toEqual(['catalog-bot/permissions', 'catalog-bot/upgrade-graph', 'catalog-bot/validate']);
+    ).toEqual([...PR_CHECK_NAMES].sort());
     await send('created', 'carol', '/unhold');
     expect(gh.labelsOf(2)).toEqual([]);
   });

@@ -50,6 +50,8 @@ describe('defaults', () => {
       ownership: { ownersFiles: true, newPackages: 'maintainers' },
       automerge: { enabled: false, method: 'squash' },
       publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
+      dependencies: { externalProviders: { gvks: [], packages: [] } },
+      images: { allowedRegistries: [] },
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
     expect(DEFAULT_CONFIG.catalogs).toEqual(['catalogs/*']);
@@ -90,6 +92,8 @@ describe('a valid config', () => {
           ],
           baseImage: 'quay.io/operator-framework/opm:latest',
         },
+        dependencies: { externalProviders: { gvks: [], packages: [] } },
+        images: { allowedRegistries: [] },
       },
       problems: [],
     });
@@ -107,6 +111,11 @@ describe('a valid config', () => {
       'publish:',
       '  images: ["quay.io/acme/catalog:{root}-{sha}", localhost:5000/catalog]',
       '  baseImage: quay.io/operator-framework/opm@sha256:' + 'a'.repeat(64),
+      'dependencies:',
+      '  externalProviders:',
+      '    gvks: [{group: cert-manager.io, version: v1, kind: Certificate}]',
+      '    packages: [openshift-pipelines-operator-rh]',
+      'images: {allowedRegistries: [quay.io, "registry.example.com:5000"]}',
       '',
     ].join('\n');
     expect(parseRepoConfig(text)).toEqual({
@@ -119,6 +128,13 @@ describe('a valid config', () => {
           images: ['quay.io/acme/catalog:{root}-{sha}', 'localhost:5000/catalog'],
           baseImage: 'quay.io/operator-framework/opm@sha256:' + 'a'.repeat(64),
         },
+        dependencies: {
+          externalProviders: {
+            gvks: [{ group: 'cert-manager.io', version: 'v1', kind: 'Certificate' }],
+            packages: ['openshift-pipelines-operator-rh'],
+          },
+        },
+        images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'] },
       },
       problems: [],
     });
@@ -380,14 +396,14 @@ describe('configProblemsAsDiagnostics', () => {
       'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
     );
     expect(diagnostics[3]?.hint).toBe(
-      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish.',
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, images.',
     );
   });
 
   it('document-level problems get a hint too', () => {
     const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
     expect(d?.hint).toBe(
-      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish.`,
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, images.`,
     );
     expect(configProblemsAsDiagnostics([])).toEqual([]);
   });

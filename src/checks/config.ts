@@ -26,6 +26,10 @@ export interface RepoConfig {
   ownership: { ownersFiles: boolean; packageOwners?: string; newPackages: 'maintainers' | 'anyone' };
   automerge: { enabled: boolean; method: 'merge' | 'squash' | 'rebase' };
   publish: { images: string[]; baseImage: string };
+  dependencies: {
+    externalProviders: { gvks: { group: string; version: string; kind: string }[]; packages: string[] };
+  };
+  images: { allowedRegistries: string[] };
 }
 
 function deepFreeze<T>(value: T): T {
@@ -44,6 +48,8 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   // Off unless the repository opts in: merging is the one thing the bot does that cannot be undone.
   automerge: { enabled: false, method: 'squash' },
   publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
+  dependencies: { externalProviders: { gvks: [], packages: [] } },
+  images: { allowedRegistries: [] },
 });
 
 // Patterns (ajv compiles them with the `u` flag; all are linear).
@@ -154,6 +160,67 @@ export const CONFIG_SCHEMA = deepFreeze({
           type: 'string',
           pattern: IMAGE_REF,
           default: 'quay.io/operator-framework/opm:latest',
+        },
+      },
+      default: {},
+    },
+    dependencies: {
+      description:
+        'The `catalog-bot/dependencies` check: requirements of bundles on other operators and APIs.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        externalProviders: {
+          description:
+            'Providers that live outside this catalog (APIs of the cluster, operators from another catalog): requirements on them count as met.',
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            gvks: {
+              description:
+                'APIs provided outside the catalog, like `{group: cert-manager.io, version: v1, kind: Certificate}`.',
+              type: 'array',
+              items: {
+                description: 'One API: group (empty for the core group), version and kind.',
+                type: 'object',
+                additionalProperties: false,
+                required: ['group', 'version', 'kind'],
+                properties: {
+                  group: { description: 'The API group; empty for the core group.', type: 'string' },
+                  version: { description: 'The API version, like `v1`.', type: 'string', minLength: 1 },
+                  kind: { description: 'The kind, like `Certificate`.', type: 'string', minLength: 1 },
+                },
+              },
+              default: [],
+            },
+            packages: {
+              description: 'Operator packages provided outside the catalog (at any version).',
+              type: 'array',
+              items: { description: 'A package name.', type: 'string', minLength: 1 },
+              default: [],
+            },
+          },
+          default: {},
+        },
+      },
+      default: {},
+    },
+    images: {
+      description:
+        'The `catalog-bot/images` check: every bundle and related image a pull request adds must exist.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        allowedRegistries: {
+          description:
+            'If not empty, images must come from one of these registries (host names such as `quay.io` or `registry.example.com:5000`).',
+          type: 'array',
+          items: {
+            description: 'A registry host, with a port if it has one.',
+            type: 'string',
+            pattern: '^[^\\s/]+$',
+          },
+          default: [],
         },
       },
       default: {},

@@ -7,6 +7,11 @@ import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoCo
 import { toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import { decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
+import type { ImageCheck } from '../publish/exists.js';
+import { crdUpgradeCheck } from './crd-upgrade.js';
+import { gitObjectLoader } from './crd-upgrade-objects.js';
+import { dependenciesCheck } from './dependencies.js';
+import { addedImageUses, imagesCheck } from './images.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
 
@@ -32,6 +37,11 @@ export interface PrCheckInput {
   approvals?: { login: string; subjects: Record<string, string> }[];
   /** `org/team` -> members; without it teams cannot be resolved (reported). */
   teams?: TeamMembers;
+  /**
+   * Asks registries whether images exist: with it, `catalog-bot/images` is decided too (the
+   * only check that needs the network).
+   */
+  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
 
 export interface CheckedRoot {
@@ -79,7 +89,20 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   }
 
   const validate = validateCheck(roots.flatMap((r) => (r.head ? [{ path: r.path, report: r.head }] : [])));
-  const checks: CheckResult[] = [withConfigProblems(validate, configFindings), upgradeGraphCheck(roots)];
+  const checks: CheckResult[] = [
+    withConfigProblems(validate, configFindings),
+    upgradeGraphCheck(roots),
+    dependenciesCheck(roots, { externalProviders: config.dependencies.externalProviders }),
+    await crdUpgradeCheck(roots, gitObjectLoader(repo, base, head)),
+  ];
+  if (input.images) {
+    const uses = roots.flatMap((r) => (r.head ? addedImageUses(r.base?.config, r.head.config, r.path) : []));
+    const results = await input.images(
+      uses.map((u) => u.image),
+      config.images.allowedRegistries,
+    );
+    checks.push(imagesCheck(uses, results));
+  }
   let subjects: Map<string, string> | undefined;
   if (input.author !== undefined) {
     subjects = await subjectDigests(repo, head, roots, files);

@@ -9,6 +9,9 @@ export const PR_CHECK_NAMES = [
   'catalog-bot/permissions',
   'catalog-bot/validate',
   'catalog-bot/upgrade-graph',
+  'catalog-bot/dependencies',
+  'catalog-bot/crd-upgrade',
+  'catalog-bot/images',
 ] as const;
 
 /** GitHub's limits: output text 65535 characters, 50 annotations per request. */

@@ -68,7 +68,12 @@ export async function mergeIfReady(
     const ours = listed.check_runs.filter((r) => r.app?.slug === slug);
     for (const name of PR_CHECK_NAMES) {
       const run = ours.find((r) => r.name === name);
-      if (!run || run.status !== 'completed' || run.conclusion !== 'success')
+      // Neutral is GitHub's "passed, with a note" (a registry that could not be asked).
+      if (
+        !run ||
+        run.status !== 'completed' ||
+        (run.conclusion !== 'success' && run.conclusion !== 'neutral')
+      )
         return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)}` };
     }
     // Branch protection's required checks (and reviews) are GitHub's to count.

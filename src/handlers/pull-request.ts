@@ -4,6 +4,7 @@ import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
 import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
 import type { AppMetrics } from '../metrics.js';
+import type { ImageCheck } from '../publish/exists.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { mergeIfReady } from './merge.js';
@@ -36,6 +37,8 @@ export interface PrHandlerOptions {
    * recorded approvals are not read and nothing is merged.
    */
   appSlug?: () => Promise<string>;
+  /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
+  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
 
 /** What a job runs with: an installation's client and a logger. */
@@ -169,6 +172,7 @@ export async function runChecksJob(
           author: job.author ?? current.user?.login ?? '',
           approvers: [],
           approvals: status?.state.approvals ?? [],
+          ...(options.images ? { images: options.images } : {}),
           teams: teamMembers(octokit, job.installationId),
         });
       },
@@ -199,12 +203,9 @@ export async function runChecksJob(
       );
     }
     const { queue } = options;
-    if (
-      slug &&
-      queue &&
-      result.checks.every((c) => c.conclusion === 'success') &&
-      !labels.includes(LABELS.hold)
-    ) {
+    // Neutral is GitHub's "passed, with a note" (e.g. a registry that could not be asked).
+    const green = result.checks.every((c) => c.conclusion === 'success' || c.conclusion === 'neutral');
+    if (slug && queue && green && !labels.includes(LABELS.hold)) {
       const outcome = await mergeIfReady(
         context,
         {

@@ -1,0 +1,362 @@
+// The `catalog-bot/crd-upgrade` check: along every upgrade edge a user can take in the new
+// catalog (classic OLM candidates and OLM v1 successors: replaces, skips, skipRange), each
+// CRD of the old bundle must change only in ways OLM applies (src/catalog/crd-diff.ts).
+// Pure apart from the `loadObjects` callback, which reads only the files holding the
+// bundles it needs (pull-request reports are loaded without bundle manifests).
+import { classicCandidates } from '../catalog/classic.js';
+import { bundleCrds, diffBundleCrds, type Crd, type CrdChange } from '../catalog/crd-diff.js';
+import type { Bundle } from '../catalog/declcfg.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { Model, ModelBundle } from '../catalog/model.js';
+import type { Version } from '../catalog/semver.js';
+import { v1Successors } from '../catalog/v1.js';
+import { cell, toAnnotations, type CheckResult } from './check.js';
+import type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
+import type { CheckedRoot } from './pr.js';
+
+export type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
+export { directoryObjectLoader, gitObjectLoader } from './crd-upgrade-objects.js';
+
+export const CRD_UPGRADE_CHECK = 'catalog-bot/crd-upgrade';
+
+/** Manifests (JSON texts) of a bundle image, for bundles the catalog has no objects for. */
+export type RenderBundle = (image: string) => Promise<string[] | undefined>;
+
+export interface CrdUpgradeOptions {
+  /** Later, with a registry client: render a bundle image whose manifests are not in the catalog. */
+  renderBundle?: RenderBundle;
+}
+
+/** One upgrade a user can take: from an installed bundle to a newer catalog entry. */
+export interface UpgradeEdge {
+  package: string;
+  from: string;
+  to: string;
+  /** Channels in which classic OLM offers `to` as a candidate for `from`. */
+  classic: string[];
+  /** OLM v1 counts `to` as a successor of `from` (any channel). */
+  v1: boolean;
+}
+
+interface Installed {
+  name: string;
+  version?: Version;
+}
+
+/**
+ * Every edge of a package under classic (candidates of each channel's chain) and v1
+ * (successors from all channels). Installed bundles are the package's bundles in this
+ * catalog plus `alsoInstalled` (bundles users got from the old catalog).
+ */
+export function upgradeEdges(
+  model: Model,
+  packageName: string,
+  alsoInstalled: Installed[] = [],
+): UpgradeEdge[] {
+  const pkg = model.get(packageName);
+  if (!pkg) return [];
+  const installed = new Map<string, Installed>();
+  for (const ch of pkg.channels.values())
+    for (const b of ch.bundles.values()) if (!installed.has(b.name)) installed.set(b.name, b);
+  for (const b of alsoInstalled) if (!installed.has(b.name)) installed.set(b.name, b);
+
+  const edges = new Map<string, UpgradeEdge>();
+  const edge = (from: string, to: string): UpgradeEdge => {
+    const key = `${from}\0${to}`;
+    let e = edges.get(key);
+    if (!e) {
+      e = { package: packageName, from, to, classic: [], v1: false };
+      edges.set(key, e);
+    }
+    return e;
+  };
+  for (const x of installed.values()) {
+    for (const ch of pkg.channels.values()) {
+      for (const to of classicCandidates(ch, { name: x.name, version: x.version })) {
+        if (to !== x.name) edge(x.name, to).classic.push(ch.name);
+      }
+    }
+    if (x.version !== undefined) {
+      for (const to of v1Successors(pkg, { name: x.name, version: x.version })) {
+        if (to !== x.name) edge(x.name, to).v1 = true;
+      }
+    }
+  }
+  return [...edges.values()].sort((a, b) => cmp(a.from, b.from) || cmp(a.to, b.to));
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The `olm.bundle` blobs of a package by name (any channel). */
+function blobsOf(model: Model | undefined, packageName: string): Map<string, ModelBundle> {
+  const out = new Map<string, ModelBundle>();
+  for (const ch of model?.get(packageName)?.channels.values() ?? [])
+    for (const b of ch.bundles.values()) if (b.blob && !out.has(b.name)) out.set(b.name, b);
+  return out;
+}
+
+function olmsOf(e: UpgradeEdge): string {
+  const parts: string[] = [];
+  if (e.classic.length > 0)
+    parts.push(`classic OLM (channel${e.classic.length === 1 ? '' : 's'} ${e.classic.join(', ')})`);
+  if (e.v1) parts.push('OLM v1');
+  return parts.join(' and ');
+}
+
+/** Objects (JSON texts) of bundles, per side, with parsed CRDs cached. */
+class ObjectStore {
+  private readonly objects = new Map<string, string[] | undefined>();
+  private readonly crds = new Map<string, Map<string, Crd> | undefined>();
+  private readonly rendered = new Map<string, Promise<string[] | undefined>>();
+
+  constructor(
+    private readonly root: string,
+    private readonly load: LoadBundleObjects,
+    private readonly render?: RenderBundle,
+  ) {}
+
+  /** Read the files of these blobs that carry objects (one call per side). */
+  async fetch(side: Side, blobs: Bundle[]): Promise<void> {
+    const wanted = blobs.filter((b) => b.objectCount > 0 && !this.objects.has(`${side}\0${b.name}`));
+    const files = [...new Set(wanted.map((b) => b.pos.file))].sort();
+    const names = new Set(wanted.map((b) => b.name));
+    for (const b of files.length === 0 ? [] : await this.load(this.root, side, files)) {
+      if (names.has(b.name)) this.objects.set(`${side}\0${b.name}`, b.objects ?? []);
+    }
+    // Bundles without manifests in the catalog: the image, if a renderer is given.
+    for (const b of blobs) {
+      const key = `${side}\0${b.name}`;
+      if (this.objects.has(key)) continue;
+      if (b.objectCount === 0 && this.render && b.image !== '') {
+        let pending = this.rendered.get(b.image);
+        if (!pending) {
+          pending = this.render(b.image).catch(() => undefined);
+          this.rendered.set(b.image, pending);
+        }
+        this.objects.set(key, await pending);
+      } else {
+        this.objects.set(key, undefined);
+      }
+    }
+  }
+
+  text(side: Side, name: string): string[] | undefined {
+    return this.objects.get(`${side}\0${name}`);
+  }
+
+  crdsOf(side: Side, name: string): Map<string, Crd> | undefined {
+    const key = `${side}\0${name}`;
+    if (!this.crds.has(key)) {
+      const objects = this.objects.get(key);
+      this.crds.set(key, objects === undefined ? undefined : bundleCrds(objects).crds);
+    }
+    return this.crds.get(key);
+  }
+}
+
+const sameObjects = (a: string[] | undefined, b: string[] | undefined): boolean =>
+  a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+
+interface PackageStats {
+  root: string;
+  name: string;
+  edges: number;
+  checked: number;
+  crds: number;
+}
+
+interface Group {
+  change: CrdChange;
+  to: string;
+  froms: string[];
+  olms: Set<string>;
+  preexisting: boolean;
+}
+
+interface PackagePlan {
+  name: string;
+  edges: UpgradeEdge[];
+  baseEdges: Set<string>;
+  headBlobs: Map<string, ModelBundle>;
+  /** Which side an installed bundle's manifests come from (base: removed by the change). */
+  fromSide: (bundle: string) => Side;
+}
+
+/** Every unsafe CRD change along the edges of the changed packages of one root. */
+async function rootFindings(
+  root: CheckedRoot,
+  load: LoadBundleObjects,
+  options: CrdUpgradeOptions,
+  stats: PackageStats[],
+): Promise<Diagnostic[]> {
+  const head = root.head;
+  if (!head) return [];
+  const store = new ObjectStore(root.path, load, options.renderBundle);
+
+  // First the edges of every changed package and the bundles they need, so that each side's
+  // files are read once.
+  const plans: PackagePlan[] = [];
+  const needHead = new Map<string, Bundle>();
+  const needBase = new Map<string, Bundle>();
+  for (const name of [...root.packages].sort()) {
+    if (!head.model.has(name)) continue; // a removed package has no upgrades left
+    const headBlobs = blobsOf(head.model, name);
+    const baseBlobs = blobsOf(root.base?.model, name);
+    // Users may sit on a bundle this change removes: it is still an upgrade source.
+    const baseOnly = [...baseBlobs.values()].filter((b) => !headBlobs.has(b.name));
+    const edges = upgradeEdges(head.model, name, baseOnly);
+    const baseEdges = root.base
+      ? new Set(upgradeEdges(root.base.model, name).map((e) => `${e.from}\0${e.to}`))
+      : new Set<string>();
+    const fromSide = (bundle: string): Side => (headBlobs.has(bundle) ? 'head' : 'base');
+    plans.push({ name, edges, baseEdges, headBlobs, fromSide });
+    const need = (side: Side, bundle: string): void => {
+      const blob = (side === 'head' ? headBlobs : baseBlobs).get(bundle)?.blob;
+      if (blob) (side === 'head' ? needHead : needBase).set(`${blob.package}\0${blob.name}`, blob);
+    };
+    for (const e of edges) {
+      need(fromSide(e.from), e.from);
+      need('head', e.to);
+      // An edge the base had too is pre-existing only if both bundles are unchanged.
+      if (baseEdges.has(`${e.from}\0${e.to}`)) {
+        need('base', e.from);
+        need('base', e.to);
+      }
+    }
+  }
+  await store.fetch('head', [...needHead.values()]);
+  await store.fetch('base', [...needBase.values()]);
+
+  const findings: Diagnostic[] = [];
+  for (const { name, edges, baseEdges, headBlobs, fromSide } of plans) {
+    const stat: PackageStats = { root: root.path, name, edges: edges.length, checked: 0, crds: 0 };
+    stats.push(stat);
+    const groups = new Map<string, Group>();
+    const unchecked = new Map<string, { froms: string[]; missing: Set<string> }>();
+    for (const e of edges) {
+      const oldCrds = store.crdsOf(fromSide(e.from), e.from);
+      const newCrds = store.crdsOf('head', e.to);
+      if (oldCrds === undefined || newCrds === undefined) {
+        const u = unchecked.get(e.to) ?? { froms: [], missing: new Set<string>() };
+        u.froms.push(e.from);
+        if (oldCrds === undefined) u.missing.add(e.from);
+        if (newCrds === undefined) u.missing.add(e.to);
+        unchecked.set(e.to, u);
+        continue;
+      }
+      stat.checked++;
+      const diff = diffBundleCrds(oldCrds, newCrds);
+      stat.crds += diff.compared.length;
+      // The change did not cause it when the edge was there before with the same manifests.
+      const preexisting =
+        baseEdges.has(`${e.from}\0${e.to}`) &&
+        sameObjects(store.text(fromSide(e.from), e.from), store.text('base', e.from)) &&
+        sameObjects(store.text('head', e.to), store.text('base', e.to));
+      for (const change of diff.changes) {
+        if (change.safe) continue;
+        const key = `${e.to}\0${change.crd}\0${change.key}\0${preexisting}`;
+        const g = groups.get(key) ?? { change, to: e.to, froms: [], olms: new Set<string>(), preexisting };
+        g.froms.push(e.from);
+        g.olms.add(olmsOf(e));
+        groups.set(key, g);
+      }
+    }
+
+    for (const g of groups.values()) {
+      const blob = headBlobs.get(g.to)?.blob;
+      const c = g.change;
+      const from =
+        g.froms.length === 1
+          ? g.froms[0]
+          : `${g.froms[0]} (and ${g.froms.length - 1} more: ${g.froms.slice(1, 6).join(', ')}${g.froms.length > 6 ? ', …' : ''})`;
+      const where = [`CRD ${c.crd}`, c.version ? `version ${c.version}` : '', c.path ? `field ${c.path}` : '']
+        .filter(Boolean)
+        .join(', ');
+      findings.push({
+        rule: c.rule,
+        level: g.preexisting ? 'warning' : 'error',
+        message:
+          `upgrading ${from} -> ${g.to} (${[...g.olms].join('; ')}): ${where}: ${c.message}` +
+          (g.preexisting ? ' (already so before this change)' : ''),
+        file: blob ? `${root.path}/${blob.pos.file}` : undefined,
+        line: blob?.pos.line,
+        package: name,
+        hint: c.hint,
+      });
+    }
+    for (const [to, u] of unchecked) {
+      const blob = headBlobs.get(to)?.blob;
+      const missing = [...u.missing].sort();
+      findings.push({
+        rule: 'CRD-NEEDS-IMAGE',
+        level: 'notice',
+        message: `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)`,
+        file: blob ? `${root.path}/${blob.pos.file}` : undefined,
+        line: blob?.pos.line,
+        package: name,
+        hint: 'The CRDs live in the bundle image. catalog-bot reads them once it can pull bundle images; until then compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
+      });
+    }
+  }
+  return findings;
+}
+
+export async function crdUpgradeCheck(
+  roots: CheckedRoot[],
+  loadObjects: LoadBundleObjects,
+  options: CrdUpgradeOptions = {},
+): Promise<CheckResult> {
+  const findings: Diagnostic[] = [];
+  const stats: PackageStats[] = [];
+  for (const root of roots) findings.push(...(await rootFindings(root, loadObjects, options, stats)));
+  const count = (level: string, s?: PackageStats) =>
+    findings.filter(
+      (d) => d.level === level && (!s || (d.package === s.name && d.file?.startsWith(s.root + '/'))),
+    ).length;
+  const errors = count('error');
+  const checked = stats.reduce((n, s) => n + s.checked, 0);
+  const notes = count('notice');
+  const table = (list: Diagnostic[]): string[] =>
+    list.length === 0
+      ? []
+      : [
+          '',
+          '| where | rule | message | fix |',
+          '|---|---|---|---|',
+          ...list.map(
+            (d) =>
+              `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
+          ),
+        ];
+  const summary =
+    stats.length === 0
+      ? 'This change touches no operator package.'
+      : stats
+          .map((s) => {
+            const mine = findings.filter((d) => d.package === s.name && d.file?.startsWith(s.root + '/'));
+            return [
+              `#### \`${s.root}\` ${s.name}`,
+              '',
+              `${s.edges} upgrade edge${s.edges === 1 ? '' : 's'}, ${s.checked} checked (${s.crds} CRD comparison${s.crds === 1 ? '' : 's'}): ` +
+                `${count('error', s)} error${count('error', s) === 1 ? '' : 's'}, ${count('warning', s)} warning${count('warning', s) === 1 ? '' : 's'}, ${count('notice', s)} note${count('notice', s) === 1 ? '' : 's'}.`,
+              ...table(mine),
+            ].join('\n');
+          })
+          .join('\n\n');
+  const conclusion = errors > 0 ? 'failure' : checked === 0 && notes > 0 ? 'neutral' : 'success';
+  return {
+    name: CRD_UPGRADE_CHECK,
+    conclusion,
+    title:
+      stats.length === 0
+        ? 'No package changed'
+        : errors > 0
+          ? `${errors} unsafe CRD change${errors === 1 ? '' : 's'}`
+          : conclusion === 'neutral'
+            ? 'CRDs not checked: the catalog has no bundle manifests'
+            : `Every CRD upgrade is safe (${checked} upgrade edge${checked === 1 ? '' : 's'} checked)`,
+    summary,
+    findings,
+    annotations: toAnnotations(findings),
+  };
+}

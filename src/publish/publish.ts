@@ -1,0 +1,139 @@
+// Build a catalog image once and push it to every tag.
+import type { CatalogSource } from '../catalog/source.js';
+import { buildImage, fetchBase, type BuildOptions, type BuiltImage } from './image.js';
+import { catalogLayer } from './layer.js';
+import type { Blob } from './oci.js';
+import { parseRef, type ImageRef, type RegistryClient } from './registry.js';
+
+export interface PublishResult {
+  tag: string;
+  digest: string;
+}
+
+/** `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit (design.md). */
+export function expandTags(patterns: string[], root: string, sha: string): string[] {
+  if (sha === '' && patterns.some((p) => p.includes('{sha}')))
+    throw new Error(
+      `tag pattern ${patterns.find((p) => p.includes('{sha}'))} uses {sha}, but no commit was given`,
+    );
+  const name = root.replace(/\/+$/, '').split('/').pop() ?? root;
+  const short = sha.slice(0, 12);
+  return [...new Set(patterns.map((p) => p.replaceAll('{root}', name).replaceAll('{sha}', short)))];
+}
+
+/** A tag to push to: it must name a tag (or none, meaning `latest`), never a digest. */
+export function parseTarget(tag: string): ImageRef & { tag: string } {
+  const ref = parseRef(tag);
+  if (ref.digest) throw new Error(`cannot push to "${tag}": a digest cannot be a push target, name a tag`);
+  return { ...ref, tag: ref.tag ?? 'latest' };
+}
+
+export interface BuildCatalogOptions extends BuildOptions {
+  source: CatalogSource;
+  baseImage: string;
+  client: RegistryClient;
+}
+
+/** Read the root, pull the base's manifests and configs, and assemble the image (nothing pushed). */
+export async function buildCatalogImage(options: BuildCatalogOptions): Promise<BuiltImage> {
+  const [layer, base] = await Promise.all([
+    catalogLayer(options.source),
+    fetchBase(options.client, parseRef(options.baseImage)),
+  ]);
+  return buildImage(base, layer, options);
+}
+
+/** Run `work` over `items` with at most `limit` at a time. */
+export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i] as T);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+const BLOB_CONCURRENCY = 4;
+
+/** Push a built image to every tag: blobs once per repository (HEAD first), then manifests. */
+export async function pushImage(
+  client: RegistryClient,
+  image: BuiltImage,
+  tags: string[],
+): Promise<PublishResult[]> {
+  const targets = tags.map(parseTarget);
+  const byRepo = new Map<string, (ImageRef & { tag: string })[]>();
+  for (const t of targets) {
+    const key = `${t.registry}/${t.repository}`;
+    byRepo.set(key, [...(byRepo.get(key) ?? []), t]);
+  }
+  const topDigest = image.top.descriptor.digest;
+  for (const repoTargets of byRepo.values()) {
+    const repo = repoTargets[0]!;
+    // Tags already at this digest need nothing: an index or manifest is only stored with its blobs.
+    const current = await Promise.all(repoTargets.map((t) => client.headManifest(t, t.tag, true)));
+    const stale = repoTargets.filter((_, i) => current[i]?.digest !== topDigest);
+    if (stale.length === 0) continue;
+    if (stale.length < repoTargets.length) {
+      // Another tag of this repository has the image: only the tags need writing.
+      for (const t of stale)
+        await client.putManifest(t, t.tag, image.top.descriptor.mediaType, image.top.data);
+      continue;
+    }
+
+    const base = image.base.ref;
+    const sameRegistry = base.registry === repo.registry;
+    const blobs = new Map<string, { data: Buffer | (() => Promise<Buffer>); mountFrom?: string }>();
+    for (const p of image.platforms) {
+      for (const l of p.baseLayers)
+        blobs.set(l.digest, {
+          data: () => client.getBlob(base, l.digest),
+          ...(sameRegistry ? { mountFrom: base.repository } : {}),
+        });
+      blobs.set(p.config.descriptor.digest, { data: p.config.data });
+    }
+    blobs.set(image.layer.digest, { data: image.layer.data });
+    await mapLimit([...blobs], BLOB_CONCURRENCY, ([digest, b]) =>
+      client.ensureBlob(repo, digest, b.data, b.mountFrom ? { mountFrom: b.mountFrom } : {}),
+    );
+    const children: Blob[] = image.platforms.map((p) => p.manifest).filter((m) => m !== image.top);
+    await mapLimit(children, BLOB_CONCURRENCY, (m) =>
+      client.putManifest(repo, m.descriptor.digest, m.descriptor.mediaType, m.data),
+    );
+    for (const t of stale) await client.putManifest(t, t.tag, image.top.descriptor.mediaType, image.top.data);
+  }
+  return tags.map((tag) => ({ tag, digest: topDigest }));
+}
+
+export interface PublishOptions {
+  source: CatalogSource;
+  /** The catalog root's path in the repository (`catalogs/v4.16`); `{root}` is its last segment. */
+  root: string;
+  /** Tags to push (full references; `{root}` and `{sha}` are expanded). */
+  tags: string[];
+  baseImage: string;
+  repoUrl?: string;
+  commit?: string;
+  client: RegistryClient;
+  created?: string;
+}
+
+/** Build once, push to every tag; the digest is what each tag now points at. */
+export async function publishCatalog(options: PublishOptions): Promise<PublishResult[]> {
+  const tags = expandTags(options.tags, options.root, options.commit ?? '');
+  for (const t of tags) parseTarget(t); // bad tags fail before any work
+  const image = await buildCatalogImage({
+    source: options.source,
+    baseImage: options.baseImage,
+    client: options.client,
+    root: options.root,
+    ...(options.repoUrl ? { repoUrl: options.repoUrl } : {}),
+    ...(options.commit ? { commit: options.commit } : {}),
+    ...(options.created ? { created: options.created } : {}),
+  });
+  return pushImage(options.client, image, tags);
+}

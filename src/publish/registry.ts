@@ -1,0 +1,770 @@
+// A client for registries speaking the distribution API (OCI distribution spec): token and
+// basic auth, blob existence, cross-repository mounts, monolithic and chunked uploads,
+// manifests, bounded retries. Pure Node (node:http/https), blobs held in memory.
+import { readFileSync } from 'node:fs';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { parseImageReference, validatePullSpec } from '../catalog/image-ref.js';
+import { MANIFEST_ACCEPT, sha256 } from './oci.js';
+
+export interface RepoRef {
+  /** Registry host as written in references (`docker.io` for Docker Hub), with port. */
+  registry: string;
+  /** Repository path, normalised (`library/busybox`). */
+  repository: string;
+}
+
+export interface ImageRef extends RepoRef {
+  tag?: string;
+  digest?: string;
+}
+
+/** Parse a reference with docker's normalisation (`busybox` is `docker.io/library/busybox`). */
+export function parseRef(ref: string): ImageRef {
+  const parsed = parseImageReference(ref);
+  if (!parsed) throw new Error(`invalid image reference "${ref}": ${validatePullSpec(ref) ?? 'empty'}`);
+  const out: ImageRef = { registry: parsed.domain, repository: parsed.path };
+  if (parsed.tag !== undefined) out.tag = parsed.tag;
+  if (parsed.digest !== undefined) out.digest = parsed.digest;
+  return out;
+}
+
+export function formatRef(ref: ImageRef): string {
+  return `${ref.registry}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
+}
+
+/** The tag or digest a reference names (a digest wins; neither means `latest`). */
+export const referenceOf = (ref: ImageRef): string => ref.digest ?? ref.tag ?? 'latest';
+
+/** Where the API of a registry lives: Docker Hub's references say docker.io, its API is elsewhere. */
+export function apiHost(registry: string): string {
+  return registry === 'docker.io' || registry === 'index.docker.io' ? 'registry-1.docker.io' : registry;
+}
+
+export type RegistryErrorKind = 'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http';
+
+export class RegistryError extends Error {
+  constructor(
+    message: string,
+    readonly kind: RegistryErrorKind,
+    readonly registry: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'RegistryError';
+  }
+  /** Worth another try: a server error or a dropped connection. */
+  get transient(): boolean {
+    return (
+      (this.kind === 'http' && (this.status ?? 0) >= 500) ||
+      this.status === 429 ||
+      (this.kind === 'unreachable' && this.status === -1)
+    );
+  }
+}
+
+// ---- credentials -----------------------------------------------------------------------
+
+export interface Credentials {
+  username: string;
+  password: string;
+  /** Where they came from, for messages (never the secret itself). */
+  from: string;
+}
+
+export type CredentialLookup = (registry: string, repository: string) => Credentials | undefined;
+
+/** A docker/podman config.json key as a bare host or host/path. */
+function normaliseAuthKey(key: string): string {
+  let k = key.replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
+  k = k.replace(/\/v[12]$/, '');
+  if (k === 'index.docker.io' || k === 'registry-1.docker.io') k = 'docker.io';
+  return k;
+}
+
+/** Credentials from a docker/podman `config.json` (`auths`, `auth` base64 or username/password). */
+export function credentialsFromAuthFile(text: string, file: string): CredentialLookup {
+  let json: { auths?: Record<string, { auth?: string; username?: string; password?: string }> };
+  try {
+    json = JSON.parse(text) as typeof json;
+  } catch (err) {
+    throw new Error(`REGISTRY_AUTH_FILE ${file} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const table = new Map<string, Credentials>();
+  for (const [key, entry] of Object.entries(json.auths ?? {})) {
+    let username = entry.username;
+    let password = entry.password;
+    if (entry.auth) {
+      const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon > 0) {
+        username = decoded.slice(0, colon);
+        password = decoded.slice(colon + 1);
+      }
+    }
+    if (username && password !== undefined)
+      table.set(normaliseAuthKey(key), { username, password, from: `REGISTRY_AUTH_FILE entry "${key}"` });
+  }
+  return (registry, repository) => {
+    const host = normaliseAuthKey(registry);
+    // podman allows entries per repository: the longest matching path wins.
+    const parts = repository.split('/');
+    for (let i = parts.length; i > 0; i--) {
+      const hit = table.get(`${host}/${parts.slice(0, i).join('/')}`);
+      if (hit) return hit;
+    }
+    return table.get(host);
+  };
+}
+
+/** The runtime contract: REGISTRY_AUTH_FILE, else REGISTRY_USERNAME and REGISTRY_PASSWORD. */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): CredentialLookup {
+  const file = env.REGISTRY_AUTH_FILE;
+  const fromFile = file
+    ? credentialsFromAuthFile(
+        (() => {
+          try {
+            return readFileSync(file, 'utf8');
+          } catch (err) {
+            throw new Error(`cannot read REGISTRY_AUTH_FILE ${file}: ${(err as Error).message}`, {
+              cause: err,
+            });
+          }
+        })(),
+        file,
+      )
+    : undefined;
+  const username = env.REGISTRY_USERNAME;
+  const password = env.REGISTRY_PASSWORD;
+  const fromVars: Credentials | undefined =
+    username && password !== undefined
+      ? { username, password, from: 'REGISTRY_USERNAME/REGISTRY_PASSWORD' }
+      : undefined;
+  return (registry, repository) => fromFile?.(registry, repository) ?? fromVars;
+}
+
+export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.REGISTRY_INSECURE_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+}
+
+// ---- the client -----------------------------------------------------------------------
+
+export interface RegistryClientOptions {
+  credentials?: CredentialLookup;
+  /** `host:port` (or bare host, any port) allowed over plain HTTP. */
+  insecureHosts?: string[];
+  /** Further attempts after a 5xx, 429 or dropped connection (default 4). */
+  retries?: number;
+  /** First back-off delay; it doubles each time (default 200 ms). */
+  backoffMs?: number;
+  /** Blobs larger than this are uploaded in chunks of this size (default 16 MiB). */
+  chunkSize?: number;
+  /** Per-request timeout (default 60 s). */
+  timeoutMs?: number;
+}
+
+interface Response {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+type Challenge = { scheme: 'bearer'; realm: string; service?: string } | { scheme: 'basic' };
+
+interface HostState {
+  challenge?: Challenge;
+  tokens: Map<string, { token: string; expires: number }>;
+  /** Token requests under way, so parallel uploads share one. */
+  pending: Map<string, Promise<{ token: string; expires: number }>>;
+}
+
+interface CallOptions {
+  method: string;
+  /** Path under the registry (`/v2/...`) or an absolute URL (upload locations). */
+  url: string;
+  /** `repository:<name>:<actions>` scopes the request needs. */
+  scopes: string[];
+  headers?: Record<string, string>;
+  body?: Buffer;
+  /** Retry 5xx and dropped connections here (idempotent requests). */
+  retry?: boolean;
+}
+
+const RETRYABLE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN']);
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Parse `Bearer realm="...",service="...",scope="..."` (quoted values may hold commas). */
+export function parseChallenge(header: string | undefined): Challenge | undefined {
+  if (!header) return undefined;
+  const m = /^\s*(\w+)\s*(.*)$/s.exec(header);
+  if (!m) return undefined;
+  const scheme = (m[1] ?? '').toLowerCase();
+  if (scheme === 'basic') return { scheme: 'basic' };
+  if (scheme !== 'bearer') return undefined;
+  const params: Record<string, string> = {};
+  for (const p of (m[2] ?? '').matchAll(/(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g))
+    params[(p[1] ?? '').toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, '$1') : (p[3] ?? '');
+  if (!params.realm) return undefined;
+  return { scheme: 'bearer', realm: params.realm, ...(params.service ? { service: params.service } : {}) };
+}
+
+function errorDetail(res: Response): string {
+  try {
+    const json = JSON.parse(res.body.toString('utf8')) as { errors?: { code?: string; message?: string }[] };
+    const e = json.errors?.[0];
+    if (e) return `${e.code ?? ''}${e.message ? `: ${e.message}` : ''}`;
+  } catch {
+    // not JSON: fall through to the text
+  }
+  const text = res.body.toString('utf8').trim().slice(0, 200);
+  return text === '' ? `HTTP ${res.status}` : text;
+}
+
+export interface ManifestResult {
+  mediaType: string;
+  digest: string;
+  data: Buffer;
+}
+
+export type BlobOutcome = 'present' | 'mounted' | 'uploaded';
+
+export interface ClientStats {
+  requests: number;
+  uploads: number;
+  mounts: number;
+  bytesUploaded: number;
+}
+
+export class RegistryClient {
+  readonly stats: ClientStats = { requests: 0, uploads: 0, mounts: 0, bytesUploaded: 0 };
+  private readonly hosts = new Map<string, HostState>();
+  private readonly credentials: CredentialLookup;
+  private readonly insecure: Set<string>;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly chunkSize: number;
+  private readonly timeoutMs: number;
+  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 16 });
+
+  constructor(options: RegistryClientOptions = {}) {
+    this.credentials = options.credentials ?? (() => undefined);
+    this.insecure = new Set(options.insecureHosts ?? []);
+    this.retries = options.retries ?? 4;
+    this.backoffMs = options.backoffMs ?? 200;
+    this.chunkSize = options.chunkSize ?? 16 * 1024 * 1024;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  /** Credentials and insecure hosts from the runtime contract's variables. */
+  static fromEnv(
+    env: NodeJS.ProcessEnv = process.env,
+    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts'> = {},
+  ): RegistryClient {
+    return new RegistryClient({
+      ...options,
+      credentials: credentialsFromEnv(env),
+      insecureHosts: insecureHostsFromEnv(env),
+    });
+  }
+
+  /** fromEnv for commands: a bad REGISTRY_AUTH_FILE is written to `err` and gives undefined. */
+  static fromEnvSafe(env: NodeJS.ProcessEnv, err: NodeJS.WritableStream): RegistryClient | undefined {
+    try {
+      return RegistryClient.fromEnv(env);
+    } catch (problem) {
+      err.write(`catalog-bot: ${(problem as Error).message}\n`);
+      return undefined;
+    }
+  }
+
+  /** Close kept-alive connections. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  private baseUrl(registry: string): string {
+    const host = apiHost(registry);
+    const bare = host.replace(/:\d+$/, '');
+    const plain = this.insecure.has(host) || this.insecure.has(bare);
+    return `${plain ? 'http' : 'https'}://${host}`;
+  }
+
+  private host(registry: string): HostState {
+    let state = this.hosts.get(registry);
+    if (!state) {
+      state = { tokens: new Map(), pending: new Map() };
+      this.hosts.set(registry, state);
+    }
+    return state;
+  }
+
+  // ---- HTTP ----
+
+  /** One request, no auth logic; network failures become RegistryError 'unreachable'. */
+  private send(
+    registry: string,
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+  ): Promise<Response> {
+    this.stats.requests++;
+    const isHttps = url.protocol === 'https:';
+    const request = isHttps ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method,
+          headers: { 'User-Agent': 'catalog-bot', ...headers, 'Content-Length': String(body?.length ?? 0) },
+          agent: isHttps ? this.httpsAgent : this.httpAgent,
+          timeout: this.timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on('error', (err) => reject(this.networkError(registry, url, err)));
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', (err) => reject(this.networkError(registry, url, err)));
+      req.end(body);
+    });
+  }
+
+  private networkError(registry: string, url: URL, err: Error): RegistryError {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const reset = RETRYABLE_CODES.has(code) || /socket hang up/.test(err.message);
+    let message = `cannot reach registry ${registry} (${url.origin}): ${code || err.message}`;
+    if (code === 'EPROTO' || /wrong version number|packet length too long/i.test(err.message))
+      message += `; if it serves plain HTTP, list ${apiHost(registry)} in REGISTRY_INSECURE_HOSTS`;
+    // status -1 marks a dropped connection (worth a retry); refused or unknown hosts are not.
+    return new RegistryError(message, 'unreachable', registry, reset ? -1 : undefined);
+  }
+
+  private async backoff(attempt: number): Promise<void> {
+    await sleep(this.backoffMs * 2 ** attempt);
+  }
+
+  /** A request with auth (answering 401 challenges once) and, when asked, bounded retries. */
+  private async call(registry: string, options: CallOptions): Promise<Response> {
+    const state = this.host(registry);
+    const url = new URL(options.url, this.baseUrl(registry));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        let authorization = await this.authorization(registry, state, options.scopes);
+        let res = await this.send(
+          registry,
+          url,
+          options.method,
+          this.headers(options, authorization),
+          options.body,
+        );
+        if (res.status === 401) {
+          const challenge = parseChallenge(res.headers['www-authenticate'] as string | undefined);
+          if (challenge) {
+            const before = authorization;
+            state.challenge = challenge;
+            // the token for these scopes (if any) was refused or has expired
+            state.tokens.delete(scopeKey(options.scopes));
+            authorization = await this.authorization(registry, state, options.scopes);
+            if (authorization !== undefined && authorization !== before)
+              res = await this.send(
+                registry,
+                url,
+                options.method,
+                this.headers(options, authorization),
+                options.body,
+              );
+          }
+          if (res.status === 401) throw this.authError(registry, options.scopes, res, state.challenge);
+        }
+        if (res.status === 403) {
+          throw new RegistryError(
+            `registry ${registry} denied ${options.method} ${url.pathname} (${errorDetail(res)}): the credentials lack the permission (${options.scopes.join(' ')})`,
+            'denied',
+            registry,
+            403,
+          );
+        }
+        if (options.retry && (res.status >= 500 || res.status === 429) && attempt < this.retries) {
+          await this.backoff(attempt);
+          continue;
+        }
+        return res;
+      } catch (err) {
+        if (options.retry && err instanceof RegistryError && err.transient && attempt < this.retries) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private headers(options: CallOptions, authorization: string | undefined): Record<string, string> {
+    return { ...(options.headers ?? {}), ...(authorization ? { Authorization: authorization } : {}) };
+  }
+
+  private authError(
+    registry: string,
+    scopes: string[],
+    res: Response,
+    challenge: Challenge | undefined,
+  ): RegistryError {
+    const creds = this.credentials(registry, repositoryOfScopes(scopes));
+    const detail = errorDetail(res);
+    // With a token in hand the credentials were accepted: the token lacks the scope.
+    const tokenRefused = challenge?.scheme === 'bearer' && creds !== undefined;
+    return new RegistryError(
+      tokenRefused
+        ? `registry ${registry} refused the token issued to user "${creds.username}" (from ${creds.from}) for ${scopes.join(' ')}: no permission (${detail})`
+        : creds
+          ? `wrong credentials: registry ${registry} rejected user "${creds.username}" (from ${creds.from}) for ${scopes.join(' ')} (${detail})`
+          : `registry ${registry} requires credentials for ${scopes.join(' ')}: set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD (${detail})`,
+      'auth',
+      registry,
+      res.status,
+    );
+  }
+
+  /** The Authorization header for these scopes, fetching (and caching) a token when needed. */
+  private async authorization(
+    registry: string,
+    state: HostState,
+    scopes: string[],
+  ): Promise<string | undefined> {
+    const challenge = state.challenge;
+    if (!challenge) return undefined;
+    const creds = this.credentials(registry, repositoryOfScopes(scopes));
+    if (challenge.scheme === 'basic') {
+      return creds
+        ? `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`
+        : undefined;
+    }
+    const key = scopeKey(scopes);
+    const cached = state.tokens.get(key);
+    if (cached && cached.expires > Date.now()) return `Bearer ${cached.token}`;
+    let pending = state.pending.get(key);
+    if (!pending) {
+      pending = this.fetchToken(registry, challenge, scopes, creds).finally(() => state.pending.delete(key));
+      state.pending.set(key, pending);
+    }
+    const token = await pending;
+    state.tokens.set(key, token);
+    return `Bearer ${token.token}`;
+  }
+
+  private async fetchToken(
+    registry: string,
+    challenge: { realm: string; service?: string },
+    scopes: string[],
+    creds: Credentials | undefined,
+  ): Promise<{ token: string; expires: number }> {
+    const url = new URL(challenge.realm);
+    if (challenge.service) url.searchParams.set('service', challenge.service);
+    for (const s of scopes) url.searchParams.append('scope', s);
+    const ask = async (withCreds: boolean): Promise<Response> => {
+      const headers: Record<string, string> = {};
+      if (withCreds && creds)
+        headers.Authorization = `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const res = await this.send(registry, url, 'GET', headers);
+          if (res.status >= 500 && attempt < this.retries) {
+            await this.backoff(attempt);
+            continue;
+          }
+          return res;
+        } catch (err) {
+          if (err instanceof RegistryError && err.transient && attempt < this.retries) {
+            await this.backoff(attempt);
+            continue;
+          }
+          throw err;
+        }
+      }
+    };
+    let res = await ask(true);
+    // Credentials meant for the push registry must not stop pulling a public base image.
+    const pullOnly = scopes.every((s) => s.endsWith(':pull'));
+    if ((res.status === 401 || res.status === 403) && creds && pullOnly) {
+      const anonymous = await ask(false);
+      if (anonymous.status === 200) res = anonymous;
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new RegistryError(
+        creds
+          ? `wrong credentials: registry ${registry} (token service ${url.origin}) rejected user "${creds.username}" (from ${creds.from})`
+          : `registry ${registry} requires credentials (token service ${url.origin} refused an anonymous token for ${scopes.join(' ')}): set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD`,
+        'auth',
+        registry,
+        res.status,
+      );
+    }
+    if (res.status !== 200)
+      throw new RegistryError(
+        `registry ${registry}: token service ${url.origin} answered ${errorDetail(res)}`,
+        'http',
+        registry,
+        res.status,
+      );
+    let json: { token?: string; access_token?: string; expires_in?: number };
+    try {
+      json = JSON.parse(res.body.toString('utf8')) as typeof json;
+    } catch {
+      throw new RegistryError(`registry ${registry}: token service answered no JSON`, 'http', registry, 200);
+    }
+    const token = json.token ?? json.access_token;
+    if (!token)
+      throw new RegistryError(`registry ${registry}: token service gave no token`, 'http', registry, 200);
+    // Renew a little before expiry; the spec's default lifetime is 60 s.
+    const lifetime = Math.max((json.expires_in ?? 60) - 10, 5) * 1000;
+    return { token, expires: Date.now() + lifetime };
+  }
+
+  private unexpected(registry: string, what: string, res: Response): RegistryError {
+    return new RegistryError(
+      `registry ${registry}: ${what} failed: HTTP ${res.status} ${errorDetail(res)}`,
+      res.status === 404 ? 'not-found' : 'http',
+      registry,
+      res.status,
+    );
+  }
+
+  // ---- the API ----
+
+  /** GET /v2/: is the registry there and do we get in? */
+  async ping(registry: string): Promise<void> {
+    const res = await this.call(registry, { method: 'GET', url: '/v2/', scopes: [], retry: true });
+    if (res.status !== 200) throw this.unexpected(registry, 'GET /v2/', res);
+  }
+
+  async getManifest(ref: RepoRef, reference: string): Promise<ManifestResult> {
+    const res = await this.call(ref.registry, {
+      method: 'GET',
+      url: `/v2/${ref.repository}/manifests/${reference}`,
+      scopes: [pullScope(ref.repository)],
+      headers: { Accept: MANIFEST_ACCEPT.join(', ') },
+      retry: true,
+    });
+    if (res.status !== 200)
+      throw this.unexpected(ref.registry, `manifest ${ref.repository}:${reference}`, res);
+    const digest = sha256(res.body);
+    if (reference.startsWith('sha256:') && digest !== reference)
+      throw new RegistryError(
+        `registry ${ref.registry}: manifest ${reference} has digest ${digest}`,
+        'http',
+        ref.registry,
+      );
+    let mediaType = String(res.headers['content-type'] ?? '').split(';')[0] ?? '';
+    try {
+      const declared = (JSON.parse(res.body.toString('utf8')) as { mediaType?: string }).mediaType;
+      if (declared) mediaType = declared;
+    } catch {
+      throw new RegistryError(`registry ${ref.registry}: manifest is not JSON`, 'http', ref.registry);
+    }
+    return { mediaType, digest, data: res.body };
+  }
+
+  /**
+   * The manifest's digest and media type, or null when the registry does not have it.
+   * `forPush` asks with the push scope: some registries grant no pull on a repository
+   * that does not exist yet, and one token then serves the whole push.
+   */
+  async headManifest(
+    ref: RepoRef,
+    reference: string,
+    forPush = false,
+  ): Promise<{ digest: string; mediaType: string; size: number } | null> {
+    const res = await this.call(ref.registry, {
+      method: 'HEAD',
+      url: `/v2/${ref.repository}/manifests/${reference}`,
+      scopes: [forPush ? pushScope(ref.repository) : pullScope(ref.repository)],
+      headers: { Accept: MANIFEST_ACCEPT.join(', ') },
+      retry: true,
+    });
+    if (res.status === 404) return null;
+    if (res.status !== 200)
+      throw this.unexpected(ref.registry, `manifest ${ref.repository}:${reference}`, res);
+    const header = res.headers['docker-content-digest'];
+    const digest =
+      typeof header === 'string' && header !== ''
+        ? header
+        : reference.startsWith('sha256:')
+          ? reference
+          : (await this.getManifest(ref, reference)).digest;
+    return {
+      digest,
+      mediaType: String(res.headers['content-type'] ?? '').split(';')[0] ?? '',
+      size: Number(res.headers['content-length'] ?? 0),
+    };
+  }
+
+  async putManifest(ref: RepoRef, reference: string, mediaType: string, data: Buffer): Promise<string> {
+    const res = await this.call(ref.registry, {
+      method: 'PUT',
+      url: `/v2/${ref.repository}/manifests/${reference}`,
+      scopes: [pushScope(ref.repository)],
+      headers: { 'Content-Type': mediaType },
+      body: data,
+      retry: true,
+    });
+    if (res.status !== 201 && res.status !== 200)
+      throw this.unexpected(ref.registry, `PUT manifest ${ref.repository}:${reference}`, res);
+    const digest = sha256(data);
+    const said = res.headers['docker-content-digest'];
+    if (typeof said === 'string' && said !== '' && said !== digest)
+      throw new RegistryError(
+        `registry ${ref.registry} stored manifest ${ref.repository}:${reference} as ${said}, expected ${digest}`,
+        'http',
+        ref.registry,
+      );
+    return digest;
+  }
+
+  async blobExists(ref: RepoRef, digest: string, forPush = false): Promise<boolean> {
+    const res = await this.call(ref.registry, {
+      method: 'HEAD',
+      url: `/v2/${ref.repository}/blobs/${digest}`,
+      scopes: [forPush ? pushScope(ref.repository) : pullScope(ref.repository)],
+      retry: true,
+    });
+    if (res.status === 200) return true;
+    if (res.status === 404) return false;
+    throw this.unexpected(ref.registry, `HEAD blob ${digest}`, res);
+  }
+
+  async getBlob(ref: RepoRef, digest: string): Promise<Buffer> {
+    let res = await this.call(ref.registry, {
+      method: 'GET',
+      url: `/v2/${ref.repository}/blobs/${digest}`,
+      scopes: [pullScope(ref.repository)],
+      retry: true,
+    });
+    // Registries hand blobs to storage (S3, CDN) by redirect; those get no credentials.
+    for (let hops = 0; res.status >= 300 && res.status < 400 && res.headers.location && hops < 5; hops++) {
+      const next = new URL(res.headers.location, this.baseUrl(ref.registry));
+      res = await this.send(ref.registry, next, 'GET', {});
+    }
+    if (res.status !== 200) throw this.unexpected(ref.registry, `GET blob ${digest}`, res);
+    if (sha256(res.body) !== digest)
+      throw new RegistryError(
+        `registry ${ref.registry}: blob ${digest} arrived corrupted`,
+        'http',
+        ref.registry,
+      );
+    return res.body;
+  }
+
+  /** Start an upload session, asking to mount from another repository of the same registry. */
+  private async startUpload(
+    ref: RepoRef,
+    mount?: { digest: string; from: string },
+  ): Promise<{ mounted: true } | { mounted: false; location: string }> {
+    const scopes = [pushScope(ref.repository)];
+    let url = `/v2/${ref.repository}/blobs/uploads/`;
+    if (mount) {
+      url += `?mount=${encodeURIComponent(mount.digest)}&from=${encodeURIComponent(mount.from)}`;
+      scopes.push(pullScope(mount.from));
+    }
+    const res = await this.call(ref.registry, { method: 'POST', url, scopes, retry: true });
+    if (res.status === 201 && mount) return { mounted: true };
+    if (res.status !== 202 || !res.headers.location)
+      throw this.unexpected(ref.registry, `start blob upload to ${ref.repository}`, res);
+    return { mounted: false, location: new URL(res.headers.location, this.baseUrl(ref.registry)).href };
+  }
+
+  /** Upload through an open session: one PUT, or PATCH chunks then the closing PUT. */
+  private async finishUpload(ref: RepoRef, location: string, digest: string, data: Buffer): Promise<void> {
+    const scopes = [pushScope(ref.repository)];
+    const withDigest = (loc: string): string =>
+      `${loc}${loc.includes('?') ? '&' : '?'}digest=${encodeURIComponent(digest)}`;
+    let body = data;
+    if (data.length > this.chunkSize) {
+      for (let start = 0; start < data.length; start += this.chunkSize) {
+        const chunk = data.subarray(start, Math.min(start + this.chunkSize, data.length));
+        const res = await this.call(ref.registry, {
+          method: 'PATCH',
+          url: location,
+          scopes,
+          headers: {
+            'Content-Type': 'application/octet-stream',
+            'Content-Range': `${start}-${start + chunk.length - 1}`,
+          },
+          body: chunk,
+        });
+        if (res.status !== 202) throw this.unexpected(ref.registry, `upload chunk of ${digest}`, res);
+        if (res.headers.location) location = new URL(res.headers.location, this.baseUrl(ref.registry)).href;
+      }
+      body = Buffer.alloc(0);
+    }
+    const res = await this.call(ref.registry, {
+      method: 'PUT',
+      url: withDigest(location),
+      scopes,
+      headers: { 'Content-Type': 'application/octet-stream' },
+      body,
+    });
+    if (res.status !== 201) throw this.unexpected(ref.registry, `upload of ${digest}`, res);
+    this.stats.uploads++;
+    this.stats.bytesUploaded += data.length;
+  }
+
+  /**
+   * Make sure the repository has the blob: HEAD first (never upload twice), then a mount
+   * from `mountFrom` (a repository of the same registry) when given, else an upload of
+   * `data` (a function, so blobs from elsewhere are only fetched when needed). A failed
+   * upload restarts with a new session, with back-off.
+   */
+  async ensureBlob(
+    ref: RepoRef,
+    digest: string,
+    data: Buffer | (() => Promise<Buffer>),
+    options: { mountFrom?: string } = {},
+  ): Promise<BlobOutcome> {
+    if (await this.blobExists(ref, digest, true)) return 'present';
+    let bytes: Buffer | undefined = typeof data === 'function' ? undefined : data;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const mount =
+          options.mountFrom && options.mountFrom !== ref.repository ? options.mountFrom : undefined;
+        const session = await this.startUpload(ref, mount ? { digest, from: mount } : undefined);
+        if (session.mounted) {
+          this.stats.mounts++;
+          return 'mounted';
+        }
+        bytes ??= await (data as () => Promise<Buffer>)();
+        if (sha256(bytes) !== digest) throw new Error(`blob content does not match ${digest}`);
+        await this.finishUpload(ref, session.location, digest, bytes);
+        return 'uploaded';
+      } catch (err) {
+        if (err instanceof RegistryError && err.transient && attempt < this.retries) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+}
+
+export const pullScope = (repository: string): string => `repository:${repository}:pull`;
+export const pushScope = (repository: string): string => `repository:${repository}:pull,push`;
+
+const scopeKey = (scopes: string[]): string => [...scopes].sort().join(' ');
+
+function repositoryOfScopes(scopes: string[]): string {
+  return /^repository:([^:]+):/.exec(scopes[0] ?? '')?.[1] ?? '';
+}

@@ -1,0 +1,50 @@
+// The `catalog-bot/publish` check run on a merge commit: which image each tag got.
+import type { CheckResult } from '../checks/check.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { PublishResult } from './publish.js';
+
+export const PUBLISH_CHECK = 'catalog-bot/publish';
+
+export interface RootPublication {
+  /** The catalog root's path in the repository. */
+  root: string;
+  results?: PublishResult[];
+  /** Why it failed, when it did. */
+  error?: string;
+}
+
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+export function publishCheck(publications: RootPublication[]): CheckResult {
+  const findings: Diagnostic[] = publications
+    .filter((p) => p.error !== undefined)
+    .map((p) => ({
+      rule: 'PUBLISH-FAILED',
+      level: 'error' as const,
+      message: `publishing ${p.root} failed: ${p.error}`,
+      hint: 'Fix the cause (credentials, registry, base image), then re-run the check to publish again.',
+    }));
+  const pushed = publications.flatMap((p) => (p.results ?? []).map((r) => ({ root: p.root, ...r })));
+  const failed = findings.length > 0;
+  const title =
+    publications.length === 0
+      ? 'Nothing to publish'
+      : failed
+        ? `${findings.length} of ${publications.length} catalog image${publications.length === 1 ? '' : 's'} failed`
+        : `${pushed.length} tag${pushed.length === 1 ? '' : 's'} pushed`;
+  const lines: string[] = [];
+  if (publications.length === 0) lines.push('No changed catalog root has `publish.images` configured.');
+  if (pushed.length > 0) {
+    lines.push('| catalog | tag | digest |', '|---|---|---|');
+    for (const r of pushed) lines.push(`| \`${cell(r.root)}\` | \`${cell(r.tag)}\` | \`${r.digest}\` |`);
+  }
+  for (const f of findings) lines.push('', `**${cell(f.message)}**`);
+  return {
+    name: PUBLISH_CHECK,
+    conclusion: failed ? 'failure' : publications.length === 0 ? 'neutral' : 'success',
+    title,
+    summary: lines.join('\n'),
+    findings,
+    annotations: [],
+  };
+}
