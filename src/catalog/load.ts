@@ -1,5 +1,6 @@
 // Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
 // collecting every problem (with file and line) instead of stopping at the first.
+import { createHash } from 'node:crypto';
 import { decodeFile, lineOf, type DecodedValue } from './decode.js';
 import {
   emptyConfig,
@@ -490,7 +491,9 @@ function readBundleObjects(
       (bundle.objects ??= []).push(Buffer.from(data, 'base64').toString('utf8'));
     }
     bundle.objectCount++;
-    if (!options.keepBundleObjects) prop.value = DROPPED_BUNDLE_OBJECT;
+    // Keep a digest in place of the content, so a change inside a manifest still shows.
+    if (!options.keepBundleObjects)
+      prop.value = { ...DROPPED_BUNDLE_OBJECT, sha1: createHash('sha1').update(data).digest('hex') };
   }
   return undefined;
 }
