@@ -4,6 +4,7 @@ import type { ApplicationFunction, Probot } from 'probot';
 import { INSTALLATION_EVENTS, installationHandler } from './handlers/installation.js';
 import { COMMENT_EVENTS, issueCommentHandler } from './handlers/issue-comment.js';
 import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
+import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
@@ -21,7 +22,9 @@ export interface AppOptions {
   metrics?: AppMetrics;
   /** The App's slug (default: asked from GitHub once). */
   appSlug?: () => Promise<string>;
-  /** Image existence for `catalog-bot/images` (default: the registries, credentials from the environment). */
+  /** The registry client (default: one from REGISTRY_* in the environment, made when first needed). */
+  registry?: () => RegistryClient;
+  /** Image existence for `catalog-bot/images` (default: asked of the registries through `registry`). */
   images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
 
@@ -52,17 +55,19 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
             throw error;
           })));
     // One registry client for the process (credentials from the environment, connections kept).
-    let registry: RegistryClient | undefined;
+    let client: RegistryClient | undefined;
+    const registry = options.registry ?? (() => (client ??= RegistryClient.fromEnv()));
     const images =
       options.images ??
       ((refs: string[], allowedRegistries: string[]) =>
-        checkImages(refs, { client: (registry ??= RegistryClient.fromEnv()), allowedRegistries }));
-    const handlerOptions = { queue, workDir, metrics, appSlug, images };
+        checkImages(refs, { client: registry(), allowedRegistries }));
+    const handlerOptions = { queue, workDir, metrics, appSlug, images, registry };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
+    app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     const run = jobRunner(app, handlerOptions);
     queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
       app.log.error({ err: error, job: job.key }, 'job failed'),

@@ -12,6 +12,7 @@ import {
   type PrHandlerOptions,
   type PrJob,
 } from './handlers/pull-request.js';
+import { publishJob, type PublishJob } from './handlers/push.js';
 import type { JobRunner, JobSpec } from './queue.js';
 
 export function jobRunner(
@@ -36,6 +37,8 @@ export function jobRunner(
         return mergeJob(context, options, job.data as MergeTarget);
       case 'check-open-pulls':
         return checkOpenPullsJob(context, options, job.data as OpenPullsJob, job.key);
+      case 'publish':
+        return publishJob(context, options, job.data as PublishJob);
       case 'remove-mirror':
         return removeMirrorJob(options, job.data as { repoId: number });
       default:

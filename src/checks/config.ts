@@ -25,7 +25,7 @@ export interface RepoConfig {
   maintainers: string[];
   ownership: { ownersFiles: boolean; packageOwners?: string; newPackages: 'maintainers' | 'anyone' };
   automerge: { enabled: boolean; method: 'merge' | 'squash' | 'rebase' };
-  publish: { images: string[]; baseImage: string };
+  publish: { images: string[]; baseImage: string; dispatch?: { eventType?: string; workflow?: string } };
   dependencies: {
     externalProviders: { gvks: { group: string; version: string; kind: string }[]; packages: string[] };
   };
@@ -160,6 +160,26 @@ export const CONFIG_SCHEMA = deepFreeze({
           type: 'string',
           pattern: IMAGE_REF,
           default: 'quay.io/operator-framework/opm:latest',
+        },
+        dispatch: {
+          description:
+            'Build elsewhere: instead of pushing images, trigger a workflow with the merge commit and the changed catalog roots. Give `eventType` (a `repository_dispatch`) or `workflow` (a `workflow_dispatch` of that workflow file on the default branch).',
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          maxProperties: 1,
+          properties: {
+            eventType: {
+              description: 'The `repository_dispatch` event type, like `catalog-changed`.',
+              type: 'string',
+              pattern: '^[A-Za-z0-9_.-]{1,100}$',
+            },
+            workflow: {
+              description: 'The workflow file to run with `workflow_dispatch`, like `publish.yml`.',
+              type: 'string',
+              pattern: '^[A-Za-z0-9_.-]+\\.ya?ml$',
+            },
+          },
         },
       },
       default: {},
@@ -499,6 +519,16 @@ function describeError(
           shape(path) === 'catalogs'
             ? 'must list at least one glob (with none, no catalog would be checked)'
             : `must list at least ${String(e.schema)} item(s)`,
+        atKey: false,
+      };
+    case 'minProperties':
+    case 'maxProperties':
+      return {
+        path,
+        message:
+          shape(path) === 'publish.dispatch'
+            ? 'must name exactly one of eventType (repository_dispatch) or workflow (workflow_dispatch)'
+            : (e.message ?? 'is invalid'),
         atKey: false,
       };
     default:

@@ -5,6 +5,7 @@ import { runPrChecks } from '../checks/pr.js';
 import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
 import type { AppMetrics } from '../metrics.js';
 import type { ImageCheck } from '../publish/exists.js';
+import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { mergeIfReady } from './merge.js';
@@ -37,6 +38,8 @@ export interface PrHandlerOptions {
    * recorded approvals are not read and nothing is merged.
    */
   appSlug?: () => Promise<string>;
+  /** The registry client for publishing (one per process, credentials from the environment). */
+  registry?: () => RegistryClient;
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
   images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }

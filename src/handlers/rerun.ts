@@ -1,7 +1,9 @@
 // "Re-run" on a catalog-bot check run, or "Re-run all checks" on its suite: check the
 // pull requests of that commit again, through the same job as a pull_request event.
 import type { Context } from 'probot';
+import { PUBLISH_CHECK } from '../publish/report.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import type { PublishJob } from './push.js';
 
 export const RERUN_EVENTS = ['check_suite.rerequested', 'check_run.rerequested'] as const;
 
@@ -15,6 +17,26 @@ export function rerunHandler(options: PrHandlerOptions): (context: RerunContext)
     const headSha = 'check_suite' in payload ? payload.check_suite.head_sha : payload.check_run.head_sha;
     if ('check_run' in payload && !payload.check_run.name.startsWith('catalog-bot/')) return; // not ours
     const repository = payload.repository;
+    if ('check_run' in payload && payload.check_run.name === PUBLISH_CHECK) {
+      // Publish that commit again (its changes: against its first parent).
+      const job: PublishJob = {
+        ref: { owner: repository.owner.login, repo: repository.name },
+        repoId: repository.id,
+        cloneUrl: repository.clone_url,
+        repoUrl: repository.html_url,
+        installationId: (payload as { installation?: { id: number } }).installation?.id,
+        branch: repository.default_branch,
+        before: '',
+        after: headSha,
+      };
+      await options.queue.enqueue({
+        key: `delivery:${context.id}`,
+        group: `publish:${repository.id}`,
+        kind: 'publish',
+        data: job,
+      });
+      return;
+    }
     for (const pr of pulls) {
       // Only pull requests into this repository (a fork's suite may list others).
       if (pr.base.repo.id !== repository.id) continue;

@@ -42,6 +42,7 @@ export class FakeGitHub {
   readonly comments: FakeComment[] = [];
   readonly reactions: { comment: number; content: string }[] = [];
   readonly merges: { number: number; sha?: string; method?: string }[] = [];
+  readonly dispatches: object[] = [];
   readonly pulls = new Map<number, FakePull>();
   /** login -> admin | write | read | none */
   readonly permissions = new Map<string, string>();
@@ -213,6 +214,19 @@ export class FakeGitHub {
           content: (body as { content: string }).content,
         });
         return {};
+      })
+      .post(`${repoPath}/dispatches`)
+      .reply(204, (_u, body) => {
+        this.dispatches.push(body as object);
+        return '';
+      })
+      .post(/\/actions\/workflows\/[^/]+\/dispatches$/)
+      .reply(204, (uri, body) => {
+        this.dispatches.push({
+          workflow: /workflows\/([^/]+)\/dispatches/.exec(uri)![1],
+          ...(body as object),
+        });
+        return '';
       })
       .get(/\/collaborators\/[^/]+\/permission$/)
       .reply(200, (uri) => ({ permission: this.permissions.get(uri.split('/').at(-2)!) ?? 'none' }))

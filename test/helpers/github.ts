@@ -61,7 +61,7 @@ export type Payload = any;
 
 /** The `pull_request.<action>` example payload, pointed at the example repo. */
 /** A copy of a real payload from @octokit/webhooks-examples. */
-export function webhookExample(name: string, action: string): Payload {
+export function webhookExample(name: string, action?: string): Payload {
   const file = require.resolve('@octokit/webhooks-examples/api.github.com/index.json');
   const all = JSON.parse(readFileSync(file, 'utf8')) as Example[];
   const example = all.find((e) => e.name === name)?.examples.find((e) => e.action === action);

@@ -1,0 +1,189 @@
+// Publishing after a merge, end to end through the App: a push webhook, a real bare
+// repository, a real docker-registry on 127.0.0.1, GitHub's API as a stateful fake.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { RegistryClient } from '../src/publish/registry.js';
+import { InProcessQueue } from '../src/queue.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { testProbot, webhookExample } from './helpers/github.js';
+import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
+
+const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
+
+describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
+  let registry: RunningRegistry;
+  let client: RegistryClient;
+  let root: string;
+  let bare: string;
+  let work: string;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let probot: ReturnType<typeof testProbot>;
+  let delivery = 0;
+  // Each test pushes to its own repository of the shared registry.
+  let image = 'catalog';
+  let tests = 0;
+
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+
+  beforeAll(async () => {
+    registry = await startRegistry();
+    client = new RegistryClient({ insecureHosts: [registry.host] });
+    await pushTestBase(client, { registry: registry.host, repository: 'base', tag: '1' });
+  });
+  afterAll(async () => {
+    client.close();
+    await registry.stop();
+  });
+
+  function config(extra = '') {
+    return [
+      'catalogs: [catalogs/*]',
+      'publish:',
+      `  baseImage: ${registry.host}/base:1`,
+      '  images:',
+      `    - ${registry.host}/${image}:{root}`,
+      `    - ${registry.host}/${image}:{root}-{sha}`,
+      extra,
+    ].join('\n');
+  }
+
+  /** A repository whose main has the valid fixture at catalogs/v4.21; returns commit shas. */
+  function commit(message: string, files: Record<string, string> = {}): string {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(work, path, '..'), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+    git(work, 'add', '-A');
+    git(work, 'commit', '-qm', message, '--allow-empty');
+    const sha = git(work, 'rev-parse', 'HEAD');
+    git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
+    return sha;
+  }
+
+  beforeEach(() => {
+    image = `catalog-${++tests}`;
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    root = mkdtempSync(join(tmpdir(), 'catalog-bot-publish-'));
+    work = join(root, 'work');
+    bare = join(root, 'origin.git');
+    workDir = join(root, 'mirrors');
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    execFileSync('git', ['init', '-q', '-b', 'main', work]);
+    cpSync(validCatalog, join(work, 'catalogs/v4.21'), { recursive: true });
+    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+    queue = new InProcessQueue();
+    probot = testProbot();
+    probot.load(createApp({ queue, workDir, registry: () => client }));
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function push(before: string, after: string, ref = 'refs/heads/main') {
+    const payload = webhookExample('push');
+    Object.assign(payload, { ref, before, after, deleted: false, installation: { id: 4242 } });
+    payload.repository.default_branch = 'main';
+    payload.repository.clone_url = bare;
+    await probot.receive({ id: `p-${++delivery}`, name: 'push', payload });
+    await queue.onIdle();
+  }
+  const digestOf = async (tag: string) =>
+    (await client.headManifest({ registry: registry.host, repository: image }, tag, true))?.digest;
+  const publishRun = (sha: string) => gh.runsFor(sha, 'catalog-bot/publish').at(-1);
+
+  it('builds the changed root and pushes every tag, reporting the digest on the commit', async () => {
+    const first = commit('base', { '.github/catalog-bot.yml': config() });
+    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# part of the image\n' });
+    await push(first, second);
+    const run = publishRun(second)!;
+    expect(run.conclusion).toBe('success');
+    const moving = await digestOf('v4.21');
+    const pinned = await digestOf(`v4.21-${second.slice(0, 12)}`);
+    expect(moving).toMatch(/^sha256:/);
+    expect(pinned).toBe(moving);
+    expect(run.output?.summary).toContain(moving);
+    // "Re-run" on the check publishes that commit again: same content, same digest.
+    const rerun = webhookExample('check_run', 'rerequested');
+    rerun.installation = { id: 4242 };
+    rerun.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
+    rerun.check_run.name = 'catalog-bot/publish';
+    rerun.check_run.head_sha = second;
+    await probot.receive({ id: `p-${++delivery}`, name: 'check_run', payload: rerun });
+    await queue.onIdle();
+    expect(gh.runsFor(second, 'catalog-bot/publish').map((r) => r.conclusion)).toEqual([
+      'success',
+      'success',
+    ]);
+    expect(await digestOf('v4.21')).toBe(moving);
+  });
+
+  it('an older commit never moves a newer tag: only its {sha} tag is pushed', async () => {
+    const first = commit('base', { '.github/catalog-bot.yml': config() });
+    const older = commit('older', { 'catalogs/v4.21/.indexignore': '# one\n' });
+    const newer = commit('newer', { 'catalogs/v4.21/.indexignore': '# two\n' });
+    await push(older, newer);
+    const newest = await digestOf('v4.21');
+    await push(first, older); // arrives late
+    expect(await digestOf('v4.21')).toBe(newest);
+    const olderDigest = await digestOf(`v4.21-${older.slice(0, 12)}`);
+    expect(olderDigest).toMatch(/^sha256:/);
+    expect(olderDigest).not.toBe(newest);
+    expect(publishRun(older)!.output?.summary).toContain('has moved past this commit');
+  });
+
+  it('does not publish a catalog that does not validate, and says why', async () => {
+    const first = commit('base', { '.github/catalog-bot.yml': config() });
+    const broken = commit('broken', { 'catalogs/v4.21/bad.json': '{"schema": "olm.package"' });
+    await push(first, broken);
+    const run = publishRun(broken)!;
+    expect(run.conclusion).toBe('failure');
+    expect(JSON.stringify(run)).toContain('does not validate');
+    expect(await digestOf('v4.21')).toBeUndefined();
+  });
+
+  it('hands publishing to a workflow in dispatch mode', async () => {
+    const first = commit('base', {
+      '.github/catalog-bot.yml': config('  dispatch: {eventType: catalog-changed}'),
+    });
+    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# x\n' });
+    await push(first, second);
+    expect(gh.dispatches).toEqual([
+      { event_type: 'catalog-changed', client_payload: { sha: second, roots: ['catalogs/v4.21'] } },
+    ]);
+    expect(publishRun(second)!.conclusion).toBe('success');
+    expect(await digestOf('v4.21')).toBeUndefined();
+  });
+
+  it('ignores pushes to other branches and changes outside the catalogs', async () => {
+    const first = commit('base', { '.github/catalog-bot.yml': config() });
+    const docs = commit('docs', { 'README.md': 'docs\n' });
+    await push(first, docs);
+    await push(first, docs, 'refs/heads/feature');
+    expect(gh.checkRuns).toEqual([]);
+  });
+
+  it('reports an unreachable registry as a failed publish, with the reason', async () => {
+    const first = commit('base', {
+      '.github/catalog-bot.yml': config().replaceAll(registry.host, '127.0.0.1:1'),
+    });
+    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# x\n' });
+    await push(first, second);
+    const failed = publishRun(second)!;
+    expect(failed.conclusion).toBe('failure');
+    expect(JSON.stringify(failed.output)).toMatch(/cannot reach registry 127\.0\.0\.1:1/);
+  });
+});
