@@ -14,6 +14,7 @@ export default tseslint.config(
         URL: 'readonly',
         performance: 'readonly',
         structuredClone: 'readonly',
+        fetch: 'readonly',
       },
     },
     rules: {
