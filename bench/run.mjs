@@ -195,5 +195,45 @@ lines.push(
   `| the first pull request of a repository (mirror cloned) | ${appRun.firstRun.toFixed(0)} |`,
   '',
 );
+// Installability checks (dependencies + CRD upgrade) on top of loading.
+const cert = roots.find((r) => r.name.includes('certified')) ?? largest;
+const inst = JSON.parse(
+  spawnSync(process.execPath, [join(here, 'installability.mjs'), v421.path, cert.path, String(runs)], {
+    encoding: 'utf8',
+  }).stdout,
+);
+lines.push(
+  '## Installability checks',
+  '',
+  `\`catalog-bot/dependencies\` and \`catalog-bot/crd-upgrade\` together, warm, on top of loading (median of ${runs}):`,
+  '',
+  '| what | time (ms) | findings |',
+  '|---|---:|---:|',
+  `| a change to the largest package of ${v421.name} (${inst.package}, ${inst.bundles} bundles), old vs new | ${inst.onePackage.ms.toFixed(1)} | ${inst.onePackage.findings} |`,
+  `| every package of ${cert.name}, checked as new | ${inst.whole.ms.toFixed(1)} | ${inst.whole.findings} |`,
+  '',
+);
+
+// Publishing: native build and push of v4.16 to a local docker-registry, beside buildah.
+const { benchPublish, benchBuildah } = await import('./publish.mjs');
+const pub = await benchPublish({ runs });
+const buildah = await benchBuildah({ runs: Math.min(runs, 3) });
+lines.push(
+  '## Catalog image publishing',
+  '',
+  `Build the community-operators-prod v4.16 catalog image (${(pub.bytes / 1e6).toFixed(1)} MB of catalog) onto a small`,
+  `two-platform base and push it to a local \`docker-registry\` (median of ${runs}):`,
+  '',
+  '| what | time (ms) |',
+  '|---|---:|',
+  `| catalog-bot, cold (fresh registry, nothing cached) | ${median(pub.coldMs).toFixed(0)} |`,
+  `| catalog-bot, nothing changed (same process) | ${median(pub.unchangedMs).toFixed(0)} |`,
+  `| catalog-bot, nothing changed (new process: tar and gzip again) | ${median(pub.unchangedUncachedMs).toFixed(0)} |`,
+  buildah.ms
+    ? `| \`buildah bud\` + \`buildah push\` (vfs storage, chroot isolation), cold, median of ${buildah.ms.length} | ${median(buildah.ms).toFixed(0)} |`
+    : `| buildah: ${buildah.skipped} | |`,
+  '',
+);
+
 writeFileSync(join(here, 'results.md'), lines.join('\n'));
 process.stdout.write(lines.join('\n'));
