@@ -67,6 +67,15 @@ Commands:
                        <root> at /configs, served by opm) and print or push its digests
       --rev <git-rev> [--repo <dir>]   read the root from a git commit (no checkout)
       --repo-url <url>, --commit <sha> OCI source annotations; --format text|json
+  promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                       Add a bundle the catalog has to a channel with edges that keep it
+                       single-headed and every user upgradeable; template-aware (edits the
+                       template, re-renders); keeps comments and layout; prints the diff
+                       (exit 0 done, 1 refused, 2 usage/IO)
+  render-template <template> [-o yaml|json] [--bundles-from <dir>]
+                  [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
+                       Render an olm.semver or olm.template.basic template exactly as
+                       \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
   help                 Show this help
 
 Registry credentials (images, build): REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and
@@ -102,6 +111,10 @@ export async function main(
         return await (await import('./commands/images.js')).imagesCommand(rest, out, err);
       case 'build':
         return await (await import('./commands/build.js')).buildCommand(rest, out, err);
+      case 'promote':
+        return await (await import('./commands/promote.js')).promoteCommand(rest, out);
+      case 'render-template':
+        return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case undefined:
       case 'help':
       case '--help':

@@ -1,0 +1,249 @@
+// opm catalog templates: read a template (YAML or JSON), render it to FBC objects with
+// bundles from a resolver, and write the result as `opm alpha render-template` does.
+import { decodeFile } from '../decode.js';
+import { loadCatalog } from '../load.js';
+import type { CatalogSource, SourceEntry } from '../source.js';
+import { readBasicTemplate, isBundleTemplate, renderBasic } from './basic.js';
+import { migrateBundleObjectToCsvMetadata } from './migrate.js';
+import {
+  readSemverTemplate,
+  renderSemver,
+  TemplateError,
+  ARCHETYPES,
+  type BundleObject,
+  type RenderedBundle,
+  type SemverOptions,
+} from './semver.js';
+import {
+  writeConfig,
+  type FbcObject,
+  type JsonObject,
+  type OutputConfig,
+  type OutputFormat,
+} from './write.js';
+
+export type TemplateKind = 'olm.semver' | 'olm.template.basic';
+export const TEMPLATE_KINDS: readonly TemplateKind[] = ['olm.semver', 'olm.template.basic'];
+
+/** A bundle blob, optionally with its CSV (which FBC with `olm.csv.metadata` lacks). */
+export interface ResolvedBundle {
+  blob: JsonObject;
+  csv?: JsonObject;
+}
+
+/** Renders a bundle image: its `olm.bundle` blob, or undefined when it cannot be had. */
+export type BundleResolver = (image: string) => Promise<JsonObject | ResolvedBundle | undefined>;
+
+export interface TemplateRenderOptions extends SemverOptions {
+  resolveBundle: BundleResolver;
+  /** opm --migrate-level: turn `olm.bundle.object` bundles into `olm.csv.metadata` ones. */
+  migrateLevel?: 'bundle-object-to-csv-metadata';
+}
+
+/** The first document of a template file, as opm's YAML-or-JSON decoder reads it. */
+export function parseTemplate(text: string | Uint8Array): unknown {
+  const decoded = decodeFile(typeof text === 'string' ? Buffer.from(text) : text);
+  const first = decoded.values[0];
+  const problem = decoded.problems[0];
+  if (problem && (!first || problem.line <= first.line)) {
+    throw new TemplateError(`decoding template input: line ${problem.line}: ${problem.message}`);
+  }
+  if (!first) throw new TemplateError('decoding template input: EOF');
+  return first.value;
+}
+
+/** template/schema.go detectSchema: the `schema` field (matched in any case). */
+export function templateKind(doc: unknown): TemplateKind {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new TemplateError('unmarshalling template schema: the template is not an object');
+  }
+  const o = doc as JsonObject;
+  const key = 'schema' in o ? 'schema' : Object.keys(o).find((k) => k.toLowerCase() === 'schema');
+  const schema = key === undefined ? '' : o[key];
+  if (schema === '' || typeof schema !== 'string') {
+    throw new TemplateError("template input missing required 'schema' field");
+  }
+  if (!(TEMPLATE_KINDS as readonly string[]).includes(schema)) {
+    throw new TemplateError(`auto-detecting template type: unknown template schema: ${schema}`);
+  }
+  return schema as TemplateKind;
+}
+
+const fieldOf = (o: JsonObject, name: string): unknown => {
+  if (name in o) return o[name];
+  const key = Object.keys(o).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : o[key];
+};
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A rendered `olm.bundle` blob as declcfg.Bundle writes it (struct field order). */
+export function bundleObject(blob: JsonObject): BundleObject {
+  const props = fieldOf(blob, 'properties');
+  const related = fieldOf(blob, 'relatedImages');
+  const name = str(fieldOf(blob, 'name'));
+  const pkg = str(fieldOf(blob, 'package'));
+  return {
+    schema: 'olm.bundle',
+    package: pkg,
+    name,
+    value: {
+      schema: str(fieldOf(blob, 'schema')) || 'olm.bundle',
+      ...(name ? { name } : {}),
+      ...(pkg ? { package: pkg } : {}),
+      image: str(fieldOf(blob, 'image')),
+      ...(Array.isArray(props) && props.length > 0
+        ? {
+            properties: props.map((p: JsonObject) => ({
+              type: str(fieldOf(p, 'type')),
+              value: fieldOf(p, 'value') ?? null,
+            })),
+          }
+        : {}),
+      ...(Array.isArray(related) && related.length > 0
+        ? {
+            relatedImages: related.map((r: JsonObject) => ({
+              name: str(fieldOf(r, 'name')),
+              image: str(fieldOf(r, 'image')),
+            })),
+          }
+        : {}),
+    },
+  };
+}
+
+/** The CSV among a bundle's `olm.bundle.object` properties (what opm keeps as CsvJSON). */
+export function csvOfBundle(blob: JsonObject): JsonObject | undefined {
+  const props = fieldOf(blob, 'properties');
+  if (!Array.isArray(props)) return undefined;
+  for (const p of props as JsonObject[]) {
+    if (fieldOf(p, 'type') !== 'olm.bundle.object') continue;
+    const data = fieldOf((fieldOf(p, 'value') ?? {}) as JsonObject, 'data');
+    if (typeof data !== 'string') continue;
+    const decoded = decodeFile(Buffer.from(data, 'base64')).values[0]?.value as JsonObject | undefined;
+    if (decoded && typeof decoded === 'object' && decoded.kind === 'ClusterServiceVersion') return decoded;
+  }
+  return undefined;
+}
+
+async function resolve(options: TemplateRenderOptions, image: string): Promise<RenderedBundle> {
+  const got = await options.resolveBundle(image);
+  if (!got) {
+    throw new TemplateError(
+      `rendering template: bundle image ${JSON.stringify(image)} could not be rendered`,
+    );
+  }
+  // A blob has a schema; a ResolvedBundle wraps one.
+  const resolved: ResolvedBundle =
+    'blob' in got && typeof got.blob === 'object' && !('schema' in got)
+      ? (got as ResolvedBundle)
+      : { blob: got as JsonObject };
+  const csv = resolved.csv ?? csvOfBundle(resolved.blob);
+  const blob =
+    options.migrateLevel === 'bundle-object-to-csv-metadata'
+      ? migrateBundleObjectToCsvMetadata(resolved.blob)
+      : resolved.blob;
+  return { object: bundleObject(blob), ...(csv ? { csv } : {}) };
+}
+
+/** A one-file catalog source holding the basic template's entries. */
+function entriesSource(entries: unknown[]): CatalogSource {
+  const text = Buffer.from(entries.map((e) => JSON.stringify(e)).join('\n'));
+  const path = 'template-entries.json';
+  return {
+    label: 'template',
+    list: async (): Promise<SourceEntry[]> => [{ path, kind: 'file', size: text.length }],
+    read: async () => new Map([[path, text]]),
+  };
+}
+
+/** Render a template to FBC objects (opm alpha render-template without the writer). */
+export async function renderTemplate(
+  text: string | Uint8Array,
+  options: TemplateRenderOptions,
+): Promise<{ kind: TemplateKind; config: OutputConfig }> {
+  const doc = parseTemplate(text);
+  const kind = templateKind(doc);
+  if (kind === 'olm.semver') {
+    const decoded = decodeFile(typeof text === 'string' ? Buffer.from(text) : text);
+    const dup = decoded.notes.find((n) => n.rule === 'QUIRK-DUPLICATE-KEY-LAST-WINS');
+    if (dup) throw new TemplateError(`render: unable to read file: line ${dup.line}: ${dup.message}`);
+    const template = readSemverTemplate(doc);
+    const rendered = new Map<string, RenderedBundle>();
+    for (const arch of ARCHETYPES) {
+      for (const image of template.bundles[arch]) {
+        if (!rendered.has(image)) rendered.set(image, await resolve(options, image));
+      }
+    }
+    return { kind, config: renderSemver(template, rendered, options) };
+  }
+  const entries = readBasicTemplate(doc);
+  const loaded = await loadCatalog(entriesSource(entries), { keepBundleObjects: true });
+  const error = loaded.diagnostics.find((d) => d.level === 'error');
+  if (error) throw new TemplateError(error.message);
+  const bundles: FbcObject[] = [];
+  for (const b of loaded.config.bundles) {
+    if (!isBundleTemplate(b)) throw new TemplateError('unexpected fields present in basic template bundle');
+    bundles.push((await resolve(options, b.image)).object);
+  }
+  return { kind, config: renderBasic(loaded.config, bundles) };
+}
+
+/** `opm alpha render-template <file> -o yaml|json`, with bundles from the resolver. */
+export async function renderTemplateText(
+  text: string | Uint8Array,
+  format: OutputFormat,
+  options: TemplateRenderOptions,
+): Promise<string> {
+  return writeConfig((await renderTemplate(text, options)).config, format);
+}
+
+/**
+ * Resolve bundle images from catalogs already rendered (FBC file texts): the bundle with
+ * that `image`. A bundle with `olm.bundle.object` carries its CSV; one with only
+ * `olm.csv.metadata` has no CSV icon, so the icon of its package blob in those files
+ * (which opm took from a head CSV) stands in for it.
+ */
+export function bundleResolverFromCatalog(texts: (string | Uint8Array)[]): BundleResolver {
+  const byImage = new Map<string, ResolvedBundle>();
+  const icons = new Map<string, unknown>();
+  const metadataOnly: [JsonObject, string][] = [];
+  for (const text of texts) {
+    for (const { value } of decodeFile(typeof text === 'string' ? Buffer.from(text) : text).values) {
+      if (typeof value !== 'object' || value === null) continue;
+      const blob = value as JsonObject;
+      const schema = fieldOf(blob, 'schema');
+      if (schema === 'olm.package' && fieldOf(blob, 'icon'))
+        icons.set(str(fieldOf(blob, 'name')), fieldOf(blob, 'icon'));
+      if (schema !== 'olm.bundle') continue;
+      const image = str(fieldOf(blob, 'image'));
+      if (!image || byImage.has(image)) continue;
+      const csv = csvOfBundle(blob);
+      byImage.set(image, { blob, ...(csv ? { csv } : {}) });
+      if (!csv) metadataOnly.push([blob, image]);
+    }
+  }
+  for (const [blob, image] of metadataOnly) {
+    const props = fieldOf(blob, 'properties');
+    const meta = Array.isArray(props)
+      ? (props as JsonObject[]).find((p) => fieldOf(p, 'type') === 'olm.csv.metadata')
+      : undefined;
+    if (!meta) continue;
+    const value = (fieldOf(meta, 'value') ?? {}) as JsonObject;
+    const icon = icons.get(str(fieldOf(blob, 'package')));
+    byImage.get(image)!.csv = {
+      kind: 'ClusterServiceVersion',
+      spec: { description: value.description ?? '', ...(icon ? { icon: [icon] } : {}) },
+    };
+  }
+  return async (image) => byImage.get(image);
+}
+
+export { TemplateError, semverOptionsForOpm, type SemverEdgeRule, type SemverOptions } from './semver.js';
+export {
+  writeConfig,
+  encodeJson,
+  encodeYaml,
+  goYamlMarshal,
+  type OutputConfig,
+  type OutputFormat,
+} from './write.js';

@@ -1,0 +1,94 @@
+// `catalog-bot render-template <template> [--migrate-level bundle-object-to-csv-metadata]
+// [--bundles-from <rendered catalog dir>] [-o yaml|json] [--opm-version <v>]`: what
+// `opm alpha render-template` writes, with bundles taken from an already rendered catalog
+// (no registry access).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  bundleResolverFromCatalog,
+  renderTemplateText,
+  semverOptionsForOpm,
+  TemplateError,
+  type BundleResolver,
+} from '../catalog/templates/index.js';
+
+export const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
+      [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
+  Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
+  opm alpha render-template does. Bundle images are resolved from the FBC files under
+  --bundles-from (a rendered catalog), not from a registry. --opm-version picks the
+  behaviour of an older opm (semver edges changed in v1.57.0 and v1.61.0; package icon
+  and description since v1.65.0); default v1.73.0. Exit 0, 1 if it cannot render, 2 usage.
+`;
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const abs = join(dir, name);
+    const info = statSync(abs);
+    if (info.isDirectory()) out.push(...filesUnder(abs));
+    else if (info.isFile()) out.push(abs);
+  }
+  return out;
+}
+
+export async function renderTemplateCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+  let values;
+  let positionals;
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        output: { type: 'string', short: 'o', default: 'json' },
+        'bundles-from': { type: 'string' },
+        'migrate-level': { type: 'string' },
+        'opm-version': { type: 'string', default: 'v1.73.0' },
+      },
+    }));
+    if (positionals.length !== 1) throw new Error('render-template needs exactly one template file');
+    if (values.output !== 'yaml' && values.output !== 'json') {
+      throw new Error(`invalid --output value "${values.output}", expected (json|yaml)`);
+    }
+    const level = values['migrate-level'];
+    if (level !== undefined && level !== 'bundle-object-to-csv-metadata' && level !== 'none') {
+      throw new Error(`unknown migration level "${level}"`);
+    }
+    semverOptionsForOpm(values['opm-version']);
+  } catch (problem) {
+    out.write(`catalog-bot render-template: ${(problem as Error).message}\n\n${RENDER_TEMPLATE_USAGE}`);
+    return 2;
+  }
+  let text: Buffer;
+  let resolveBundle: BundleResolver = async () => undefined;
+  try {
+    text = readFileSync(positionals[0]!);
+    if (values['bundles-from'] !== undefined) {
+      resolveBundle = bundleResolverFromCatalog(
+        filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
+      );
+    }
+  } catch (problem) {
+    out.write(`catalog-bot render-template: ${(problem as Error).message}\n`);
+    return 2;
+  }
+  try {
+    out.write(
+      await renderTemplateText(text, values.output as 'yaml' | 'json', {
+        resolveBundle,
+        ...semverOptionsForOpm(values['opm-version']),
+        ...(values['migrate-level'] === 'bundle-object-to-csv-metadata'
+          ? { migrateLevel: 'bundle-object-to-csv-metadata' as const }
+          : {}),
+      }),
+    );
+    return 0;
+  } catch (problem) {
+    if (problem instanceof TemplateError) {
+      out.write(`catalog-bot render-template: ${problem.message}\n`);
+      return 1;
+    }
+    throw problem;
+  }
+}
