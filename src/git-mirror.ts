@@ -186,6 +186,45 @@ export async function mergeBase(dir: string, a: string, b: string): Promise<stri
   return (await git(dir, ['merge-base', a, b], undefined)).trim();
 }
 
+/**
+ * A commit in the mirror with `files` (path -> new text) changed on top of `parent`, made
+ * with a private index: nothing is checked out. It exists to run the checks on an edit
+ * before that edit goes to GitHub.
+ */
+export async function commitFiles(
+  dir: string,
+  parent: string,
+  files: { path: string; text: string }[],
+  message: string,
+): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), 'catalog-bot-index-'));
+  const env = { ...process.env, GIT_INDEX_FILE: join(work, 'index') };
+  const run = async (args: string[], input?: string) =>
+    (await runGit(dir, args, input, { env })).toString('utf8').trim();
+  try {
+    await run(['read-tree', parent]);
+    for (const f of files) {
+      const blob = await run(['hash-object', '-w', '--stdin'], f.text);
+      await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
+    }
+    const tree = await run(['write-tree']);
+    return await run([
+      '-c',
+      'user.name=catalog-bot',
+      '-c',
+      'user.email=catalog-bot@users.noreply.github.com',
+      'commit-tree',
+      tree,
+      '-p',
+      parent,
+      '-m',
+      message,
+    ]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
 /** Resolve `ref` to a commit sha in the mirror. */
 export async function revParse(dir: string, ref: string): Promise<string> {
   return (await git(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], undefined)).trim();

@@ -129,6 +129,7 @@ function makeRepo(): Repo {
     'main:refs/heads/main',
     `${top}:refs/pull/1/head`,
     `${bottom}:refs/pull/2/head`,
+    `${bottom}:refs/heads/pr-2`,
     `${bottomChanged}:refs/heads/bottom-changed`,
     `${bottomReadme}:refs/heads/bottom-readme`,
   );
@@ -510,6 +511,56 @@ describe('comment commands: replies and permissions', () => {
     await send('deleted', 'bob', '/approve', { id });
     expect(state().approvals).toEqual([]);
     expect(gh.botComments(2).filter((c) => readState(c.body))).toHaveLength(1); // one status comment, updated
+  });
+
+  const show = (rev: string, path: string) => repo.git('show', `${rev}:${path}`);
+
+  it("/promote by the package's owner commits the edit to the open pull request's branch", async () => {
+    const id = await send('created', 'bob', '/promote foo.v1.0.2 fast');
+    expect(reactionsTo(id)).toEqual(['+1']);
+    expect(gh.refUpdates.map((u) => u.ref)).toEqual(['pr-2']);
+    const pushed = gh.refUpdates[0]!.sha;
+    expect(repo.git('rev-parse', `${pushed}^`)).toBe(repo.bottom); // on top of the branch, no force
+    const after = show(pushed, `${ROOT}/catalog.yaml`);
+    const before = show(repo.bottom, `${ROOT}/catalog.yaml`);
+    expect(after.startsWith(before)).toBe(true); // the existing text is untouched
+    expect(after.slice(before.length)).toBe(
+      [
+        '',
+        '---',
+        'schema: olm.channel',
+        'name: fast',
+        'package: foo',
+        'entries:',
+        '  - name: foo.v1.0.2',
+      ].join('\n'),
+    );
+    expect(lastReply()).toContain('Pushed');
+    expect(lastReply()).toContain('```diff');
+  });
+
+  it('/promote by someone who does not own the package is refused, and nothing is written', async () => {
+    const id = await send('created', 'carol', '/promote foo.v1.0.2 fast');
+    expect(reactionsTo(id)).toEqual(['confused']);
+    expect(lastReply()).toContain('only the owners of the package or a maintainer may promote');
+    expect(gh.refUpdates).toEqual([]);
+  });
+
+  it('/promote on a merged pull request opens a new one from the default branch', async () => {
+    Object.assign(gh.pulls.get(2)!, { state: 'closed', merged: true });
+    await send('created', 'alice', '/promote foo.v1.0.1 candidate');
+    expect(gh.created).toHaveLength(1);
+    expect(gh.created[0]).toMatchObject({ base: 'main', title: 'Promote foo.v1.0.1 to candidate' });
+    const branch = gh.refUpdates[0]!;
+    expect(branch.ref).toBe(gh.created[0]!.head);
+    expect(repo.git('rev-parse', `${branch.sha}^`)).toBe(repo.base);
+    expect(lastReply()).toContain('Opened #100');
+  });
+
+  it('/promote of a bundle no catalog has says so', async () => {
+    await send('created', 'alice', '/promote foo.v9.9.9 fast');
+    expect(lastReply()).toContain('foo.v9.9.9 is in no catalog root');
+    expect(gh.refUpdates).toEqual([]);
   });
 
   it('trusts approval state only from its own comments', async () => {

@@ -7,6 +7,7 @@ import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import { LABELS, loadState, saveState, setLabel } from './pr-state.js';
+import { promoteFromComment } from './promote.js';
 import { teamMembers } from './teams.js';
 
 export const COMMENT_EVENTS = [
@@ -183,7 +184,26 @@ export async function runCommandsJob(
           outcomes.push({ command, ok: true });
           break;
         }
-        case 'promote':
+        case 'promote': {
+          const outcome = await promoteFromComment(
+            context,
+            options,
+            {
+              ref,
+              number,
+              commenter,
+              cloneUrl: job.cloneUrl,
+              repoId: job.repoId,
+              installationId: job.installationId,
+              bundle: command.bundle,
+              channel: command.channel,
+              ...(command.root ? { root: command.root } : {}),
+            },
+            pr,
+          );
+          outcomes.push({ command, ok: outcome.ok, say: outcome.say });
+          break;
+        }
         case 'render':
           refuse(`\`/${command.name}\` is not available in this version of catalog-bot yet.`);
           break;

@@ -43,6 +43,8 @@ export class FakeGitHub {
   readonly reactions: { comment: number; content: string }[] = [];
   readonly merges: { number: number; sha?: string; method?: string }[] = [];
   readonly dispatches: object[] = [];
+  readonly refUpdates: { ref: string; sha: string }[] = [];
+  readonly created: { number: number; title: string; head: string; base: string; body: string }[] = [];
   readonly pulls = new Map<number, FakePull>();
   /** login -> admin | write | read | none */
   readonly permissions = new Map<string, string>();
@@ -96,9 +98,29 @@ export class FakeGitHub {
   }
 
   #branch(name: string): string {
-    return execFileSync('git', ['-C', this.bare, 'rev-parse', `refs/heads/${name}`], {
-      encoding: 'utf8',
-    }).trim();
+    return this.#git('rev-parse', `refs/heads/${name}`);
+  }
+
+  #git(...args: string[]): string {
+    return execFileSync('git', ['-C', this.bare, ...args], { encoding: 'utf8' }).trim();
+  }
+
+  /** A tree: `base` with files replaced, built with a private index in the bare repository. */
+  #tree(base: string, files: { path: string; mode: string; content: string }[]): string {
+    const index = `${this.bare}/fake-index-${process.pid}`;
+    const env = { ...process.env, GIT_INDEX_FILE: index };
+    const git = (args: string[], input?: string) =>
+      execFileSync('git', ['-C', this.bare, ...args], { encoding: 'utf8', env, input }).trim();
+    try {
+      git(['read-tree', base]);
+      for (const f of files) {
+        const blob = git(['hash-object', '-w', '--stdin'], f.content);
+        git(['update-index', '--add', '--cacheinfo', `${f.mode},${blob},${f.path}`]);
+      }
+      return git(['write-tree']);
+    } finally {
+      execFileSync('rm', ['-f', index]);
+    }
   }
 
   #mock(): void {
@@ -169,8 +191,63 @@ export class FakeGitHub {
           return [err.status ?? 405, { message: err.message ?? 'Method Not Allowed' }];
         }
       })
-      .get(/\/branches\/[^/]+$/)
-      .reply((uri) => [200, { name: 'main', commit: { sha: this.#branch(uri.split('/').pop()!) } }])
+      .get(/\/branches\/.+$/)
+      .reply((uri) => {
+        const name = decodeURIComponent(uri.split('/branches/')[1]!);
+        const sha = this.#branch(name);
+        return [
+          200,
+          { name, commit: { sha, commit: { tree: { sha: this.#git('rev-parse', `${sha}^{tree}`) } } } },
+        ];
+      })
+      .get(repoPath)
+      .reply(200, () => ({
+        id: 186853002,
+        name: this.repo,
+        full_name: `${this.owner}/${this.repo}`,
+        default_branch: 'main',
+      }))
+      // the git data API, carried out on the bare repository
+      .post(`${repoPath}/git/trees`)
+      .reply(201, (_u, body) => {
+        const b = body as { base_tree: string; tree: { path: string; mode: string; content: string }[] };
+        return { sha: this.#tree(b.base_tree, b.tree) };
+      })
+      .post(`${repoPath}/git/commits`)
+      .reply(201, (_u, body) => {
+        const b = body as { message: string; tree: string; parents: string[] };
+        const args = ['-c', 'user.name=GitHub', '-c', 'user.email=noreply@github.com', 'commit-tree', b.tree];
+        for (const p of b.parents) args.push('-p', p);
+        return { sha: this.#git(...args, '-m', b.message) };
+      })
+      .patch(/\/git\/refs\/heads(\/|%2F).+$/)
+      .reply((uri, body) => {
+        const name = decodeURIComponent(uri.split('/git/refs/')[1]!).replace(/^heads\//, '');
+        const b = body as { sha: string; force?: boolean };
+        const current = this.#branch(name);
+        try {
+          this.#git('merge-base', '--is-ancestor', current, b.sha);
+        } catch {
+          return [422, { message: 'Update is not a fast forward' }];
+        }
+        this.#git('update-ref', `refs/heads/${name}`, b.sha);
+        this.refUpdates.push({ ref: name, sha: b.sha });
+        return [200, { ref: `refs/heads/${name}`, object: { sha: b.sha } }];
+      })
+      .post(`${repoPath}/git/refs`)
+      .reply(201, (_u, body) => {
+        const b = body as { ref: string; sha: string };
+        this.#git('update-ref', b.ref, b.sha);
+        this.refUpdates.push({ ref: b.ref.replace('refs/heads/', ''), sha: b.sha });
+        return { ref: b.ref, object: { sha: b.sha } };
+      })
+      .post(`${repoPath}/pulls`)
+      .reply(201, (_u, body) => {
+        const b = body as { title: string; head: string; base: string; body: string };
+        const number = 100 + this.created.length;
+        this.created.push({ number, ...b });
+        return { number, html_url: `https://github.com/${this.owner}/${this.repo}/pull/${number}` };
+      })
       // comments, labels, reactions
       .get(/\/issues\/\d+\/comments/)
       .query(true)
