@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { run, type ApplicationFunction } from 'probot';
 import { createApp, type AppOptions } from './app.js';
 import { AppMetrics } from './metrics.js';
+import { InProcessQueue, type JobQueue } from './queue.js';
+import { RedisQueue } from './redis-queue.js';
 
 /** GET /healthz: 200 while the process can serve. */
 export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
@@ -40,8 +42,23 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
-  run(serverApp()).catch((error: unknown) => {
+  // REDIS_URL: replicas share a Redis-backed queue; otherwise the in-process one.
+  const queue: JobQueue = process.env.REDIS_URL
+    ? new RedisQueue({ url: process.env.REDIS_URL })
+    : new InProcessQueue();
+  run(serverApp({ queue })).catch((error: unknown) => {
     console.error(error);
     process.exit(1);
   });
+  // Graceful shutdown: take no new jobs, let running ones finish (a Redis queue hands back
+  // what it has not started), then leave.
+  const stop = (signal: string) => {
+    console.error(`catalog-bot: ${signal}, finishing running jobs`);
+    queue.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
 }
