@@ -12,6 +12,7 @@ import { jobRunner } from './jobs.js';
 import { checkImages, type ImageCheck } from './publish/exists.js';
 import { RegistryClient } from './publish/registry.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
+import { startReconciler } from './reconcile.js';
 
 export interface AppOptions {
   /** The job queue (default: a new in-process queue). */
@@ -20,6 +21,8 @@ export interface AppOptions {
   workDir?: string;
   /** Metrics for GET /metrics (the server passes one; without it nothing is counted). */
   metrics?: AppMetrics;
+  /** Reconcile (queue what missed webhooks left undone) now and every this many ms; 0: never (default). */
+  reconcileEveryMs?: number;
   /** The App's slug (default: asked from GitHub once). */
   appSlug?: () => Promise<string>;
   /** The registry client (default: one from REGISTRY_* in the environment, made when first needed). */
@@ -68,6 +71,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
+    if (options.reconcileEveryMs) startReconciler(app, handlerOptions, options.reconcileEveryMs);
     const run = jobRunner(app, handlerOptions);
     queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
       app.log.error({ err: error, job: job.key }, 'job failed'),

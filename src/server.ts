@@ -46,7 +46,10 @@ if (isMain()) {
   const queue: JobQueue = process.env.REDIS_URL
     ? new RedisQueue({ url: process.env.REDIS_URL })
     : new InProcessQueue();
-  run(serverApp({ queue })).catch((error: unknown) => {
+  // Reconciliation: at start and every CATALOG_BOT_RECONCILE_MINUTES (default 15; 0 turns it off).
+  const minutes = Number(process.env.CATALOG_BOT_RECONCILE_MINUTES ?? 15);
+  const reconcileEveryMs = Number.isFinite(minutes) && minutes > 0 ? minutes * 60_000 : 0;
+  run(serverApp({ queue, reconcileEveryMs })).catch((error: unknown) => {
     console.error(error);
     process.exit(1);
   });

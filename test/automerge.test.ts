@@ -9,7 +9,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createApp } from '../src/app.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { readState } from '../src/handlers/pr-state.js';
+import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
+import { reconcile } from '../src/reconcile.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
 
@@ -561,6 +563,21 @@ describe('comment commands: replies and permissions', () => {
     await send('created', 'alice', '/promote foo.v9.9.9 fast');
     expect(lastReply()).toContain('foo.v9.9.9 is in no catalog root');
     expect(gh.refUpdates).toEqual([]);
+  });
+
+  it('reconciliation queues the checks of a head that has none, once', async () => {
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
+    q.start(jobRunner(app, options));
+    const first = await reconcile(app, options);
+    await q.onIdle();
+    expect(first).toEqual({ repositories: 1, checksQueued: 1, publishQueued: 0 });
+    expect(gh.runsFor(repo.bottom).filter((r) => r.status === 'completed')).toHaveLength(
+      PR_CHECK_NAMES.length,
+    );
+    // Everything is complete now: a second pass (another replica, a restart) queues nothing.
+    expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
   });
 
   it('trusts approval state only from its own comments', async () => {

@@ -9,7 +9,9 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { RegistryClient } from '../src/publish/registry.js';
+import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
+import { reconcile } from '../src/reconcile.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample } from './helpers/github.js';
 import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
@@ -174,6 +176,20 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     await push(first, docs);
     await push(first, docs, 'refs/heads/feature');
     expect(gh.checkRuns).toEqual([]);
+  });
+
+  it('reconciliation publishes a default branch whose push was missed', async () => {
+    commit('base', { '.github/catalog-bot.yml': config() });
+    const missed = commit('change', { 'catalogs/v4.21/.indexignore': '# missed\n' });
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot', registry: () => client };
+    q.start(jobRunner(app, options));
+    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 1 });
+    await q.onIdle();
+    expect(publishRun(missed)!.conclusion).toBe('success');
+    expect(await digestOf(`v4.21-${missed.slice(0, 12)}`)).toMatch(/^sha256:/);
+    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 0 });
   });
 
   it('reports an unreachable registry as a failed publish, with the reason', async () => {

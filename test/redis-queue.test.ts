@@ -187,6 +187,7 @@ describe.skipIf(!haveRedis)('the server with REDIS_URL (npm start, a separate pr
         HOST: '127.0.0.1',
         LOG_LEVEL: 'fatal',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        CATALOG_BOT_RECONCILE_MINUTES: '0', // no GitHub here to reconcile with
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

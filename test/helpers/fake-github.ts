@@ -132,6 +132,40 @@ export class FakeGitHub {
       .reply(201, () => ({ token: 'ghs_fake', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
       .get('/app')
       .reply(200, () => ({ id: 123, slug: this.slug }))
+      .get('/app/installations')
+      .query(true)
+      .reply(200, [{ id: 4242, account: { login: this.owner } }])
+      .get('/installation/repositories')
+      .query(true)
+      .reply(200, () => ({
+        total_count: 1,
+        repositories: [
+          {
+            id: 186853002,
+            name: this.repo,
+            full_name: `${this.owner}/${this.repo}`,
+            owner: { login: this.owner },
+            clone_url: this.bare,
+            html_url: `https://github.com/${this.owner}/${this.repo}`,
+            default_branch: 'main',
+          },
+        ],
+      }))
+      .get(/\/contents\/.+/)
+      .query(true)
+      .reply((uri) => {
+        const path = decodeURIComponent(uri.split('/contents/')[1]!.split('?')[0]!);
+        const ref = new URL(uri, API).searchParams.get('ref') ?? 'main';
+        try {
+          const text = this.#git('show', `refs/heads/${ref}:${path}`);
+          return [
+            200,
+            { type: 'file', path, encoding: 'base64', content: Buffer.from(text + '\n').toString('base64') },
+          ];
+        } catch {
+          return [404, { message: 'Not Found' }];
+        }
+      })
       // check runs
       .post(`${repoPath}/check-runs`)
       .reply(201, (_u, body) => {

@@ -1,0 +1,128 @@
+// Reconciliation (issue: missed webhooks and crashes lose nothing): at start and then
+// periodically, every open pull request whose head lacks a completed set of catalog-bot
+// check runs is queued for its checks, and every default branch whose head has no
+// `catalog-bot/publish` run while its config publishes is queued for publishing. The
+// queue's keys make this safe to run on every replica at once.
+import type { Probot } from 'probot';
+import { parseRepoConfig } from './checks/config.js';
+import { PR_CHECK_NAMES } from './handlers/check-runs.js';
+import { enqueueChecks, type PrHandlerOptions, type PrJob } from './handlers/pull-request.js';
+import type { PublishJob } from './handlers/push.js';
+import { PUBLISH_CHECK } from './publish/report.js';
+
+export interface ReconcileSummary {
+  repositories: number;
+  checksQueued: number;
+  publishQueued: number;
+}
+
+/** One pass over every installation's repositories. Errors of one repository do not stop the rest. */
+export async function reconcile(app: Probot, options: PrHandlerOptions): Promise<ReconcileSummary> {
+  const summary: ReconcileSummary = { repositories: 0, checksQueued: 0, publishQueued: 0 };
+  const slug = options.appSlug ? await options.appSlug() : undefined;
+  const appOctokit = await app.auth();
+  const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
+  for (const installation of installations) {
+    const octokit = await app.auth(installation.id);
+    const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, {
+      per_page: 100,
+    });
+    for (const repository of repos) {
+      summary.repositories++;
+      const ref = { owner: repository.owner.login, repo: repository.name };
+      try {
+        const ours = async (sha: string) => {
+          const { data } = await octokit.rest.checks.listForRef({
+            ...ref,
+            ref: sha,
+            filter: 'latest',
+            per_page: 100,
+          });
+          return data.check_runs.filter((r) => slug === undefined || r.app?.slug === slug);
+        };
+        const pulls = await octokit.paginate(octokit.rest.pulls.list, {
+          ...ref,
+          state: 'open',
+          per_page: 100,
+        });
+        for (const pr of pulls) {
+          const runs = await ours(pr.head.sha);
+          const complete = PR_CHECK_NAMES.every((name) =>
+            runs.some((r) => r.name === name && r.status === 'completed'),
+          );
+          if (complete) continue;
+          const job: PrJob = {
+            ref,
+            number: pr.number,
+            headSha: pr.head.sha,
+            author: pr.user?.login ?? '',
+            installationId: installation.id,
+            cloneUrl: repository.clone_url,
+            repoId: repository.id,
+          };
+          if (
+            await enqueueChecks(app, options, job, `reconcile:${repository.id}:${pr.number}:${pr.head.sha}`)
+          )
+            summary.checksQueued++;
+        }
+
+        // Publishing: only where the default branch's config asks for it.
+        const branch = repository.default_branch;
+        const config = await octokit.rest.repos
+          .getContent({ ...ref, path: '.github/catalog-bot.yml', ref: branch })
+          .then(({ data }) =>
+            'content' in data && typeof data.content === 'string'
+              ? Buffer.from(data.content, 'base64').toString('utf8')
+              : undefined,
+          )
+          .catch(() => undefined);
+        const { publish } = parseRepoConfig(config).config;
+        if (publish.images.length === 0 && !publish.dispatch) continue;
+        const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
+        if ((await ours(head.commit.sha)).some((r) => r.name === PUBLISH_CHECK)) continue;
+        const job: PublishJob = {
+          ref,
+          repoId: repository.id,
+          cloneUrl: repository.clone_url,
+          repoUrl: repository.html_url,
+          installationId: installation.id,
+          branch,
+          before: '',
+          after: head.commit.sha,
+        };
+        if (
+          await options.queue.enqueue({
+            key: `reconcile-publish:${repository.id}:${head.commit.sha}`,
+            group: `publish:${repository.id}`,
+            kind: 'publish',
+            data: job,
+          })
+        )
+          summary.publishQueued++;
+      } catch (error) {
+        app.log.error({ err: error, repo: repository.full_name }, 'reconciliation of a repository failed');
+      }
+    }
+  }
+  return summary;
+}
+
+/** Reconcile now and then every `everyMs`; returns a function that stops it. */
+export function startReconciler(app: Probot, options: PrHandlerOptions, everyMs: number): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const pass = async () => {
+    try {
+      const summary = await reconcile(app, options);
+      app.log.info(summary, 'reconciled');
+    } catch (error) {
+      app.log.error({ err: error }, 'reconciliation failed');
+    }
+    if (!stopped) timer = setTimeout(() => void pass(), everyMs).unref();
+  };
+  timer = setTimeout(() => void pass(), 0).unref();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
