@@ -1,7 +1,8 @@
 // Reconciliation (issue: missed webhooks and crashes lose nothing): at start and then
 // periodically, every open pull request whose head lacks a completed set of catalog-bot
 // check runs is queued for its checks, and every default branch whose head has no
-// `catalog-bot/publish` run while its config publishes is queued for publishing. The
+// `catalog-bot/publish` run, or a failed one, while its config publishes is queued for
+// publishing (so a registry that was down gets another try). The
 // queue's keys make this safe to run on every replica at once.
 import type { Probot } from 'probot';
 import { parseRepoConfig } from './checks/config.js';
@@ -79,7 +80,9 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
         const { publish } = parseRepoConfig(config).config;
         if (publish.images.length === 0 && !publish.dispatch) continue;
         const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
-        if ((await ours(head.commit.sha)).some((r) => r.name === PUBLISH_CHECK)) continue;
+        // Not published yet, or the last try failed (a registry down): try (again).
+        const last = (await ours(head.commit.sha)).find((r) => r.name === PUBLISH_CHECK);
+        if (last && (last.status !== 'completed' || last.conclusion !== 'failure')) continue;
         const job: PublishJob = {
           ref,
           repoId: repository.id,
@@ -92,7 +95,7 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
         };
         if (
           await options.queue.enqueue({
-            key: `reconcile-publish:${repository.id}:${head.commit.sha}`,
+            key: `reconcile-publish:${repository.id}:${head.commit.sha}:${last?.id ?? 'none'}`,
             group: `publish:${repository.id}`,
             kind: 'publish',
             data: job,

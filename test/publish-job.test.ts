@@ -201,5 +201,16 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     const failed = publishRun(second)!;
     expect(failed.conclusion).toBe('failure');
     expect(JSON.stringify(failed.output)).toMatch(/cannot reach registry 127\.0\.0\.1:1/);
+    // Reconciliation tries a failed publish again later (once per failed run).
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot', registry: () => client };
+    q.start(jobRunner(app, options));
+    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 1 });
+    await q.onIdle();
+    expect(gh.runsFor(second, 'catalog-bot/publish').map((r) => r.conclusion)).toEqual([
+      'failure',
+      'failure',
+    ]);
   });
 });
