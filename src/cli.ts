@@ -413,7 +413,12 @@ async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise
     );
     out.write(`changed catalogs: ${changed.join('; ') || 'none'}\n`);
     for (const c of result.checks) {
-      const mark = c.conclusion === 'failure' ? paint('✗', 31, color) : paint('✓', 32, color);
+      const mark =
+        c.conclusion === 'failure'
+          ? paint('✗', 31, color)
+          : c.conclusion === 'neutral'
+            ? paint('–', 33, color) // not decided (e.g. no manifests to compare)
+            : paint('✓', 32, color);
       out.write(`\n${mark} ${c.name}: ${c.title}\n`);
       for (const d of c.findings) out.write(textFinding(d, color).replace(/^/gm, '  ') + '\n');
     }
