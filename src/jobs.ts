@@ -13,19 +13,21 @@ import {
   type PrJob,
 } from './handlers/pull-request.js';
 import { publishJob, type PublishJob } from './handlers/push.js';
+import { ConditionalCache, useConditionalRequests } from './conditional-requests.js';
 import type { JobRunner, JobSpec } from './queue.js';
 
 export function jobRunner(
   app: Probot,
   options: PrHandlerOptions & { appSlug: () => Promise<string> },
 ): JobRunner {
+  // Re-reads of the same pull request, comments and check runs are conditional requests.
+  const cache = new ConditionalCache();
   return async (job: JobSpec) => {
     const data = job.data as { installationId?: number; job?: { installationId?: number } };
     const installationId = data.installationId ?? data.job?.installationId;
-    const context: JobContext = {
-      octokit: await app.auth(installationId),
-      log: app.log.child({ job: job.key, kind: job.kind }),
-    };
+    const octokit = await app.auth(installationId);
+    useConditionalRequests(octokit, cache, String(installationId));
+    const context: JobContext = { octokit, log: app.log.child({ job: job.key, kind: job.kind }) };
     switch (job.kind) {
       case 'announce-checks':
         return announceChecksJob(context, options, job.data as PrJob, job.key);
