@@ -191,7 +191,7 @@ lines.push(
   '| what | time (ms) |',
   '|---|---:|',
   `| webhook answer over HTTP, p50 / p99 / max of ${appRun.answers} signed deliveries while jobs run | ${appRun.answerP50.toFixed(1)} / ${appRun.answerP99.toFixed(1)} / ${appRun.answerMax.toFixed(1)} |`,
-  `| webhook to all three check runs completed | ${appRun.total.toFixed(0)} |`,
+  `| webhook to all check runs completed | ${appRun.total.toFixed(0)} |`,
   `| the first pull request of a repository (mirror cloned) | ${appRun.firstRun.toFixed(0)} |`,
   '',
 );
