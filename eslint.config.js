@@ -15,6 +15,10 @@ export default tseslint.config(
         performance: 'readonly',
         structuredClone: 'readonly',
         fetch: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
       },
     },
     rules: {
