@@ -1,7 +1,7 @@
 // `catalog-bot render-template <template> [--migrate-level bundle-object-to-csv-metadata]
 // [--bundles-from <rendered catalog dir>] [-o yaml|json] [--opm-version <v>]`: what
-// `opm alpha render-template` writes, with bundles taken from an already rendered catalog
-// (no registry access).
+// `opm alpha render-template` writes, with bundles taken from an already rendered catalog,
+// or else pulled from their registries.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,12 +12,16 @@ import {
   TemplateError,
   type BundleResolver,
 } from '../catalog/templates/index.js';
+import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
+import { RegistryClient } from '../publish/registry.js';
 
 export const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
       [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
   Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
   opm alpha render-template does. Bundle images are resolved from the FBC files under
-  --bundles-from (a rendered catalog), not from a registry. --opm-version picks the
+  --bundles-from (a rendered catalog); without it they are pulled from their registries
+  (credentials: REGISTRY_AUTH_FILE or REGISTRY_USERNAME/REGISTRY_PASSWORD; plain HTTP
+  for the hosts in REGISTRY_INSECURE_HOSTS). --opm-version picks the
   behaviour of an older opm (semver edges changed in v1.57.0 and v1.61.0; package icon
   and description since v1.65.0); default v1.73.0. Exit 0, 1 if it cannot render, 2 usage.
 `;
@@ -33,7 +37,11 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-export async function renderTemplateCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
+export async function renderTemplateCommand(
+  args: string[],
+  out: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let values;
   let positionals;
   try {
@@ -61,13 +69,18 @@ export async function renderTemplateCommand(args: string[], out: NodeJS.Writable
     return 2;
   }
   let text: Buffer;
-  let resolveBundle: BundleResolver = async () => undefined;
+  let resolveBundle: BundleResolver;
+  let client: RegistryClient | undefined;
   try {
     text = readFileSync(positionals[0]!);
     if (values['bundles-from'] !== undefined) {
       resolveBundle = bundleResolverFromCatalog(
         filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
       );
+    } else {
+      client = RegistryClient.fromEnv(env);
+      // the template engine migrates (--migrate-level) what the registry renders
+      resolveBundle = bundleResolverFromRegistry(client);
     }
   } catch (problem) {
     out.write(`catalog-bot render-template: ${(problem as Error).message}\n`);
@@ -90,5 +103,7 @@ export async function renderTemplateCommand(args: string[], out: NodeJS.Writable
       return 1;
     }
     throw problem;
+  } finally {
+    client?.close();
   }
 }

@@ -2,7 +2,7 @@
 // bundle's `olm.bundle.object` properties are dropped and an `olm.csv.metadata` property
 // built from its CSV is appended, encoded as Go encodes property.CSVMetadata.
 import { csvOfBundle } from './index.js';
-import type { JsonObject } from './write.js';
+import { RawJson, type JsonObject } from './write.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
 type Field = [name: string, type: GoT, omitempty: boolean];
@@ -179,7 +179,13 @@ function encode(v: unknown, t: GoT, omitempty: boolean): unknown {
     const m = obj(v);
     const keys = Object.keys(m).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     if (keys.length === 0) return omitempty ? undefined : Array.isArray(v) || v === undefined ? null : {};
-    return Object.fromEntries(keys.map((k) => [k, typeof m[k] === 'string' ? m[k] : '']));
+    const entries = keys.map((k) => [k, typeof m[k] === 'string' ? m[k] : ''] as const);
+    // JavaScript objects put integer-like keys first; Go sorts all keys bytewise.
+    if (keys.some((k) => /^(0|[1-9]\d*)$/.test(k)))
+      return new RawJson(
+        `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${JSON.stringify(x)}`).join(',')}}`,
+      );
+    return Object.fromEntries(entries);
   }
   if ('slice' in t) {
     const list = Array.isArray(v) ? v : [];

@@ -1,0 +1,340 @@
+// The `catalog-bot/templates` check: every rendered catalog file that a template maps to
+// must be exactly what `opm alpha render-template` makes of the template at the head
+// commit. Pure: files come from a reader of the head commit; bundle images the committed
+// outputs already hold resolve from them, and only new images go to `resolveBundle`.
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
+import {
+  bundleResolverFromCatalog,
+  parseTemplate,
+  renderTemplateText,
+  semverOptionsForOpm,
+  templateKind,
+  TemplateError,
+  type BundleResolver,
+  type TemplateKind,
+} from '../catalog/templates/index.js';
+import { cell, toAnnotations, type CheckResult } from './check.js';
+
+export const TEMPLATES_CHECK = 'catalog-bot/templates';
+
+export interface TemplateMappingInput {
+  /** Path of the template in the repository. */
+  template: string;
+  /** `olm.semver` or `olm.template.basic` (informative: the template's schema decides). */
+  kind?: string;
+  /** Paths of the committed rendered files. */
+  outputs: string[];
+}
+
+export interface TemplatesCheckInput {
+  mappings: TemplateMappingInput[];
+  /** A file of the head commit, or undefined when it does not exist. */
+  read: (path: string) => string | undefined | Promise<string | undefined>;
+  /** Renders bundle images that no committed output holds (the registry); none: they fail. */
+  resolveBundle?: BundleResolver;
+  /** Bytes of diff shown per output (default 12 000) and in all (default 50 000). */
+  maxDiffChars?: number;
+  maxSummaryDiffChars?: number;
+}
+
+/**
+ * opm releases whose template behaviour differs (semver edges: v1.57.0, v1.61.0; package
+ * icon and description: v1.65.0), newest first: the first that reproduces a committed
+ * output is the one it was rendered with.
+ */
+export const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
+
+type MigrateLevel = 'bundle-object-to-csv-metadata' | undefined;
+
+/** An output whose bundles carry `olm.csv.metadata` and no `olm.bundle.object` was migrated. */
+export function migrateLevelOf(committed: string | undefined): MigrateLevel {
+  if (!committed) return undefined;
+  const metadata = /"?type"?:\s*"?olm\.csv\.metadata"?/.test(committed);
+  const objects = /"?type"?:\s*"?olm\.bundle\.object"?/.test(committed);
+  return metadata && !objects ? 'bundle-object-to-csv-metadata' : undefined;
+}
+
+const formatOf = (path: string): 'json' | 'yaml' => (/\.json$/i.test(path) ? 'json' : 'yaml');
+
+/** The command that writes an output, for the fix hint. */
+export function renderCommand(template: string, output: string, migrate: MigrateLevel, opm?: string): string {
+  return [
+    'catalog-bot render-template',
+    template,
+    ...(formatOf(output) === 'json' ? ['-o json'] : ['-o yaml']),
+    ...(migrate ? [`--migrate-level ${migrate}`] : []),
+    ...(opm && opm !== OPM_BEHAVIOURS[0] ? [`--opm-version ${opm}`] : []),
+    `> ${output}`,
+  ].join(' ');
+}
+
+/** A failure of the registry (or the network), not of the template or the image's content. */
+function fromRegistry(err: unknown): boolean {
+  const cause = (err as { cause?: unknown }).cause;
+  return !(err instanceof TemplateError) || (cause instanceof Error && cause.name === 'RegistryError');
+}
+
+/** Each image is asked for once per check, failures included. */
+function memoise(resolver: BundleResolver): BundleResolver {
+  const seen = new Map<string, ReturnType<BundleResolver>>();
+  return (image) => {
+    let got = seen.get(image);
+    if (!got) seen.set(image, (got = resolver(image)));
+    return got;
+  };
+}
+
+function lineOfMessage(message: string): number | undefined {
+  const m = /\bline (\d+)\b/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+interface OutputResult {
+  output: string;
+  status: 'ok' | 'differs' | 'missing' | 'error';
+  opm?: string;
+  diff?: string;
+  /** The render, when it is not what is committed. */
+  rendered?: string;
+  before?: string;
+}
+
+function capDiff(diff: string, max: number): string {
+  if (diff.length <= max) return diff;
+  const cut = diff.lastIndexOf('\n', max);
+  const shown = diff.slice(0, cut < 0 ? max : cut + 1);
+  const left = diff.slice(shown.length).split('\n').filter(Boolean).length;
+  return `${shown}... (${left} more diff line${left === 1 ? '' : 's'} not shown)\n`;
+}
+
+async function checkMapping(
+  mapping: TemplateMappingInput,
+  input: TemplatesCheckInput,
+  findings: Diagnostic[],
+): Promise<OutputResult[]> {
+  const text = await input.read(mapping.template);
+  if (text === undefined) {
+    findings.push({
+      rule: 'TEMPLATE-MISSING',
+      level: 'error',
+      message: `template ${mapping.template} is mapped to ${mapping.outputs.join(', ')} but does not exist`,
+      file: mapping.template,
+      hint: 'Add the template, or remove it from the template mapping.',
+    });
+    return [];
+  }
+  let kind: TemplateKind;
+  try {
+    kind = templateKind(parseTemplate(text));
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    findings.push({
+      rule: 'TEMPLATE-INVALID',
+      level: 'error',
+      message: `${mapping.template} is not a template opm can read: ${err.message}`,
+      file: mapping.template,
+      line: lineOfMessage(err.message) ?? 1,
+      hint: 'Fix the template: opm alpha render-template refuses it as it is.',
+    });
+    return [];
+  }
+  const committed = new Map<string, string | undefined>();
+  for (const o of mapping.outputs) committed.set(o, await input.read(o));
+  const network = memoise(input.resolveBundle ?? (async () => undefined));
+  // Each output's bundles; an output resolves from its own first, then its siblings'.
+  const fromOutput = new Map<string, BundleResolver>();
+  for (const [o, t] of committed) if (t !== undefined) fromOutput.set(o, bundleResolverFromCatalog([t]));
+  const results: OutputResult[] = [];
+  let renderFailed = false;
+  for (const output of mapping.outputs) {
+    const mine = committed.get(output);
+    const migrate = migrateLevelOf(mine);
+    // This output's own bundles first, then its siblings', then the registry.
+    const order = [output, ...mapping.outputs.filter((o) => o !== output)];
+    const resolveBundle: BundleResolver = async (image) => {
+      for (const o of order) {
+        const got = await fromOutput.get(o)?.(image);
+        if (got) return got;
+      }
+      return network(image);
+    };
+    let best: { opm: string; out: string; changes: number } | undefined;
+    try {
+      for (const opm of kind === 'olm.semver' ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1)) {
+        const out = await renderTemplateText(text, formatOf(output), {
+          resolveBundle,
+          ...semverOptionsForOpm(opm),
+          ...(migrate ? { migrateLevel: migrate } : {}),
+        });
+        if (mine === undefined || out === mine) {
+          best = { opm, out, changes: 0 };
+          break;
+        }
+        const changes = lineDiff(mine, out).length;
+        if (!best || changes < best.changes) best = { opm, out, changes };
+      }
+    } catch (err) {
+      if (renderFailed) continue;
+      renderFailed = true;
+      const message = (err as Error).message;
+      findings.push({
+        rule: 'TEMPLATE-RENDER',
+        level: 'error',
+        message: `${mapping.template} cannot be rendered: ${message}`,
+        file: mapping.template,
+        line: lineOfMessage(message) ?? 1,
+        hint: fromRegistry(err)
+          ? 'A registry could not give the bundle image: check that it exists and that catalog-bot may pull it, then `/retest`.'
+          : 'Fix the template (or the bundle image it names) so that opm alpha render-template can render it.',
+      });
+      results.push({ output, status: 'error' });
+      continue;
+    }
+    if (!best) continue;
+    const command = renderCommand(mapping.template, output, migrate, best.opm);
+    if (mine === undefined) {
+      findings.push({
+        rule: 'TEMPLATE-OUTPUT-MISSING',
+        level: 'error',
+        message: `${output} is rendered from ${mapping.template} but is not committed`,
+        file: mapping.template,
+        line: 1,
+        hint: `Run \`${command}\` and commit the file, or comment \`/render\`.`,
+      });
+      results.push({ output, status: 'missing', rendered: best.out });
+    } else if (best.out === mine) {
+      results.push({ output, status: 'ok', opm: best.opm });
+    } else {
+      const first = lineDiff(mine, best.out)[0];
+      findings.push({
+        rule: 'TEMPLATE-OUT-OF-DATE',
+        level: 'error',
+        message: `${output} is not the render of ${mapping.template} (${best.changes} line${best.changes === 1 ? '' : 's'} differ)`,
+        file: output,
+        line: first?.op === '-' ? first.line : Math.max(1, first?.line ?? 1),
+        hint: `Run \`${command}\` and commit the result, or comment \`/render\`.`,
+      });
+      results.push({
+        output,
+        status: 'differs',
+        opm: best.opm,
+        rendered: best.out,
+        before: mine,
+        diff: capDiff(unifiedDiff(output, mine, best.out), input.maxDiffChars ?? 12_000),
+      });
+    }
+  }
+  return results;
+}
+
+/** The check over every mapping. */
+export async function templatesCheck(input: TemplatesCheckInput): Promise<CheckResult> {
+  const findings: Diagnostic[] = [];
+  const sections: string[] = [];
+  let diffBudget = input.maxSummaryDiffChars ?? 50_000;
+  let outputs = 0;
+  let bad = 0;
+  for (const mapping of input.mappings) {
+    const before = findings.length;
+    const results = await checkMapping(mapping, input, findings);
+    outputs += results.length;
+    bad += results.filter((r) => r.status !== 'ok').length;
+    const lines = [`#### \`${mapping.template}\``, ''];
+    for (const r of results) {
+      const mark = r.status === 'ok' ? '✓' : '✗';
+      const note =
+        r.status === 'ok'
+          ? `up to date${r.opm && r.opm !== OPM_BEHAVIOURS[0] ? ` (rendered as opm ${r.opm} does)` : ''}`
+          : r.status === 'differs'
+            ? 'differs from the render'
+            : r.status === 'missing'
+              ? 'not committed'
+              : 'not rendered';
+      lines.push(`- ${mark} \`${r.output}\`: ${note}`);
+    }
+    const mine = findings.slice(before);
+    if (mine.length > 0) {
+      lines.push('', '| where | rule | message | fix |', '|---|---|---|---|');
+      for (const d of mine)
+        lines.push(
+          `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
+        );
+    }
+    for (const r of results.filter((x) => x.diff)) {
+      if (diffBudget <= 0) {
+        lines.push('', `(diff of \`${r.output}\` left out: the summary is full)`);
+        continue;
+      }
+      const shown = capDiff(r.diff!, diffBudget);
+      diffBudget -= shown.length;
+      // a fence longer than any run of backticks in the diff
+      const fence = '`'.repeat(Math.max(3, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+      lines.push(
+        '',
+        `<details><summary>diff of <code>${r.output}</code> (committed → render)</summary>`,
+        '',
+        `${fence}diff`,
+        shown.trimEnd(),
+        fence,
+        '',
+        '</details>',
+      );
+    }
+    sections.push(lines.join('\n'));
+  }
+  const errors = findings.filter((d) => d.level === 'error').length;
+  const summary =
+    input.mappings.length === 0
+      ? 'No templates are mapped to rendered catalogs.'
+      : [
+          errors > 0
+            ? `**${errors} problem${errors === 1 ? '' : 's'}.** Re-render with \`catalog-bot render-template <template> > <output>\` (the exact command is in each row) and commit, or comment \`/render\` to have the bot do it.`
+            : `Every rendered catalog (${outputs}) is the render of its template.`,
+          '',
+          ...sections,
+        ].join('\n');
+  return {
+    name: TEMPLATES_CHECK,
+    conclusion: errors > 0 ? 'failure' : 'success',
+    title:
+      input.mappings.length === 0
+        ? 'No templates'
+        : errors > 0
+          ? `${bad || errors} rendered catalog${(bad || errors) === 1 ? '' : 's'} out of date or not renderable`
+          : `${outputs} rendered catalog${outputs === 1 ? '' : 's'} up to date`,
+    summary,
+    findings,
+    annotations: toAnnotations(findings),
+  };
+}
+
+export interface RenderedOutput {
+  path: string;
+  /** The committed text (undefined: not committed yet). */
+  before: string | undefined;
+  after: string;
+}
+
+/**
+ * What `/render` commits: every mapped output that is not the render of its template,
+ * rendered as its committed version was (same opm behaviour and migrate level). Templates
+ * that cannot be rendered come back as findings and leave their outputs alone.
+ */
+export async function renderTemplateOutputs(
+  input: TemplatesCheckInput,
+): Promise<{ edits: RenderedOutput[]; findings: Diagnostic[] }> {
+  const findings: Diagnostic[] = [];
+  const edits: RenderedOutput[] = [];
+  for (const mapping of input.mappings) {
+    for (const r of await checkMapping(mapping, input, findings)) {
+      if (r.rendered !== undefined) edits.push({ path: r.output, before: r.before, after: r.rendered });
+    }
+  }
+  return {
+    edits,
+    findings: findings.filter(
+      (d) => d.rule !== 'TEMPLATE-OUT-OF-DATE' && d.rule !== 'TEMPLATE-OUTPUT-MISSING',
+    ),
+  };
+}
