@@ -52,6 +52,7 @@ describe('defaults', () => {
       publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
       dependencies: { externalProviders: { gvks: [], packages: [] } },
       images: { allowedRegistries: [] },
+      templates: [],
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
     expect(DEFAULT_CONFIG.catalogs).toEqual(['catalogs/*']);
@@ -94,6 +95,7 @@ describe('a valid config', () => {
         },
         dependencies: { externalProviders: { gvks: [], packages: [] } },
         images: { allowedRegistries: [] },
+        templates: [],
       },
       problems: [],
     });
@@ -116,6 +118,7 @@ describe('a valid config', () => {
       '    gvks: [{group: cert-manager.io, version: v1, kind: Certificate}]',
       '    packages: [openshift-pipelines-operator-rh]',
       'images: {allowedRegistries: [quay.io, "registry.example.com:5000"]}',
+      'templates: [{template: templates/etcd.yaml, outputs: [catalogs/v4.21/etcd/catalog.yaml]}]',
       '',
     ].join('\n');
     expect(parseRepoConfig(text)).toEqual({
@@ -135,6 +138,7 @@ describe('a valid config', () => {
           },
         },
         images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'] },
+        templates: [{ template: 'templates/etcd.yaml', outputs: ['catalogs/v4.21/etcd/catalog.yaml'] }],
       },
       problems: [],
     });
@@ -396,14 +400,14 @@ describe('configProblemsAsDiagnostics', () => {
       'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
     );
     expect(diagnostics[3]?.hint).toBe(
-      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, images.',
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images.',
     );
   });
 
   it('document-level problems get a hint too', () => {
     const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
     expect(d?.hint).toBe(
-      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, images.`,
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images.`,
     );
     expect(configProblemsAsDiagnostics([])).toEqual([]);
   });

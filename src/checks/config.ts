@@ -30,6 +30,7 @@ export interface RepoConfig {
     externalProviders: { gvks: { group: string; version: string; kind: string }[]; packages: string[] };
   };
   images: { allowedRegistries: string[] };
+  templates: { template: string; outputs: string[] }[];
 }
 
 function deepFreeze<T>(value: T): T {
@@ -50,6 +51,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
   dependencies: { externalProviders: { gvks: [], packages: [] } },
   images: { allowedRegistries: [] },
+  templates: [],
 });
 
 // Patterns (ajv compiles them with the `u` flag; all are linear).
@@ -224,6 +226,31 @@ export const CONFIG_SCHEMA = deepFreeze({
         },
       },
       default: {},
+    },
+    templates: {
+      description:
+        'Catalog templates (`olm.semver`, `olm.template.basic`) and the committed files rendered from them: `catalog-bot/templates` checks that each output is the render of its template. community-operators `operators/<package>/ci.yaml` `fbc.catalog_mapping` entries are read too.',
+      type: 'array',
+      items: {
+        description: 'One template and its outputs.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['template', 'outputs'],
+        properties: {
+          template: {
+            description: 'The template file, relative to the repository root, like `templates/etcd.yaml`.',
+            type: 'string',
+            pattern: RELATIVE_GLOB,
+          },
+          outputs: {
+            description: 'The rendered catalog files made from it, like `catalogs/v4.21/etcd/catalog.yaml`.',
+            type: 'array',
+            minItems: 1,
+            items: { description: 'A rendered catalog file.', type: 'string', pattern: RELATIVE_GLOB },
+          },
+        },
+      },
+      default: [],
     },
     images: {
       description:

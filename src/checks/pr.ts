@@ -12,6 +12,9 @@ import { crdUpgradeCheck } from './crd-upgrade.js';
 import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
+import { templatesCheck, type TemplateMappingInput } from './templates.js';
+import { templateMappingsFromCiYaml } from '../catalog/promote.js';
+import type { BundleResolver } from '../catalog/templates/index.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
 
@@ -42,6 +45,10 @@ export interface PrCheckInput {
    * only check that needs the network).
    */
   images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
+  /** Renders bundle images new to a template (the registry); without it `catalog-bot/templates` cannot render them. */
+  resolveBundle?: BundleResolver;
+  /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
+  bundleManifests?: (image: string) => Promise<string[] | undefined>;
 }
 
 export interface CheckedRoot {
@@ -93,8 +100,29 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     withConfigProblems(validate, configFindings),
     upgradeGraphCheck(roots),
     dependenciesCheck(roots, { externalProviders: config.dependencies.externalProviders }),
-    await crdUpgradeCheck(roots, gitObjectLoader(repo, base, head)),
+    await crdUpgradeCheck(
+      roots,
+      gitObjectLoader(repo, base, head),
+      input.bundleManifests ? { renderBundle: input.bundleManifests } : {},
+    ),
   ];
+  const templates = await templatesFor(repo, head, config.templates, files);
+  if (templates.length > 0) {
+    const read = async (path: string) => {
+      try {
+        return (await runGit(repo, ['show', `${head}:${path}`])).toString('utf8');
+      } catch {
+        return undefined;
+      }
+    };
+    checks.push(
+      await templatesCheck({
+        mappings: templates,
+        read,
+        ...(input.resolveBundle ? { resolveBundle: input.resolveBundle } : {}),
+      }),
+    );
+  }
   if (input.images) {
     const uses = roots.flatMap((r) => (r.head ? addedImageUses(r.base?.config, r.head.config, r.path) : []));
     const results = await input.images(
@@ -144,6 +172,43 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     checks.unshift(permissionsCheck(decision));
   }
   return { roots, checks, ...(subjects ? { subjects } : {}) };
+}
+
+/**
+ * The templates a change touches (the template or one of its outputs changed): from the
+ * config, and from community-operators `operators/<package>/ci.yaml` files of the head.
+ */
+export async function templatesFor(
+  repo: string,
+  head: string,
+  configured: { template: string; outputs: string[] }[],
+  files: string[],
+): Promise<TemplateMappingInput[]> {
+  const changed = new Set(files);
+  const touched = (m: { template: string; outputs: string[] }) =>
+    changed.has(m.template) || m.outputs.some((o) => changed.has(o));
+  const mappings: TemplateMappingInput[] = configured.filter(touched);
+  const ciFiles = new Set<string>();
+  for (const f of files) {
+    // A template under operators/<package>/, or an output at catalogs/<version>/<package>/catalog.yaml.
+    const pkg =
+      /^operators\/([^/]+)\//.exec(f)?.[1] ?? /^catalogs\/[^/]+\/([^/]+)\/catalog\.yaml$/.exec(f)?.[1];
+    if (pkg) ciFiles.add(`operators/${pkg}/ci.yaml`);
+  }
+  for (const ci of [...ciFiles].sort()) {
+    let text: string;
+    try {
+      text = (await runGit(repo, ['show', `${head}:${ci}`])).toString('utf8');
+    } catch {
+      continue; // no ci.yaml: no mapping
+    }
+    try {
+      mappings.push(...templateMappingsFromCiYaml(ci, text).filter(touched));
+    } catch {
+      // a ci.yaml that does not parse maps nothing
+    }
+  }
+  return mappings;
 }
 
 /**
