@@ -11,6 +11,8 @@ import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
 import { checkImages, type ImageCheck } from './publish/exists.js';
 import { RegistryClient } from './publish/registry.js';
+import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
+import type { PrHandlerOptions } from './handlers/pull-request.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { startReconciler } from './reconcile.js';
 
@@ -27,6 +29,8 @@ export interface AppOptions {
   appSlug?: () => Promise<string>;
   /** The registry client (default: one from REGISTRY_* in the environment, made when first needed). */
   registry?: () => RegistryClient;
+  /** Bundle rendering (default: pulled through `registry`, cached by digest). */
+  bundles?: PrHandlerOptions['bundles'];
   /** Image existence for `catalog-bot/images` (default: asked of the registries through `registry`). */
   images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
@@ -64,7 +68,13 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       options.images ??
       ((refs: string[], allowedRegistries: string[]) =>
         checkImages(refs, { client: registry(), allowedRegistries }));
-    const handlerOptions = { queue, workDir, metrics, appSlug, images, registry };
+    // Bundle images rendered once per digest, for templates and for CRDs of csv-metadata catalogs.
+    let renderer: BundleRenderer | undefined;
+    const bundles = options.bundles ?? {
+      resolveBundle: (image: string) => (renderer ??= bundleRenderer(registry())).resolver(image),
+      manifests: (image: string) => bundleManifests((renderer ??= bundleRenderer(registry())))(image),
+    };
+    const handlerOptions = { queue, workDir, metrics, appSlug, images, registry, bundles };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));

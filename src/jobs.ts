@@ -22,7 +22,7 @@ export function jobRunner(
 ): JobRunner {
   // Re-reads of the same pull request, comments and check runs are conditional requests.
   const cache = new ConditionalCache();
-  return async (job: JobSpec) => {
+  return async (job: JobSpec & { attempt?: number }) => {
     const data = job.data as { installationId?: number; job?: { installationId?: number } };
     const installationId = data.installationId ?? data.job?.installationId;
     const octokit = await app.auth(installationId);
@@ -30,7 +30,7 @@ export function jobRunner(
     const context: JobContext = { octokit, log: app.log.child({ job: job.key, kind: job.kind }) };
     switch (job.kind) {
       case 'announce-checks':
-        return announceChecksJob(context, options, job.data as PrJob, job.key);
+        return announceChecksJob(context, options, job.data as PrJob, job.key, (job.attempt ?? 1) > 1);
       case 'pr-checks':
         return runChecksJob(context, options, job.data as ChecksJob);
       case 'commands':

@@ -68,14 +68,13 @@ export class RedisQueue implements JobQueue {
   }
 
   async enqueue(job: JobSpec): Promise<boolean> {
-    const claimed = await this.#connection.set(
-      this.#key('seen', job.key),
-      '1',
-      'EX',
-      this.#options.dedupeSeconds,
-      'NX',
-    );
-    if (claimed !== 'OK') return false;
+    // The claim is `claimed` until the job is in the queue, then `queued`. A claim whose add
+    // never finished (Redis failing in between, the replica dying, or the add throwing: the
+    // webhook is answered with an error and GitHub delivers it again) is not a duplicate: it
+    // is added again, under the same job id, which BullMQ keeps once.
+    const seen = this.#key('seen', job.key);
+    const claimed = await this.#connection.set(seen, 'claimed', 'EX', this.#options.dedupeSeconds, 'NX');
+    if (claimed !== 'OK' && (await this.#connection.get(seen)) !== 'claimed') return false;
     await this.#queue.add(
       job.kind,
       { spec: job },
@@ -88,6 +87,7 @@ export class RedisQueue implements JobQueue {
         removeOnFail: { age: 86_400 },
       },
     );
+    await this.#connection.set(seen, 'queued', 'EX', this.#options.dedupeSeconds);
     return true;
   }
 
@@ -117,7 +117,10 @@ export class RedisQueue implements JobQueue {
               );
         this.#running++;
         try {
-          await run(spec);
+          // Which start of the job this is (a retry, or a stalled job taken over, is > 1):
+          // jobs that create things on GitHub look for what an earlier start made.
+          const started: JobSpec & { attempt: number } = { ...spec, attempt: job.attemptsStarted };
+          await run(started);
         } catch (error) {
           this.#options.onError?.(error, spec);
           throw error;

@@ -544,7 +544,7 @@ describe('comment commands: replies and permissions', () => {
   it('/promote by someone who does not own the package is refused, and nothing is written', async () => {
     const id = await send('created', 'carol', '/promote foo.v1.0.2 fast');
     expect(reactionsTo(id)).toEqual(['confused']);
-    expect(lastReply()).toContain('only the owners of the package or a maintainer may promote');
+    expect(lastReply()).toContain('only the owners of what it changes or a maintainer may ask for it');
     expect(gh.refUpdates).toEqual([]);
   });
 

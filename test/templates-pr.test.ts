@@ -91,3 +91,69 @@ describe('catalog-bot/templates on a pull request', () => {
     expect(await templatesOf(dir)).toBeUndefined();
   });
 });
+
+describe('/render in the App', () => {
+  it('renders the changed template into its output on the pull request branch, and the check then passes', async () => {
+    const { default: nock } = await import('nock');
+    const { createApp } = await import('../src/app.js');
+    const { InProcessQueue } = await import('../src/queue.js');
+    const { FakeGitHub } = await import('./helpers/fake-github.js');
+    const { testProbot, webhookExample } = await import('./helpers/github.js');
+    const dir = repo((d) => {
+      const text = readFileSync(join(d, TEMPLATE), 'utf8');
+      writeFileSync(join(d, TEMPLATE), text.replace(text.trimEnd().split('\n').at(-1)! + '\n', ''));
+    });
+    // The config (alice maintains everything) goes on main, under the pull request.
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', dir, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+        encoding: 'utf8',
+      }).trim();
+    git('checkout', '-q', 'main');
+    mkdirSync(join(dir, '.github'), { recursive: true });
+    writeFileSync(join(dir, '.github/catalog-bot.yml'), 'maintainers: [alice]\n');
+    git('add', '-A');
+    git('commit', '-qm', 'config');
+    git('checkout', '-q', 'pr');
+    git('rebase', '-q', 'main');
+    const head = git('rev-parse', 'pr');
+    const bare = join(dir, '..', `${dir.split('/').pop()}.git`);
+    dirs.push(bare);
+    execFileSync('git', ['clone', '-q', '--bare', dir, bare]);
+    execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/pr-1', head]);
+    execFileSync('git', ['-C', bare, 'update-ref', 'refs/pull/1/head', head]);
+
+    nock.disableNetConnect();
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    dirs.push(workDir);
+    try {
+      const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+      gh.addPull({ number: 1, head, author: 'bob', mergeable_state: 'blocked' });
+      const queue = new InProcessQueue();
+      const probot = testProbot();
+      probot.load(createApp({ queue, workDir }));
+      const payload = webhookExample('issue_comment', 'created');
+      const pr = webhookExample('pull_request', 'opened');
+      pr.repository.clone_url = bare;
+      Object.assign(payload, { installation: { id: 4242 }, repository: pr.repository });
+      payload.issue.number = 1;
+      payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/1' };
+      payload.comment.body = '/render';
+      payload.comment.user = { ...payload.comment.user, login: 'alice', type: 'User' };
+      await probot.receive({ id: 'render-1', name: 'issue_comment', payload });
+      await queue.onIdle();
+      const reply = gh.botComments(1).at(-1)?.body ?? '';
+      expect(reply).toContain('Pushed');
+      expect(gh.refUpdates.map((u) => u.ref)).toEqual(['pr-1']);
+      const rendered = gh.refUpdates[0]!.sha;
+      expect(
+        execFileSync('git', ['-C', bare, 'diff', '--name-only', head, rendered], { encoding: 'utf8' }).trim(),
+      ).toBe(OUTPUT);
+      // The output now matches the template: the check passes on the new head.
+      const { checks } = await runPrChecks({ repo: bare, base: 'main', head: rendered });
+      expect(checks.find((c) => c.name === 'catalog-bot/templates')?.conclusion).toBe('success');
+    } finally {
+      nock.cleanAll();
+      nock.enableNetConnect();
+    }
+  }, 60_000);
+});

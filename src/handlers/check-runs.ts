@@ -29,27 +29,49 @@ export function truncate(text: string, max = MAX_TEXT): string {
   return text.slice(0, max - note.length) + note;
 }
 
-/** Create one in-progress check run per name on the head sha; returns name -> check run id. */
+/**
+ * Create one in-progress check run per name on the head sha; returns name -> check run id.
+ * With `externalId` (the job's key) the runs carry it, and `again` (the job may have run
+ * before: a retry, or another replica taking over) first looks for the runs it already
+ * created, so a job run twice still leaves one run per name.
+ */
 export async function createCheckRuns(
   octokit: Octokit,
   ref: RepoRef,
   headSha: string,
   names: readonly string[] = PR_CHECK_NAMES,
+  options: { externalId?: string; again?: boolean } = {},
 ): Promise<Map<string, number>> {
+  const { externalId, again } = options;
+  const runs = new Map<string, number>();
+  if (externalId !== undefined && again) {
+    const existing = await octokit.paginate(octokit.rest.checks.listForRef, {
+      ...ref,
+      ref: headSha,
+      filter: 'all',
+      per_page: 100,
+    });
+    for (const r of existing)
+      if (r.external_id === externalId && names.includes(r.name) && !runs.has(r.name)) runs.set(r.name, r.id);
+  }
   const startedAt = new Date().toISOString();
-  const created = await Promise.all(
-    names.map((name) =>
-      octokit.rest.checks.create({
-        ...ref,
-        name,
-        head_sha: headSha,
-        status: 'in_progress',
-        started_at: startedAt,
-        output: { title: 'Checking…', summary: 'catalog-bot is checking this pull request.' },
+  await Promise.all(
+    names
+      .filter((name) => !runs.has(name))
+      .map(async (name) => {
+        const { data } = await octokit.rest.checks.create({
+          ...ref,
+          name,
+          head_sha: headSha,
+          status: 'in_progress',
+          started_at: startedAt,
+          ...(externalId !== undefined ? { external_id: externalId } : {}),
+          output: { title: 'Checking…', summary: 'catalog-bot is checking this pull request.' },
+        });
+        runs.set(name, data.id);
       }),
-    ),
   );
-  return new Map(names.map((name, i) => [name, created[i]!.data.id]));
+  return new Map(names.map((name) => [name, runs.get(name)!]));
 }
 
 type GitHubConclusion = CheckResult['conclusion'] | 'skipped' | 'cancelled';

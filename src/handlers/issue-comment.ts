@@ -7,7 +7,7 @@ import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import { LABELS, loadState, saveState, setLabel } from './pr-state.js';
-import { promoteFromComment } from './promote.js';
+import { promoteFromComment, renderFromComment } from './promote.js';
 import { teamMembers } from './teams.js';
 
 export const COMMENT_EVENTS = [
@@ -114,6 +114,14 @@ export async function runCommandsJob(
       }
     }
 
+    const target = {
+      ref,
+      number,
+      commenter,
+      cloneUrl: job.cloneUrl,
+      repoId: job.repoId,
+      installationId: job.installationId,
+    };
     const outcomes: Outcome[] = [];
     for (const command of job.parsed.commands) {
       const refuse = (say: string) => outcomes.push({ command, ok: false, say });
@@ -185,28 +193,25 @@ export async function runCommandsJob(
           break;
         }
         case 'promote': {
-          const outcome = await promoteFromComment(
+          const outcome = await promoteFromComment(context, options, target, pr, {
+            bundle: command.bundle,
+            channel: command.channel,
+            ...(command.root ? { root: command.root } : {}),
+          });
+          outcomes.push({ command, ok: outcome.ok, say: outcome.say });
+          break;
+        }
+        case 'render': {
+          const outcome = await renderFromComment(
             context,
             options,
-            {
-              ref,
-              number,
-              commenter,
-              cloneUrl: job.cloneUrl,
-              repoId: job.repoId,
-              installationId: job.installationId,
-              bundle: command.bundle,
-              channel: command.channel,
-              ...(command.root ? { root: command.root } : {}),
-            },
+            target,
             pr,
+            options.bundles?.resolveBundle,
           );
           outcomes.push({ command, ok: outcome.ok, say: outcome.say });
           break;
         }
-        case 'render':
-          refuse(`\`/${command.name}\` is not available in this version of catalog-bot yet.`);
-          break;
       }
     }
 

@@ -1,9 +1,9 @@
-// `/promote <bundle> <channel> [<root>]` from a pull-request comment: plan the edit on the
-// branch it goes to (src/catalog/promote.ts), commit it in the mirror and run the pull-
-// request checks on it with the commenter as author (so only the package's owners or the
-// maintainers may promote, and a promotion that breaks a channel is refused), then write
-// it to GitHub: onto the pull request's branch when it is open and in this repository,
-// otherwise as a new pull request from the default branch.
+// Comment commands that edit files: `/promote <bundle> <channel> [<root>]` and `/render`.
+// The edit is planned on the branch it goes to, committed in the mirror and run through
+// every pull-request check with the commenter as author (so only those who may change
+// what it touches may ask for it, and an edit that breaks a check is refused), then
+// written to GitHub: onto the pull request's branch when it is open and in this
+// repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
 import { GitTreeSource } from '../catalog/source.js';
 import {
@@ -13,32 +13,36 @@ import {
   unifiedDiff,
   type FileTree,
 } from '../catalog/promote.js';
-import { catalogRoots, readRepoConfig } from '../checks/changes.js';
-import { runPrChecks } from '../checks/pr.js';
-import { commitFiles, fetchMissingBlobs, withMirror } from '../git-mirror.js';
+import type { BundleResolver } from '../catalog/templates/index.js';
+import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
+import { runPrChecks, templatesFor } from '../checks/pr.js';
+import { renderTemplateOutputs } from '../checks/templates.js';
+import { commitFiles, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { teamMembers } from './teams.js';
 
-export interface PromoteTarget {
+export interface EditTarget {
   ref: RepoRef;
   number: number;
   commenter: string;
   cloneUrl: string;
   repoId: number;
   installationId?: number;
-  bundle: string;
-  channel: string;
-  root?: string;
 }
 
 type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
 
-/** What happened, for the reply: a line or two, and the diff when something was written. */
-export interface PromoteOutcome {
+/** What happened, for the reply. */
+export interface EditOutcome {
   ok: boolean;
   say: string;
 }
+
+/** A planned edit, or why there is none. */
+type Plan =
+  | { refused: string }
+  | { edits: { path: string; before: string; after: string }[]; notes: string[]; title: string };
 
 const MAX_DIFF = 20_000;
 
@@ -52,12 +56,91 @@ async function gitFileTree(dir: string, rev: string, wanted: (path: string) => b
   return { list: () => paths, read: (path) => texts.get(path) };
 }
 
-export async function promoteFromComment(
+/** `/promote`: add an existing bundle to a channel (src/catalog/promote.ts). */
+export function promoteFromComment(
   context: JobContext,
   options: PrHandlerOptions,
-  target: PromoteTarget,
+  target: EditTarget,
   pr: Pull,
-): Promise<PromoteOutcome> {
+  request: { bundle: string; channel: string; root?: string },
+): Promise<EditOutcome> {
+  return editFromComment(context, options, target, pr, '/promote', async (dir, parent) => {
+    const { config } = await readRepoConfig(dir, parent);
+    const roots = await catalogRoots(dir, parent, config.catalogs);
+    // The catalogs, and the owners files and templates that say how they are made.
+    const tree = await gitFileTree(
+      dir,
+      parent,
+      (p) =>
+        roots.some((r) => p.startsWith(r + '/')) || p.startsWith('operators/') || p.startsWith('.github/'),
+    );
+    try {
+      const result = await promote(request, { tree, roots, templates: templateMappingsFromTree(tree) });
+      return { ...result, title: `Promote ${request.bundle} to ${request.channel}` };
+    } catch (error) {
+      if (error instanceof PromoteError) return { refused: error.message };
+      throw error;
+    }
+  });
+}
+
+/** `/render`: render the templates the pull request changed into their committed outputs. */
+export function renderFromComment(
+  context: JobContext,
+  options: PrHandlerOptions,
+  target: EditTarget,
+  pr: Pull,
+  resolveBundle: BundleResolver | undefined,
+): Promise<EditOutcome> {
+  return editFromComment(
+    context,
+    options,
+    target,
+    pr,
+    '/render',
+    async (dir, parent) => {
+      const { config } = await readRepoConfig(dir, pr.base.sha);
+      const files = await changedFiles(dir, await mergeBase(dir, pr.base.sha, parent), parent);
+      const mappings = await templatesFor(dir, parent, config.templates, files);
+      if (mappings.length === 0)
+        return { refused: 'this pull request changes no template and no rendered output' };
+      const read = async (path: string) => {
+        const tree = await gitFileTree(dir, parent, (p) => p === path);
+        return tree.read(path);
+      };
+      const { edits, findings } = await renderTemplateOutputs({
+        mappings,
+        read,
+        ...(resolveBundle ? { resolveBundle } : {}),
+      });
+      if (findings.length > 0)
+        return {
+          refused: findings
+            .map((f) => `${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.message}`)
+            .join('; '),
+        };
+      if (edits.length === 0) return { refused: 'every output is already the render of its template' };
+      return {
+        edits: edits.map((e) => ({ path: e.path, before: e.before ?? '', after: e.after })),
+        notes: [`Rendered ${mappings.map((m) => `\`${m.template}\``).join(', ')}.`],
+        title: 'Render the catalog templates',
+      };
+      // What the templates say is the pull request's to decide; its checks judge the result.
+    },
+    'permissions',
+  );
+}
+
+async function editFromComment(
+  context: JobContext,
+  options: PrHandlerOptions,
+  target: EditTarget,
+  pr: Pull,
+  command: string,
+  plan: (dir: string, parent: string) => Promise<Plan>,
+  /** `all`: every check must pass on the edit (a promotion); `permissions`: only who asks matters. */
+  gate: 'all' | 'permissions' = 'all',
+): Promise<EditOutcome> {
   const { octokit } = context;
   const { ref } = target;
   const { data: repo } = await octokit.rest.repos.get({ ...ref });
@@ -67,40 +150,22 @@ export async function promoteFromComment(
   const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch });
   const parent = tip.commit.sha;
   const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-  const request = {
-    bundle: target.bundle,
-    channel: target.channel,
-    ...(target.root ? { root: target.root } : {}),
-  };
 
   const planned = await withMirror(
-    { cloneUrl: target.cloneUrl, repoId: target.repoId, token, fetch: [parent] },
+    { cloneUrl: target.cloneUrl, repoId: target.repoId, token, fetch: [parent, pr.base.sha] },
     async (dir) => {
       await fetchMissingBlobs(dir, [parent], token);
-      const { config } = await readRepoConfig(dir, parent);
-      const roots = await catalogRoots(dir, parent, config.catalogs);
-      // The catalogs, and the owners files and templates that say how they are made.
-      const tree = await gitFileTree(
-        dir,
-        parent,
-        (p) =>
-          roots.some((r) => p.startsWith(r + '/')) || p.startsWith('operators/') || p.startsWith('.github/'),
-      );
-      let result;
-      try {
-        result = await promote(request, { tree, roots, templates: templateMappingsFromTree(tree) });
-      } catch (error) {
-        if (error instanceof PromoteError) return { refused: error.message };
-        throw error;
-      }
+      const result = await plan(dir, parent);
+      if ('refused' in result) return result;
       if (result.edits.length === 0) return { refused: 'nothing to change' };
-      const message = `Promote ${target.bundle} to ${target.channel}\n\nRequested by @${target.commenter} in #${target.number}.`;
+      const message = `${result.title}\n\nRequested by @${target.commenter} in #${target.number}.`;
       const files = result.edits.map((e) => ({ path: e.path, text: e.after }));
       const commit = await commitFiles(dir, parent, files, message);
       // The edit as a change by the commenter: their permissions, and every check.
       const { checks } = await runPrChecks({
         repo: dir,
         base: parent,
+        rules: pr.base.sha,
         head: commit,
         author: target.commenter,
         approvers: [],
@@ -110,19 +175,19 @@ export async function promoteFromComment(
     },
     { workDir: options.workDir },
   );
-  if ('refused' in planned) return { ok: false, say: `\`/promote\`: ${planned.refused}` };
+  if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${planned.refused}` };
   const { result, message, checks } = planned;
   const permissions = checks.find((c) => c.name === 'catalog-bot/permissions');
   if (permissions && permissions.conclusion !== 'success')
     return {
       ok: false,
-      say: `\`/promote\`: only the owners of the package or a maintainer may promote its bundles (${permissions.findings[0]?.message ?? permissions.title}).`,
+      say: `\`${command}\`: only the owners of what it changes or a maintainer may ask for it (${permissions.findings[0]?.message ?? permissions.title}).`,
     };
-  const broken = checks.filter((c) => c.conclusion === 'failure');
+  const broken = gate === 'all' ? checks.filter((c) => c.conclusion === 'failure') : [];
   if (broken.length > 0)
     return {
       ok: false,
-      say: `\`/promote\`: the edit would fail ${broken.map((c) => `\`${c.name}\``).join(', ')}: ${broken[0]!.findings.find((f) => f.level === 'error')?.message ?? broken[0]!.title}`,
+      say: `\`${command}\`: the edit would fail ${broken.map((c) => `\`${c.name}\``).join(', ')}: ${broken[0]!.findings.find((f) => f.level === 'error')?.message ?? broken[0]!.title}`,
     };
 
   // Write it to GitHub: a tree on top of the branch tip, a commit, the branch moved only
@@ -148,14 +213,11 @@ export async function promoteFromComment(
     await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit.sha, force: false });
     where = `Pushed ${commit.sha.slice(0, 12)} to this pull request's branch \`${branch}\`.`;
   } else {
-    const name = `catalog-bot/promote-${target.bundle}-${target.channel}-${commit.sha.slice(0, 7)}`.replace(
-      /[^A-Za-z0-9._/-]/g,
-      '-',
-    );
+    const name = `catalog-bot/${command.slice(1)}-${commit.sha.slice(0, 12)}`;
     await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${name}`, sha: commit.sha });
     const { data: opened } = await octokit.rest.pulls.create({
       ...ref,
-      title: `Promote ${target.bundle} to ${target.channel}`,
+      title: result.title,
       head: name,
       base: branch,
       body: `Requested by @${target.commenter} in #${target.number}.\n\n${result.notes.map((n) => `- ${n}`).join('\n')}`,

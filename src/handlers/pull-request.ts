@@ -4,6 +4,7 @@ import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
 import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
 import type { AppMetrics } from '../metrics.js';
+import type { BundleResolver } from '../catalog/templates/index.js';
 import type { ImageCheck } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
@@ -40,6 +41,8 @@ export interface PrHandlerOptions {
   appSlug?: () => Promise<string>;
   /** The registry client for publishing (one per process, credentials from the environment). */
   registry?: () => RegistryClient;
+  /** Renders bundle images (the registry): new template bundles, CRDs a catalog does not carry. */
+  bundles?: { resolveBundle: BundleResolver; manifests: (image: string) => Promise<string[] | undefined> };
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
   images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
 }
@@ -108,25 +111,52 @@ export interface ChecksJob {
   runs: Record<string, number>;
 }
 
-/** Create the check runs in progress, then queue the job that completes them. */
+/**
+ * Create the check runs in progress, then queue the job that completes them. GitHub
+ * failing (5xx, rate limits) throws, so the queue tries again later: nothing is dropped.
+ * `again` (the job may have run before) reuses the runs it created then, by their
+ * external id (the job's key): one set per delivery however often it runs.
+ */
 export async function announceChecksJob(
   context: JobContext,
   options: PrHandlerOptions,
   job: PrJob,
   key: string,
+  again = false,
 ): Promise<void> {
   let runs: Map<string, number>;
   try {
-    runs = await createCheckRuns(context.octokit, job.ref, job.headSha);
+    runs = await createCheckRuns(context.octokit, job.ref, job.headSha, PR_CHECK_NAMES, {
+      externalId: key,
+      again,
+    });
   } catch (error) {
     context.log.error({ err: error }, `could not create check runs on ${job.headSha}`);
-    return;
+    throw error;
   }
   const data: ChecksJob = { job, runs: Object.fromEntries(runs) };
   await options.queue.enqueue({ key: `${key}:checks`, group: `repo:${job.repoId}`, kind: 'pr-checks', data });
 }
 
-/** The queued work for one pull-request event. Never throws. */
+/**
+ * GitHub answering 5xx or rate limited (after Octokit's own retries): worth another try
+ * later. Anything else (git, a bad repository) would fail the same way again.
+ */
+export function isTransient(error: unknown): boolean {
+  const e = error as { status?: number; message?: string; response?: { headers?: Record<string, string> } };
+  if (typeof e?.status !== 'number') return false;
+  if (e.status >= 500 || e.status === 429) return true;
+  return (
+    e.status === 403 &&
+    (e.response?.headers?.['x-ratelimit-remaining'] === '0' || /rate limit/i.test(e.message ?? ''))
+  );
+}
+
+/**
+ * The queued work for one pull-request event. An error completes the runs as failed, with
+ * the reason; when GitHub's answer was transient the error is thrown as well, so the queue
+ * runs the job again (the same runs, updated again).
+ */
 export async function runChecksJob(
   context: JobContext,
   options: Partial<PrHandlerOptions>,
@@ -176,6 +206,9 @@ export async function runChecksJob(
           approvers: [],
           approvals: status?.state.approvals ?? [],
           ...(options.images ? { images: options.images } : {}),
+          ...(options.bundles
+            ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
+            : {}),
           teams: teamMembers(octokit, job.installationId),
         });
       },
@@ -242,6 +275,7 @@ export async function runChecksJob(
     } catch (again) {
       log.error({ err: again }, 'could not report the failure on the check runs');
     }
+    if (isTransient(error)) throw error;
   }
 }
 
