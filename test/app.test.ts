@@ -133,6 +133,7 @@ describe('catalog-bot app: pull_request', () => {
       'catalog-bot/dependencies',
       'catalog-bot/images',
       'catalog-bot/permissions',
+      'catalog-bot/templates',
       'catalog-bot/upgrade-graph',
       'catalog-bot/validate',
     ]);

@@ -12,6 +12,7 @@ export const PR_CHECK_NAMES = [
   'catalog-bot/dependencies',
   'catalog-bot/crd-upgrade',
   'catalog-bot/images',
+  'catalog-bot/templates',
 ] as const;
 
 /** GitHub's limits: output text 65535 characters, 50 annotations per request. */
