@@ -23,8 +23,8 @@ export interface JobQueue {
    * running or finished recently (a delivery that arrives twice is done once).
    */
   enqueue(job: JobSpec): Promise<boolean>;
-  /** Start running jobs with `run` (the app calls this once). */
-  start(run: JobRunner): void;
+  /** Start running jobs with `run` (the app calls this once); `onError` hears of jobs that throw. */
+  start(run: JobRunner, onError?: (error: unknown, job: JobSpec) => void): void;
   /** Jobs pending or running (in this process's view). */
   readonly size: number;
   /** Resolves when no job is pending or running (tests, graceful shutdown). */

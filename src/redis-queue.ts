@@ -91,8 +91,9 @@ export class RedisQueue implements JobQueue {
     return true;
   }
 
-  start(run: JobRunner): void {
+  start(run: JobRunner, onError?: (error: unknown, job: JobSpec) => void): void {
     if (this.#worker) return;
+    if (onError) this.#options.onError ??= onError;
     const { lockMs } = this.#options;
     this.#worker = new Worker(
       this.#options.name,

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { run, type ApplicationFunction } from 'probot';
+import { ProbotOctokit, run, type ApplicationFunction } from 'probot';
 import { createApp, type AppOptions } from './app.js';
 import { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
@@ -31,6 +31,38 @@ export function serverApp(options: AppOptions = {}): ApplicationFunction {
   };
 }
 
+/**
+ * The GitHub client. Each replica throttles its own requests: given REDIS_URL, Probot would
+ * share its throttling between replicas through Redis (Bottleneck clustering), and once
+ * Redis loses those keys (a restart without persistence, a flush) every request fails, for
+ * good, with `ERR SETTINGS_KEY_NOT_FOUND`. The queue already keeps one job per repository
+ * across replicas.
+ *
+ * CATALOG_BOT_WRITE_PACING=off: no pause between write requests. Probot's throttling spaces
+ * every POST/PATCH/PUT/DELETE a second apart (GitHub.com's advice against its secondary
+ * rate limits): about one pull-request head per 12 s per replica. A GitHub Enterprise
+ * Server without rate limits (or a test host) does not need it. Rate-limit answers are
+ * still waited out, or the job is retried.
+ */
+export function octokitFromEnv(env: NodeJS.ProcessEnv = process.env): typeof ProbotOctokit {
+  const paced = env.CATALOG_BOT_WRITE_PACING !== 'off';
+  // plugin-throttling takes its write limiter from `throttle.write`: one that never waits.
+  const unpaced = {
+    key: () => ({
+      schedule: (_options: unknown, task: (...args: unknown[]) => unknown, ...args: unknown[]) =>
+        task(...args),
+    }),
+  };
+  return ProbotOctokit.defaults((options: Record<string, unknown>) => {
+    const {
+      connection: _connection,
+      Bottleneck: _bottleneck,
+      ...throttle
+    } = (options.throttle ?? {}) as Record<string, unknown>;
+    return { ...options, throttle: { ...throttle, ...(paced ? {} : { write: unpaced }) } };
+  });
+}
+
 function isMain(): boolean {
   const entry = process.argv[1];
   if (entry === undefined) return false;
@@ -44,12 +76,18 @@ function isMain(): boolean {
 if (isMain()) {
   // REDIS_URL: replicas share a Redis-backed queue; otherwise the in-process one.
   const queue: JobQueue = process.env.REDIS_URL
-    ? new RedisQueue({ url: process.env.REDIS_URL })
+    ? new RedisQueue({
+        url: process.env.REDIS_URL,
+        // How long a replica may go silent before its job is given to another (default 30 s).
+        ...(Number(process.env.CATALOG_BOT_LOCK_MS) > 0
+          ? { lockMs: Number(process.env.CATALOG_BOT_LOCK_MS) }
+          : {}),
+      })
     : new InProcessQueue();
   // Reconciliation: at start and every CATALOG_BOT_RECONCILE_MINUTES (default 15; 0 turns it off).
   const minutes = Number(process.env.CATALOG_BOT_RECONCILE_MINUTES ?? 15);
   const reconcileEveryMs = Number.isFinite(minutes) && minutes > 0 ? minutes * 60_000 : 0;
-  run(serverApp({ queue, reconcileEveryMs })).catch((error: unknown) => {
+  run(serverApp({ queue, reconcileEveryMs }), { Octokit: octokitFromEnv() }).catch((error: unknown) => {
     console.error(error);
     process.exit(1);
   });
