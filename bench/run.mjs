@@ -246,5 +246,19 @@ lines.push(
   '',
 );
 
+// Several replicas on one Redis: 1,000 deliveries for 200 pull requests in 20 repositories.
+const { benchLoad, loadTable } = await import('./load.mjs');
+const load = await benchLoad({ log: () => undefined });
+lines.push(
+  '## Two replicas under load',
+  '',
+  'Signed deliveries (opened, then synchronize with moving heads) sent 16 at a time to two `npm start` replicas',
+  'sharing a redis-server, GitHub answered by a local fake API server; the replicas, Redis and the fake share',
+  'the machine:',
+  '',
+  loadTable(load),
+  '',
+);
+
 writeFileSync(join(here, 'results.md'), lines.join('\n'));
 process.stdout.write(lines.join('\n'));
