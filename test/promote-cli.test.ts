@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -99,7 +100,14 @@ describe('catalog-bot render-template', () => {
     const current = await run(renderTemplateCommand, args);
     expect(current.code).toBe(0);
     expect(current.output).not.toBe(committed);
-    const missing = await run(renderTemplateCommand, [join(CP, 'catalog-templates/semver.yaml')]);
+    // Bundles that neither the given catalog has nor (here) a registry can give: refused.
+    const empty = mkdtempSync(join(tmpdir(), 'catalog-bot-no-bundles-'));
+    const missing = await run(renderTemplateCommand, [
+      join(CP, 'catalog-templates/semver.yaml'),
+      '--bundles-from',
+      empty,
+    ]);
+    rmSync(empty, { recursive: true, force: true });
     expect(missing.code).toBe(1);
     expect(missing.output).toMatch(/could not be rendered/);
     expect((await run(renderTemplateCommand, [join(CP, 'ci.yaml'), '-o', 'xml'])).code).toBe(2);
