@@ -45,6 +45,8 @@ export async function benchLoad({
   replicas = 2,
   timeoutMs = 5 * 60_000,
   concurrency = 16,
+  /** CATALOG_BOT_ROLE per replica; deliveries go to the ones that answer webhooks (web, all). */
+  roles,
   log = (line) => process.stderr.write(`${line}\n`),
 } = {}) {
   const { Fleet, haveRedis, percentile, until } = await loadFleet();
@@ -59,6 +61,7 @@ export async function benchLoad({
     headsPerPr: heads,
     replicas,
     server: join(project, 'dist', 'server.js'),
+    ...(roles ? { roles } : {}),
     env: { LOG_LEVEL: 'warn' },
   });
   const hardStop = setTimeout(() => {
@@ -78,6 +81,7 @@ export async function benchLoad({
       }
       for (const pr of round) if (plan.length < deliveries) plan.push(pr);
     }
+    const front = [...Array(replicas).keys()].filter((i) => (roles?.[i] ?? 'all') !== 'worker');
     const busy = new Set(); // one delivery in flight per pull request keeps its heads in order
     let sent = 0;
     let refused = 0;
@@ -92,7 +96,7 @@ export async function benchLoad({
         const [pr] = plan.splice(index, 1);
         busy.add(pr);
         const n = sent++;
-        const { status } = await fleet.advance(pr, n % replicas);
+        const { status } = await fleet.advance(pr, front[n % front.length]);
         if (status !== 200) refused++;
         busy.delete(pr);
       }
@@ -115,6 +119,7 @@ export async function benchLoad({
       prs,
       repos,
       replicas,
+      roles: roles ?? [...Array(replicas)].map(() => 'all'),
       settled,
       problems: problems.length,
       problemSample: problems.slice(0, 10),
@@ -145,7 +150,7 @@ export async function benchLoad({
 
 export function loadTable(f) {
   return [
-    `| ${f.deliveries} deliveries, ${f.prs} PRs, ${f.repos} repos, ${f.replicas} replicas | value |`,
+    `| ${f.deliveries} deliveries, ${f.prs} PRs, ${f.repos} repos, replicas: ${f.roles.join(' + ')} | value |`,
     '|---|---|',
     `| webhook answer p50 / p99 / max (ms) | ${fmt(f.answerP50)} / ${fmt(f.answerP99)} / ${fmt(f.answerMax)} |`,
     `| end-to-end, final heads, p50 / p99 / max (ms) | ${fmt(f.e2eP50)} / ${fmt(f.e2eP99)} / ${fmt(f.e2eMax)} |`,
@@ -160,7 +165,10 @@ export function loadTable(f) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [deliveries, prs, repos] = process.argv.slice(2).map(Number);
+  // LOAD_ROLES=web,worker,worker: a webhook-only replica in front of job workers.
+  const roles = process.env.LOAD_ROLES?.split(',');
   const figures = await benchLoad({
+    ...(roles ? { roles, replicas: roles.length } : {}),
     ...(deliveries ? { deliveries } : {}),
     ...(prs ? { prs } : {}),
     ...(repos ? { repos } : {}),

@@ -249,14 +249,20 @@ lines.push(
 // Several replicas on one Redis: 1,000 deliveries for 200 pull requests in 20 repositories.
 const { benchLoad, loadTable } = await import('./load.mjs');
 const load = await benchLoad({ log: () => undefined });
+const split = await benchLoad({ log: () => undefined, replicas: 3, roles: ['web', 'worker', 'worker'] });
 lines.push(
-  '## Two replicas under load',
+  '## Replicas under load',
   '',
-  'Signed deliveries (opened, then synchronize with moving heads) sent 16 at a time to two `npm start` replicas',
-  'sharing a redis-server, GitHub answered by a local fake API server; the replicas, Redis and the fake share',
-  'the machine:',
+  'Signed deliveries (opened, then synchronize with moving heads) sent 16 at a time to `npm start` replicas',
+  'sharing a redis-server, GitHub answered by a local fake API server. Everything shares this 2-core machine,',
+  'and the fake API (16,000 requests) runs in the process that sends the deliveries and times their answers,',
+  'so the answer times include that process being busy. First two replicas doing everything, then one',
+  'webhook-only replica (`CATALOG_BOT_ROLE=web`) in front of two job workers at lower CPU priority, as if on',
+  'nodes of their own:',
   '',
   loadTable(load),
+  '',
+  loadTable(split),
   '',
 );
 

@@ -25,6 +25,8 @@ export interface AppOptions {
   metrics?: AppMetrics;
   /** Reconcile (queue what missed webhooks left undone) now and every this many ms; 0: never (default). */
   reconcileEveryMs?: number;
+  /** Run queued jobs in this process (default true; false for a webhook-only replica). */
+  runJobs?: boolean;
   /** The App's slug (default: asked from GitHub once). */
   appSlug?: () => Promise<string>;
   /** The registry client (default: one from REGISTRY_* in the environment, made when first needed). */
@@ -82,10 +84,13 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     if (options.reconcileEveryMs) startReconciler(app, handlerOptions, options.reconcileEveryMs);
-    const run = jobRunner(app, handlerOptions);
-    queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
-      app.log.error({ err: error, job: job.key }, 'job failed'),
-    );
+    // A `web` replica only answers webhooks and queues; `worker` replicas (or `all`) run jobs.
+    if (options.runJobs ?? true) {
+      const run = jobRunner(app, handlerOptions);
+      queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
+        app.log.error({ err: error, job: job.key }, 'job failed'),
+      );
+    }
   };
 }
 

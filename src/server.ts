@@ -87,10 +87,22 @@ if (isMain()) {
   // Reconciliation: at start and every CATALOG_BOT_RECONCILE_MINUTES (default 15; 0 turns it off).
   const minutes = Number(process.env.CATALOG_BOT_RECONCILE_MINUTES ?? 15);
   const reconcileEveryMs = Number.isFinite(minutes) && minutes > 0 ? minutes * 60_000 : 0;
-  run(serverApp({ queue, reconcileEveryMs }), { Octokit: octokitFromEnv() }).catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  // CATALOG_BOT_ROLE=web: answer webhooks and queue only (needs REDIS_URL and worker
+  // replicas); worker or all (default): run jobs too. Checks are CPU work: web replicas
+  // kept free of it answer webhooks fast however busy the workers are.
+  const role = process.env.CATALOG_BOT_ROLE ?? 'all';
+  if (!['web', 'worker', 'all'].includes(role) || (role === 'web' && !process.env.REDIS_URL)) {
+    console.error(
+      `catalog-bot: CATALOG_BOT_ROLE must be web, worker or all (web needs REDIS_URL); got ${role}`,
+    );
+    process.exit(2);
+  }
+  run(serverApp({ queue, reconcileEveryMs, runJobs: role !== 'web' }), { Octokit: octokitFromEnv() }).catch(
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
   // Graceful shutdown: take no new jobs, let running ones finish (a Redis queue hands back
   // what it has not started), then leave.
   const stop = (signal: string) => {

@@ -274,6 +274,19 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.sent.updates[0]?.body.output.summary).toContain(repo.newer);
   });
 
+  it('a webhook-only replica (runJobs: false) queues the work and runs none of it', async () => {
+    const queue = new InProcessQueue();
+    const probot = testProbot();
+    probot.load(createApp({ queue, workDir, runJobs: false }));
+    await probot.receive({
+      id: 'delivery-web',
+      name: 'pull_request',
+      payload: prPayload(repo, { author: 'alice' }),
+    });
+    expect(queue.size).toBe(1); // waiting for a worker
+    expect(nock.pendingMocks()).toEqual([]); // nothing asked of GitHub
+  });
+
   it('ignores edits that do not change the base', async () => {
     const { queue, probot } = setup();
     const payload = prPayload(repo, { author: 'alice', action: 'edited' });

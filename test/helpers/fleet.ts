@@ -9,7 +9,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubServer, type ServerCheckRun, type ServerPull, type ServerRepo } from './github-server.js';
 
@@ -216,6 +216,8 @@ export interface FleetOptions {
   appendonly?: boolean;
   /** Extra environment for the replicas. */
   env?: Record<string, string>;
+  /** CATALOG_BOT_ROLE per replica (`web`, `worker`, `all`); default all. */
+  roles?: string[];
   /** The replica's entry point (default: dist/server.js next to this project). */
   server: string;
 }
@@ -316,9 +318,12 @@ export class Fleet {
         CATALOG_BOT_WRITE_PACING: 'off',
         CATALOG_BOT_RECONCILE_MINUTES: '0',
         ...this.options.env,
+        ...(this.options.roles?.[index] ? { CATALOG_BOT_ROLE: this.options.roles[index] } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Job workers yield the CPU to webhook answering, as they would on nodes of their own.
+    if (this.options.roles?.[index] === 'worker' && child.pid !== undefined) setPriority(child.pid, 10);
     child.stdout!.pipe(out, { end: false });
     child.stderr!.pipe(out, { end: false });
     const replica: Replica = { index, port, child, log, alive: true };
