@@ -223,6 +223,15 @@ export class GitTreeSource implements CatalogSource {
   }
 }
 
+/** The text of `path` at commit `rev`, or undefined when the commit has no such file. */
+export async function readFileAt(repo: string, rev: string, path: string): Promise<string | undefined> {
+  try {
+    return (await runGit(repo, ['show', `${rev}:${path}`])).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 export interface GitOptions {
   /** The environment (default: this process's). */
   env?: NodeJS.ProcessEnv;

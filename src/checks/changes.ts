@@ -3,18 +3,13 @@
 import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
 import { goFilepathMatch } from '../catalog/indexignore.js';
-import { runGit } from '../catalog/source.js';
+import { readFileAt, runGit } from '../catalog/source.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
 /** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */
 export async function readRepoConfig(repo: string, rev: string): Promise<ReturnType<typeof parseRepoConfig>> {
-  let text: string | undefined;
-  try {
-    text = (await runGit(repo, ['show', `${rev}:${CONFIG_PATH}`])).toString('utf8');
-  } catch {
-    text = undefined; // no config: the documented defaults
-  }
-  return parseRepoConfig(text);
+  // No config: the documented defaults.
+  return parseRepoConfig(await readFileAt(repo, rev, CONFIG_PATH));
 }
 
 /** Does a slash path match a glob of `*`-segments (Go filepath.Match per segment)? */

@@ -2,7 +2,7 @@
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree).
 import { GitTreeSource, validateCatalog, type CatalogReport } from '../catalog/index.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { runGit } from '../catalog/source.js';
+import { readFileAt, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
@@ -108,13 +108,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   ];
   const templates = await templatesFor(repo, head, config.templates, files);
   if (templates.length > 0) {
-    const read = async (path: string) => {
-      try {
-        return (await runGit(repo, ['show', `${head}:${path}`])).toString('utf8');
-      } catch {
-        return undefined;
-      }
-    };
+    const read = (path: string) => readFileAt(repo, head, path);
     checks.push(
       await templatesCheck({
         mappings: templates,
@@ -139,15 +133,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
       login: a.login,
       subjects: new Set(Object.keys(a.subjects).filter((what) => current.get(what) === a.subjects[what])),
     }));
-    const baseFiles = {
-      read: async (path: string) => {
-        try {
-          return (await runGit(repo, ['show', `${rules}:${path}`])).toString('utf8');
-        } catch {
-          return undefined;
-        }
-      },
-    };
+    const baseFiles = { read: (path: string) => readFileAt(repo, rules, path) };
     const decision = await decidePermissions(
       {
         author: input.author,
@@ -196,12 +182,8 @@ export async function templatesFor(
     if (pkg) ciFiles.add(`operators/${pkg}/ci.yaml`);
   }
   for (const ci of [...ciFiles].sort()) {
-    let text: string;
-    try {
-      text = (await runGit(repo, ['show', `${head}:${ci}`])).toString('utf8');
-    } catch {
-      continue; // no ci.yaml: no mapping
-    }
+    const text = await readFileAt(repo, head, ci);
+    if (text === undefined) continue; // no ci.yaml: no mapping
     try {
       mappings.push(...templateMappingsFromCiYaml(ci, text).filter(touched));
     } catch {

@@ -5,7 +5,7 @@
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
-import { GitTreeSource } from '../catalog/source.js';
+import { GitTreeSource, readFileAt } from '../catalog/source.js';
 import {
   promote,
   PromoteError,
@@ -104,10 +104,7 @@ export function renderFromComment(
       const mappings = await templatesFor(dir, parent, config.templates, files);
       if (mappings.length === 0)
         return { refused: 'this pull request changes no template and no rendered output' };
-      const read = async (path: string) => {
-        const tree = await gitFileTree(dir, parent, (p) => p === path);
-        return tree.read(path);
-      };
+      const read = (path: string) => readFileAt(dir, parent, path);
       const { edits, findings } = await renderTemplateOutputs({
         mappings,
         read,
