@@ -6,6 +6,9 @@ import { sortedJson } from './load.js';
 
 type Json = Record<string, unknown>;
 
+/** How a blob's properties are written (`{properties: [...]}`, or nothing when there are none). */
+export type PropertiesJson = (props: Property[]) => Json | undefined;
+
 function properties(props: Property[]): Json | undefined {
   if (props.length === 0) return undefined;
   // opm moves the bulky bundle payload properties to the end.
@@ -18,18 +21,20 @@ function properties(props: Property[]): Json | undefined {
   };
 }
 
-function packageJson(p: Package): Json {
+// Fields in opm's struct order, empty optional ones left out. The template writer shares
+// these with its own way of writing properties (src/catalog/templates/basic.ts).
+export function packageJson(p: Package, props: PropertiesJson = properties): Json {
   return {
     schema: p.schema,
     name: p.name,
     defaultChannel: p.defaultChannel,
     ...(p.icon ? { icon: { base64data: p.icon.base64data ?? '', mediatype: p.icon.mediatype ?? '' } } : {}),
     ...(p.description ? { description: p.description } : {}),
-    ...properties(p.properties),
+    ...props(p.properties),
   };
 }
 
-function channelJson(c: Channel): Json {
+export function channelJson(c: Channel, props: PropertiesJson = properties): Json {
   return {
     schema: c.schema,
     name: c.name,
@@ -40,7 +45,7 @@ function channelJson(c: Channel): Json {
       ...(e.skips.length > 0 ? { skips: e.skips } : {}),
       ...(e.skipRange ? { skipRange: e.skipRange } : {}),
     })),
-    ...properties(c.properties),
+    ...props(c.properties),
   };
 }
 
@@ -56,7 +61,7 @@ function bundleJson(b: Bundle): Json {
   };
 }
 
-function deprecationJson(d: Deprecation): Json {
+export function deprecationJson(d: Deprecation): Json {
   return {
     schema: d.schema,
     package: d.package,

@@ -3,6 +3,7 @@
 // the rendered bundle, and everything else is copied as written (no edges are made up).
 import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from '../declcfg.js';
 import { sortedJson } from '../load.js';
+import { channelJson, deprecationJson, packageJson } from '../render.js';
 import { TemplateError } from './semver.js';
 import { RawJson, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
 
@@ -56,55 +57,15 @@ function properties(props: Property[]): JsonObject {
 }
 
 export function packageObject(p: Package): FbcObject {
-  return {
-    schema: p.schema,
-    package: '',
-    name: p.name,
-    value: {
-      schema: p.schema,
-      name: p.name,
-      defaultChannel: p.defaultChannel,
-      ...(p.icon ? { icon: { base64data: p.icon.base64data ?? '', mediatype: p.icon.mediatype ?? '' } } : {}),
-      ...(p.description ? { description: p.description } : {}),
-      ...properties(p.properties),
-    },
-  };
+  return { schema: p.schema, package: '', name: p.name, value: packageJson(p, properties) };
 }
 
 export function channelObject(c: Channel): FbcObject {
-  return {
-    schema: c.schema,
-    package: c.package,
-    name: c.name,
-    value: {
-      schema: c.schema,
-      name: c.name,
-      package: c.package,
-      entries: c.entries.map((e) => ({
-        name: e.name,
-        ...(e.replaces ? { replaces: e.replaces } : {}),
-        ...(e.skips.length > 0 ? { skips: e.skips } : {}),
-        ...(e.skipRange ? { skipRange: e.skipRange } : {}),
-      })),
-      ...properties(c.properties),
-    },
-  };
+  return { schema: c.schema, package: c.package, name: c.name, value: channelJson(c, properties) };
 }
 
 export function deprecationObject(d: Deprecation): FbcObject {
-  return {
-    schema: d.schema,
-    package: d.package,
-    name: '',
-    value: {
-      schema: d.schema,
-      package: d.package,
-      entries: d.entries.map((e) => ({
-        reference: { schema: e.reference.schema, ...(e.reference.name ? { name: e.reference.name } : {}) },
-        message: e.message,
-      })),
-    },
-  };
+  return { schema: d.schema, package: d.package, name: '', value: deprecationJson(d) };
 }
 
 /**
