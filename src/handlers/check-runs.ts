@@ -15,6 +15,11 @@ export const PR_CHECK_NAMES = [
   'catalog-bot/templates',
 ] as const;
 
+/** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */
+export function isGreen(conclusion: string | null | undefined): boolean {
+  return conclusion === 'success' || conclusion === 'neutral';
+}
+
 /** GitHub's limits: output text 65535 characters, 50 annotations per request. */
 export const MAX_TEXT = 65_535;
 export const ANNOTATIONS_PER_REQUEST = 50;

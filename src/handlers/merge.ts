@@ -10,7 +10,7 @@ import { runPrChecks } from '../checks/pr.js';
 import { runGit } from '../catalog/source.js';
 import { fetchMissingBlobs, withMirror } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
-import { PR_CHECK_NAMES, type RepoRef } from './check-runs.js';
+import { isGreen, PR_CHECK_NAMES, type RepoRef } from './check-runs.js';
 import { LABELS } from './pr-state.js';
 
 export interface MergeTarget {
@@ -68,12 +68,7 @@ export async function mergeIfReady(
     const ours = listed.check_runs.filter((r) => r.app?.slug === slug);
     for (const name of PR_CHECK_NAMES) {
       const run = ours.find((r) => r.name === name);
-      // Neutral is GitHub's "passed, with a note" (a registry that could not be asked).
-      if (
-        !run ||
-        run.status !== 'completed' ||
-        (run.conclusion !== 'success' && run.conclusion !== 'neutral')
-      )
+      if (!run || run.status !== 'completed' || !isGreen(run.conclusion))
         return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)}` };
     }
     // Branch protection's required checks (and reviews) are GitHub's to count.

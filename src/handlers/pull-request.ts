@@ -16,6 +16,7 @@ import {
   completeAll,
   completeCheckRun,
   createCheckRuns,
+  isGreen,
   PR_CHECK_NAMES,
   type RepoRef,
 } from './check-runs.js';
@@ -239,8 +240,7 @@ export async function runChecksJob(
       );
     }
     const { queue } = options;
-    // Neutral is GitHub's "passed, with a note" (e.g. a registry that could not be asked).
-    const green = result.checks.every((c) => c.conclusion === 'success' || c.conclusion === 'neutral');
+    const green = result.checks.every((c) => isGreen(c.conclusion));
     if (slug && queue && green && !labels.includes(LABELS.hold)) {
       const outcome = await mergeIfReady(
         context,
