@@ -41,3 +41,17 @@ export function toAnnotations(findings: Diagnostic[]): Annotation[] {
 export function cell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
+
+/** The findings as a markdown table (where, rule, message, fix), after a blank line; nothing when there are none. */
+export function findingsTable(findings: Diagnostic[]): string[] {
+  if (findings.length === 0) return [];
+  return [
+    '',
+    '| where | rule | message | fix |',
+    '|---|---|---|---|',
+    ...findings.map(
+      (d) =>
+        `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
+    ),
+  ];
+}

@@ -10,7 +10,7 @@ import type { Diagnostic } from '../catalog/diagnostics.js';
 import type { Model, ModelBundle } from '../catalog/model.js';
 import type { Version } from '../catalog/semver.js';
 import { v1Successors } from '../catalog/v1.js';
-import { cell, toAnnotations, type CheckResult } from './check.js';
+import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
 import type { CheckedRoot } from './pr.js';
 
@@ -316,18 +316,6 @@ export async function crdUpgradeCheck(
   const errors = count('error');
   const checked = stats.reduce((n, s) => n + s.checked, 0);
   const notes = count('notice');
-  const table = (list: Diagnostic[]): string[] =>
-    list.length === 0
-      ? []
-      : [
-          '',
-          '| where | rule | message | fix |',
-          '|---|---|---|---|',
-          ...list.map(
-            (d) =>
-              `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
-          ),
-        ];
   const summary =
     stats.length === 0
       ? 'This change touches no operator package.'
@@ -339,7 +327,7 @@ export async function crdUpgradeCheck(
               '',
               `${s.edges} upgrade edge${s.edges === 1 ? '' : 's'}, ${s.checked} checked (${s.crds} CRD comparison${s.crds === 1 ? '' : 's'}): ` +
                 `${count('error', s)} error${count('error', s) === 1 ? '' : 's'}, ${count('warning', s)} warning${count('warning', s) === 1 ? '' : 's'}, ${count('notice', s)} note${count('notice', s) === 1 ? '' : 's'}.`,
-              ...table(mine),
+              ...findingsTable(mine),
             ].join('\n');
           })
           .join('\n\n');

@@ -22,7 +22,7 @@ import {
 import { sortDiagnostics, type Diagnostic } from '../catalog/diagnostics.js';
 import type { Model } from '../catalog/model.js';
 import { formatVersion } from '../catalog/semver.js';
-import { cell, toAnnotations, type CheckResult } from './check.js';
+import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { CheckedRoot } from './pr.js';
 
 export const DEPENDENCIES_CHECK = 'catalog-bot/dependencies';
@@ -545,17 +545,7 @@ export function dependenciesCheck(roots: CheckedRoot[], options: DependenciesOpt
       ? 'This change touches no operator package.'
       : '| catalog | package | requirements of the head | errors | warnings |\n|---|---|---:|---:|---:|\n' +
         rows.join('\n'),
-    ...(findings.length > 0
-      ? [
-          '',
-          '| where | rule | message | fix |',
-          '|---|---|---|---|',
-          ...findings.map(
-            (d) =>
-              `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
-          ),
-        ]
-      : []),
+    ...findingsTable(findings),
   ].join('\n');
   return {
     name: DEPENDENCIES_CHECK,

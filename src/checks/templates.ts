@@ -14,7 +14,7 @@ import {
   type BundleResolver,
   type TemplateKind,
 } from '../catalog/templates/index.js';
-import { cell, toAnnotations, type CheckResult } from './check.js';
+import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 
 export const TEMPLATES_CHECK = 'catalog-bot/templates';
 
@@ -254,13 +254,7 @@ export async function templatesCheck(input: TemplatesCheckInput): Promise<CheckR
       lines.push(`- ${mark} \`${r.output}\`: ${note}`);
     }
     const mine = findings.slice(before);
-    if (mine.length > 0) {
-      lines.push('', '| where | rule | message | fix |', '|---|---|---|---|');
-      for (const d of mine)
-        lines.push(
-          `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
-        );
-    }
+    lines.push(...findingsTable(mine));
     for (const r of results.filter((x) => x.diff)) {
       if (diffBudget <= 0) {
         lines.push('', `(diff of \`${r.output}\` left out: the summary is full)`);

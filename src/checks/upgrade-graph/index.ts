@@ -6,7 +6,7 @@ import { channelGraph, mermaid } from '../../catalog/graph.js';
 import type { Model } from '../../catalog/model.js';
 import { lintSkipRange } from '../../catalog/range-lint.js';
 import type { Version } from '../../catalog/semver.js';
-import { cell, toAnnotations, type CheckResult } from '../check.js';
+import { cell, findingsTable, toAnnotations, type CheckResult } from '../check.js';
 import type { CheckedRoot } from '../pr.js';
 import { compareFindings } from './compare.js';
 import { singleCatalogFindings } from './single.js';
@@ -158,17 +158,7 @@ export function upgradeGraphCheck(roots: CheckedRoot[]): CheckResult {
     rows.length === 0
       ? 'This change touches no operator package.'
       : '| catalog | package | errors | warnings and notes |\n|---|---|---:|---:|\n' + rows.join('\n'),
-    ...(findings.length > 0
-      ? [
-          '',
-          '| where | rule | message | fix |',
-          '|---|---|---|---|',
-          ...findings.map(
-            (d) =>
-              `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
-          ),
-        ]
-      : []),
+    ...findingsTable(findings),
     ...roots
       .flatMap((r) =>
         diagrams(
