@@ -38,14 +38,26 @@ export interface InProcessQueueOptions {
   rememberFinished?: number;
   /** Called when a job throws (jobs should handle their own errors; this is a last resort). */
   onError?: (error: unknown, job: JobSpec) => void;
+  /** Starts per job: a job that throws is run again, up to this many starts in all (default 5). */
+  attempts?: number;
+  /** Wait before the first retry, doubled for each next one (default 1000 ms). */
+  backoffMs?: number;
 }
 
-/** The embedded queue: in memory, concurrency 1 per group, nothing survives a restart. */
+/**
+ * The embedded queue: in memory, concurrency 1 per group, nothing survives a restart. A job
+ * that throws (GitHub rate limiting or failing, a registry down) is retried with exponential
+ * back-off like the Redis queue's jobs; meanwhile the group's other jobs go on.
+ */
 export class InProcessQueue implements JobQueue {
   readonly #groups = new Map<string, JobSpec[]>();
   readonly #active = new Set<string>();
   readonly #finished = new Set<string>();
   readonly #remember: number;
+  readonly #attempts: number;
+  readonly #backoffMs: number;
+  /** Starts so far of the jobs that are waiting to be retried or running again. */
+  readonly #started = new Map<string, number>();
   #onError: (error: unknown, job: JobSpec) => void;
   #run: JobRunner | undefined;
   #closed = false;
@@ -54,6 +66,8 @@ export class InProcessQueue implements JobQueue {
 
   constructor(options: InProcessQueueOptions = {}) {
     this.#remember = options.rememberFinished ?? 10_000;
+    this.#attempts = Math.max(1, options.attempts ?? 5);
+    this.#backoffMs = options.backoffMs ?? 1000;
     this.#onError = options.onError ?? (() => undefined);
   }
 
@@ -106,9 +120,13 @@ export class InProcessQueue implements JobQueue {
     const jobs = this.#groups.get(group);
     while (jobs && jobs.length > 0) {
       const job = jobs[0] as JobSpec;
+      const attempt = (this.#started.get(job.key) ?? 0) + 1;
+      let failed = false;
       try {
-        await this.#run(job);
+        // `attempt` > 1 tells jobs that create things on GitHub to look for what an earlier start made.
+        await this.#run({ ...job, attempt } as JobSpec);
       } catch (error) {
+        failed = true;
         try {
           this.#onError(error, job);
         } catch {
@@ -116,7 +134,11 @@ export class InProcessQueue implements JobQueue {
         }
       }
       jobs.shift();
-      this.#finish(job.key);
+      if (failed) this.#retryOrFinish(job, attempt);
+      else {
+        this.#started.delete(job.key);
+        this.#finish(job.key);
+      }
     }
     this.#groups.delete(group);
     this.#draining.delete(group);
@@ -125,6 +147,28 @@ export class InProcessQueue implements JobQueue {
       this.#idle = [];
       for (const resolve of idle) resolve();
     }
+  }
+
+  /** After a throw: queue the job again after its back-off, or give up on it. */
+  #retryOrFinish(job: JobSpec, attempt: number): void {
+    if (attempt >= this.#attempts || this.#closed) {
+      this.#started.delete(job.key);
+      this.#finish(job.key);
+      return;
+    }
+    this.#started.set(job.key, attempt);
+    const timer = setTimeout(
+      () => {
+        const group = job.group ?? `key:${job.key}`;
+        const waiting = this.#groups.get(group);
+        if (waiting) waiting.push(job);
+        else this.#groups.set(group, [job]);
+        void this.#drain(group);
+      },
+      this.#backoffMs * 2 ** (attempt - 1),
+    );
+    // A pending retry must not keep a stopping process alive; close() still waits for it.
+    timer.unref?.();
   }
 
   #finish(key: string): void {

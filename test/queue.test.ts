@@ -84,14 +84,44 @@ describe('InProcessQueue', () => {
         if (job.key === 'boom') throw new Error('boom');
         seen.push(job.key);
       },
-      { onError: (e) => errors.push(e) },
+      { onError: (e) => errors.push(e), attempts: 3, backoffMs: 5 },
     );
     await q2.enqueue({ key: 'boom', group: 'g', kind: 't', data: null });
     await q2.enqueue({ key: 'next', group: 'g', kind: 't', data: null });
     await q2.onIdle();
     expect(seen).toEqual(['next']);
-    expect(errors).toHaveLength(1);
+    // Given up after its third start, and then done once: a redelivery is a duplicate.
+    expect(errors).toHaveLength(3);
     expect(q2.size).toBe(0);
+    expect(await q2.enqueue({ key: 'boom', group: 'g', kind: 't', data: null })).toBe(false);
+  });
+
+  it('retries a job that throws with back-off, telling it which start it is; the group goes on meanwhile', async () => {
+    // A job rate limited twice by GitHub, then answered: it must not be dropped.
+    const starts: { key: string; attempt: number; at: number }[] = [];
+    const t0 = Date.now();
+    const q = queue(
+      async (job) => {
+        const attempt = (job as JobSpec & { attempt: number }).attempt;
+        starts.push({ key: job.key, attempt, at: Date.now() - t0 });
+        if (job.key === 'announce' && attempt < 3) throw new Error('403 secondary rate limit');
+      },
+      { backoffMs: 40 },
+    );
+    await q.enqueue({ key: 'announce', group: 'repo', kind: 't', data: null });
+    await q.enqueue({ key: 'other', group: 'repo', kind: 't', data: null });
+    await q.onIdle();
+    expect(starts.map((s) => `${s.key}#${s.attempt}`)).toEqual([
+      'announce#1',
+      'other#1',
+      'announce#2',
+      'announce#3',
+    ]);
+    const retries = starts.filter((s) => s.key === 'announce').map((s) => s.at);
+    // 40 ms, then 80 ms: exponential.
+    expect((retries[1] as number) - (retries[0] as number)).toBeGreaterThanOrEqual(35);
+    expect((retries[2] as number) - (retries[1] as number)).toBeGreaterThanOrEqual(75);
+    expect(q.size).toBe(0);
   });
 
   it('holds jobs until started, and takes none after close', async () => {
