@@ -3,6 +3,7 @@
 import type { ApplicationFunction, Probot } from 'probot';
 import { INSTALLATION_EVENTS, installationHandler } from './handlers/installation.js';
 import { COMMENT_EVENTS, issueCommentHandler } from './handlers/issue-comment.js';
+import { HEAD_EVENTS, headEventHandler } from './handlers/heads.js';
 import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
 import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
@@ -81,6 +82,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
+    app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     if (options.reconcileEveryMs) startReconciler(app, handlerOptions, options.reconcileEveryMs);

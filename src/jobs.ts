@@ -2,6 +2,7 @@
 // installation's client and a logger, so any replica can run any job.
 import type { Probot } from 'probot';
 import { checkOpenPullsJob, removeMirrorJob, type OpenPullsJob } from './handlers/installation.js';
+import { noteHeadJob, type HeadJob } from './handlers/heads.js';
 import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
 import { mergeJob, type MergeTarget } from './handlers/merge.js';
 import {
@@ -35,6 +36,8 @@ export function jobRunner(
         return runChecksJob(context, options, job.data as ChecksJob);
       case 'commands':
         return runCommandsJob(context, options, job.data as CommentJob, job.key);
+      case 'note-head':
+        return noteHeadJob(context, options, job.data as HeadJob);
       case 'merge':
         return mergeJob(context, options, job.data as MergeTarget);
       case 'check-open-pulls':

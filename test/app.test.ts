@@ -283,7 +283,7 @@ describe('catalog-bot app: pull_request', () => {
       name: 'pull_request',
       payload: prPayload(repo, { author: 'alice' }),
     });
-    expect(queue.size).toBe(1); // waiting for a worker
+    expect(queue.size).toBe(2); // the checks and noting the head (for /approve), waiting for a worker
     expect(nock.pendingMocks()).toEqual([]); // nothing asked of GitHub
   });
 

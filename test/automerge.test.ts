@@ -219,6 +219,8 @@ describe('comment commands and auto-merge', () => {
     };
     payload.comment.id = ++commentId;
     payload.comment.body = body;
+    // Written a moment after whatever the test did before, on GitHub's clock.
+    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
     payload.comment.user = { ...payload.comment.user, login, type: options.type ?? 'User' };
     payload.sender = { ...payload.sender, login, type: options.type ?? 'User' };
     await probot.receive({ id: `d-${++delivery}`, name: 'issue_comment', payload });
@@ -336,6 +338,7 @@ describe('comment commands and auto-merge', () => {
 
   it('an approval counts for the content it saw: a push that changes the package needs a new one, others keep it', async () => {
     gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
+    await opened(2);
     await comment(2, 'bob', '/approve');
     expect(conclusion(repo.bottom, 'catalog-bot/permissions')).toBe('success');
     // carol pushes a README change: foo's content is what bob saw.
@@ -419,12 +422,25 @@ describe('comment commands: replies and permissions', () => {
     payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
     payload.comment.id = extra.id ?? ++commentId;
     payload.comment.body = body;
+    payload.comment.updated_at = gh.tick().toISOString();
+    if (action === 'created') payload.comment.created_at = payload.comment.updated_at;
     payload.comment.user = { ...payload.comment.user, login, type: extra.type ?? 'User' };
     payload.sender = { ...payload.sender, login, type: extra.type ?? 'User' };
     if (extra.from !== undefined) payload.changes = { body: { from: extra.from } };
     await probot.receive({ id: `c-${++delivery}`, name: 'issue_comment', payload });
     await queue.onIdle();
     return payload.comment.id as number;
+  }
+  /** The pull request's `opened` delivery: the bot checks it and notes its head. */
+  async function opened() {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    payload.repository.clone_url = repo.bare;
+    payload.number = payload.pull_request.number = 2;
+    payload.pull_request.user.login = 'carol';
+    payload.pull_request.head.sha = gh.pulls.get(2)!.head;
+    await probot.receive({ id: `c-${++delivery}`, name: 'pull_request', payload });
+    await queue.onIdle();
   }
   const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
   const lastReply = () =>
@@ -494,6 +510,7 @@ describe('comment commands: replies and permissions', () => {
   });
 
   it('an edit runs only the commands it added; removing /approve withdraws it; so does deleting the comment', async () => {
+    await opened();
     const id = await send('created', 'bob', 'looks right');
     expect(gh.reactions).toEqual([]);
     await send('edited', 'bob', 'looks right\n/approve', { id, from: 'looks right' });

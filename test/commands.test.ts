@@ -50,6 +50,33 @@ describe('comment command parsing', () => {
     expect(names(body)).toEqual(['help']);
   });
 
+  it('ignores commands inside HTML comments, on one line or several, and reads what is outside them', () => {
+    const body = [
+      '<!-- /approve -->',
+      '<!--',
+      '/hold',
+      '  /lgtm',
+      '-->',
+      'text <!-- /retest --> more',
+      '<!-- a --> /retest',
+      '<!-->',
+      '/help',
+      '<!--->',
+      '/render <!-- hidden',
+      '/approve',
+      'still hidden --> ',
+      '```',
+      '<!--',
+      '```',
+      '/lgtm',
+      '<!-- never closed',
+      '/approve',
+    ].join('\n');
+    // `<!-->` and `<!--->` close at once; `<!--` inside a code block is code, not a comment.
+    expect(names(body)).toEqual(['retest', 'help', 'render', 'lgtm']);
+    expect(parseComment('<!-- /aprove -->').problems).toEqual([]);
+  });
+
   it('does not mistake paths or prose for commands', () => {
     expect(parseComment('/etc/hosts is odd\n/usr/bin/opm\n/ \n//approve\n/1abc').commands).toEqual([]);
     expect(parseComment('/etc/hosts is odd').problems).toEqual([]);

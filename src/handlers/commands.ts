@@ -43,9 +43,22 @@ export function parseComment(body: string): ParsedComment {
   const problems: CommandProblem[] = [];
   const lines = body.slice(0, MAX_COMMENT_CHARS).split(/\r\n|\r|\n/);
   let fence: string | undefined;
+  let inHtmlComment = false;
   let tooMany = false;
-  lines.forEach((raw, index) => {
+  lines.forEach((full, index) => {
     const line = index + 1;
+    // HTML comments (`<!-- ... -->`, also over several lines) are not shown to readers, so
+    // nothing in them is a command: only what is left of the line outside them is read.
+    // An unclosed `<!--` hides the rest of the comment (the safe direction).
+    let raw = full;
+    if (fence === undefined) {
+      const visible = stripHtmlComments(full, inHtmlComment);
+      inHtmlComment = visible.open;
+      if (visible.hid) {
+        raw = visible.text;
+        if (raw.trim() === '') return;
+      }
+    }
     // Fenced code blocks (``` or ~~~, up to three spaces of indent) hide their content.
     const fenceMatch = /^ {0,3}(`{3,}|~{3,})/.exec(raw);
     if (fenceMatch) {
@@ -116,6 +129,36 @@ export function parseComment(body: string): ParsedComment {
     }
   });
   return { commands, problems };
+}
+
+/**
+ * A line without its HTML comments: `open` says whether the line starts inside one (and
+ * whether it ends inside one), `hid` whether anything was taken out. `<!-->` and `<!--->`
+ * are complete comments, as in CommonMark.
+ */
+function stripHtmlComments(line: string, open: boolean): { text: string; open: boolean; hid: boolean } {
+  let text = '';
+  let at = 0;
+  let hid = open;
+  while (at <= line.length) {
+    if (open) {
+      const end = line.indexOf('-->', at);
+      if (end < 0) return { text, open: true, hid: true };
+      at = end + 3;
+      open = false;
+      continue;
+    }
+    const start = line.indexOf('<!--', at);
+    if (start < 0) {
+      text += line.slice(at);
+      break;
+    }
+    text += line.slice(at, start);
+    hid = true;
+    open = true;
+    at = start + 2; // `<!-->` closes at once
+  }
+  return { text, open: false, hid };
 }
 
 // Names as they appear in catalogs and repository paths; no `..` path segments.

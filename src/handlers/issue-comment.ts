@@ -6,7 +6,7 @@ import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
-import { LABELS, loadState, saveState, setLabel } from './pr-state.js';
+import { LABELS, loadState, observeHead, saveState, setLabel, wasHeadWhenWritten } from './pr-state.js';
 import { promoteFromComment, renderFromComment } from './promote.js';
 import { teamMembers } from './teams.js';
 
@@ -28,6 +28,13 @@ export interface CommentJob {
   parsed: ParsedComment;
   /** Approvals given in this comment are withdrawn (the comment was deleted, or edited to drop `/approve`). */
   withdraw: boolean;
+  /**
+   * When the comment's text was written (GitHub's `created_at`, or `updated_at` for an edit):
+   * an `/approve` counts only for the head the pull request had then.
+   */
+  writtenAt?: string;
+  /** A reply that needs no command run: an edit by someone other than the comment's author. */
+  notice?: string;
   installationId?: number;
   cloneUrl: string;
   repoId: number;
@@ -44,17 +51,27 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
       parseComment(body).commands.some((c) => c.name === 'approve' && !c.cancel);
     let parsed: ParsedComment;
     let withdraw = false;
+    let notice: string | undefined;
     if (payload.action === 'deleted') {
+      // Whoever deleted it, the approval it held is gone (the safe direction).
       parsed = { commands: [], problems: [] };
       withdraw = approves(comment.body ?? '');
     } else if (payload.action === 'edited') {
       const before = (payload as { changes?: { body?: { from?: string } } }).changes?.body?.from ?? '';
       parsed = addedCommands(before, comment.body ?? '');
       withdraw = approves(before) && !approves(comment.body ?? '');
+      // Someone with write access can edit anyone's comment; the commenter is the comment's
+      // author, so an edit by anyone else would speak in the author's name (docs/security.md).
+      // Such an edit can only take an approval away, never add a command.
+      if (!sameUser(payload.sender, comment.user)) {
+        if (parsed.commands.length > 0 || parsed.problems.length > 0)
+          notice = `@${payload.sender?.login ?? ''} the commands you added to @${comment.user?.login ?? ''}'s comment were not run: only a comment's author can give commands in it.`;
+        parsed = { commands: [], problems: [] };
+      }
     } else {
       parsed = parseComment(comment.body ?? '');
     }
-    if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw) return;
+    if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw && !notice) return;
     const job: CommentJob = {
       ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
       number: payload.issue.number,
@@ -62,6 +79,8 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
       commenter: comment.user?.login ?? '',
       parsed,
       withdraw,
+      ...(notice ? { notice } : {}),
+      writtenAt: (payload.action === 'edited' ? comment.updated_at : comment.created_at) ?? undefined,
       installationId: (payload as { installation?: { id: number } }).installation?.id,
       cloneUrl: payload.repository.clone_url,
       repoId: payload.repository.id,
@@ -73,6 +92,15 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
       data: job,
     });
   };
+}
+
+/** The same GitHub account: the same login (both are current in one payload) and, when both carry one, the same id. */
+function sameUser(
+  a: { id?: number; login?: string } | null | undefined,
+  b: { id?: number; login?: string } | null | undefined,
+): boolean {
+  if (!a?.login || !b?.login || a.login.toLowerCase() !== b.login.toLowerCase()) return false;
+  return typeof a.id !== 'number' || typeof b.id !== 'number' || a.id === b.id;
 }
 
 interface Outcome {
@@ -98,6 +126,7 @@ export async function runCommandsJob(
     const slug = options.appSlug ? await options.appSlug() : undefined;
     const status = slug ? await loadState(octokit, ref, number, `${slug}[bot]`) : undefined;
     let approvals = status?.state.approvals ?? [];
+    let seenHead = status?.state.head;
     let recheck = false;
 
     // Who may do what, each looked up once and only when needed.
@@ -168,6 +197,16 @@ export async function runCommandsJob(
             refuse('`/approve`: approvals cannot be recorded by this installation.');
             break;
           }
+          // The approval is for the head the approver saw: the one the pull request had
+          // when the comment was written, not whatever was pushed before this job ran.
+          if (!(await wasHeadWhenWritten(octokit, ref, number, seenHead, pr.head.sha, job.writtenAt))) {
+            // Look now, so that an `/approve` written after this reply can count.
+            seenHead = await observeHead(octokit, ref, number, seenHead);
+            refuse(
+              `\`/approve\`: catalog-bot cannot tell that ${pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed since). Nothing was approved; please look at the pull request again and comment \`/approve\` anew.`,
+            );
+            break;
+          }
           const decision = await ownsAll();
           if (!decision.may) {
             refuse(`\`/approve\`: ${decision.why}`);
@@ -215,8 +254,8 @@ export async function runCommandsJob(
       }
     }
 
-    if (status && approvals !== status.state.approvals)
-      await saveState(octokit, ref, number, status, { approvals });
+    if (status && (approvals !== status.state.approvals || seenHead !== status.state.head))
+      await saveState(octokit, ref, number, status, { approvals, ...(seenHead ? { head: seenHead } : {}) });
     if (recheck && pr.state === 'open') {
       const prJob: PrJob = {
         ref,
@@ -245,6 +284,8 @@ async function acknowledge(
   outcomes: Outcome[],
 ): Promise<void> {
   const { octokit } = context;
+  if (job.notice)
+    await octokit.rest.issues.createComment({ ...job.ref, issue_number: job.number, body: job.notice });
   const refused = outcomes.filter((o) => !o.ok);
   const problems = job.parsed.problems.map((p) => `\`${p.text.slice(0, 100)}\`: ${p.reason}`);
   if (outcomes.length > 0 || problems.length > 0) {

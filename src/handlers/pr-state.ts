@@ -20,8 +20,20 @@ export interface RecordedApproval {
   subjects: Record<string, string>;
 }
 
+/**
+ * The newest head the bot has seen: `sha` was the pull request's head at `at` (GitHub's
+ * clock), and every later non-fast-forward change of the head shows on the timeline as an
+ * event newer than `event` (docs/security.md: approvals are what the approver saw).
+ */
+export interface SeenHead {
+  sha: string;
+  at: string;
+  event: number;
+}
+
 export interface PrState {
   approvals: RecordedApproval[];
+  head?: SeenHead;
 }
 
 const MARKER = '<!-- catalog-bot:state ';
@@ -35,7 +47,10 @@ export function readState(body: string | null | undefined): PrState | undefined 
   const end = body.indexOf(MARKER_END, start + MARKER.length);
   if (end < 0) return undefined;
   try {
-    const data = JSON.parse(body.slice(start + MARKER.length, end)) as { approvals?: unknown };
+    const data = JSON.parse(body.slice(start + MARKER.length, end)) as {
+      approvals?: unknown;
+      head?: Partial<SeenHead> | null;
+    };
     if (!Array.isArray(data.approvals)) return undefined;
     const approvals = data.approvals.filter(
       (a): a is RecordedApproval =>
@@ -47,7 +62,16 @@ export function readState(body: string | null | undefined): PrState | undefined 
         typeof a.subjects === 'object' &&
         a.subjects !== null,
     );
-    return { approvals };
+    const head = data.head;
+    const seen =
+      head &&
+      typeof head.sha === 'string' &&
+      typeof head.at === 'string' &&
+      !Number.isNaN(Date.parse(head.at)) &&
+      typeof head.event === 'number'
+        ? { sha: head.sha, at: head.at, event: head.event }
+        : undefined;
+    return seen ? { approvals, head: seen } : { approvals };
   } catch {
     return undefined;
   }
@@ -111,9 +135,10 @@ export async function saveState(
   ref: RepoRef,
   number: number,
   current: StatusComment,
-  state: PrState,
+  state: Partial<PrState>,
 ): Promise<void> {
-  const body = stateCommentBody(state);
+  // What is not given stays as it was (approvals and the seen head are saved by different jobs).
+  const body = stateCommentBody({ ...current.state, ...state });
   if (current.id !== undefined) {
     await octokit.rest.issues.updateComment({ ...ref, comment_id: current.id, body });
   } else {
@@ -139,4 +164,65 @@ export async function setLabel(
         if ((e as { status?: number }).status !== 404) throw e; // already gone
       });
   }
+}
+
+/** Timeline events after which the head may be any commit (not a fast-forward of the last one). */
+const HEAD_REWRITES = new Set(['head_ref_force_pushed', 'head_ref_deleted', 'head_ref_restored', 'reopened']);
+
+/** The id of the newest timeline event that can move the head other than by a fast-forward (0: none). */
+export async function lastHeadRewrite(octokit: Octokit, ref: RepoRef, number: number): Promise<number> {
+  const events = await octokit.paginate(octokit.rest.issues.listEventsForTimeline, {
+    ...ref,
+    issue_number: number,
+    per_page: 100,
+  });
+  let last = 0;
+  for (const e of events as { event?: string; id?: number }[])
+    if (e.event && HEAD_REWRITES.has(e.event) && typeof e.id === 'number' && e.id > last) last = e.id;
+  return last;
+}
+
+/**
+ * Look at the pull request's head now: the timeline first, then the head with GitHub's time
+ * (the `Date` of that answer), so a rewrite after the look is always a newer event. A head
+ * the record already holds, with no rewrite since, keeps its older time: it has been the
+ * head all along (fast-forwards cannot come back to a commit).
+ */
+export async function observeHead(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+  previous: SeenHead | undefined,
+): Promise<SeenHead> {
+  const event = await lastHeadRewrite(octokit, ref, number);
+  const response = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+  const sha = response.data.head.sha;
+  if (previous && previous.sha === sha && event <= previous.event) return previous;
+  // A 304 answer carries the time of the answer it confirms: the pull request (and so its
+  // head) has not changed since then, so that time holds too.
+  const date = Date.parse(String(response.headers.date ?? ''));
+  const at = new Date(Number.isNaN(date) ? Date.now() : date).toISOString();
+  return { sha, at, event };
+}
+
+/**
+ * Was `head` the pull request's head when a comment was written at `writtenAt`? Yes only
+ * when the record says it was the head at a time before the comment and no rewrite of the
+ * head has happened since: from then to now (when it is the head again) every change was a
+ * fast-forward, which cannot leave a commit and come back. Times are whole seconds, so the
+ * record must be from an earlier second.
+ */
+export async function wasHeadWhenWritten(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+  seen: SeenHead | undefined,
+  head: string,
+  writtenAt: string | undefined,
+): Promise<boolean> {
+  if (!seen || seen.sha !== head || !writtenAt) return false;
+  const written = Date.parse(writtenAt);
+  if (Number.isNaN(written) || !(Math.floor(Date.parse(seen.at) / 1000) < Math.floor(written / 1000)))
+    return false;
+  return (await lastHeadRewrite(octokit, ref, number)) <= seen.event;
 }

@@ -141,10 +141,16 @@ async function editFromComment(
   const { octokit } = context;
   const { ref } = target;
   const { data: repo } = await octokit.rest.repos.get({ ...ref });
-  // Onto the pull request when it is open and its branch is in this repository.
-  const ontoPr = pr.state === 'open' && pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
-  const branch = ontoPr ? pr.head.ref : repo.default_branch;
+  // Onto the pull request when it is open and its branch is in this repository, but never
+  // onto the default branch or a protected one (a pull request from `main`, or from a
+  // release branch): there the edit is proposed as a pull request into that branch, so it
+  // gets the review the branch asks for (docs/security.md).
+  const sameRepo = pr.state === 'open' && pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
+  const branch = sameRepo ? pr.head.ref : repo.default_branch;
   const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch });
+  const guarded =
+    !sameRepo || branch === repo.default_branch || tip.protected || (await hasRules(octokit, ref, branch));
+  const ontoPr = sameRepo && !guarded;
   const parent = tip.commit.sha;
   const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
 
@@ -219,7 +225,9 @@ async function editFromComment(
       base: branch,
       body: `Requested by @${target.commenter} in #${target.number}.\n\n${result.notes.map((n) => `- ${n}`).join('\n')}`,
     });
-    where = `Opened #${opened.number} with the change.`;
+    where = sameRepo
+      ? `Opened #${opened.number} with the change: \`${branch}\` is ${branch === repo.default_branch ? 'the default branch' : 'a protected branch'}, which catalog-bot does not push to.`
+      : `Opened #${opened.number} with the change.`;
   }
   let diff = result.edits.map((e) => unifiedDiff(e.path, e.before, e.after)).join('\n');
   if (diff.length > MAX_DIFF) diff = diff.slice(0, MAX_DIFF) + '\n… (diff truncated)';
@@ -227,4 +235,18 @@ async function editFromComment(
     ok: true,
     say: [where, '', ...result.notes.map((n) => `- ${n}`), '', '```diff', diff.trimEnd(), '```'].join('\n'),
   };
+}
+
+/**
+ * Whether repository rules (rulesets) apply to a branch. Any rule makes it a branch the bot
+ * does not push to; an answer it cannot get counts as rules (the edit then goes through a
+ * pull request, which is always allowed).
+ */
+async function hasRules(octokit: Context['octokit'], ref: RepoRef, branch: string): Promise<boolean> {
+  try {
+    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
+    return data.length > 0;
+  } catch {
+    return true;
+  }
 }

@@ -16,6 +16,8 @@ export interface FakePull {
   draft?: boolean;
   labels?: string[];
   mergeable_state?: string;
+  /** The head branch (default `pr-<number>`, in this repository). */
+  headRef?: string;
   /** Called on PUT .../merge; returns the merge commit sha, or throws { status, message }. */
   onMerge?: (body: { sha?: string; merge_method?: string }) => string;
 }
@@ -48,7 +50,15 @@ export class FakeGitHub {
   readonly pulls = new Map<number, FakePull>();
   /** login -> admin | write | read | none */
   readonly permissions = new Map<string, string>();
+  /** Timeline events of pull requests (force pushes and the like), oldest first. */
+  readonly timeline: { issue: number; id: number; event: string; created_at: string }[] = [];
+  /** Branches with classic branch protection. */
+  readonly protectedBranches = new Set<string>();
+  /** branch -> repository rules (rulesets) that apply to it. */
+  readonly branchRules = new Map<string, { type: string }[]>();
   #id = 1000;
+  /** GitHub's clock runs this far ahead of the test's (tick() moves it): `Date` headers and event times. */
+  #clockOffset = 0;
 
   constructor(
     readonly owner: string,
@@ -57,7 +67,31 @@ export class FakeGitHub {
     readonly bare: string,
     readonly slug = 'catalog-bot',
   ) {
+    this.#mockMore();
     this.#mock();
+  }
+
+  /** GitHub's time now. */
+  now(): Date {
+    return new Date(Date.now() + this.#clockOffset);
+  }
+
+  /** Let time pass on GitHub's clock. */
+  tick(ms = 1000): Date {
+    this.#clockOffset += ms;
+    return this.now();
+  }
+
+  /** The author force-pushes `sha` as the pull request's head: GitHub's timeline records it. */
+  forcePush(number: number, sha: string): void {
+    this.pulls.get(number)!.head = sha;
+    this.#git('update-ref', `refs/pull/${number}/head`, sha);
+    this.timeline.push({
+      issue: number,
+      id: ++this.#id,
+      event: 'head_ref_force_pushed',
+      created_at: this.now().toISOString(),
+    });
   }
 
   addPull(pull: FakePull): void {
@@ -92,7 +126,7 @@ export class FakeGitHub {
       user: { login: p.author, type: 'User' },
       labels: (p.labels ?? []).map((name) => ({ name })),
       mergeable_state: p.mergeable_state,
-      head: { sha: p.head, ref: `pr-${p.number}`, repo },
+      head: { sha: p.head, ref: p.headRef ?? `pr-${p.number}`, repo },
       base: { sha: this.#branch('main'), ref: 'main', repo },
     };
   }
@@ -123,10 +157,31 @@ export class FakeGitHub {
     }
   }
 
+  /** Endpoints added later, matched before #mock's (`/rules/branches/x` would match its `/branches/x`). */
+  #mockMore(): void {
+    const repoPath = `/repos/${this.owner}/${this.repo}`;
+    nock(API)
+      .defaultReplyHeaders({ date: () => this.now().toUTCString() })
+      .persist()
+      .get(new RegExp(`^${repoPath}/rules/branches/.+`))
+      .query(true)
+      .reply(200, (uri) => {
+        const name = decodeURIComponent(uri.split('/rules/branches/')[1]!.split('?')[0]!);
+        return this.branchRules.get(name) ?? [];
+      })
+      .get(/\/issues\/\d+\/timeline/)
+      .query(true)
+      .reply(200, (uri) => {
+        const issue = Number(/issues\/(\d+)\/timeline/.exec(uri)![1]);
+        return this.timeline.filter((e) => e.issue === issue).map(({ issue: _, ...e }) => e);
+      });
+  }
+
   #mock(): void {
     const repoPath = `/repos/${this.owner}/${this.repo}`;
     const num = (uri: string, re: RegExp) => Number(re.exec(uri)?.[1]);
     nock(API)
+      .defaultReplyHeaders({ date: () => this.now().toUTCString() })
       .persist()
       .post(/\/app\/installations\/\d+\/access_tokens/)
       .reply(201, () => ({ token: 'ghs_fake', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
@@ -231,7 +286,11 @@ export class FakeGitHub {
         const sha = this.#branch(name);
         return [
           200,
-          { name, commit: { sha, commit: { tree: { sha: this.#git('rev-parse', `${sha}^{tree}`) } } } },
+          {
+            name,
+            protected: this.protectedBranches.has(name),
+            commit: { sha, commit: { tree: { sha: this.#git('rev-parse', `${sha}^{tree}`) } } },
+          },
         ];
       })
       .get(repoPath)

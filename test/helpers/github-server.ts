@@ -583,6 +583,8 @@ export class GitHubServer {
         if (!p.labels.includes(l)) p.labels.push(l);
       return [200, p.labels.map((name) => ({ name }))];
     }
+    // The timeline: no force-pushes happen in the fleet (the bot reads it to note heads).
+    if (method === 'GET' && /^\/issues\/\d+\/timeline$/.test(rest)) return [200, []];
     if (method === 'DELETE' && (m = /^\/issues\/(\d+)\/labels\/(.+)$/.exec(rest))) {
       const p = pull(m[1]);
       const name = decodeURIComponent(m[2]!);

@@ -1,0 +1,61 @@
+// The bot's record of the pull request's head over time, so that an `/approve` counts only
+// for the head that existed when it was written (docs/security.md). Every event that can
+// move the head has the bot look at it (in the repository's queue, like the comment
+// commands) and keep in its status comment the head and a GitHub time it was the head at.
+import type { Context } from 'probot';
+import type { RepoRef } from './check-runs.js';
+import { isTransient, type JobContext, type PrHandlerOptions } from './pull-request.js';
+import { loadState, observeHead, saveState } from './pr-state.js';
+
+export const HEAD_EVENTS = [
+  'pull_request.opened',
+  'pull_request.reopened',
+  'pull_request.synchronize',
+] as const;
+
+export interface HeadJob {
+  ref: RepoRef;
+  number: number;
+  installationId?: number;
+}
+
+export function headEventHandler(
+  options: Pick<PrHandlerOptions, 'queue'>,
+): (context: Context<'pull_request'>) => Promise<void> {
+  return async (context) => {
+    const { payload } = context;
+    const job: HeadJob = {
+      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
+      number: payload.pull_request.number,
+      installationId: (payload as { installation?: { id: number } }).installation?.id,
+    };
+    await options.queue.enqueue({
+      key: `delivery:${context.id}:head`,
+      group: `repo:${payload.repository.id}`,
+      kind: 'note-head',
+      data: job,
+    });
+  };
+}
+
+/** Record the head as it is now. A failure only means a later `/approve` is asked again. */
+export async function noteHeadJob(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: HeadJob,
+): Promise<void> {
+  const { octokit, log } = context;
+  try {
+    const slug = options.appSlug ? await options.appSlug() : undefined;
+    if (!slug) return;
+    const seen = await observeHead(octokit, job.ref, job.number, undefined);
+    const status = await loadState(octokit, job.ref, job.number, `${slug}[bot]`);
+    const previous = status.state.head;
+    // The same head with no rewrite since: it has been the head all along, keep the older time.
+    if (previous && previous.sha === seen.sha && seen.event <= previous.event) return;
+    await saveState(octokit, job.ref, job.number, status, { head: seen });
+  } catch (error) {
+    log.warn({ err: error, pr: job.number }, 'could not record the pull request head');
+    if (isTransient(error)) throw error;
+  }
+}

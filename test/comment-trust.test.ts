@@ -1,0 +1,333 @@
+// Comments are commands only as their author wrote them, for what the author saw, and never
+// write to a branch the bot must not push to (docs/security.md). End to end through the App:
+// signed webhooks, a real bare repository, GitHub's API as a stateful fake (nock).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+
+const CONFIG = `catalogs: [catalogs/*]
+maintainers: [alice]
+ownership:
+  ownersFiles: true
+  packageOwners: operators/{package}/OWNERS
+  newPackages: maintainers
+automerge:
+  enabled: true
+  method: squash
+`;
+const ROOT = 'catalogs/v4.21/foo';
+const bundle = (version: string, image = `quay.io/example/foo-bundle:v${version}`) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: ${image}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+const channel = (extra = '') => `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+  - name: foo.v1.0.1
+    replaces: foo.v1.0.0
+${extra}`;
+
+interface Repo {
+  bare: string;
+  base: string;
+  /** carol (no rights on foo) adds v1.1.0: what bob (foo's owner) reviews. */
+  reviewed: string;
+  /** carol's next commit on top: v1.1.0 now points at her own image (a fast-forward). */
+  swapped: string;
+  /** Another history from base: v1.1.0 with her image at once (a force-push). */
+  rewritten: string;
+  git: (...args: string[]) => string;
+  cleanup: () => void;
+}
+
+function makeRepo(): Repo {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
+  const work = join(root, 'work');
+  const bare = join(root, 'origin.git');
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+  const commit = (message: string, files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+    git(work, 'add', '-A');
+    git(work, 'commit', '-qm', message);
+    return git(work, 'rev-parse', 'HEAD');
+  };
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  const base = commit('base', {
+    '.github/catalog-bot.yml': CONFIG,
+    'operators/foo/OWNERS': 'approvers: [bob]\n',
+    [`${ROOT}/catalog.yaml`]: channel(),
+    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
+    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
+  });
+  const added = { [`${ROOT}/catalog.yaml`]: channel('  - name: foo.v1.1.0\n    replaces: foo.v1.0.1\n') };
+  git(work, 'checkout', '-q', '-b', 'pr', base);
+  const reviewed = commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0') });
+  const evil = bundle('1.1.0', 'quay.io/carol/anything:latest');
+  const swapped = commit('tweak', { [`${ROOT}/bundle-1.1.0.yaml`]: evil });
+  git(work, 'checkout', '-q', '-b', 'other', base);
+  const rewritten = commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: evil });
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  git(
+    work,
+    'push',
+    '-q',
+    bare,
+    'main:refs/heads/main',
+    `${reviewed}:refs/pull/2/head`,
+    `${reviewed}:refs/heads/pr-2`,
+    `${swapped}:refs/heads/swapped`,
+    `${rewritten}:refs/heads/rewritten`,
+  );
+  return {
+    bare,
+    base,
+    reviewed,
+    swapped,
+    rewritten,
+    git: (...args) => git(bare, ...args),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+describe('comment commands: who wrote them, what they saw, where they write', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let probot: ReturnType<typeof testProbot>;
+  let delivery = 0;
+  let commentId = 7000;
+  /** GitHub account ids: an edit is told apart by id as well as by login. */
+  const ids: Record<string, number> = { alice: 11, bob: 12, carol: 13, dave: 14 };
+
+  beforeEach(() => {
+    nock.disableNetConnect();
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    gh.permissions.set('dave', 'write');
+    queue = new InProcessQueue();
+    probot = testProbot();
+    probot.load(createApp({ queue, workDir }));
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  function repository(): Payload {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.repository.clone_url = repo.bare;
+    return payload.repository;
+  }
+
+  /** A `pull_request` delivery for the head the pull request has now. */
+  async function prEvent(action: 'opened' | 'synchronize', number = 2) {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.action = action;
+    payload.installation = { id: 4242 };
+    payload.repository = repository();
+    payload.number = payload.pull_request.number = number;
+    payload.pull_request.user.login = gh.pulls.get(number)!.author;
+    payload.pull_request.head.sha = gh.pulls.get(number)!.head;
+    await probot.receive({ id: `t-${++delivery}`, name: 'pull_request', payload });
+    await queue.onIdle();
+  }
+
+  /** A comment as GitHub has it: written (created_at) now on GitHub's clock, delivered by deliver(). */
+  function write(login: string, body: string, number = 2): Payload {
+    const payload = webhookExample('issue_comment', 'created');
+    payload.installation = { id: 4242 };
+    payload.repository = repository();
+    payload.issue.number = number;
+    payload.issue.pull_request = {
+      url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${number}`,
+    };
+    payload.comment.id = ++commentId;
+    payload.comment.body = body;
+    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
+    payload.comment.user = { ...payload.comment.user, login, id: ids[login] };
+    payload.sender = { ...payload.sender, login, id: ids[login] };
+    return payload;
+  }
+
+  /** `editor` edits the comment to `body` (GitHub: action edited, the editor is the sender). */
+  function edit(comment: Payload, editor: string, body: string): Payload {
+    const payload = structuredClone(comment);
+    payload.action = 'edited';
+    payload.changes = { body: { from: comment.comment.body } };
+    payload.comment.body = body;
+    payload.comment.updated_at = gh.tick().toISOString();
+    payload.sender = { ...payload.sender, login: editor, id: ids[editor] };
+    return payload;
+  }
+
+  async function deliver(payload: Payload) {
+    await probot.receive({ id: `t-${++delivery}`, name: 'issue_comment', payload });
+    await queue.onIdle();
+  }
+
+  const approvals = (number = 2) =>
+    gh
+      .botComments(number)
+      .map((c) => readState(c.body))
+      .find(Boolean)?.approvals ?? [];
+  const lastReply = (number = 2) =>
+    gh
+      .botComments(number)
+      .filter((c) => readState(c.body) === undefined)
+      .at(-1)?.body ?? '';
+  const permissions = (sha: string) => gh.runsFor(sha, 'catalog-bot/permissions').at(-1)?.conclusion;
+
+  it('/approve written before a force-push does not approve the pushed head; a new /approve does', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol' });
+    await prEvent('opened');
+    expect(permissions(repo.reviewed)).toBe('failure'); // foo is bob's
+    // bob reviews the head and approves; before the bot gets to his comment, carol
+    // force-pushes another history (its synchronize delivery is still on its way).
+    const approve = write('bob', 'LGTM\n/approve');
+    gh.tick(2000);
+    gh.forcePush(2, repo.rewritten);
+    await deliver(approve);
+    expect(approvals()).toEqual([]);
+    expect(gh.merges).toEqual([]);
+    expect(lastReply()).toContain('@bob `/approve`: catalog-bot cannot tell that');
+    expect(lastReply()).toContain('comment `/approve` anew');
+    expect(gh.reactions.filter((r) => r.comment === approve.comment.id).map((r) => r.content)).toEqual([
+      'confused',
+    ]);
+    // The synchronize arrives: the pushed head is checked, and still needs bob.
+    await prEvent('synchronize');
+    expect(permissions(repo.rewritten)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    // bob looks at the new head and approves it: that counts, for what he saw.
+    const again = write('bob', '/approve');
+    await deliver(again);
+    expect(approvals()).toMatchObject([{ login: 'bob', comment: again.comment.id, sha: repo.rewritten }]);
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.rewritten, method: 'squash' }]);
+  });
+
+  it('/approve written before a fast-forward push does not approve it, whichever delivery comes first', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol' });
+    await prEvent('opened');
+    const approve = write('bob', '/approve');
+    gh.tick(2000);
+    // carol pushes a commit on top; GitHub delivers the synchronize before the comment.
+    repo.git('update-ref', 'refs/pull/2/head', repo.swapped);
+    gh.pulls.get(2)!.head = repo.swapped;
+    await prEvent('synchronize');
+    await deliver(approve);
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.swapped)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    expect(lastReply()).toContain('cannot tell that');
+  });
+
+  it('an /approve written on the head that is still the head counts (and merges)', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    await prEvent('opened');
+    const approve = write('bob', '/approve');
+    await deliver(approve);
+    expect(approvals()).toMatchObject([{ login: 'bob', sha: repo.reviewed }]);
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.reviewed, method: 'squash' }]);
+  });
+
+  it('an edit by someone else never adds a command to a comment; it can take an /approve away', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', mergeable_state: 'blocked' });
+    await prEvent('opened');
+    // dave (write access, not an owner of foo) edits bob's comment to approve in bob's name.
+    const bobs = write('bob', 'I will look at this tomorrow');
+    await deliver(bobs);
+    const forged = edit(bobs, 'dave', 'I will look at this tomorrow\n/approve\n/hold');
+    await deliver(forged);
+    expect(approvals()).toEqual([]);
+    expect(gh.labelsOf(2)).toEqual([]);
+    expect(permissions(repo.reviewed)).toBe('failure');
+    expect(lastReply()).toContain("@dave the commands you added to @bob's comment were not run");
+    // bob's own edit of a comment of his does count.
+    const later = write('bob', 'Looked at it.');
+    await deliver(later);
+    const own = edit(later, 'bob', 'Looked at it.\n/approve');
+    await deliver(own);
+    expect(approvals()).toMatchObject([{ login: 'bob', comment: later.comment.id }]);
+    expect(permissions(repo.reviewed)).toBe('success');
+    // dave removing bob's /approve withdraws it (the safe direction).
+    await deliver(edit(own, 'dave', 'Looked at it.'));
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.reviewed)).toBe('failure');
+  });
+
+  it('commands inside HTML comments do nothing', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol' });
+    await prEvent('opened');
+    const hidden = write('bob', 'Thanks!\n<!--\n/approve\n-->\n<!-- /hold --> \n   <!-- /lgtm -->');
+    await deliver(hidden);
+    expect(approvals()).toEqual([]);
+    expect(gh.labelsOf(2)).toEqual([]);
+    expect(gh.reactions).toEqual([]);
+    expect(gh.merges).toEqual([]);
+  });
+
+  it('/promote on a pull request from the default branch opens a pull request instead of pushing to it', async () => {
+    const main = repo.git('rev-parse', 'main');
+    gh.addPull({ number: 3, head: main, author: 'bob', headRef: 'main' });
+    await deliver(write('alice', '/promote foo.v1.0.1 fast', 3));
+    expect(repo.git('rev-parse', 'main')).toBe(main);
+    expect(gh.refUpdates.map((u) => u.ref)).not.toContain('main');
+    expect(gh.created).toMatchObject([{ base: 'main', title: 'Promote foo.v1.0.1 to fast' }]);
+    expect(repo.git('rev-parse', `${gh.created[0]!.head}^`)).toBe(main);
+    expect(lastReply(3)).toContain('`main` is the default branch, which catalog-bot does not push to');
+  });
+
+  it('/promote never pushes to a protected branch or one under repository rules', async () => {
+    const main = repo.git('rev-parse', 'main');
+    repo.git('update-ref', 'refs/heads/release-4.21', main);
+    repo.git('update-ref', 'refs/heads/ruled', main);
+    gh.protectedBranches.add('release-4.21');
+    gh.branchRules.set('ruled', [{ type: 'pull_request' }]);
+    gh.addPull({ number: 4, head: main, author: 'bob', headRef: 'release-4.21' });
+    gh.addPull({ number: 5, head: main, author: 'bob', headRef: 'ruled' });
+    await deliver(write('alice', '/promote foo.v1.0.1 fast', 4));
+    await deliver(write('alice', '/promote foo.v1.0.0 candidate', 5));
+    expect(repo.git('rev-parse', 'release-4.21')).toBe(main);
+    expect(repo.git('rev-parse', 'ruled')).toBe(main);
+    expect(gh.created.map((c) => c.base)).toEqual(['release-4.21', 'ruled']);
+    expect(lastReply(4)).toContain('`release-4.21` is a protected branch');
+    // An unprotected branch of the same repository still gets the commit itself.
+    repo.git('update-ref', 'refs/heads/topic', main);
+    gh.addPull({ number: 6, head: main, author: 'bob', headRef: 'topic' });
+    await deliver(write('alice', '/promote foo.v1.0.1 fast', 6));
+    expect(gh.refUpdates.at(-1)!.ref).toBe('topic');
+    expect(lastReply(6)).toContain('Pushed');
+  });
+});
