@@ -32,28 +32,49 @@ export async function changedFiles(repo: string, base: string, head: string): Pr
   return out.toString('utf8').split('\0').filter(Boolean);
 }
 
-// Where a blob sits (pos, line) is not part of what it says.
-const withoutPlace = (key: string, value: unknown): unknown =>
-  key === 'pos' || key === 'line' ? undefined : value;
+// The loader's own bookkeeping, and nothing else, is left out of what a blob says: `pos` on
+// each blob and `line` on its properties and entries (src/catalog/load.ts adds them). User
+// data keeps every key, `line` and `pos` included (docs/security.md).
+const unlined = <T extends { line?: number }>(items: T[]): Omit<T, 'line'>[] =>
+  items.map(({ line: _line, ...rest }) => rest);
 
-/** Every blob of a package, as comparable text, keyed by package name. */
+function contentOf(config: DeclarativeConfig): { pkg: string; file: string; content: unknown }[] {
+  const out: { pkg: string; file: string; content: unknown }[] = [];
+  for (const { pos, properties, ...rest } of config.packages)
+    out.push({ pkg: rest.name, file: pos.file, content: { ...rest, properties: unlined(properties) } });
+  for (const { pos, properties, entries, ...rest } of config.channels)
+    out.push({
+      pkg: rest.package,
+      file: pos.file,
+      content: { ...rest, properties: unlined(properties), entries: unlined(entries) },
+    });
+  for (const { pos, properties, ...rest } of config.bundles)
+    out.push({ pkg: rest.package, file: pos.file, content: { ...rest, properties: unlined(properties) } });
+  for (const { pos, entries, ...rest } of config.deprecations)
+    out.push({ pkg: rest.package, file: pos.file, content: { ...rest, entries: unlined(entries) } });
+  // A blob of another schema is kept as read: all of it is user data.
+  for (const o of config.others)
+    if (o.package) out.push({ pkg: o.package, file: o.pos.file, content: o.value });
+  return out;
+}
+
+/**
+ * Every blob of a package, as comparable text, keyed by package name. The file a blob sits
+ * in is part of it: moving a package's blobs to another file or directory is a change to
+ * that package (its owners must agree; docs/security.md). Where in the file is not.
+ */
 function packageContents(config: DeclarativeConfig): Map<string, string[]> {
   const byPackage = new Map<string, string[]>();
-  const add = (pkg: string, what: unknown): void => {
+  for (const { pkg, file, content } of contentOf(config)) {
     const list = byPackage.get(pkg) ?? [];
-    list.push(JSON.stringify(what, withoutPlace));
+    list.push(JSON.stringify([file, content]));
     byPackage.set(pkg, list);
-  };
-  for (const p of config.packages) add(p.name, p);
-  for (const c of config.channels) add(c.package, c);
-  for (const b of config.bundles) add(b.package, b);
-  for (const d of config.deprecations) add(d.package, d);
-  for (const o of config.others) if (o.package) add(o.package, o.value);
+  }
   for (const list of byPackage.values()) list.sort();
   return byPackage;
 }
 
-/** A digest of each package's content (its blobs, not where they sit in the files). */
+/** A digest of each package's content (its blobs and the files holding them, not their lines). */
 export function packageDigests(config: DeclarativeConfig): Map<string, string> {
   const out = new Map<string, string>();
   for (const [name, blobs] of packageContents(config)) {
