@@ -62,4 +62,29 @@ describe('changed packages, by content', () => {
     expect(lower.packages[0]?.pos.line).toBe(4);
     expect(changedPackages(foo, lower)).toEqual(new Set());
   });
+
+  it('sees edits inside user keys named line and pos, with and without blob digests', async () => {
+    const load = async (line: number, pos: string, blobDigests: boolean) => {
+      const blobs = [
+        { schema: 'olm.package', name: 'foo', defaultChannel: 'stable' },
+        {
+          schema: 'olm.channel',
+          package: 'foo',
+          name: 'stable',
+          entries: [{ name: 'foo.v1.0.0' }],
+          properties: [{ type: 'example.com/note', value: { line, pos: { file: pos } } }],
+        },
+        { schema: 'example.com/notes', package: 'foo', pos, line },
+      ];
+      const dir = writeTree({ 'foo/catalog.json': blobs.map((b) => JSON.stringify(b)).join('\n') });
+      dirs.push(dir);
+      return (await loadCatalog(new DirectorySource(dir), { blobDigests })).config;
+    };
+    for (const digests of [false, true]) {
+      const before = await load(1, 'a', digests);
+      expect(changedPackages(before, await load(1, 'a', digests))).toEqual(new Set());
+      expect(changedPackages(before, await load(2, 'a', digests))).toEqual(new Set(['foo']));
+      expect(changedPackages(before, await load(1, 'b', digests))).toEqual(new Set(['foo']));
+    }
+  });
 });

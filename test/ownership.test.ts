@@ -266,16 +266,23 @@ describe('change detection ignores only the loader bookkeeping', () => {
     `  - type: example.com/note\n    value:\n      line: ${line}\n      pos: {file: ${pos}}\n`;
   const other = (pos: string) =>
     `---\nschema: example.com/notes\npackage: foo\nname: notes\npos: ${pos}\nline: 7\n`;
-  const foo = (extra: string, tail: string) => pkg('foo', 'quay.io/foo/foo-bundle:v1.0.0', extra) + tail;
+  const manifest = Buffer.from('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}').toString(
+    'base64',
+  );
+  const object = (line: string) =>
+    `  - type: olm.bundle.object\n    value:\n      data: ${manifest}\n      line: ${line}\n`;
+  const foo = (extra: string, tail = '') => pkg('foo', 'quay.io/foo/foo-bundle:v1.0.0', extra) + tail;
 
   it.each([
-    ['a property value', foo(note('b', 'x'), other('1'))],
-    ['a value nested under pos', foo(note('a', 'y'), other('1'))],
-    ['a blob of another schema', foo(note('a', 'x'), other('2'))],
-  ])('sees an edit to a user key named line or pos in %s', async (_where, edited) => {
-    const repo = repository({ ...base, 'catalogs/v4.21/foo/catalog.yaml': foo(note('a', 'x'), other('1')) });
+    ['a property value', foo(note('a', 'x')), foo(note('b', 'x'))],
+    ['a value nested under pos', foo(note('a', 'x')), foo(note('a', 'y'))],
+    ['a blob of another schema', foo('', other('1')), foo('', other('2'))],
+    ['an olm.bundle.object value', foo(object('1')), foo(object('2'))],
+    ['a bundle key opm does not read', foo('line: 1\n'), foo('line: 2\n')],
+  ])('sees an edit to a user key named line or pos in %s', async (_where, before, after) => {
+    const repo = repository({ ...base, 'catalogs/v4.21/foo/catalog.yaml': before });
     const head = pullRequest(repo, 'main', 'edit', (dir) => {
-      write(dir, { 'catalogs/v4.21/foo/catalog.yaml': edited });
+      write(dir, { 'catalogs/v4.21/foo/catalog.yaml': after });
     });
     const mallory = await permissions(repo, 'main', head, 'mallory');
     expect(mallory.conclusion).toBe('failure');

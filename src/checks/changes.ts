@@ -2,6 +2,7 @@
 // which packages, decided by content (design.md: never only by path).
 import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import { blobDigest } from '../catalog/load.js';
 import { goFilepathMatch } from '../catalog/indexignore.js';
 import { readFileAt, runGit } from '../catalog/source.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
@@ -32,30 +33,25 @@ export async function changedFiles(repo: string, base: string, head: string): Pr
   return out.toString('utf8').split('\0').filter(Boolean);
 }
 
-// The loader's own bookkeeping, and nothing else, is left out of what a blob says: `pos` on
-// each blob and `line` on its properties and entries (src/catalog/load.ts adds them). User
-// data keeps every key, `line` and `pos` included (docs/security.md).
+// What a blob says, and only that. Loaded with `blobDigests`, the blob as read (keys the
+// typed view drops included). Otherwise the typed view without the loader's own bookkeeping:
+// `pos` on each blob and `line` on its properties and entries; user data keeps every key,
+// `line` and `pos` included (docs/security.md).
 const unlined = <T extends { line?: number }>(items: T[]): Omit<T, 'line'>[] =>
   items.map(({ line: _line, ...rest }) => rest);
 
-function contentOf(config: DeclarativeConfig): { pkg: string; file: string; content: unknown }[] {
-  const out: { pkg: string; file: string; content: unknown }[] = [];
-  for (const { pos, properties, ...rest } of config.packages)
-    out.push({ pkg: rest.name, file: pos.file, content: { ...rest, properties: unlined(properties) } });
-  for (const { pos, properties, entries, ...rest } of config.channels)
-    out.push({
-      pkg: rest.package,
-      file: pos.file,
-      content: { ...rest, properties: unlined(properties), entries: unlined(entries) },
-    });
-  for (const { pos, properties, ...rest } of config.bundles)
-    out.push({ pkg: rest.package, file: pos.file, content: { ...rest, properties: unlined(properties) } });
-  for (const { pos, entries, ...rest } of config.deprecations)
-    out.push({ pkg: rest.package, file: pos.file, content: { ...rest, entries: unlined(entries) } });
-  // A blob of another schema is kept as read: all of it is user data.
-  for (const o of config.others)
-    if (o.package) out.push({ pkg: o.package, file: o.pos.file, content: o.value });
-  return out;
+type Blob = DeclarativeConfig[keyof DeclarativeConfig][number];
+
+function contentOf(blob: Blob): unknown {
+  const digest = blobDigest(blob);
+  if (digest !== undefined) return digest;
+  if ('value' in blob) return blob.value; // another schema: kept as read, all user data
+  const { pos: _pos, ...rest } = blob;
+  return {
+    ...rest,
+    ...('properties' in rest ? { properties: unlined(rest.properties) } : {}),
+    ...('entries' in rest ? { entries: unlined<{ line?: number }>(rest.entries) } : {}),
+  };
 }
 
 /**
@@ -65,11 +61,16 @@ function contentOf(config: DeclarativeConfig): { pkg: string; file: string; cont
  */
 function packageContents(config: DeclarativeConfig): Map<string, string[]> {
   const byPackage = new Map<string, string[]>();
-  for (const { pkg, file, content } of contentOf(config)) {
+  const add = (pkg: string, blob: Blob): void => {
     const list = byPackage.get(pkg) ?? [];
-    list.push(JSON.stringify([file, content]));
+    list.push(JSON.stringify([blob.pos.file, contentOf(blob)]));
     byPackage.set(pkg, list);
-  }
+  };
+  for (const p of config.packages) add(p.name, p);
+  for (const c of config.channels) add(c.package, c);
+  for (const b of config.bundles) add(b.package, b);
+  for (const d of config.deprecations) add(d.package, d);
+  for (const o of config.others) if (o.package) add(o.package, o);
   for (const list of byPackage.values()) list.sort();
   return byPackage;
 }

@@ -84,8 +84,13 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   const roots: CheckedRoot[] = [];
   for (const path of touched) {
     const [baseReport, headReport] = await Promise.all([
-      baseRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, base, path)) : undefined,
-      headRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, head, path)) : undefined,
+      // Blob digests: change detection sees every key of a blob (docs/security.md).
+      baseRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, base, path), { blobDigests: true })
+        : undefined,
+      headRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, head, path), { blobDigests: true })
+        : undefined,
     ]);
     roots.push({
       path,
