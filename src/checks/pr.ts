@@ -154,9 +154,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
         otherFiles: files,
         config,
         // Only a package added to a root is looked for in the others.
-        ...(roots.some((r) => [...r.packages].some((p) => !r.base?.model.has(p) && !inConfig(r.base, p)))
-          ? await basePlaces(repo, [base, rules], globs, roots)
-          : {}),
+        ...(roots.some(addsPackage) ? await basePlaces(repo, [base, rules], globs, roots) : {}),
       },
       baseFiles,
       input.teams ??
@@ -206,8 +204,10 @@ async function basePlaces(
   };
 }
 
-function inConfig(report: CatalogReport | undefined, pkg: string): boolean {
-  return report !== undefined && blobFiles(report.config).has(pkg);
+/** Does the change add a package to this root (one its base has no blob of)? */
+function addsPackage(root: CheckedRoot): boolean {
+  const inBase = root.base ? blobFiles(root.base.config) : new Map<string, Set<string>>();
+  return [...root.packages].some((p) => !root.base?.model.has(p) && !inBase.has(p));
 }
 
 async function resolveCommit(repo: string, rev: string): Promise<string> {
