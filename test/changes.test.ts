@@ -7,7 +7,7 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
 /** A one-bundle package whose bundle carries one manifest (a CRD with the given description). */
-async function catalog(description: string, split = false) {
+async function catalog(description: string, split = false, pad = '') {
   const image = 'quay.io/example/foo-bundle:v1.0.0';
   const crd = {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -33,7 +33,7 @@ async function catalog(description: string, split = false) {
   const dir = writeTree(
     split
       ? { 'foo/package.json': text(blobs.slice(0, 2)), 'foo/bundles/v1.json': text(blobs.slice(2)) }
-      : { 'foo/catalog.json': text(blobs) },
+      : { 'foo/catalog.json': pad + text(blobs) },
   );
   dirs.push(dir);
   return (await loadCatalog(new DirectorySource(dir))).config;
@@ -50,11 +50,41 @@ describe('changed packages, by content', () => {
     expect(packageDigests(before).get('foo')).not.toBe(packageDigests(after).get('foo'));
   });
 
-  it('sees added and removed packages, and ignores where blobs sit', async () => {
+  it('sees added and removed packages, and blobs moved to other files, but not their lines', async () => {
     const foo = await catalog('one');
     expect(changedPackages(undefined, foo)).toEqual(new Set(['foo']));
     expect(changedPackages(foo, undefined)).toEqual(new Set(['foo']));
+    // Moving blobs to another file is a change to the package (docs/security.md).
     const moved = await catalog('one', true);
-    expect(changedPackages(foo, moved)).toEqual(new Set());
+    expect(changedPackages(foo, moved)).toEqual(new Set(['foo']));
+    expect(packageDigests(foo).get('foo')).not.toBe(packageDigests(moved).get('foo'));
+    const lower = await catalog('one', false, '\n\n\n');
+    expect(lower.packages[0]?.pos.line).toBe(4);
+    expect(changedPackages(foo, lower)).toEqual(new Set());
+  });
+
+  it('sees edits inside user keys named line and pos, with and without blob digests', async () => {
+    const load = async (line: number, pos: string, blobDigests: boolean) => {
+      const blobs = [
+        { schema: 'olm.package', name: 'foo', defaultChannel: 'stable' },
+        {
+          schema: 'olm.channel',
+          package: 'foo',
+          name: 'stable',
+          entries: [{ name: 'foo.v1.0.0' }],
+          properties: [{ type: 'example.com/note', value: { line, pos: { file: pos } } }],
+        },
+        { schema: 'example.com/notes', package: 'foo', pos, line },
+      ];
+      const dir = writeTree({ 'foo/catalog.json': blobs.map((b) => JSON.stringify(b)).join('\n') });
+      dirs.push(dir);
+      return (await loadCatalog(new DirectorySource(dir), { blobDigests })).config;
+    };
+    for (const digests of [false, true]) {
+      const before = await load(1, 'a', digests);
+      expect(changedPackages(before, await load(1, 'a', digests))).toEqual(new Set());
+      expect(changedPackages(before, await load(2, 'a', digests))).toEqual(new Set(['foo']));
+      expect(changedPackages(before, await load(1, 'b', digests))).toEqual(new Set(['foo']));
+    }
   });
 });

@@ -34,6 +34,17 @@ export interface LoadOptions {
   maxFileSize?: number;
   /** Keep `olm.bundle.object` contents (for render); otherwise they are checked and dropped. */
   keepBundleObjects?: boolean;
+  /** Remember a digest of each blob as read, every key of it (`blobDigest`), for change detection. */
+  blobDigests?: boolean;
+}
+
+// Digests of the blobs as read, by the typed object made from each: the typed view leaves out
+// keys opm's structs ignore, which catalog servers still serve (docs/security.md).
+const digests = new WeakMap<object, string>();
+
+/** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
+export function blobDigest(object: object): string | undefined {
+  return digests.get(object);
 }
 
 export interface LoadStats {
@@ -223,6 +234,11 @@ function addBlob(
     return;
   }
   const blob = value as Record<string, unknown>;
+  const keep = <T extends object>(typed: T): T => {
+    if (options.blobDigests)
+      digests.set(typed, createHash('sha256').update(JSON.stringify(blob)).digest('hex'));
+    return typed;
+  };
 
   // Meta: case-insensitive uniqueness of top-level keys; schema/package/name strings.
   const folded = new Map<string, string[]>();
@@ -270,19 +286,19 @@ function addBlob(
     case SCHEMA_PACKAGE: {
       const { value: p, error } = decodeGo(blob, GO_PACKAGE);
       if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
-      result.config.packages.push(toPackage(p as Record<string, unknown>, blob, pos));
+      result.config.packages.push(keep(toPackage(p as Record<string, unknown>, blob, pos)));
       return;
     }
     case SCHEMA_CHANNEL: {
       const { value: c, error } = decodeGo(blob, GO_CHANNEL);
       if (error !== undefined) return fail('L-PARSE-CHANNEL', `parse channel: ${error}`, typeHint(error));
-      result.config.channels.push(toChannel(c as Record<string, unknown>, blob, pos));
+      result.config.channels.push(keep(toChannel(c as Record<string, unknown>, blob, pos)));
       return;
     }
     case SCHEMA_BUNDLE: {
       const { value: b, error } = decodeGo(blob, GO_BUNDLE);
       if (error !== undefined) return fail('L-PARSE-BUNDLE', `parse bundle: ${error}`, typeHint(error));
-      const bundle = toBundle(b as Record<string, unknown>, blob, pos);
+      const bundle = keep(toBundle(b as Record<string, unknown>, blob, pos));
       const objectError = readBundleObjects(bundle, options);
       if (objectError) {
         return fail('L-BUNDLE-OBJECT', `read bundle objects: ${objectError.message}`, undefined, {
@@ -297,17 +313,19 @@ function addBlob(
       const { value: d, error } = decodeGo(blob, GO_DEPRECATION);
       if (error !== undefined)
         return fail('L-PARSE-DEPRECATION', `parse deprecation: ${error}`, typeHint(error));
-      result.config.deprecations.push(toDeprecation(d as Record<string, unknown>, blob, pos));
+      result.config.deprecations.push(keep(toDeprecation(d as Record<string, unknown>, blob, pos)));
       return;
     }
     default:
-      result.config.others.push({
-        schema: meta.schema,
-        package: meta.package,
-        name: meta.name,
-        value: blob,
-        pos,
-      });
+      result.config.others.push(
+        keep({
+          schema: meta.schema,
+          package: meta.package,
+          name: meta.name,
+          value: blob,
+          pos,
+        }),
+      );
   }
 }
 

@@ -2,6 +2,7 @@
 // which packages, decided by content (design.md: never only by path).
 import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import { blobDigest } from '../catalog/load.js';
 import { goFilepathMatch } from '../catalog/indexignore.js';
 import { readFileAt, runGit } from '../catalog/source.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
@@ -32,28 +33,49 @@ export async function changedFiles(repo: string, base: string, head: string): Pr
   return out.toString('utf8').split('\0').filter(Boolean);
 }
 
-// Where a blob sits (pos, line) is not part of what it says.
-const withoutPlace = (key: string, value: unknown): unknown =>
-  key === 'pos' || key === 'line' ? undefined : value;
+// What a blob says, and only that. Loaded with `blobDigests`, the blob as read (keys the
+// typed view drops included). Otherwise the typed view without the loader's own bookkeeping:
+// `pos` on each blob and `line` on its properties and entries; user data keeps every key,
+// `line` and `pos` included (docs/security.md).
+const unlined = <T extends { line?: number }>(items: T[]): Omit<T, 'line'>[] =>
+  items.map(({ line: _line, ...rest }) => rest);
 
-/** Every blob of a package, as comparable text, keyed by package name. */
+type Blob = DeclarativeConfig[keyof DeclarativeConfig][number];
+
+function contentOf(blob: Blob): unknown {
+  const digest = blobDigest(blob);
+  if (digest !== undefined) return digest;
+  if ('value' in blob) return blob.value; // another schema: kept as read, all user data
+  const { pos: _pos, ...rest } = blob;
+  return {
+    ...rest,
+    ...('properties' in rest ? { properties: unlined(rest.properties) } : {}),
+    ...('entries' in rest ? { entries: unlined<{ line?: number }>(rest.entries) } : {}),
+  };
+}
+
+/**
+ * Every blob of a package, as comparable text, keyed by package name. The file a blob sits
+ * in is part of it: moving a package's blobs to another file or directory is a change to
+ * that package (its owners must agree; docs/security.md). Where in the file is not.
+ */
 function packageContents(config: DeclarativeConfig): Map<string, string[]> {
   const byPackage = new Map<string, string[]>();
-  const add = (pkg: string, what: unknown): void => {
+  const add = (pkg: string, blob: Blob): void => {
     const list = byPackage.get(pkg) ?? [];
-    list.push(JSON.stringify(what, withoutPlace));
+    list.push(JSON.stringify([blob.pos.file, contentOf(blob)]));
     byPackage.set(pkg, list);
   };
   for (const p of config.packages) add(p.name, p);
   for (const c of config.channels) add(c.package, c);
   for (const b of config.bundles) add(b.package, b);
   for (const d of config.deprecations) add(d.package, d);
-  for (const o of config.others) if (o.package) add(o.package, o.value);
+  for (const o of config.others) if (o.package) add(o.package, o);
   for (const list of byPackage.values()) list.sort();
   return byPackage;
 }
 
-/** A digest of each package's content (its blobs, not where they sit in the files). */
+/** A digest of each package's content (its blobs and the files holding them, not their lines). */
 export function packageDigests(config: DeclarativeConfig): Map<string, string> {
   const out = new Map<string, string>();
   for (const [name, blobs] of packageContents(config)) {

@@ -2,13 +2,18 @@
 // change every package and file touched, or someone who may has said `/approve`. Pure: the
 // owners files come from a reader of the BASE commit, team members from an injected function.
 //
-// - A touched package P (decided by content, per catalog root) needs the author or an
-//   approver in P's owners or the maintainers. P's owners are the `packageOwners` file for P
-//   when configured and present in the base; otherwise (with `ownersFiles`) the approvers of
-//   the OWNERS files along every base file that holds a blob of P: someone must own all of
-//   those files, so putting a blob of B into A's file never makes A's owners owners of B.
-// - A package the base lacks is new: `newPackages: maintainers` lets only maintainers add
-//   it; `anyone` lets the author add it.
+// - A touched package P (decided by content and the files holding it, per catalog root)
+//   needs the author or an approver in P's owners or the maintainers. P's owners come from
+//   the base, by P's name, never from where the head puts P (docs/security.md): the
+//   `packageOwners` file for P when configured and present; otherwise (with `ownersFiles`)
+//   the approvers of the OWNERS files along every base file that holds a blob of P, and of
+//   `<root>/P/OWNERS` when the base has one. Someone must own all of those: putting a blob
+//   of B into A's file never makes A's owners owners of B, nor does moving B's file into
+//   A's directory.
+// - A package is new only when no catalog root of the base has it and it has no owners
+//   entry (packageOwners file, or with `ownersFiles` a `<root>/P/OWNERS` in any base root):
+//   `newPackages: maintainers` lets only maintainers add it; `anyone` lets the author add
+//   it. Adding a package that is not new to another root needs its owners.
 // - Every other changed file follows the OWNERS files along its path, and if none names an
 //   approver, only the maintainers may approve it. Files that hold FBC blobs (in base or
 //   head) are judged by the packages they touch, not by path.
@@ -16,7 +21,7 @@
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
-import { isTeam, normLogin, OwnersIndex, type FileReader } from './owners.js';
+import { isTeam, normLogin, OWNERS, OwnersIndex, type FileReader } from './owners.js';
 
 export type { FileReader } from './owners.js';
 
@@ -71,6 +76,14 @@ export interface PermissionInput {
    */
   otherFiles: (string | { path: string; change: ChangeKind })[];
   config: OwnershipConfig;
+  /** Catalog roots of the base: `<root>/<package>/OWNERS` there names a package's owners. */
+  baseRoots?: string[];
+  /**
+   * Repository paths of the files holding a package's blobs in every catalog root of the
+   * base; asked only for a package the base of its own root lacks. Without it, such a
+   * package is new unless it has an owners entry.
+   */
+  basePackageFiles?: (pkg: string) => Promise<string[]>;
 }
 
 export interface PermissionRow {
@@ -205,6 +218,48 @@ export async function decidePermissions(
     return { mayApprove, satisfiedBy: null };
   };
 
+  /**
+   * A package's owners, from the base and by its name. `here`: the base files holding it in
+   * the root being judged (undefined when that root's base lacks it: then every base root
+   * counts). `known`: the base has the package somewhere or an owners entry for it, so it is
+   * not new.
+   */
+  const ownersOf = async (
+    pkg: string,
+    root: string,
+    here: string[] | undefined,
+  ): Promise<{ known: boolean; sets: string[][] }> => {
+    const safe = safePathSegment(pkg);
+    const template = config.ownership.packageOwners;
+    if (template) {
+      if (safe) {
+        const fromPackageFile = await index.packageOwners(template.replaceAll('{package}', pkg));
+        if (fromPackageFile) return { known: true, sets: [fromPackageFile] };
+      } else {
+        extraProblems.push({
+          message: `package name ${JSON.stringify(pkg)} cannot be used in the packageOwners path ${template}; it is judged as if that file were absent`,
+        });
+      }
+    }
+    const elsewhere = here === undefined ? ((await input.basePackageFiles?.(pkg)) ?? []) : [];
+    let known = here !== undefined || elsewhere.length > 0;
+    const sets: string[][] = [];
+    if (!config.ownership.ownersFiles) return { known, sets };
+    // Without the base catalog, the package's files are unknown: the root's OWNERS decide.
+    const paths = here === undefined ? elsewhere : here.length > 0 ? here : [repoPath(root, pkg)];
+    for (const path of paths) sets.push((await index.approversOf(path)).approvers);
+    if (safe) {
+      const roots = here === undefined ? dedupe([root, ...(input.baseRoots ?? [])]) : [root];
+      for (const r of roots) {
+        const byName = repoPath(r, `${pkg}/${OWNERS}`);
+        if (!(await index.ownersFile(byName))) continue;
+        known = true;
+        sets.push((await index.approversOf(byName)).approvers);
+      }
+    }
+    return { known, sets };
+  };
+
   const rows: PermissionRow[] = [];
   const fbcFiles = new Set<string>();
 
@@ -216,34 +271,14 @@ export async function decidePermissions(
 
     for (const pkg of [...change.packages].sort()) {
       const what = `package ${pkg} (${change.root})`;
-      const kind: ChangeKind = !change.basePackages.has(pkg)
-        ? 'added'
-        : headFiles && !headFiles.has(pkg)
-          ? 'removed'
-          : 'changed';
+      const inBase = change.basePackages.has(pkg) || (baseFiles?.has(pkg) ?? false);
+      const kind: ChangeKind = !inBase ? 'added' : headFiles && !headFiles.has(pkg) ? 'removed' : 'changed';
       const pkgFiles = [...(baseFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f));
-      const req: Requirement = { anyone: false, ownerSets: [] };
-      if (kind === 'added') {
-        req.anyone = config.ownership.newPackages === 'anyone';
-      } else {
-        let fromPackageFile: string[] | undefined;
-        const template = config.ownership.packageOwners;
-        if (template) {
-          if (safePathSegment(pkg)) {
-            fromPackageFile = await index.packageOwners(template.replaceAll('{package}', pkg));
-          } else {
-            extraProblems.push({
-              message: `package name ${JSON.stringify(pkg)} cannot be used in the packageOwners path ${template}; it is judged as if that file were absent`,
-            });
-          }
-        }
-        if (fromPackageFile) req.ownerSets.push(fromPackageFile);
-        else if (config.ownership.ownersFiles) {
-          // Without the base catalog, the package's files are unknown: the root's OWNERS decide.
-          const paths = pkgFiles.length > 0 ? pkgFiles : [repoPath(change.root, pkg)];
-          for (const path of paths) req.ownerSets.push((await index.approversOf(path)).approvers);
-        }
-      }
+      const owners = await ownersOf(pkg, change.root, inBase ? pkgFiles : undefined);
+      const req: Requirement = {
+        anyone: !owners.known && config.ownership.newPackages === 'anyone',
+        ownerSets: owners.sets,
+      };
       // Annotate a base file of the package, or for a new package the head file that adds it.
       const annotated =
         pkgFiles[0] ?? [...(headFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f))[0];

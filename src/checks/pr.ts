@@ -1,12 +1,12 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree).
-import { GitTreeSource, validateCatalog, type CatalogReport } from '../catalog/index.js';
+import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { readFileAt, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
-import { decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
+import { blobFiles, decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
 import type { ImageCheck } from '../publish/exists.js';
 import { crdUpgradeCheck } from './crd-upgrade.js';
 import { gitObjectLoader } from './crd-upgrade-objects.js';
@@ -84,8 +84,13 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   const roots: CheckedRoot[] = [];
   for (const path of touched) {
     const [baseReport, headReport] = await Promise.all([
-      baseRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, base, path)) : undefined,
-      headRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, head, path)) : undefined,
+      // Blob digests: change detection sees every key of a blob (docs/security.md).
+      baseRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, base, path), { blobDigests: true })
+        : undefined,
+      headRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, head, path), { blobDigests: true })
+        : undefined,
     ]);
     roots.push({
       path,
@@ -148,6 +153,8 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
         })),
         otherFiles: files,
         config,
+        // Only a package added to a root is looked for in the others.
+        ...(roots.some(addsPackage) ? await basePlaces(repo, [base, rules], globs, roots) : {}),
       },
       baseFiles,
       input.teams ??
@@ -158,6 +165,55 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     checks.unshift(permissionsCheck(decision));
   }
   return { roots, checks, ...(subjects ? { subjects } : {}) };
+}
+
+/**
+ * Where packages sit in every catalog root of the base (the merge base and the commit whose
+ * rules apply): a package one root lacks may be another root's, and is then not new
+ * (docs/security.md). The other roots are loaded only when a package is added to a root.
+ */
+async function basePlaces(
+  repo: string,
+  commits: string[],
+  globs: string[],
+  checked: CheckedRoot[],
+): Promise<{ baseRoots: string[]; basePackageFiles: (pkg: string) => Promise<string[]> }> {
+  const revs = [...new Set(await Promise.all(commits.map((c) => resolveCommit(repo, c))))];
+  const rootsAt = await Promise.all(revs.map((rev) => catalogRoots(repo, rev, globs)));
+  let places: Promise<Map<string, Set<string>>> | undefined;
+  const load = async (): Promise<Map<string, Set<string>>> => {
+    const out = new Map<string, Set<string>>();
+    const known = new Map(checked.map((r) => [r.path, r.base?.config]));
+    for (const [i, rev] of revs.entries()) {
+      for (const root of rootsAt[i] ?? []) {
+        const config =
+          (i === 0 ? known.get(root) : undefined) ??
+          (await loadCatalog(new GitTreeSource(repo, rev, root))).config;
+        for (const [pkg, files] of blobFiles(config)) {
+          const set = out.get(pkg) ?? new Set<string>();
+          for (const f of files) set.add(`${root}/${f}`);
+          out.set(pkg, set);
+        }
+      }
+    }
+    return out;
+  };
+  return {
+    baseRoots: [...new Set(rootsAt.flat())].sort(),
+    basePackageFiles: async (pkg) => [...((await (places ??= load())).get(pkg) ?? [])].sort(),
+  };
+}
+
+/** Does the change add a package to this root (one its base has no blob of)? */
+function addsPackage(root: CheckedRoot): boolean {
+  const inBase = root.base ? blobFiles(root.base.config) : new Map<string, Set<string>>();
+  return [...root.packages].some((p) => !root.base?.model.has(p) && !inBase.has(p));
+}
+
+async function resolveCommit(repo: string, rev: string): Promise<string> {
+  return (await runGit(repo, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`]))
+    .toString('utf8')
+    .trim();
 }
 
 /**
