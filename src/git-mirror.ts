@@ -84,6 +84,10 @@ export async function ensureMirror(req: MirrorRequest, workDir = defaultWorkDir(
   const refspecs = req.fetch.map((r) => (r.startsWith('refs/') ? `+${r}:${r}` : r));
   if (refspecs.length > 0) {
     await git(dir, ['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', ...refspecs], auth);
+    // Every blob a job may read of these commits (and their merge bases) comes now, with the
+    // token: git's lazy fetch during the checks has none, and fails on a private repository.
+    const commits = await Promise.all(req.fetch.map((r) => revParse(dir, r).catch(() => '')));
+    await fetchMissingBlobs(dir, commits.filter(Boolean), req.token);
   }
   // Git ignores unknown files in a bare repository: this one dates the last use for pruning.
   await writeFile(join(dir, LAST_USED), new Date().toISOString() + '\n');

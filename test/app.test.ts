@@ -479,7 +479,7 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
 });
 
 describe('git mirror', () => {
-  it('clones blobless over file:// and fetches the missing blobs of both commits', async () => {
+  it('clones blobless over file:// and fetches the blobs of the commits it was asked for', async () => {
     const repo = makeExampleRepo(7);
     const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     try {
@@ -490,8 +490,7 @@ describe('git mirror', () => {
         { cloneUrl: `file://${repo.bare}`, repoId: 9, fetch: [repo.base, 'refs/pull/7/head'] },
         workDir,
       );
-      const fetched = await fetchMissingBlobs(dir, [repo.base, repo.head]);
-      expect(fetched).toBeGreaterThan(0);
+      // The blobs of both commits came with them: nothing is left for a lazy fetch.
       expect(await fetchMissingBlobs(dir, [repo.base, repo.head])).toBe(0);
       // A second call reuses the mirror.
       await ensureMirror(

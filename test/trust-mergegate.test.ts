@@ -289,6 +289,9 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     'a result computed under an older config of the base branch does not count: the checks run again before the merge',
     async () => {
       await start(['bob']);
+      // A private repository: the gate reads the new config with the token, not by a lazy fetch.
+      git = await startGitHttp('ghs_fake');
+      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
       const head = repo.top();
       repo.push(head, 'refs/pull/1/head');
       const runsAtMerge: number[] = [];
@@ -313,6 +316,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       const [first, second] = gh.runsFor(head, 'catalog-bot/validate').map((r) => r.output?.text);
       expect(second).toMatch(/Checked against `main`/);
       expect(second).not.toBe(first);
+      expect(git.requests.every((r) => r.authorized)).toBe(true);
     },
     TIMEOUT,
   );
