@@ -15,6 +15,7 @@ import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.
 import type { JobQueue } from '../queue.js';
 import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
 import { LABELS, loadState } from './pr-state.js';
+import type { PrJob } from './pull-request.js';
 import { teamMembers } from './teams.js';
 
 export interface MergeTarget {
@@ -166,23 +167,25 @@ export async function mergeIfReady(
       { workDir: options.workDir },
     );
     if (!recheck.enabled) return { merged: false, reason: 'auto-merge is off in the base branch config' };
-    const checkAgain = (why: string) =>
-      options.queue.enqueue({
+    const checkAgain = (why: string) => {
+      const job: PrJob = {
+        ref,
+        number,
+        headSha: head,
+        author: pr.user?.login ?? '',
+        installationId: target.installationId,
+        cloneUrl: target.cloneUrl,
+        repoId: target.repoId,
+      };
+      return options.queue.enqueue({
         key: `recheck:${why}:${number}:${head}`,
         kind: 'announce-checks',
-        data: {
-          ref,
-          number,
-          headSha: head,
-          author: pr.user?.login ?? '',
-          installationId: target.installationId,
-          cloneUrl: target.cloneUrl,
-          repoId: target.repoId,
-        },
+        data: job,
       });
+    };
     if ('stale' in recheck) {
       // The new runs, once green, bring the pull request back here.
-      await checkAgain(`${pr.base.ref}:${baseTip}`);
+      await checkAgain(`config:${pr.base.ref}:${baseTip}`);
       return { merged: false, reason: `checked under another config of ${pr.base.ref}; checking again` };
     }
     if (recheck.conflict) return { merged: false, reason: `conflicts with ${pr.base.ref}` };
@@ -199,7 +202,7 @@ export async function mergeIfReady(
         ].join('\n'),
       });
       // The permissions run shows the details (and, red, keeps this from being said again).
-      await checkAgain(`${pr.base.ref}:${baseTip}`);
+      await checkAgain(`permissions:${pr.base.ref}:${baseTip}`);
       return { merged: false, reason: 'permissions fail under the current base', told: true };
     }
     if (recheck.broken.length > 0) {
