@@ -129,7 +129,12 @@ export async function mergeIfReady(
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const { data: branch } = await octokit.rest.repos.getBranch({ ...ref, branch: pr.base.ref });
     const baseTip = branch.commit.sha;
-    const { state } = await loadState(octokit, ref, number, `${slug}[bot]`);
+    // Permissions as the base branch has them now (its config and owners files): a change
+    // to them merged since the checks ran applies to every pull request still waiting.
+    const rulesMoved = results.get(PERMISSIONS_CHECK)?.checked?.sha !== baseTip;
+    const approvals = rulesMoved
+      ? (await loadState(octokit, ref, number, `${slug}[bot]`)).state.approvals
+      : [];
     const recheck = await withMirror(
       {
         cloneUrl: target.cloneUrl,
@@ -145,19 +150,20 @@ export async function mergeIfReady(
         if ([...results.values()].some((r) => r.checked?.config !== configBlob))
           return { enabled: true as const, stale: true as const };
         await fetchMissingBlobs(dir, [baseTip, head], token);
-        // Permissions as the base branch has them now (its config and OWNERS files): a merged
-        // change to them applies to every pull request still waiting.
-        const own = await runPrChecks({
-          repo: dir,
-          base: await mergeBase(dir, baseTip, head),
-          rules: baseTip,
-          head,
-          author: pr.user?.login ?? '',
-          approvers: [],
-          approvals: state.approvals,
-          teams: teamMembers(octokit, target.installationId),
-        });
-        const permissions = own.checks.find((c) => c.name === PERMISSIONS_CHECK);
+        const permissions = rulesMoved
+          ? (
+              await runPrChecks({
+                repo: dir,
+                base: await mergeBase(dir, baseTip, head),
+                rules: baseTip,
+                head,
+                author: pr.user?.login ?? '',
+                approvers: [],
+                approvals,
+                teams: teamMembers(octokit, target.installationId),
+              })
+            ).checks.find((c) => c.name === PERMISSIONS_CHECK)
+          : undefined;
         const merged = await mergeTree(dir, baseTip, head);
         if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
         const { checks } = await runPrChecks({ repo: dir, base: baseTip, head: merged });
