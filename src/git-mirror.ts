@@ -1,5 +1,7 @@
 // One bare, blobless mirror per repository under a work directory. The app only reads git
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
+// A mirror follows the repository, not its name (docs/security.md): it is keyed by the
+// host and the repository id, and fetches from the payload's current `clone_url`.
 import { runGit } from './catalog/source.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 export interface MirrorRequest {
   /** `repository.clone_url` of the payload (a local path or file:// URL in tests). */
   cloneUrl: string;
-  /** A stable id for the directory name: `repository.id`. */
+  /** `repository.id`: with the host of `cloneUrl`, what names the mirror (a rename keeps it). */
   repoId: number | string;
   /** The installation token; sent as `x-access-token` basic auth to http(s) remotes only. */
   token?: string;
@@ -27,8 +29,23 @@ export function defaultMirrorBudget(): number {
   return Number.isFinite(value) && value > 0 ? value : 10 * 1024 ** 3;
 }
 
-export function mirrorDir(repoId: number | string, workDir = defaultWorkDir()): string {
-  return join(workDir, 'mirrors', `${String(repoId).replace(/[^A-Za-z0-9_-]/g, '_')}.git`);
+/**
+ * The mirror of a repository: named by the host of its clone URL and its id, never by its
+ * name, which a rename or transfer changes (and someone else may then take).
+ */
+export function mirrorDir(
+  repo: Pick<MirrorRequest, 'cloneUrl' | 'repoId'>,
+  workDir = defaultWorkDir(),
+): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return join(workDir, 'mirrors', `${safe(hostOf(repo.cloneUrl))}-${safe(String(repo.repoId))}.git`);
+}
+
+/** The host (with port) of a clone URL; `local` for a path (tests, file:// URLs). */
+function hostOf(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)/i.exec(url);
+  const host = scheme?.[1]?.replace(/^.*@/, '').toLowerCase();
+  return host || 'local';
 }
 
 /** Whether a clone URL is a remote that needs the installation token. */
@@ -42,7 +59,7 @@ function isHttp(url: string): boolean {
  * at once (the queue runs one job per repository at a time).
  */
 export async function ensureMirror(req: MirrorRequest, workDir = defaultWorkDir()): Promise<string> {
-  const dir = mirrorDir(req.repoId, workDir);
+  const dir = mirrorDir(req, workDir);
   const auth = isHttp(req.cloneUrl) && req.token ? req.token : undefined;
   if (!existsSync(join(dir, 'HEAD'))) {
     await mkdir(join(workDir, 'mirrors'), { recursive: true });
@@ -60,10 +77,17 @@ export async function ensureMirror(req: MirrorRequest, workDir = defaultWorkDir(
       await rm(tmp, { recursive: true, force: true });
       throw error;
     }
+  } else if ((await git(dir, ['config', '--get', 'remote.origin.url'], undefined)).trim() !== req.cloneUrl) {
+    // Renamed or transferred: fetch (and lazily fetch) from where the repository is now.
+    await git(dir, ['remote', 'set-url', 'origin', req.cloneUrl], undefined);
   }
   const refspecs = req.fetch.map((r) => (r.startsWith('refs/') ? `+${r}:${r}` : r));
   if (refspecs.length > 0) {
     await git(dir, ['fetch', '--quiet', '--no-tags', '--filter=blob:none', 'origin', ...refspecs], auth);
+    // Every blob a job may read of these commits (and their merge bases) comes now, with the
+    // token: git's lazy fetch during the checks has none, and fails on a private repository.
+    const commits = await Promise.all(req.fetch.map((r) => revParse(dir, r).catch(() => '')));
+    await fetchMissingBlobs(dir, commits.filter(Boolean), req.token);
   }
   // Git ignores unknown files in a bare repository: this one dates the last use for pruning.
   await writeFile(join(dir, LAST_USED), new Date().toISOString() + '\n');
@@ -85,7 +109,7 @@ export async function withMirror<T>(
   options: { workDir?: string; maxBytes?: number } = {},
 ): Promise<T> {
   const workDir = options.workDir ?? defaultWorkDir();
-  const dir = mirrorDir(req.repoId, workDir);
+  const dir = mirrorDir(req, workDir);
   inUse.set(dir, (inUse.get(dir) ?? 0) + 1);
   try {
     return await work(await ensureMirror(req, workDir));
@@ -133,9 +157,18 @@ export async function pruneMirrors(
   return removed;
 }
 
-/** Remove one repository's mirror (the app was uninstalled from it). */
+/**
+ * Remove one repository's mirrors (the app was uninstalled from it): the payload names it
+ * by id only, so every host's mirror of that id goes (at worst one is cloned again), and
+ * the `<id>.git` of older versions too.
+ */
 export async function removeMirror(repoId: number | string, workDir = defaultWorkDir()): Promise<void> {
-  await rm(mirrorDir(repoId, workDir), { recursive: true, force: true });
+  const root = join(workDir, 'mirrors');
+  const id = String(repoId).replace(/[^A-Za-z0-9_.-]/g, '_');
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names)
+    if (name === `${id}.git` || name.endsWith(`-${id}.git`))
+      await rm(join(root, name), { recursive: true, force: true });
 }
 
 async function diskUsage(path: string): Promise<number> {
@@ -151,11 +184,20 @@ async function diskUsage(path: string): Promise<number> {
 /**
  * Download the blobs of the given commits' trees that the blobless mirror lacks, in one
  * fetch with the token (git's lazy fetch during the checks would have no credentials).
+ * The merge bases of the commits count too: a pull request behind its base is measured
+ * from its merge base, and `git merge-tree` reads it (docs/security.md).
  */
 export async function fetchMissingBlobs(dir: string, commits: string[], token?: string): Promise<number> {
+  const all = new Set(commits);
+  for (const [i, a] of commits.entries())
+    for (const b of commits.slice(i + 1)) {
+      // No common history: nothing to add.
+      const base = await mergeBase(dir, a, b).catch(() => '');
+      if (base) all.add(base);
+    }
   const listing = await git(
     dir,
-    ['rev-list', '--objects', '--no-walk', '--missing=print', ...commits],
+    ['rev-list', '--objects', '--no-walk', '--missing=print', ...all],
     undefined,
   );
   const missing = listing
@@ -223,6 +265,13 @@ export async function commitFiles(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The blob id of `path` at `rev`, or '' when there is no such file. */
+export async function blobAt(dir: string, rev: string, path: string): Promise<string> {
+  return (
+    await git(dir, ['rev-parse', '--verify', '--quiet', `${rev}:${path}`], undefined).catch(() => '')
+  ).trim();
 }
 
 /** Resolve `ref` to a commit sha in the mirror. */

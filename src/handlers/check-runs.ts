@@ -20,6 +20,43 @@ export function isGreen(conclusion: string | null | undefined): boolean {
   return conclusion === 'success' || conclusion === 'neutral';
 }
 
+/**
+ * What a check result was computed against (docs/security.md: results belong to (head,
+ * base, config)): the base branch, the commit whose rules applied, and the blob id of that
+ * commit's config file ('' when it has none; absent when the job failed before reading
+ * it). It rides in the check run's output text, which only this App can write; the merge
+ * gate counts a run only for a pull request with that base branch and config.
+ */
+export interface CheckedAgainst {
+  base: string;
+  sha: string;
+  config?: string;
+}
+
+const CHECKED = '<!-- catalog-bot:checked ';
+
+export function checkedText(c: CheckedAgainst): string {
+  const config = c.config === undefined ? '' : `, config \`${c.config ? c.config.slice(0, 12) : 'none'}\``;
+  // JSON never contains `-->` once `>` is escaped.
+  const data = JSON.stringify(c).replace(/>/g, '\\u003e');
+  return `Checked against \`${c.base}\` at ${c.sha.slice(0, 12)}${config}.\n\n${CHECKED}${data} -->`;
+}
+
+/** The base and config a run of this App was computed against, from its output text. */
+export function readChecked(text: string | null | undefined): CheckedAgainst | undefined {
+  const start = text?.lastIndexOf(CHECKED) ?? -1;
+  if (!text || start < 0) return undefined;
+  const end = text.indexOf(' -->', start);
+  try {
+    const data = JSON.parse(text.slice(start + CHECKED.length, end < 0 ? undefined : end)) as CheckedAgainst;
+    if (typeof data.base !== 'string' || typeof data.sha !== 'string') return undefined;
+    if (data.config !== undefined && typeof data.config !== 'string') return undefined;
+    return data;
+  } catch {
+    return undefined;
+  }
+}
+
 /** GitHub's limits: output text 65535 characters, 50 annotations per request. */
 export const MAX_TEXT = 65_535;
 export const ANNOTATIONS_PER_REQUEST = 50;
@@ -87,6 +124,8 @@ export interface Completion {
   title: string;
   summary: string;
   annotations?: Annotation[];
+  /** What the result was computed against (results without it never count for a merge). */
+  checked?: CheckedAgainst;
 }
 
 /** Complete a check run; annotations go in batches of 50, the last request completes it. */
@@ -98,6 +137,7 @@ export async function completeCheckRun(
 ): Promise<void> {
   const title = truncate(c.title, 255);
   const summary = truncate(c.summary);
+  const text = c.checked ? { text: checkedText(c.checked) } : {};
   const annotations = (c.annotations ?? []).map((a) => ({
     path: a.path,
     start_line: a.line,
@@ -119,7 +159,7 @@ export async function completeCheckRun(
       ...(last
         ? { status: 'completed' as const, conclusion: c.conclusion, completed_at: new Date().toISOString() }
         : {}),
-      output: { title, summary, ...(batch.length > 0 ? { annotations: batch } : {}) },
+      output: { title, summary, ...text, ...(batch.length > 0 ? { annotations: batch } : {}) },
     });
   }
 }

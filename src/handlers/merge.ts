@@ -6,12 +6,17 @@
 // repository's queue group, so merges in one repository never overlap.
 import type { Context } from 'probot';
 import { readRepoConfig } from '../checks/changes.js';
+import type { CheckResult } from '../checks/check.js';
+import { CONFIG_PATH } from '../checks/config.js';
+import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { runPrChecks } from '../checks/pr.js';
 import { runGit } from '../catalog/source.js';
-import { fetchMissingBlobs, withMirror } from '../git-mirror.js';
+import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
-import { isGreen, PR_CHECK_NAMES, type RepoRef } from './check-runs.js';
-import { LABELS } from './pr-state.js';
+import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
+import { LABELS, loadState } from './pr-state.js';
+import type { PrJob } from './pull-request.js';
+import { teamMembers } from './teams.js';
 
 export interface MergeTarget {
   ref: RepoRef;
@@ -41,6 +46,51 @@ export async function mergeJob(ctx: Ctx, options: MergeOptions, target: MergeTar
 // GitHub's mergeable_state values that leave nothing branch protection still waits for.
 const MERGEABLE = new Set(['clean', 'unstable', 'has_hooks']);
 
+type PullState = {
+  state: string;
+  merged: boolean;
+  draft?: boolean;
+  labels: { name: string }[];
+  head: { sha: string };
+  base: { ref: string };
+};
+
+/** Why a pull request may not be merged as it is now, whatever its checks say. */
+function notMergeable(pr: PullState): string | undefined {
+  if (pr.state !== 'open' || pr.merged) return 'not open';
+  if (pr.draft) return 'draft';
+  if (pr.labels.some((l) => l.name === LABELS.hold)) return 'on hold';
+  return undefined;
+}
+
+type ListedRun = {
+  id: number;
+  name: string;
+  status: string;
+  conclusion: string | null;
+  output?: { text?: string | null };
+};
+
+/**
+ * The result of each check for a pull request into `baseRef`: per name, the newest run of
+ * this App on the head that was computed against that base branch, or still runs
+ * (docs/security.md: results belong to (head, base, config)). A run for the same head
+ * into another base (another pull request, another branch's config) never counts.
+ */
+export function resultsFor(
+  runs: ListedRun[],
+  baseRef: string,
+): Map<string, ListedRun & { checked?: CheckedAgainst }> {
+  const results = new Map<string, ListedRun & { checked?: CheckedAgainst }>();
+  for (const run of runs) {
+    const checked = readChecked(run.output?.text);
+    if (run.status === 'completed' && checked?.base !== baseRef) continue;
+    const seen = results.get(run.name);
+    if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
+  }
+  return results;
+}
+
 /** Merge the pull request if it is ready; says why not otherwise. Never throws. */
 export async function mergeIfReady(
   ctx: Ctx,
@@ -51,25 +101,26 @@ export async function mergeIfReady(
   const { ref, number } = target;
   try {
     const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
-    if (pr.state !== 'open' || pr.merged) return { merged: false, reason: 'not open' };
-    if (pr.draft) return { merged: false, reason: 'draft' };
-    const labels = pr.labels.map((l) => l.name);
-    if (labels.includes(LABELS.hold)) return { merged: false, reason: 'on hold' };
+    const why = notMergeable(pr);
+    if (why) return { merged: false, reason: why };
     const head = pr.head.sha;
 
-    // Every catalog-bot check, by this App, completed green on this very head.
+    // Every catalog-bot check, by this App, completed green on this very head against this base.
     const slug = await options.appSlug();
-    const { data: listed } = await octokit.rest.checks.listForRef({
+    const listed = await octokit.paginate(octokit.rest.checks.listForRef, {
       ...ref,
       ref: head,
-      filter: 'latest',
+      filter: 'all',
       per_page: 100,
     });
-    const ours = listed.check_runs.filter((r) => r.app?.slug === slug);
+    const results = resultsFor(
+      listed.filter((r) => r.app?.slug === slug),
+      pr.base.ref,
+    );
     for (const name of PR_CHECK_NAMES) {
-      const run = ours.find((r) => r.name === name);
+      const run = results.get(name);
       if (!run || run.status !== 'completed' || !isGreen(run.conclusion))
-        return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)}` };
+        return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)} into ${pr.base.ref}` };
     }
     // Branch protection's required checks (and reviews) are GitHub's to count.
     if (!MERGEABLE.has(pr.mergeable_state))
@@ -78,6 +129,12 @@ export async function mergeIfReady(
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const { data: branch } = await octokit.rest.repos.getBranch({ ...ref, branch: pr.base.ref });
     const baseTip = branch.commit.sha;
+    // Permissions as the base branch has them now (its config and owners files): a change
+    // to them merged since the checks ran applies to every pull request still waiting.
+    const rulesMoved = results.get(PERMISSIONS_CHECK)?.checked?.sha !== baseTip;
+    const approvals = rulesMoved
+      ? (await loadState(octokit, ref, number, `${slug}[bot]`)).state.approvals
+      : [];
     const recheck = await withMirror(
       {
         cloneUrl: target.cloneUrl,
@@ -88,26 +145,74 @@ export async function mergeIfReady(
       async (dir) => {
         const { config } = await readRepoConfig(dir, baseTip);
         if (!config.automerge.enabled) return { enabled: false as const };
+        // Results computed under another config of the base branch do not count: check again.
+        const configBlob = await blobAt(dir, baseTip, CONFIG_PATH);
+        if ([...results.values()].some((r) => r.checked?.config !== configBlob))
+          return { enabled: true as const, stale: true as const };
         await fetchMissingBlobs(dir, [baseTip, head], token);
+        const permissions = rulesMoved
+          ? (
+              await runPrChecks({
+                repo: dir,
+                base: await mergeBase(dir, baseTip, head),
+                rules: baseTip,
+                head,
+                author: pr.user?.login ?? '',
+                approvers: [],
+                approvals,
+                teams: teamMembers(octokit, target.installationId),
+              })
+            ).checks.find((c) => c.name === PERMISSIONS_CHECK)
+          : undefined;
         const merged = await mergeTree(dir, baseTip, head);
         if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
         const { checks } = await runPrChecks({ repo: dir, base: baseTip, head: merged });
         const broken = checks.filter((c) => c.conclusion === 'failure');
-        return { enabled: true as const, conflict: false as const, broken, config };
+        return { enabled: true as const, conflict: false as const, broken, permissions, config };
       },
       { workDir: options.workDir },
     );
     if (!recheck.enabled) return { merged: false, reason: 'auto-merge is off in the base branch config' };
+    const checkAgain = (why: string) => {
+      const job: PrJob = {
+        ref,
+        number,
+        headSha: head,
+        author: pr.user?.login ?? '',
+        installationId: target.installationId,
+        cloneUrl: target.cloneUrl,
+        repoId: target.repoId,
+      };
+      return options.queue.enqueue({
+        key: `recheck:${why}:${number}:${head}`,
+        kind: 'announce-checks',
+        data: job,
+      });
+    };
+    if ('stale' in recheck) {
+      // The new runs, once green, bring the pull request back here.
+      await checkAgain(`config:${pr.base.ref}:${baseTip}`);
+      return { merged: false, reason: `checked under another config of ${pr.base.ref}; checking again` };
+    }
     if (recheck.conflict) return { merged: false, reason: `conflicts with ${pr.base.ref}` };
+    if (recheck.permissions && recheck.permissions.conclusion !== 'success') {
+      await octokit.rest.issues.createComment({
+        ...ref,
+        issue_number: number,
+        body: [
+          `Not merged: under the rules of the current \`${pr.base.ref}\` (${baseTip.slice(0, 12)}), its config and owners files, \`${PERMISSIONS_CHECK}\` fails: ${recheck.permissions.title}`,
+          '',
+          ...errorLines([recheck.permissions]),
+          '',
+          'The checks run again on this head under those rules.',
+        ].join('\n'),
+      });
+      // The permissions run shows the details (and, red, keeps this from being said again).
+      await checkAgain(`permissions:${pr.base.ref}:${baseTip}`);
+      return { merged: false, reason: 'permissions fail under the current base', told: true };
+    }
     if (recheck.broken.length > 0) {
-      const lines = recheck.broken.flatMap((c) =>
-        c.findings
-          .filter((f) => f.level === 'error')
-          .slice(0, 5)
-          .map(
-            (f) => `- \`${c.name}\`: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`,
-          ),
-      );
+      const lines = errorLines(recheck.broken);
       await octokit.rest.issues.createComment({
         ...ref,
         issue_number: number,
@@ -121,6 +226,14 @@ export async function mergeIfReady(
       });
       return { merged: false, reason: 'breaks the catalog together with the current base', told: true };
     }
+
+    // The re-check took a while: a /hold, a push or a close in the meantime wins.
+    const { data: now } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const late =
+      notMergeable(now) ??
+      (now.head.sha !== head ? `the head moved to ${now.head.sha.slice(0, 12)}` : undefined) ??
+      (now.base.ref !== pr.base.ref ? `the base changed to ${now.base.ref}` : undefined);
+    if (late) return { merged: false, reason: late };
 
     try {
       const { data } = await octokit.rest.pulls.merge({
@@ -146,6 +259,16 @@ export async function mergeIfReady(
     log.error({ err: error, pr: number }, 'auto-merge evaluation failed');
     return { merged: false, reason: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** The first errors of each check, as list items. */
+function errorLines(checks: CheckResult[]): string[] {
+  return checks.flatMap((c) =>
+    c.findings
+      .filter((f) => f.level === 'error')
+      .slice(0, 5)
+      .map((f) => `- \`${c.name}\`: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`),
+  );
 }
 
 /** The tree of `head` merged into `base`, or undefined on a conflict. */

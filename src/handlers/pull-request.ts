@@ -2,7 +2,8 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import { runPrChecks } from '../checks/pr.js';
-import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
+import { blobAt, fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
+import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { BundleResolver } from '../catalog/templates/index.js';
 import type { ImageCheck } from '../publish/exists.js';
@@ -15,6 +16,7 @@ import { teamMembers } from './teams.js';
 import {
   completeAll,
   completeCheckRun,
+  type CheckedAgainst,
   createCheckRuns,
   isGreen,
   PR_CHECK_NAMES,
@@ -167,6 +169,8 @@ export async function runChecksJob(
   const { workDir, metrics, appSlug } = options;
   const { job } = data;
   const runs = new Map(Object.entries(data.runs));
+  // What the results are computed against; the merge gate counts them only for this base.
+  let checked: CheckedAgainst | undefined;
   try {
     const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
     if (current.head.sha !== job.headSha) {
@@ -182,6 +186,8 @@ export async function runChecksJob(
     const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
+    checked = { base: current.base.ref, sha: base };
+    const against = checked;
     const mirror = {
       cloneUrl: job.cloneUrl,
       repoId: job.repoId,
@@ -196,6 +202,7 @@ export async function runChecksJob(
             throw new Error(`commit ${sha} was not fetched`);
         }
         await fetchMissingBlobs(dir, [base, job.headSha], token);
+        against.config = await blobAt(dir, base, CONFIG_PATH);
         // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
         // how it combines with newer base commits is checked right before a merge.
         return runPrChecks({
@@ -222,7 +229,7 @@ export async function runChecksJob(
           title: 'Not run',
           summary: `${name} did not run on this change.`,
         };
-        await completeCheckRun(octokit, job.ref, id, check);
+        await completeCheckRun(octokit, job.ref, id, { ...check, checked: against });
         metrics?.checkOutcomes.inc({ check: name, conclusion: check.conclusion });
       }),
     );
@@ -271,6 +278,8 @@ export async function runChecksJob(
           message.slice(0, 4000),
           '```',
         ].join('\n'),
+        // A failure for this base is the newest result for it: an older green one no longer counts.
+        ...(checked ? { checked } : {}),
       });
     } catch (again) {
       log.error({ err: again }, 'could not report the failure on the check runs');

@@ -18,6 +18,8 @@ export interface FakePull {
   mergeable_state?: string;
   /** The head branch (default `pr-<number>`, in this repository). */
   headRef?: string;
+  /** The base branch (default `main`). */
+  base?: string;
   /** Called on PUT .../merge; returns the merge commit sha, or throws { status, message }. */
   onMerge?: (body: { sha?: string; merge_method?: string }) => string;
 }
@@ -29,7 +31,8 @@ export interface FakeCheckRun {
   status: string;
   conclusion: string | null;
   app: { slug: string };
-  output?: { title?: string; summary?: string };
+  external_id?: string;
+  output?: { title?: string; summary?: string; text?: string };
 }
 
 export interface FakeComment {
@@ -56,6 +59,8 @@ export class FakeGitHub {
   readonly protectedBranches = new Set<string>();
   /** branch -> repository rules (rulesets) that apply to it. */
   readonly branchRules = new Map<string, { type: string }[]>();
+  /** Called when a branch is looked up (GET .../branches/:name), e.g. to change things mid-job. */
+  onBranch?: (name: string) => void;
   #id = 1000;
   /** GitHub's clock runs this far ahead of the test's (tick() moves it): `Date` headers and event times. */
   #clockOffset = 0;
@@ -127,7 +132,7 @@ export class FakeGitHub {
       labels: (p.labels ?? []).map((name) => ({ name })),
       mergeable_state: p.mergeable_state,
       head: { sha: p.head, ref: p.headRef ?? `pr-${p.number}`, repo },
-      base: { sha: this.#branch('main'), ref: 'main', repo },
+      base: { sha: this.#branch(p.base ?? 'main'), ref: p.base ?? 'main', repo },
     };
   }
 
@@ -224,7 +229,7 @@ export class FakeGitHub {
       // check runs
       .post(`${repoPath}/check-runs`)
       .reply(201, (_u, body) => {
-        const b = body as { name: string; head_sha: string; status: string };
+        const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'>;
         const run: FakeCheckRun = {
           id: ++this.#id,
           name: b.name,
@@ -232,6 +237,8 @@ export class FakeGitHub {
           status: b.status,
           conclusion: null,
           app: { slug: this.slug },
+          ...(b.external_id !== undefined ? { external_id: b.external_id } : {}),
+          ...(b.output ? { output: b.output } : {}),
         };
         this.checkRuns.push(run);
         return run;
@@ -246,7 +253,11 @@ export class FakeGitHub {
       .query(true)
       .reply(200, (uri) => {
         const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
-        // filter=latest: the newest run of each name
+        if (new URL(uri, API).searchParams.get('filter') === 'all') {
+          const all = this.runsFor(sha);
+          return { total_count: all.length, check_runs: all };
+        }
+        // filter=latest (the default): the newest run of each name
         const latest = new Map<string, FakeCheckRun>();
         for (const r of this.runsFor(sha)) latest.set(r.name, r);
         return { total_count: latest.size, check_runs: [...latest.values()] };
@@ -283,6 +294,7 @@ export class FakeGitHub {
       .get(/\/branches\/.+$/)
       .reply((uri) => {
         const name = decodeURIComponent(uri.split('/branches/')[1]!);
+        this.onBranch?.(name);
         const sha = this.#branch(name);
         return [
           200,

@@ -1,0 +1,441 @@
+// Trust model (docs/security.md): results belong to (head, base, config), and mirrors follow
+// the repository, not its name. End to end through the real Probot server with signed
+// webhooks, real bare repositories (some behind a private git host that wants the token),
+// the real mirror and checks; GitHub's REST API is the stateful fake (nock).
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import nock from 'nock';
+import { Probot, Server } from 'probot';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { InProcessQueue } from '../src/queue.js';
+import { serverApp } from '../src/server.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { startGitHttp, type GitHttpServer } from './helpers/git-http.js';
+import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './helpers/github.js';
+
+const config = (maintainers: string[], method = 'squash') => `catalogs: [catalogs/*]
+maintainers: [${maintainers.join(', ')}]
+ownership:
+  ownersFiles: true
+  packageOwners: operators/{package}/OWNERS
+  newPackages: maintainers
+automerge:
+  enabled: true
+  method: ${method}
+`;
+
+const bundle = (version: string) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: quay.io/example/foo-bundle:v${version}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+
+const CHANNEL = `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+  - name: foo.v1.0.1
+    replaces: foo.v1.0.0
+  - name: foo.v1.0.2
+    replaces: foo.v1.0.1
+`;
+const ROOT = 'catalogs/v4.21/foo';
+const OWNERS = 'operators/foo/OWNERS';
+
+/** A work tree and a bare repository; commits are made in the first and pushed to the second. */
+class Repo {
+  readonly root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
+  readonly work = join(this.root, 'work');
+  readonly bare = join(this.root, 'origin.git');
+  readonly base: string;
+
+  constructor(owners: string[]) {
+    execFileSync('git', ['init', '-q', '-b', 'main', this.work]);
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', this.bare]);
+    this.base = this.commit(undefined, 'base', {
+      '.github/catalog-bot.yml': config(['alice']),
+      [OWNERS]: `approvers: [${owners.join(', ')}]\n`,
+      'README.md': 'catalog\n',
+      [`${ROOT}/catalog.yaml`]: CHANNEL,
+      [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
+      [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
+      [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+    });
+    this.push(this.base, 'refs/heads/main');
+  }
+
+  git(cwd: string, ...args: string[]): string {
+    return execFileSync(
+      'git',
+      ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args],
+      { encoding: 'utf8' },
+    ).trim();
+  }
+
+  /** A commit on `parent` (none: the first) with `files` written. */
+  commit(parent: string | undefined, message: string, files: Record<string, string>): string {
+    if (parent) this.git(this.work, 'checkout', '-q', '--detach', parent);
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(this.work, path)), { recursive: true });
+      writeFileSync(join(this.work, path), text);
+    }
+    this.git(this.work, 'add', '-A');
+    this.git(this.work, 'commit', '-q', '--allow-empty', '-m', message);
+    return this.git(this.work, 'rev-parse', 'HEAD');
+  }
+
+  push(sha: string, ...refs: string[]): void {
+    this.git(this.work, 'push', '-q', '-f', this.bare, ...refs.map((r) => `${sha}:${r}`));
+  }
+
+  /** bob (an owner of foo) adds v1.2.0 at the top of the channel. */
+  top(): string {
+    return this.commit(this.base, 'top', {
+      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+        'entries:\n',
+        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+      ),
+      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+    });
+  }
+
+  /** carol adds v1.1.0 at the bottom of the channel. */
+  bottom(): string {
+    return this.commit(this.base, 'bottom', {
+      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+    });
+  }
+
+  /** A commit on main (a merge someone did by hand); returns it. */
+  advanceMain(message: string, files: Record<string, string>): string {
+    const main = this.git(this.bare, 'rev-parse', 'refs/heads/main');
+    const next = this.commit(main, message, files);
+    this.push(next, 'refs/heads/main');
+    return next;
+  }
+
+  /** What GitHub does on a merge: `head` merged into `branch`. */
+  mergeInto(branch: string, head: string): string {
+    const tree = this.git(this.bare, 'merge-tree', '--write-tree', branch, head).split('\n')[0]!;
+    const commit = this.git(this.bare, 'commit-tree', tree, '-p', branch, '-p', head, '-m', 'merge');
+    this.git(this.bare, 'update-ref', `refs/heads/${branch}`, commit);
+    return commit;
+  }
+
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const secret = 'trust-secret';
+const TIMEOUT = 180_000;
+
+describe('trust: results belong to (head, base, config); mirrors follow the repository', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let server: Server;
+  let git: GitHttpServer | undefined;
+  let delivery = 0;
+  let cloneUrl: string;
+
+  async function start(owners: string[]) {
+    repo = new Repo(owners);
+    cloneUrl = repo.bare;
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    queue = new InProcessQueue();
+    server = new Server({
+      Probot: Probot.defaults({
+        appId: 123,
+        privateKey: privateKey(),
+        secret,
+        Octokit: TestOctokit,
+        logLevel: 'fatal',
+      }),
+      host: '127.0.0.1',
+      port: await freePort(),
+      log: await quietLog(),
+    });
+    await server.load(serverApp({ queue, workDir }));
+    await server.start();
+  }
+
+  beforeEach(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    // A lazy fetch without credentials must fail, never wait for a prompt.
+    process.env.GIT_TERMINAL_PROMPT = '0';
+  });
+  afterEach(async () => {
+    await server?.stop();
+    await git?.close();
+    git = undefined;
+    nock.cleanAll();
+    nock.enableNetConnect();
+    repo?.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** A signed webhook to the real server, then everything it queued. */
+  async function deliver(name: string, payload: Payload) {
+    payload.installation = { id: 4242 };
+    const body = JSON.stringify(payload);
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': name,
+        'x-github-delivery': `trust-${++delivery}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(200);
+    await queue.onIdle();
+  }
+
+  function repository(): Payload {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.repository.clone_url = cloneUrl;
+    return payload.repository;
+  }
+
+  async function pullRequest(number: number, action = 'opened', extra: Payload = {}) {
+    const pull = gh.pulls.get(number)!;
+    const payload = webhookExample('pull_request', 'opened');
+    payload.action = action;
+    payload.repository = repository();
+    payload.number = number;
+    Object.assign(payload.pull_request, { number, draft: false });
+    payload.pull_request.user.login = pull.author;
+    payload.pull_request.head.sha = pull.head;
+    payload.pull_request.base.ref = pull.base ?? 'main';
+    Object.assign(payload, extra);
+    await deliver('pull_request', payload);
+  }
+
+  /** Another App's checks completed on the pull requests: the merge gate looks again. */
+  async function otherSuiteCompleted(...numbers: number[]) {
+    const suite = webhookExample('check_suite', 'completed');
+    suite.repository = repository();
+    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
+    suite.check_suite.pull_requests = numbers.map((number) => ({
+      number,
+      base: { repo: { id: suite.repository.id } },
+    }));
+    await deliver('check_suite', suite);
+  }
+
+  const newest = (sha: string, name: string) => gh.runsFor(sha, name).at(-1);
+  const botReplies = (number: number) =>
+    gh.botComments(number).filter((c) => c.body.startsWith('Not merged'));
+
+  it(
+    'a green result for the same head into another branch (whose config makes the author a maintainer) does not count for main',
+    async () => {
+      await start(['bob']);
+      const head = repo.bottom(); // carol changes foo, which only bob owns on main
+      const old = repo.commit(repo.base, 'old branch', {
+        '.github/catalog-bot.yml': config(['alice', 'carol']),
+      });
+      repo.push(old, 'refs/heads/old');
+      repo.push(head, 'refs/pull/1/head', 'refs/pull/3/head');
+      gh.addPull({ number: 1, head, author: 'carol', onMerge: () => repo.mergeInto('main', head) });
+      gh.addPull({ number: 3, head, author: 'carol', base: 'old', mergeable_state: 'blocked' });
+      await pullRequest(1);
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
+      await pullRequest(3);
+      // The newest runs on the head are all green (computed against `old`).
+      for (const name of PR_CHECK_NAMES)
+        expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
+      await otherSuiteCompleted(1);
+      expect(gh.merges).toEqual([]);
+      expect(repo.git(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a result computed under an older config of the base branch does not count: the checks run again before the merge',
+    async () => {
+      await start(['bob']);
+      // A private repository: the gate reads the new config with the token, not by a lazy fetch.
+      git = await startGitHttp('ghs_fake');
+      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
+      const head = repo.top();
+      repo.push(head, 'refs/pull/1/head');
+      const runsAtMerge: number[] = [];
+      gh.addPull({
+        number: 1,
+        head,
+        author: 'bob',
+        mergeable_state: 'blocked',
+        onMerge: () => {
+          runsAtMerge.push(gh.runsFor(head).filter((r) => r.status === 'completed').length);
+          return repo.mergeInto('main', head);
+        },
+      });
+      await pullRequest(1);
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
+      repo.advanceMain('merge method', { '.github/catalog-bot.yml': config(['alice'], 'merge') });
+      gh.pulls.get(1)!.mergeable_state = 'clean';
+      await otherSuiteCompleted(1);
+      expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
+      // Merged only on a second set of runs, computed under the new config.
+      expect(runsAtMerge).toEqual([2 * PR_CHECK_NAMES.length]);
+      const [first, second] = gh.runsFor(head, 'catalog-bot/validate').map((r) => r.output?.text);
+      expect(second).toMatch(/Checked against `main`/);
+      expect(second).not.toBe(first);
+      expect(git.requests.every((r) => r.authorized)).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'permissions are decided again under the current base: an owner removed on main no longer merges her waiting pull request',
+    async () => {
+      await start(['bob', 'carol']);
+      const head = repo.bottom();
+      repo.push(head, 'refs/pull/2/head');
+      gh.addPull({
+        number: 2,
+        head,
+        author: 'carol',
+        labels: ['do-not-merge/hold'],
+        onMerge: () => repo.mergeInto('main', head),
+      });
+      await pullRequest(2);
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
+      // bob takes carol off foo's owners; then the hold comes off.
+      repo.advanceMain('carol no longer owns foo', { [OWNERS]: 'approvers: [bob]\n' });
+      gh.pulls.get(2)!.labels = [];
+      await pullRequest(2, 'unlabeled', { label: { name: 'do-not-merge/hold' } });
+      expect(gh.merges).toEqual([]);
+      const said = botReplies(2);
+      expect(said).toHaveLength(1);
+      expect(said[0]!.body).toContain('`catalog-bot/permissions` fails');
+      // The permissions run now says so too, and the gate does not repeat itself.
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
+      await otherSuiteCompleted(2);
+      expect(gh.merges).toEqual([]);
+      expect(botReplies(2)).toHaveLength(1);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    '/hold put on while the pre-merge re-check runs stops the merge',
+    async () => {
+      await start(['bob']);
+      const head = repo.top();
+      repo.push(head, 'refs/pull/1/head');
+      gh.addPull({
+        number: 1,
+        head,
+        author: 'bob',
+        mergeable_state: 'blocked',
+        onMerge: () => repo.mergeInto('main', head),
+      });
+      await pullRequest(1);
+      expect(newest(head, 'catalog-bot/validate')?.conclusion).toBe('success');
+      gh.pulls.get(1)!.mergeable_state = 'clean';
+      // The gate reads the base branch right before its re-check: someone says /hold then.
+      gh.onBranch = () => {
+        const labels = gh.pulls.get(1)!.labels!;
+        if (!labels.includes('do-not-merge/hold')) labels.push('do-not-merge/hold');
+      };
+      await otherSuiteCompleted(1);
+      expect(gh.labelsOf(1)).toContain('do-not-merge/hold');
+      expect(gh.merges).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a private repository: a pull request behind its base is checked and merged (merge-base blobs fetched with the token)',
+    async () => {
+      await start(['bob']);
+      git = await startGitHttp('ghs_fake');
+      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
+      const head = repo.top();
+      repo.push(head, 'refs/pull/1/head');
+      // main moved on since: the same file changed on both sides, so the merge base's
+      // version of it is in neither the base tip nor the head.
+      repo.advanceMain('a note', { [`${ROOT}/catalog.yaml`]: CHANNEL + '# maintained by bob\n' });
+      gh.addPull({ number: 1, head, author: 'bob', onMerge: () => repo.mergeInto('main', head) });
+      await pullRequest(1);
+      for (const name of PR_CHECK_NAMES) {
+        const run = newest(head, name)!;
+        expect(run.output?.title).not.toBe('catalog-bot could not check this pull request');
+        expect(['success', 'neutral']).toContain(run.conclusion);
+      }
+      expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'squash' }]);
+      expect(git.requests.length).toBeGreaterThan(0);
+      expect(git.requests.every((r) => r.authorized)).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a renamed repository (same id, new clone_url) is fetched from its new address',
+    async () => {
+      await start(['bob']);
+      git = await startGitHttp('ghs_fake');
+      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
+      const head = repo.top();
+      repo.push(head, 'refs/pull/1/head');
+      gh.addPull({ number: 1, head, author: 'bob', mergeable_state: 'blocked' });
+      await pullRequest(1);
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
+      // Renamed: the old address is gone; the payloads carry the new one.
+      git.unserve('/Codertocat/Hello-World.git');
+      cloneUrl = git.serve('/Codertocat/Renamed.git', repo.bare);
+      const newer = repo.commit(head, 'newer', {
+        [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0') + '# note\n',
+      });
+      repo.push(newer, 'refs/pull/1/head');
+      gh.pulls.get(1)!.head = newer;
+      await pullRequest(1, 'synchronize');
+      for (const name of PR_CHECK_NAMES) {
+        const run = newest(newer, name)!;
+        expect(run.output?.title).not.toBe('catalog-bot could not check this pull request');
+        expect(run.status).toBe('completed');
+      }
+      expect(newest(newer, 'catalog-bot/permissions')?.conclusion).toBe('success');
+      // One mirror, the same one: it is the repository's, whatever its name.
+      expect(readdirSync(join(workDir, 'mirrors')).filter((n) => n.endsWith('.git'))).toHaveLength(1);
+      expect(git.requests.some((r) => r.path.startsWith('/Codertocat/Renamed.git/'))).toBe(true);
+    },
+    TIMEOUT,
+  );
+});
