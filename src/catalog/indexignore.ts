@@ -148,104 +148,104 @@ function globMatch(p: Pattern, pathIn: string[], isDir: boolean): boolean {
  * Works on code points, which equals Go's byte comparison for valid UTF-8.
  */
 export function goFilepathMatch(pattern: string, name: string): boolean {
-  let pat = Array.from(pattern);
-  let s = Array.from(name);
-  patterns: while (pat.length > 0) {
-    const { star, chunk, rest } = scanChunk(pat);
-    pat = rest;
-    if (star && chunk.length === 0) return !s.includes('/');
-    const first = matchChunk(chunk, s);
-    if (first.ok && (first.rest.length === 0 || pat.length > 0)) {
-      s = first.rest;
+  const pat = codePoints(pattern);
+  const s = Array.from(name);
+  let p = 0;
+  let at = 0;
+  chunks: while (p < pat.length) {
+    let star = false;
+    while (p < pat.length && pat[p] === '*') {
+      p++;
+      star = true;
+    }
+    const end = chunkEnd(pat, p);
+    if (star && end === p) return !s.slice(at).includes('/');
+    const start = p;
+    p = end;
+    const first = matchChunk(pat, start, end, s, at);
+    if (first >= 0 && (first === s.length || p < pat.length)) {
+      at = first;
       continue;
     }
-    if (first.bad) return false;
+    if (first === BAD) return false;
     if (star) {
-      for (let i = 0; i < s.length && s[i] !== '/'; i++) {
-        const m = matchChunk(chunk, s.slice(i + 1));
-        if (m.ok) {
-          if (pat.length === 0 && m.rest.length > 0) continue;
-          s = m.rest;
-          continue patterns;
+      for (let i = at; i < s.length && s[i] !== '/'; i++) {
+        const next = matchChunk(pat, start, end, s, i + 1);
+        if (next >= 0) {
+          if (p === pat.length && next < s.length) continue;
+          at = next;
+          continue chunks;
         }
-        if (m.bad) return false;
+        if (next === BAD) return false;
       }
     }
     // Go checks the rest of the pattern before answering false; either way nothing matches.
     return false;
   }
-  return s.length === 0;
+  return at === s.length;
 }
 
-function scanChunk(pattern: string[]): { star: boolean; chunk: string[]; rest: string[] } {
-  let star = false;
-  let start = 0;
-  while (start < pattern.length && pattern[start] === '*') {
-    start++;
-    star = true;
+const patternCache = new Map<string, string[]>();
+
+function codePoints(pattern: string): string[] {
+  let cp = patternCache.get(pattern);
+  if (cp === undefined) {
+    if (patternCache.size > 4096) patternCache.clear();
+    cp = Array.from(pattern);
+    patternCache.set(pattern, cp);
   }
+  return cp;
+}
+
+/** Go's scanChunk: where the chunk starting at `from` (after its stars) ends. */
+function chunkEnd(pat: string[], from: number): number {
   let inRange = false;
-  let i = start;
-  scan: for (; i < pattern.length; i++) {
-    switch (pattern[i]) {
-      case '\\':
-        if (i + 1 < pattern.length) i++;
-        break;
-      case '[':
-        inRange = true;
-        break;
-      case ']':
-        inRange = false;
-        break;
-      case '*':
-        if (!inRange) break scan;
-        break;
-    }
+  let i = from;
+  for (; i < pat.length; i++) {
+    const c = pat[i];
+    if (c === '\\') {
+      if (i + 1 < pat.length) i++;
+    } else if (c === '[') inRange = true;
+    else if (c === ']') inRange = false;
+    else if (c === '*' && !inRange) break;
   }
-  return { star, chunk: pattern.slice(start, i), rest: pattern.slice(i) };
+  return i;
 }
 
-interface ChunkResult {
-  rest: string[];
-  ok: boolean;
-  bad: boolean;
-}
+const FAILED = -1;
+const BAD = -2;
 
-function matchChunk(chunkIn: string[], sIn: string[]): ChunkResult {
-  const chunk = chunkIn;
-  let c = 0;
-  let s = sIn;
+/** Go's matchChunk on pat[from, to) against s from `at`: the index after the match, FAILED or BAD. */
+function matchChunk(pat: string[], from: number, to: number, s: string[], at: number): number {
+  let c = from;
+  let i = at;
   let failed = false;
-  const bad: ChunkResult = { rest: [], ok: false, bad: true };
-  while (c < chunk.length) {
-    if (!failed && s.length === 0) failed = true;
-    const ch = chunk[c] as string;
+  while (c < to) {
+    if (!failed && i >= s.length) failed = true;
+    const ch = pat[c] as string;
     if (ch === '[') {
       let r = -1;
-      if (!failed) {
-        r = (s[0] as string).codePointAt(0) as number;
-        s = s.slice(1);
-      }
+      if (!failed) r = (s[i++] as string).codePointAt(0) as number;
       c++;
       let negated = false;
-      if (c < chunk.length && chunk[c] === '^') {
+      if (c < to && pat[c] === '^') {
         negated = true;
         c++;
       }
       let match = false;
       let nrange = 0;
       for (;;) {
-        if (c < chunk.length && chunk[c] === ']' && nrange > 0) {
+        if (c < to && pat[c] === ']' && nrange > 0) {
           c++;
           break;
         }
-        const lo = getEsc(chunk, c);
-        if (lo === undefined) return bad;
+        const lo = getEsc(pat, c, to);
+        if (lo === undefined) return BAD;
         c = lo.next;
         let hi = lo.rune;
-        if (chunk[c] === '-') {
-          const h = getEsc(chunk, c + 1);
-          if (h === undefined) return bad;
+        if (pat[c] === '-') {
+          const h = getEsc(pat, c + 1, to);
+          if (h === undefined) return BAD;
           c = h.next;
           hi = h.rune;
         }
@@ -255,35 +255,35 @@ function matchChunk(chunkIn: string[], sIn: string[]): ChunkResult {
       if (match === negated) failed = true;
     } else if (ch === '?') {
       if (!failed) {
-        if (s[0] === '/') failed = true;
-        s = s.slice(1);
+        if (s[i] === '/') failed = true;
+        i++;
       }
       c++;
     } else {
       if (ch === '\\') {
         c++;
-        if (c >= chunk.length) return bad;
+        if (c >= to) return BAD;
       }
       if (!failed) {
-        if (chunk[c] !== s[0]) failed = true;
-        s = s.slice(1);
+        if (pat[c] !== s[i]) failed = true;
+        i++;
       }
       c++;
     }
   }
-  return failed ? { rest: [], ok: false, bad: false } : { rest: s, ok: true, bad: false };
+  return failed ? FAILED : i;
 }
 
 /** A possibly escaped character of a class; undefined where Go says ErrBadPattern. */
-function getEsc(chunk: string[], at: number): { rune: number; next: number } | undefined {
+function getEsc(pat: string[], at: number, to: number): { rune: number; next: number } | undefined {
   let i = at;
-  if (i >= chunk.length || chunk[i] === '-' || chunk[i] === ']') return undefined;
-  if (chunk[i] === '\\') {
+  if (i >= to || pat[i] === '-' || pat[i] === ']') return undefined;
+  if (pat[i] === '\\') {
     i++;
-    if (i >= chunk.length) return undefined;
+    if (i >= to) return undefined;
   }
-  const rune = (chunk[i] as string).codePointAt(0) as number;
+  const rune = (pat[i] as string).codePointAt(0) as number;
   i++;
-  if (i >= chunk.length) return undefined;
+  if (i >= to) return undefined;
   return { rune, next: i };
 }
