@@ -169,6 +169,25 @@ describe('.indexignore problems opm would not read as the bot does', () => {
     );
   });
 
+  it('fails a file name that is not UTF-8 in a directory, as opm does', async () => {
+    const dir = writeTree({ 'pkg/catalog.json': valid, '.indexignore': '*.txt\n' });
+    dirs.push(dir);
+    writeFileSync(
+      Buffer.concat([Buffer.from(join(dir, 'pkg') + '/'), Buffer.from([0xff, 0x2e, 0x6a])]),
+      '{}',
+    );
+    const report = await validateCatalog(new DirectorySource(dir));
+    expect(report.valid).toBe(false);
+    expect(report.diagnostics).toContainEqual(
+      expect.objectContaining({
+        rule: 'L-FS',
+        file: 'pkg/\uFFFD.j',
+        message: expect.stringMatching(/not valid UTF-8/),
+      }),
+    );
+    if (haveOpm) expect(opmValidate(dir).valid).toBe(false);
+  });
+
   it('fails a dangling .indexignore symlink, as opm does', async () => {
     const dir = writeTree({ 'pkg/catalog.json': valid });
     dirs.push(dir);
@@ -201,7 +220,7 @@ describe('Go filepath.Match quirks', () => {
   });
 });
 
-describe('catalog-bot check reads .indexignore as opm does', () => {
+describe('catalog-bot check reads files as opm does', () => {
   const git = (repo: string, ...args: string[]) => {
     const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
       encoding: 'utf8',
@@ -218,9 +237,12 @@ describe('catalog-bot check reads .indexignore as opm does', () => {
     `{"schema":"olm.channel","package":"${name}","name":"${ch}","entries":[{"name":"${name}.v${version}"}]}`;
   const bundle = (name: string, version: string, image: string) =>
     `{"schema":"olm.bundle","package":"${name}","name":"${name}.v${version}","image":"${image}","properties":[{"type":"olm.package","value":{"packageName":"${name}","version":"${version}"}}]}`;
+  const root = 'catalogs/v4.21';
+  const evilFoo =
+    [channel('foo', 'fast', '1.1.0'), bundle('foo', '1.1.0', 'quay.io/carol/evil:v1')].join('\n') + '\n';
 
-  it("needs foo's owners when bar's owner hides a foo bundle behind a BOM pattern", async () => {
-    const root = 'catalogs/v4.21';
+  /** A repository whose main holds foo (alice's) and bar (carol's); branch pr is main plus `edit`. */
+  const ownedRepo = (edit: (repo: string) => void): string => {
     const repo = writeTree({
       '.github/catalog-bot.yml':
         'catalogs: [catalogs/*]\nmaintainers: [mia]\nownership:\n  ownersFiles: true\n',
@@ -235,21 +257,20 @@ describe('catalog-bot check reads .indexignore as opm does', () => {
     git(repo, 'add', '-A');
     git(repo, 'commit', '-qm', 'base');
     git(repo, 'checkout', '-q', '-b', 'pr');
-    // Go's TrimSpace keeps U+FEFF, so opm ignores only a file named "\uFEFFnotes.yaml" and
-    // serves notes.yaml with its new foo channel and bundle.
-    writeFileSync(join(repo, root, 'bar/.indexignore'), '\uFEFFnotes.yaml\n');
-    writeFileSync(
-      join(repo, root, 'bar/notes.yaml'),
-      [channel('foo', 'fast', '1.1.0'), bundle('foo', '1.1.0', 'quay.io/carol/evil:v1')].join('\n') + '\n',
-    );
+    edit(repo);
     git(repo, 'add', '-A');
     git(repo, 'commit', '-qm', 'head');
-    if (haveOpm) {
-      const served = spawnSync(OPM, ['render', join(repo, root), '-o', 'json'], { encoding: 'utf8' });
-      expect(served.stderr).toBe('');
-      expect(served.stdout).toContain('quay.io/carol/evil:v1');
-    }
+    return repo;
+  };
+  const opmRender = (repo: string) =>
+    spawnSync(OPM, ['render', join(repo, root), '-o', 'json'], { encoding: 'utf8' });
 
+  type Checks = {
+    name: string;
+    conclusion: string;
+    findings: { rule: string; package: string; message: string }[];
+  }[];
+  const checkAsCarol = async (repo: string): Promise<Checks> => {
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on('data', (c: Buffer) => chunks.push(c));
@@ -258,14 +279,19 @@ describe('catalog-bot check reads .indexignore as opm does', () => {
       out,
       new PassThrough(),
     );
-    const { checks } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-      checks: {
-        name: string;
-        conclusion: string;
-        findings: { rule: string; package: string; message: string }[];
-      }[];
-    };
-    const permissions = checks.find((c) => c.name === 'catalog-bot/permissions')!;
+    return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { checks: Checks }).checks;
+  };
+
+  it("needs foo's owners when bar's owner hides a foo bundle behind a BOM pattern", async () => {
+    const repo = ownedRepo((repo) => {
+      // Go's TrimSpace keeps U+FEFF, so opm ignores only a file named "\uFEFFnotes.yaml" and
+      // serves notes.yaml with its new foo channel and bundle.
+      writeFileSync(join(repo, root, 'bar/.indexignore'), '\uFEFFnotes.yaml\n');
+      writeFileSync(join(repo, root, 'bar/notes.yaml'), evilFoo);
+    });
+    // The attack is real: opm serves carol's foo bundle.
+    if (haveOpm) expect(opmRender(repo).stdout).toContain('quay.io/carol/evil:v1');
+    const permissions = (await checkAsCarol(repo)).find((c) => c.name === 'catalog-bot/permissions')!;
     expect(permissions.conclusion).toBe('failure');
     expect(permissions.findings).toContainEqual(
       expect.objectContaining({
@@ -283,5 +309,23 @@ describe('catalog-bot check reads .indexignore as opm does', () => {
       approvers: ['alice'],
     });
     expect(approved.checks.find((c) => c.name === 'catalog-bot/permissions')!.conclusion).toBe('success');
+  });
+
+  it('fails a file whose name is not UTF-8, as opm does, instead of confusing it with another', async () => {
+    // Decoded lossily, "x\xfe.yaml" and "x\xff.yaml" are one path: the bot would read one blob
+    // twice and never the other. opm cannot open such a name and fails the whole catalog.
+    const repo = ownedRepo((repo) => {
+      const dir = Buffer.from(join(repo, root, 'bar') + '/');
+      const name = (byte: number) => Buffer.concat([dir, Buffer.from([0x78, byte]), Buffer.from('.yaml')]);
+      writeFileSync(name(0xff), '{"schema":"bar.note"}\n');
+      writeFileSync(name(0xfe), evilFoo);
+    });
+    if (haveOpm) expect(opmRender(repo).stderr).toMatch(/invalid argument/);
+    const checks = await checkAsCarol(repo);
+    const validate = checks.find((c) => c.name === 'catalog-bot/validate')!;
+    expect(validate.conclusion).toBe('failure');
+    expect(validate.findings).toContainEqual(
+      expect.objectContaining({ rule: 'L-FS', message: expect.stringMatching(/not valid UTF-8/) }),
+    );
   });
 });

@@ -25,7 +25,7 @@ import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
 import { INDEX_IGNORE, IndexIgnore, indexIgnoreProblem, parseIndexIgnore } from './indexignore.js';
 import { goQuote } from './gostrings.js';
-import type { CatalogSource } from './source.js';
+import { NAME_NOT_UTF8, type CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
 
@@ -94,14 +94,18 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   const toRead: string[] = [];
   for (const e of entries) {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1);
-    if (name === INDEX_IGNORE || ignore.ignores(e.path)) continue;
+    // A name that is not UTF-8 cannot be matched against .indexignore exactly: fail it always.
+    if (e.problem !== NAME_NOT_UTF8 && (name === INDEX_IGNORE || ignore.ignores(e.path))) continue;
     if (e.problem) {
       result.diagnostics.push({
         rule: 'L-FS',
         level: 'error',
         message: e.problem,
         file: e.path,
-        hint: 'Remove it, replace it with the file itself, or list it in .indexignore.',
+        hint:
+          e.problem === NAME_NOT_UTF8
+            ? 'Rename it (or its directory) to a UTF-8 name.'
+            : 'Remove it, replace it with the file itself, or list it in .indexignore.',
       });
     } else if (e.size > maxFileSize) {
       result.diagnostics.push({
