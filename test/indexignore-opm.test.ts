@@ -2,8 +2,11 @@
 // `catalog-bot validate` serve exactly the blobs, and give exactly the verdicts, of the real opm.
 // Every candidate file holds its own marker blob, so each ignored or served file shows.
 import { spawnSync } from 'node:child_process';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { GitTreeSource, loadCatalog, renderJson } from '../src/catalog/index.js';
 import { main } from '../src/cli.js';
 import { MAX_INDEX_IGNORE_LINE } from '../src/catalog/indexignore.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
@@ -331,6 +334,34 @@ describe.skipIf(!haveOpm)('.indexignore: catalog-bot and opm serve the same file
     let ours = '';
     for (const root of roots) ours += (await catalogBot(['render', root])).out;
     expect(blobTexts(ours)).toEqual(blobTexts(opm().stdout));
+  });
+
+  // The App reads catalogs from git objects, not a directory: the same cases, committed.
+  it('reads the same files from a git commit as opm from the directory', async () => {
+    const repo = writeTree({});
+    roots.forEach((root, i) => cpSync(root, join(repo, `case-${i}`), { recursive: true }));
+    for (const args of [
+      ['init', '-q'],
+      ['add', '-A'],
+      ['commit', '-qm', 'cases'],
+    ]) {
+      const r = spawnSync('git', [
+        '-C',
+        repo,
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@example.com',
+        ...args,
+      ]);
+      expect(r.status).toBe(0);
+    }
+    // One load of the whole commit: each case's .indexignore files apply only below case-<i>/,
+    // exactly as they do in their own root.
+    const loaded = await loadCatalog(new GitTreeSource(repo, 'HEAD', ''), { keepBundleObjects: true });
+    expect(loaded.diagnostics.filter((d) => d.level === 'error')).toEqual([]);
+    const ours = [...renderJson(loaded.config)].join('');
+    expect(markers(ours)).toEqual(markers(opm().stdout));
   });
 
   // Random patterns over the characters filepath.Match treats specially, each against file
