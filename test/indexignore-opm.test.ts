@@ -418,3 +418,16 @@ describe.skipIf(!haveOpm)('.indexignore: catalog-bot and opm serve the same file
     });
   }
 });
+
+describe.skipIf(!haveOpm)('YAML document separators are trimmed as Go does', () => {
+  // apimachinery's YAMLReader calls a `---` line followed by anything but spaces (TrimSpace) or a
+  // comment an invalid separator, and opm fails the catalog.
+  for (const [label, c] of Object.entries({ ...chars, 'comment after BOM': '\uFEFF# x', comment: ' # x' })) {
+    it(`--- followed by ${label}`, async () => {
+      const dir = writeTree({ 'c.yaml': `schema: test.a\nname: one\n---${c}\nschema: test.b\nname: two\n` });
+      dirs.push(dir);
+      const ours = await catalogBot(['validate', dir]);
+      expect(ours.code === 0).toBe(opmValidate(dir).valid);
+    });
+  }
+});
