@@ -5,7 +5,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
 import { goJsonSyntaxError } from './gojsonsyntax.js';
-import { isGoSpace } from './gostrings.js';
+import { goTrimSpace, isGoSpace } from './gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
 
 export const MAX_NESTING_DEPTH = 1000;
@@ -148,7 +148,8 @@ function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): Y
     let eol = text.indexOf('\n', pos);
     if (eol < 0) eol = text.length;
     if (text.startsWith('---', pos)) {
-      const after = text.slice(pos + 3, eol).trim();
+      // apimachinery trims with strings.TrimSpace: U+FEFF stays (an error), U+0085 goes.
+      const after = goTrimSpace(text.slice(pos + 3, eol));
       if (after.length > 0 && after[0] !== '#') {
         // opm stops here; treat it as a separator to keep reading the rest.
         out.problems.push({

@@ -23,9 +23,9 @@ import {
 } from './declcfg.js';
 import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
-import { INDEX_IGNORE, IndexIgnore, parseIndexIgnore } from './indexignore.js';
+import { INDEX_IGNORE, IndexIgnore, indexIgnoreProblem, parseIndexIgnore } from './indexignore.js';
 import { goQuote } from './gostrings.js';
-import type { CatalogSource } from './source.js';
+import { NAME_NOT_UTF8, type CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
 
@@ -75,27 +75,48 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   };
   const entries = await source.list();
 
+  // Entries come in fs.WalkDir order, the order in which opm collects the patterns (it
+  // matters: the last matching pattern wins, even across files).
   const ignoreFiles = entries.filter((e) => e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE));
   const ignoreTexts = await source.read(ignoreFiles.filter((e) => !e.problem).map((e) => e.path));
   const ignore = new IndexIgnore(
     ignoreFiles.flatMap((e) => {
-      const text = ignoreTexts.get(e.path);
+      const data = ignoreTexts.get(e.path);
       const dir = e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '';
-      return text instanceof Buffer ? parseIndexIgnore(text.toString('utf8'), dir) : [];
+      // opm fails on an .indexignore it cannot read; one the bot cannot read exactly as opm
+      // does fails too, so no file opm serves goes unchecked (docs/security.md).
+      const problem =
+        data instanceof Buffer
+          ? indexIgnoreProblem(data)
+          : (e.problem ?? (data as Error | undefined)?.message);
+      if (problem !== undefined) {
+        result.diagnostics.push({
+          rule: 'L-INDEXIGNORE',
+          level: 'error',
+          message: problem,
+          file: e.path,
+          hint: 'Make .indexignore a regular UTF-8 text file with one pattern per line.',
+        });
+      }
+      return data instanceof Buffer ? parseIndexIgnore(data.toString('utf8'), dir) : [];
     }),
   );
 
   const toRead: string[] = [];
   for (const e of entries) {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1);
-    if (name === INDEX_IGNORE || ignore.ignores(e.path)) continue;
+    // A name that is not UTF-8 cannot be matched against .indexignore exactly: fail it always.
+    if (e.problem !== NAME_NOT_UTF8 && (name === INDEX_IGNORE || ignore.ignores(e.path))) continue;
     if (e.problem) {
       result.diagnostics.push({
         rule: 'L-FS',
         level: 'error',
         message: e.problem,
         file: e.path,
-        hint: 'Remove it, replace it with the file itself, or list it in .indexignore.',
+        hint:
+          e.problem === NAME_NOT_UTF8
+            ? 'Rename it (or its directory) to a UTF-8 name.'
+            : 'Remove it, replace it with the file itself, or list it in .indexignore.',
       });
     } else if (e.size > maxFileSize) {
       result.diagnostics.push({

@@ -29,6 +29,24 @@ function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
+/**
+ * The problem of a path that is not UTF-8. Decoded lossily, two such names could become one
+ * path and one file would go unread (docs/security.md); opm cannot open them either.
+ */
+export const NAME_NOT_UTF8 = 'file name is not valid UTF-8 (opm cannot open it)';
+
+// ignoreBOM: keep a leading U+FEFF, which is part of the name (the decoder drops it by default).
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The name as text, or undefined when its bytes are not UTF-8. */
+function utf8Name(bytes: Buffer): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 export class DirectorySource implements CatalogSource {
   readonly label: string;
   private readonly root: string;
@@ -43,8 +61,14 @@ export class DirectorySource implements CatalogSource {
     const rootReal = await realpath(this.root);
     const out: SourceEntry[] = [];
     const walk = async (dir: string, rel: string): Promise<void> => {
-      const names = (await readdir(dir)).sort(byteOrder);
-      for (const name of names) {
+      const raw = (await readdir(dir, { encoding: 'buffer' })).sort(Buffer.compare);
+      for (const bytes of raw) {
+        const name = utf8Name(bytes);
+        if (name === undefined) {
+          const path = `${rel === '' ? '' : rel + '/'}${bytes.toString('utf8')}`;
+          out.push({ path, kind: 'unreadable', size: 0, problem: NAME_NOT_UTF8 });
+          continue;
+        }
         const abs = join(dir, name);
         const path = rel === '' ? name : `${rel}/${name}`;
         const info = await lstat(abs);
@@ -111,6 +135,7 @@ interface TreeEntry {
   object: string;
   size: number;
   path: string;
+  notUtf8: boolean;
 }
 
 /** A catalog root inside one commit of a git repository. */
@@ -140,13 +165,29 @@ export class GitTreeSource implements CatalogSource {
     if (this.entries) return this.entries;
     const args = ['ls-tree', '-r', '-l', '-z', this.rev];
     if (this.prefix !== '') args.push('--', this.prefix + '/');
-    const text = (await runGit(this.repo, args)).toString('utf8');
+    const data = await runGit(this.repo, args);
     const entries: TreeEntry[] = [];
-    for (const record of text.split('\0')) {
-      if (record === '') continue;
-      const tab = record.indexOf('\t');
-      const [mode = '', type = '', object = '', size = ''] = record.slice(0, tab).split(/ +/);
-      entries.push({ mode, type, object, size: Number(size) || 0, path: record.slice(tab + 1) });
+    for (let at = 0; at < data.length;) {
+      let end = data.indexOf(0, at);
+      if (end === -1) end = data.length;
+      const record = data.subarray(at, end);
+      at = end + 1;
+      const tab = record.indexOf(0x09);
+      if (tab === -1) continue;
+      const [mode = '', type = '', object = '', size = ''] = record
+        .subarray(0, tab)
+        .toString('utf8')
+        .split(/ +/);
+      const pathBytes = record.subarray(tab + 1);
+      const path = utf8Name(pathBytes);
+      entries.push({
+        mode,
+        type,
+        object,
+        size: Number(size) || 0,
+        path: path ?? pathBytes.toString('utf8'),
+        notUtf8: path === undefined,
+      });
     }
     this.entries = entries;
     return entries;
@@ -170,7 +211,9 @@ export class GitTreeSource implements CatalogSource {
         : new Map();
     for (const e of entries) {
       const path = this.relativePath(e.path);
-      if (e.type === 'commit') {
+      if (e.notUtf8) {
+        out.push({ path, kind: 'unreadable', size: 0, problem: NAME_NOT_UTF8 });
+      } else if (e.type === 'commit') {
         out.push({
           path,
           kind: 'unreadable',
