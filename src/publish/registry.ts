@@ -316,7 +316,7 @@ export function statusDetail(res: { status: number; body: Buffer }): string {
   } catch {
     // not JSON: the status alone
   }
-  return `HTTP ${res.status}${code ? ` ${code}` : ''}`;
+  return `HTTP ${res.status}${code ? ` (${code.toLowerCase().replaceAll('_', ' ')})` : ''}`;
 }
 
 export interface ManifestResult {
