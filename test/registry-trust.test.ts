@@ -166,7 +166,7 @@ describe('credentials stay home', () => {
       .getManifest({ registry: registry.host, repository: 'a/b' }, 'v1')
       .catch((e) => e);
     expect(manifest).toBeInstanceOf(RegistryError);
-    expect(manifest.message).toContain('HTTP 404 (manifest unknown)');
+    expect(manifest.message).toContain('HTTP 404 MANIFEST_UNKNOWN (manifest unknown)');
     expect(manifest.message).not.toContain(LEAK);
     const ping = await client.ping(registry.host).catch((e) => e);
     expect(ping.message).toMatch(/HTTP 500$/);

@@ -316,7 +316,7 @@ export function statusDetail(res: { status: number; body: Buffer }): string {
   } catch {
     // not JSON: the status alone
   }
-  return `HTTP ${res.status}${code ? ` (${code.toLowerCase().replaceAll('_', ' ')})` : ''}`;
+  return `HTTP ${res.status}${code ? ` ${code} (${code.toLowerCase().replaceAll('_', ' ')})` : ''}`;
 }
 
 export interface ManifestResult {
@@ -640,7 +640,7 @@ export class RegistryClient {
   private noCredentialsHint(registry: string): string {
     const unbound = this.credentialLookup(registry, '');
     return unbound?.unbound
-      ? `${unbound.from} are only sent to the registries the repository publishes to (publish.images, publish.baseImage); give ${registry} an entry in REGISTRY_AUTH_FILE`
+      ? `${unbound.from} are only sent to the registries the repository publishes to (publish.images, publish.baseImage; for the CLI, the hosts it names and REGISTRY_CREDENTIAL_HOSTS); give ${registry} an entry in REGISTRY_AUTH_FILE`
       : 'set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD';
   }
 
