@@ -5,9 +5,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRepoConfig } from '../src/checks/config.js';
+import { buildCommand } from '../src/commands/build.js';
 import { imagesCheck } from '../src/checks/images.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { bundleManifests, bundleRenderer } from '../src/publish/bundle-render.js';
@@ -28,6 +31,7 @@ import {
   type RunningRegistry,
 } from './helpers/registry.js';
 
+const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
 const SECRET = 'bot:s3cret';
 const BASIC = `Basic ${Buffer.from(SECRET).toString('base64')}`;
 const ENV = { REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 's3cret', REGISTRY_INSECURE_HOSTS: '127.0.0.1' };
@@ -365,14 +369,43 @@ describe.skipIf(!haveRegistryTools)(
   () => {
     let home: RunningRegistry;
     let token: RunningProxy;
+    beforeAll(async () => {
+      home = await startRegistry();
+      token = await startProxy(home.port, { auth: 'bearer', username: 'bot', password: 's3cret' });
+    });
     afterAll(async () => {
       await token?.stop();
       await home?.stop();
     });
 
+    it('`build --push` sends REGISTRY_USERNAME/REGISTRY_PASSWORD to the --tag and --base hosts it names', async () => {
+      const pusher = new RegistryClient({
+        credentials: () => ({ username: 'bot', password: 's3cret', from: 'test' }),
+        insecureHosts: ['127.0.0.1'],
+      });
+      clients.push(pusher);
+      await pushTestBase(pusher, { registry: token.host, repository: 'home/base', tag: 'v1' });
+      const out: string[] = [];
+      const err: string[] = [];
+      const stream = (into: string[]) =>
+        new Writable({
+          write(chunk: Buffer, _enc, done) {
+            into.push(chunk.toString());
+            done();
+          },
+        });
+      const code = await buildCommand(
+        [FIXTURE, '--tag', `${token.host}/catalogs/cli:v1`, '--base', `${token.host}/home/base:v1`, '--push'],
+        stream(out),
+        stream(err),
+        ENV,
+      );
+      expect(err.join('')).toBe('');
+      expect(code).toBe(0);
+      expect(out.join('')).toMatch(/^127\.0\.0\.1:\d+\/catalogs\/cli:v1 sha256:[0-9a-f]{64}\n/);
+    });
+
     it('sends the push credentials only to the base config publish host, copies no realm body, and fails the unaskable image', async () => {
-      home = await startRegistry();
-      token = await startProxy(home.port, { auth: 'bearer', username: 'bot', password: 's3cret' });
       const client = fromEnv();
       // A private image at home (the proxy wants credentials for pulls too).
       const pusher = new RegistryClient({
