@@ -14,7 +14,7 @@ import { buildCommand } from '../src/commands/build.js';
 import { imagesCheck } from '../src/checks/images.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { bundleManifests, bundleRenderer } from '../src/publish/bundle-render.js';
-import { checkImages, imageExists } from '../src/publish/exists.js';
+import { checkImages, imageExists, registryPolicy } from '../src/publish/exists.js';
 import { credentialsFromAuthFile, RegistryClient, RegistryError } from '../src/publish/registry.js';
 import nock from 'nock';
 import { createApp } from '../src/app.js';
@@ -97,6 +97,18 @@ const challenge = (res: ServerResponse, header: string): void => {
 };
 
 describe('credentials stay home', () => {
+  it('takes the credential hosts from the base config: publish.images and publish.baseImage, none when nothing is published', () => {
+    expect(registryPolicy(parseRepoConfig('maintainers: [alice]\n').config).credentialHosts).toEqual([]);
+    const config = parseRepoConfig(
+      'publish:\n  images: ["registry.example.com:5000/acme/catalog:{root}-{sha}", docker.io/acme/c]\n  baseImage: ghcr.io/acme/opm:v1\n',
+    ).config;
+    expect(registryPolicy(config).credentialHosts.sort()).toEqual([
+      'docker.io',
+      'ghcr.io',
+      'registry.example.com:5000',
+    ]);
+  });
+
   it('sends REGISTRY_USERNAME/REGISTRY_PASSWORD only to the credential hosts, never to a registry a pull request names', async () => {
     const evil = await hostile((_req, res) => challenge(res, 'Basic realm="evil"'));
     const check = await imageExists(`${evil.host}/evil/bundle:v1`, fromEnv());

@@ -113,9 +113,13 @@ export function registryPolicy(config: RepoConfig): RegistryPolicy {
   return {
     allowedRegistries: config.images.allowedRegistries,
     unverifiableRegistries: config.images.unverifiableRegistries,
-    // The hosts the repository publishes to; `bundles.imageTemplate` joins them when the
-    // config has that key.
-    credentialHosts: credentialHostsOf([...config.publish.images, config.publish.baseImage]),
+    // The hosts the repository publishes to and builds from; none when it publishes nothing
+    // (the default base image's quay.io is then no reason to send credentials anywhere).
+    // `bundles.imageTemplate` joins them when the config has that key.
+    credentialHosts:
+      config.publish.images.length === 0
+        ? []
+        : credentialHostsOf([...config.publish.images, config.publish.baseImage]),
   };
 }
 
