@@ -10,7 +10,7 @@ import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
-import { checkImages, type ImageCheck } from './publish/exists.js';
+import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
 import type { PrHandlerOptions } from './handlers/pull-request.js';
@@ -35,8 +35,11 @@ export interface AppOptions {
   /** Bundle rendering (default: pulled through `registry`, cached by digest). */
   bundles?: PrHandlerOptions['bundles'];
   /** Image existence for `catalog-bot/images` (default: asked of the registries through `registry`). */
-  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
+  images?: PrHandlerOptions['images'];
 }
+
+/** Renderers kept, one per credential scope (their caches hold what those credentials saw). */
+const MAX_RENDERERS = 32;
 
 export function createApp(options: AppOptions = {}): ApplicationFunction {
   return (app: Probot) => {
@@ -67,15 +70,28 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     // One registry client for the process (credentials from the environment, connections kept).
     let client: RegistryClient | undefined;
     const registry = options.registry ?? (() => (client ??= RegistryClient.fromEnv()));
+    // Each repository's checks use REGISTRY_USERNAME/REGISTRY_PASSWORD only for the hosts its
+    // base branch's config publishes to (docs/security.md, "Credentials stay home").
+    const scoped = (policy: RegistryPolicy | undefined) => registry().scoped(policy?.credentialHosts ?? []);
     const images =
       options.images ??
-      ((refs: string[], allowedRegistries: string[]) =>
-        checkImages(refs, { client: registry(), allowedRegistries }));
+      ((refs: string[], policy: RegistryPolicy) =>
+        checkImages(refs, { client: scoped(policy), allowedRegistries: policy.allowedRegistries }));
     // Bundle images rendered once per digest, for templates and for CRDs of csv-metadata catalogs.
-    let renderer: BundleRenderer | undefined;
+    const renderers = new Map<string, BundleRenderer>();
+    const rendererFor = (policy: RegistryPolicy | undefined): BundleRenderer => {
+      const client = scoped(policy);
+      let renderer = renderers.get(client.credentialScope);
+      if (!renderer) {
+        renderer = bundleRenderer(client);
+        renderers.set(client.credentialScope, renderer);
+        if (renderers.size > MAX_RENDERERS) renderers.delete(renderers.keys().next().value!);
+      }
+      return renderer;
+    };
     const bundles = options.bundles ?? {
-      resolveBundle: (image: string) => (renderer ??= bundleRenderer(registry())).resolver(image),
-      manifests: (image: string) => bundleManifests((renderer ??= bundleRenderer(registry())))(image),
+      resolveBundle: (image: string, policy?: RegistryPolicy) => rendererFor(policy).resolver(image),
+      manifests: (image: string, policy?: RegistryPolicy) => bundleManifests(rendererFor(policy))(image),
     };
     const handlerOptions = { queue, workDir, metrics, appSlug, images, registry, bundles };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));

@@ -59,9 +59,10 @@ Commands:
                        (exit 0 safe, 1 unsafe, 2 usage/IO or no manifests)
       --format text|json          output format (default: text)
   images <root>        Check that every bundle and related image exists in its registry
-                       (exit 0 all exist or some could not be asked, 1 missing or
-                       disallowed, 2 usage)
-      --format text|json, --allowed-registry <host>..., --concurrency <n>
+                       (exit 0 all exist, 1 missing, disallowed or not asked unless
+                       on an --unverifiable-registry, 2 usage)
+      --format text|json, --allowed-registry <host>..., --unverifiable-registry <host>...,
+      --concurrency <n>
   build <root> --tag <image>... [--base <image>] [--push | --oci-dir <dir>]
                        Build the catalog image natively (the base image's platforms plus
                        <root> at /configs, served by opm) and print or push its digests
@@ -78,8 +79,9 @@ Commands:
                        \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
   help                 Show this help
 
-Registry credentials (images, build): REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and
-REGISTRY_PASSWORD; plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
+Registry credentials (images, build): REGISTRY_AUTH_FILE (each entry for its own host), or
+REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and the hosts in
+REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
 `;
 
 class UsageError extends Error {}

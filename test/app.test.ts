@@ -447,8 +447,12 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
     expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
     expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
     expect(gh.byName('catalog-bot/dependencies')[0]?.body.conclusion).toBe('success');
-    // The example's images are not reachable from the tests: neutral, with the reason.
-    expect(gh.byName('catalog-bot/images')[0]?.body.conclusion).toBe('neutral');
+    // The example's images are not reachable from the tests, and their registry is not
+    // listed in images.unverifiableRegistries: failure, saying how to accept them unchecked.
+    expect(gh.byName('catalog-bot/images')[0]?.body.conclusion).toBe('failure');
+    expect(gh.byName('catalog-bot/images')[0]?.body.output.summary).toContain(
+      'images.unverifiableRegistries',
+    );
   });
 
   it('serves Prometheus metrics: webhooks, job durations, queue depth, check outcomes', async () => {

@@ -51,7 +51,7 @@ describe('defaults', () => {
       automerge: { enabled: false, method: 'squash' },
       publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
       dependencies: { externalProviders: { gvks: [], packages: [] } },
-      images: { allowedRegistries: [] },
+      images: { allowedRegistries: [], unverifiableRegistries: [] },
       templates: [],
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
@@ -94,7 +94,7 @@ describe('a valid config', () => {
           baseImage: 'quay.io/operator-framework/opm:latest',
         },
         dependencies: { externalProviders: { gvks: [], packages: [] } },
-        images: { allowedRegistries: [] },
+        images: { allowedRegistries: [], unverifiableRegistries: [] },
         templates: [],
       },
       problems: [],
@@ -137,7 +137,7 @@ describe('a valid config', () => {
             packages: ['openshift-pipelines-operator-rh'],
           },
         },
-        images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'] },
+        images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'], unverifiableRegistries: [] },
         templates: [{ template: 'templates/etcd.yaml', outputs: ['catalogs/v4.21/etcd/catalog.yaml'] }],
       },
       problems: [],

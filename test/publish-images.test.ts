@@ -86,19 +86,23 @@ describe('catalog-bot/images check (pure)', () => {
     expect(check.summary).toContain('catalogs/v1/op/catalog.yaml:12');
   });
 
-  it('is neutral with the reason when a registry cannot be reached, and fails on a disallowed registry', () => {
+  it('is neutral with the reason when a listed unverifiable registry cannot be reached, and fails on a disallowed registry', () => {
+    const image = 'r.example/op/bundle:v1';
     const neutral = imagesCheck(
-      [use('a')],
-      new Map([result('a', 'unreachable', 'cannot reach registry r.example')]),
+      [use(image)],
+      new Map([result(image, 'unreachable', 'cannot reach registry r.example')]),
+      { unverifiableRegistries: ['r.example'] },
     );
     expect(neutral.conclusion).toBe('neutral');
     expect(neutral.findings[0]?.message).toContain('cannot reach registry r.example');
+    expect(neutral.findings[0]?.level).toBe('warning');
     const disallowed = imagesCheck(
-      [use('a'), use('b')],
+      [use(image), use('b')],
       new Map([
-        result('a', 'unreachable', 'x'),
+        result(image, 'unreachable', 'x'),
         result('b', 'disallowed', 'registry y is not among the allowed registries'),
       ]),
+      { unverifiableRegistries: ['r.example'] },
     );
     expect(disallowed.conclusion).toBe('failure');
     expect(disallowed.findings.map((f) => f.rule).sort()).toEqual([

@@ -29,7 +29,7 @@ export interface RepoConfig {
   dependencies: {
     externalProviders: { gvks: { group: string; version: string; kind: string }[]; packages: string[] };
   };
-  images: { allowedRegistries: string[] };
+  images: { allowedRegistries: string[]; unverifiableRegistries: string[] };
   templates: { template: string; outputs: string[] }[];
 }
 
@@ -50,7 +50,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   automerge: { enabled: false, method: 'squash' },
   publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
   dependencies: { externalProviders: { gvks: [], packages: [] } },
-  images: { allowedRegistries: [] },
+  images: { allowedRegistries: [], unverifiableRegistries: [] },
   templates: [],
 });
 
@@ -266,6 +266,18 @@ export const CONFIG_SCHEMA = deepFreeze({
             description: 'A registry host, with a port if it has one.',
             type: 'string',
             pattern: '^[^\\s/]+$',
+          },
+          default: [],
+        },
+        unverifiableRegistries: {
+          description:
+            'Registries whose images may go unverified: when catalog-bot cannot ask about an image there (the registry refuses anonymous access and catalog-bot has no credentials it may send to it, or does not answer), the check is neutral instead of failing. Host names, repository prefixes (`registry.example.com/org`) or `*.example.com`. Default: none, so an image that cannot be checked fails the check.',
+          type: 'array',
+          items: {
+            description:
+              'A registry host (with a port if it has one), a host/repository prefix, or `*.` and a domain.',
+            type: 'string',
+            pattern: '^[^\\s]+$',
           },
           default: [],
         },

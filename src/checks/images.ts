@@ -2,7 +2,8 @@
 // its registry. Pure: the existence answers (src/publish/exists.ts) are given.
 import type { DeclarativeConfig } from '../catalog/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import type { ImageCheck } from '../publish/exists.js';
+import { registryListed, type ImageCheck } from '../publish/exists.js';
+import { parseRef } from '../publish/registry.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
 
 export const IMAGES_CHECK = 'catalog-bot/images';
@@ -57,7 +58,28 @@ function describe(u: ImageUse): string {
     : `related image ${u.name ? `"${u.name}" ` : ''}of ${u.bundle}`;
 }
 
-export function imagesCheck(uses: ImageUse[], results: Map<string, ImageCheck>): CheckResult {
+/** Is the image on a registry of `images.unverifiableRegistries`? */
+function unverifiable(image: string, registries: string[] | undefined): boolean {
+  try {
+    return registryListed(parseRef(image), registries);
+  } catch {
+    return false;
+  }
+}
+
+export interface ImagesCheckOptions {
+  /**
+   * `images.unverifiableRegistries`: an image there that cannot be asked about makes the
+   * check neutral; anywhere else it fails it (an unasked image must not let a merge go).
+   */
+  unverifiableRegistries?: string[];
+}
+
+export function imagesCheck(
+  uses: ImageUse[],
+  results: Map<string, ImageCheck>,
+  options: ImagesCheckOptions = {},
+): CheckResult {
   const findings: Diagnostic[] = [];
   const counts = { exists: 0, missing: 0, unreachable: 0, disallowed: 0, invalid: 0, unchecked: 0 };
   for (const u of uses) {
@@ -97,17 +119,20 @@ export function imagesCheck(uses: ImageUse[], results: Map<string, ImageCheck>):
         ...where,
       });
     } else if (r.status === 'unreachable') {
+      const excused = unverifiable(u.image, options.unverifiableRegistries);
       findings.push({
         rule: 'IMG-UNREACHABLE',
-        level: 'warning',
-        message: `${describe(u)} ${u.image} could not be checked: ${r.reason}`,
-        hint: 'Re-run the check when the registry answers; a private image needs registry credentials.',
+        level: excused ? 'warning' : 'error',
+        message: `${describe(u)} ${u.image} could not be checked: ${r.reason}${excused ? ' (its registry is listed in images.unverifiableRegistries)' : ''}`,
+        hint: excused
+          ? 'Re-run the check when the registry answers; a private image needs registry credentials.'
+          : 'An image catalog-bot cannot ask about fails this check. Re-run it (/retest) when the registry answers; for a private registry give catalog-bot credentials for it, or list it under images.unverifiableRegistries in .github/catalog-bot.yml to accept such images unchecked.',
         ...where,
       });
     }
   }
   const errors = findings.filter((d) => d.level === 'error').length;
-  const unreachable = counts.unreachable;
+  const unreachable = findings.filter((d) => d.rule === 'IMG-UNREACHABLE').length;
   const conclusion = errors > 0 ? 'failure' : unreachable > 0 ? 'neutral' : 'success';
   const images = new Set(uses.map((u) => u.image)).size;
   const title =
@@ -132,6 +157,11 @@ export function imagesCheck(uses: ImageUse[], results: Map<string, ImageCheck>):
         `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} |`,
       );
   }
+  if (findings.some((d) => d.rule === 'IMG-UNREACHABLE' && d.level === 'error'))
+    lines.push(
+      '',
+      'An image catalog-bot cannot ask about fails this check: nothing shows it exists. Re-run the check (`/retest`) when the registry answers; for a private registry, give catalog-bot credentials for it, or list the registry under `images.unverifiableRegistries` in `.github/catalog-bot.yml` (base branch) to accept its images unchecked.',
+    );
   return {
     name: IMAGES_CHECK,
     conclusion,

@@ -7,14 +7,19 @@ import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoCo
 import { toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import { blobFiles, decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
-import type { ImageCheck } from '../publish/exists.js';
+import {
+  bundlesWithPolicy,
+  registryPolicy,
+  type ImageCheck,
+  type PolicyBundles,
+  type RegistryPolicy,
+} from '../publish/exists.js';
 import { crdUpgradeCheck } from './crd-upgrade.js';
 import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
 import { templatesCheck, type TemplateMappingInput } from './templates.js';
 import { templateMappingsFromCiYaml } from '../catalog/promote.js';
-import type { BundleResolver } from '../catalog/templates/index.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
 
@@ -44,11 +49,14 @@ export interface PrCheckInput {
    * Asks registries whether images exist: with it, `catalog-bot/images` is decided too (the
    * only check that needs the network).
    */
-  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
-  /** Renders bundle images new to a template (the registry); without it `catalog-bot/templates` cannot render them. */
-  resolveBundle?: BundleResolver;
+  images?: (refs: string[], policy: RegistryPolicy) => Promise<Map<string, ImageCheck>>;
+  /**
+   * Renders bundle images new to a template (the registry); without it `catalog-bot/templates`
+   * cannot render them. Called with the base config's policy, and only for allowed registries.
+   */
+  resolveBundle?: PolicyBundles['resolveBundle'];
   /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
-  bundleManifests?: (image: string) => Promise<string[] | undefined>;
+  bundleManifests?: PolicyBundles['manifests'];
 }
 
 export interface CheckedRoot {
@@ -73,6 +81,15 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   const { config, problems } = await readRepoConfig(repo, rules);
   const configFindings: Diagnostic[] = configProblemsAsDiagnostics(problems);
   const globs = input.globs ?? config.catalogs;
+  // Registries are contacted only as the base branch's config allows (docs/security.md).
+  const policy = registryPolicy(config);
+  const bundles = bundlesWithPolicy(
+    {
+      ...(input.resolveBundle ? { resolveBundle: input.resolveBundle } : {}),
+      ...(input.bundleManifests ? { manifests: input.bundleManifests } : {}),
+    },
+    policy,
+  );
   const [baseRoots, headRoots, files] = await Promise.all([
     catalogRoots(repo, base, globs),
     catalogRoots(repo, head, globs),
@@ -108,7 +125,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     await crdUpgradeCheck(
       roots,
       gitObjectLoader(repo, base, head),
-      input.bundleManifests ? { renderBundle: input.bundleManifests } : {},
+      bundles.manifests ? { renderBundle: bundles.manifests } : {},
     ),
   ];
   const templates = await templatesFor(repo, head, config.templates, files);
@@ -118,7 +135,7 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
       await templatesCheck({
         mappings: templates,
         read,
-        ...(input.resolveBundle ? { resolveBundle: input.resolveBundle } : {}),
+        ...(bundles.resolveBundle ? { resolveBundle: bundles.resolveBundle } : {}),
       }),
     );
   }
@@ -126,9 +143,9 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     const uses = roots.flatMap((r) => (r.head ? addedImageUses(r.base?.config, r.head.config, r.path) : []));
     const results = await input.images(
       uses.map((u) => u.image),
-      config.images.allowedRegistries,
+      policy,
     );
-    checks.push(imagesCheck(uses, results));
+    checks.push(imagesCheck(uses, results, { unverifiableRegistries: policy.unverifiableRegistries }));
   }
   let subjects: Map<string, string> | undefined;
   if (input.author !== undefined) {

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { DirectorySource, GitTreeSource, type CatalogSource } from '../catalog/source.js';
 import { writeOciLayout } from '../publish/layout.js';
 import { buildCatalogImage, expandTags, parseTarget, pushImage } from '../publish/publish.js';
-import { RegistryClient } from '../publish/registry.js';
+import { credentialHostsFromEnv, credentialHostsOf, RegistryClient } from '../publish/registry.js';
 import { platformString } from '../publish/oci.js';
 
 export const DEFAULT_BASE_IMAGE = 'quay.io/operator-framework/opm:latest';
@@ -16,8 +16,9 @@ export const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image
   Build the catalog image (the base image's platforms plus <root> at /configs, served by
   opm) without Docker. Prints each tag's digest; --push pushes to every tag, --oci-dir
   writes an OCI image layout. {root} and {sha} in tags are expanded. With --rev the root
-  is read from that git commit (no checkout). Registry credentials: REGISTRY_AUTH_FILE or
-  REGISTRY_USERNAME/REGISTRY_PASSWORD; plain HTTP only for REGISTRY_INSECURE_HOSTS.
+  is read from that git commit (no checkout). Registry credentials: REGISTRY_AUTH_FILE (each
+  entry for its own host) or REGISTRY_USERNAME/REGISTRY_PASSWORD (only for the --tag and --base
+  hosts and those in REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for REGISTRY_INSECURE_HOSTS.
 `;
 
 export async function buildCommand(
@@ -53,7 +54,10 @@ export async function buildCommand(
     return 2;
   }
   const root = positionals[0] as string;
-  const client = RegistryClient.fromEnvSafe(env, err);
+  // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts named here (docs/security.md).
+  const client = RegistryClient.fromEnvSafe(env, err, {
+    credentialHosts: [...credentialHostsOf([...values.tag, values.base]), ...credentialHostsFromEnv(env)],
+  });
   if (!client) return 2;
   try {
     let source: CatalogSource;

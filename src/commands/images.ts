@@ -6,11 +6,15 @@ import { loadCatalog } from '../catalog/load.js';
 import { DirectorySource } from '../catalog/source.js';
 import { imagesCheck, imageUses } from '../checks/images.js';
 import { checkImages } from '../publish/exists.js';
-import { RegistryClient } from '../publish/registry.js';
+import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
 
-export const IMAGES_USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registry <host>]... [--concurrency <n>]
+export const IMAGES_USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registry <host>]...
+      [--unverifiable-registry <host>]... [--concurrency <n>]
   Check that every bundle image and related image of the catalog exists in its registry
-  (exit 0 all exist or some could not be checked, 1 missing or disallowed images, 2 usage).
+  (exit 0 all exist, or the ones that could not be checked are on --unverifiable-registry
+  registries; 1 missing, disallowed or unchecked images; 2 usage). REGISTRY_USERNAME/
+  REGISTRY_PASSWORD go only to the hosts in REGISTRY_CREDENTIAL_HOSTS; REGISTRY_AUTH_FILE
+  entries each to their own host.
 `;
 
 export async function imagesCommand(
@@ -28,6 +32,7 @@ export async function imagesCommand(
       options: {
         format: { type: 'string', default: 'text' },
         'allowed-registry': { type: 'string', multiple: true, default: [] },
+        'unverifiable-registry': { type: 'string', multiple: true, default: [] },
         concurrency: { type: 'string', default: '8' },
       },
     }));
@@ -42,7 +47,7 @@ export async function imagesCommand(
     return 2;
   }
   const root = positionals[0] as string;
-  const client = RegistryClient.fromEnvSafe(env, err);
+  const client = RegistryClient.fromEnvSafe(env, err, { credentialHosts: credentialHostsFromEnv(env) });
   if (!client) return 2;
   try {
     const loaded = await loadCatalog(new DirectorySource(root));
@@ -51,7 +56,7 @@ export async function imagesCommand(
       uses.map((u) => u.image),
       { client, concurrency: Number(values.concurrency), allowedRegistries: values['allowed-registry'] },
     );
-    const check = imagesCheck(uses, results);
+    const check = imagesCheck(uses, results, { unverifiableRegistries: values['unverifiable-registry'] });
     if (values.format === 'json') {
       out.write(
         JSON.stringify(

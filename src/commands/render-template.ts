@@ -13,15 +13,15 @@ import {
   type BundleResolver,
 } from '../catalog/templates/index.js';
 import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
-import { RegistryClient } from '../publish/registry.js';
+import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
 
 export const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
       [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
   Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
   opm alpha render-template does. Bundle images are resolved from the FBC files under
   --bundles-from (a rendered catalog); without it they are pulled from their registries
-  (credentials: REGISTRY_AUTH_FILE or REGISTRY_USERNAME/REGISTRY_PASSWORD; plain HTTP
-  for the hosts in REGISTRY_INSECURE_HOSTS). --opm-version picks the
+  (credentials: REGISTRY_AUTH_FILE, or REGISTRY_USERNAME/REGISTRY_PASSWORD for the hosts in
+  REGISTRY_CREDENTIAL_HOSTS; plain HTTP for the hosts in REGISTRY_INSECURE_HOSTS). --opm-version picks the
   behaviour of an older opm (semver edges changed in v1.57.0 and v1.61.0; package icon
   and description since v1.65.0); default v1.73.0. Exit 0, 1 if it cannot render, 2 usage.
 `;
@@ -78,7 +78,8 @@ export async function renderTemplateCommand(
         filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
       );
     } else {
-      client = RegistryClient.fromEnv(env);
+      // REGISTRY_USERNAME/REGISTRY_PASSWORD only for REGISTRY_CREDENTIAL_HOSTS (docs/security.md).
+      client = RegistryClient.fromEnv(env, { credentialHosts: credentialHostsFromEnv(env) });
       // the template engine migrates (--migrate-level) what the registry renders
       resolveBundle = bundleResolverFromRegistry(client);
     }

@@ -13,7 +13,7 @@ import {
   unifiedDiff,
   type FileTree,
 } from '../catalog/promote.js';
-import type { BundleResolver } from '../catalog/templates/index.js';
+import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import { runPrChecks, templatesFor } from '../checks/pr.js';
 import { renderTemplateOutputs } from '../checks/templates.js';
@@ -90,7 +90,7 @@ export function renderFromComment(
   options: PrHandlerOptions,
   target: EditTarget,
   pr: Pull,
-  resolveBundle: BundleResolver | undefined,
+  resolveBundle: PolicyBundles['resolveBundle'] | undefined,
 ): Promise<EditOutcome> {
   return editFromComment(
     context,
@@ -105,10 +105,12 @@ export function renderFromComment(
       if (mappings.length === 0)
         return { refused: 'this pull request changes no template and no rendered output' };
       const read = (path: string) => readFileAt(dir, parent, path);
+      // Pulls only from allowed registries, with the repository's credential hosts.
+      const pull = bundlesWithPolicy(resolveBundle ? { resolveBundle } : {}, registryPolicy(config));
       const { edits, findings } = await renderTemplateOutputs({
         mappings,
         read,
-        ...(resolveBundle ? { resolveBundle } : {}),
+        ...(pull.resolveBundle ? { resolveBundle: pull.resolveBundle } : {}),
       });
       if (findings.length > 0)
         return {

@@ -1,12 +1,11 @@
 // pull_request events: parse, decide, enqueue. The job mirrors the repository, runs the
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
-import { runPrChecks } from '../checks/pr.js';
+import { runPrChecks, type PrCheckInput } from '../checks/pr.js';
 import { blobAt, fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
-import type { BundleResolver } from '../catalog/templates/index.js';
-import type { ImageCheck } from '../publish/exists.js';
+import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
@@ -45,9 +44,9 @@ export interface PrHandlerOptions {
   /** The registry client for publishing (one per process, credentials from the environment). */
   registry?: () => RegistryClient;
   /** Renders bundle images (the registry): new template bundles, CRDs a catalog does not carry. */
-  bundles?: { resolveBundle: BundleResolver; manifests: (image: string) => Promise<string[] | undefined> };
+  bundles?: PolicyBundles;
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
-  images?: (refs: string[], allowedRegistries: string[]) => Promise<Map<string, ImageCheck>>;
+  images?: PrCheckInput['images'];
 }
 
 /** What a job runs with: an installation's client and a logger. */

@@ -9,6 +9,7 @@ import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js
 import type { RepoConfig } from '../checks/config.js';
 import { fetchMissingBlobs, revParse, withMirror } from '../git-mirror.js';
 import { publishCatalog } from '../publish/publish.js';
+import { credentialHostsOf } from '../publish/registry.js';
 import { publishCheck, PUBLISH_CHECK, type RootPublication } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, type RepoRef } from './check-runs.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
@@ -120,7 +121,8 @@ export async function publishJob(
         const current = branch.commit.sha === job.after;
         const tags = current ? images : images.filter((t) => t.includes('{sha}'));
         if (!options.registry) throw new Error('no registry client is configured');
-        const client = options.registry();
+        // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
+        const client = options.registry().scoped(credentialHostsOf([...images, baseImage]));
         const publications: RootPublication[] = [];
         for (const root of roots) {
           const source = new GitTreeSource(dir, job.after, root);

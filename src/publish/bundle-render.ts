@@ -19,8 +19,12 @@ const MAX_LAYER_BYTES = 256 * 2 ** 20;
 /** What bundle rendering needs of a registry (RegistryClient has it). */
 export interface ImageSource {
   getManifest(ref: RepoRef, reference: string): Promise<ManifestResult>;
-  getBlob(ref: RepoRef, digest: string): Promise<Buffer>;
+  /** At most `maxBytes` (the source's own cap when absent). */
+  getBlob(ref: RepoRef, digest: string, maxBytes?: number): Promise<Buffer>;
 }
+
+/** An image config is a few KiB of JSON. */
+const MAX_CONFIG_BYTES = 4 * 2 ** 20;
 
 /** Why a bundle image could not be rendered; `cause` is the RegistryError when the registry failed. */
 export class BundleRenderError extends TemplateError {
@@ -375,13 +379,22 @@ async function pullLayers(
   digest: string,
   manifest: ImageManifest,
 ): Promise<PulledImage> {
-  const configBytes = await source.getBlob(repo, manifest.config.digest);
-  const config = JSON.parse(configBytes.toString('utf8')) as { config?: { Labels?: Record<string, string> } };
+  const configBytes = await source.getBlob(repo, manifest.config.digest, MAX_CONFIG_BYTES);
+  let config: { config?: { Labels?: Record<string, string> } };
+  try {
+    config = JSON.parse(configBytes.toString('utf8')) as typeof config;
+  } catch {
+    // JSON.parse quotes the text it choked on: a fixed message keeps the blob out of check runs.
+    throw new BundleRenderError(`image config ${manifest.config.digest} is not JSON`);
+  }
   const labels = config.config?.Labels ?? {};
   const fs = new ImageFs();
   // Only bundle images are unpacked: a catalog image can be large and is refused anyway.
   if (!(BUNDLE_PACKAGE_LABEL in labels) || CONFIGS_LABEL in labels) return { digest, labels, fs };
-  const layers = await Promise.all(manifest.layers.map((l) => source.getBlob(repo, l.digest)));
+  // A layer larger than what a bundle layer may unpack to is refused before it is held.
+  const layers = await Promise.all(
+    manifest.layers.map((l) => source.getBlob(repo, l.digest, MAX_LAYER_BYTES)),
+  );
   manifest.layers.forEach((l, i) => fs.applyLayer(layerTar(l.mediaType, layers[i]!, l.digest)));
   return { digest, labels, fs };
 }

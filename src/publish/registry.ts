@@ -41,7 +41,9 @@ export function apiHost(registry: string): string {
   return registry === 'docker.io' || registry === 'index.docker.io' ? 'registry-1.docker.io' : registry;
 }
 
-export type RegistryErrorKind = 'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http';
+/** `limit`: an answer over the size cap or past the deadline (docs/security.md, "Bounded work"). */
+export type RegistryErrorKind =
+  'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http' | 'limit';
 
 export class RegistryError extends Error {
   constructor(
@@ -70,12 +72,18 @@ export interface Credentials {
   password: string;
   /** Where they came from, for messages (never the secret itself). */
   from: string;
+  /**
+   * Not tied to a host (REGISTRY_USERNAME/REGISTRY_PASSWORD): a client sends them only to
+   * its credential hosts (RegistryClientOptions.credentialHosts), never to a registry a
+   * pull request names (docs/security.md, "Credentials stay home").
+   */
+  unbound?: boolean;
 }
 
 export type CredentialLookup = (registry: string, repository: string) => Credentials | undefined;
 
 /** A docker/podman config.json key as a bare host or host/path. */
-function normaliseAuthKey(key: string): string {
+export function normaliseAuthKey(key: string): string {
   let k = key.replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
   k = k.replace(/\/v[12]$/, '');
   if (k === 'index.docker.io' || k === 'registry-1.docker.io') k = 'docker.io';
@@ -140,7 +148,7 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Creden
   const password = env.REGISTRY_PASSWORD;
   const fromVars: Credentials | undefined =
     username && password !== undefined
-      ? { username, password, from: 'REGISTRY_USERNAME/REGISTRY_PASSWORD' }
+      ? { username, password, from: 'REGISTRY_USERNAME/REGISTRY_PASSWORD', unbound: true }
       : undefined;
   return (registry, repository) => fromFile?.(registry, repository) ?? fromVars;
 }
@@ -152,10 +160,51 @@ export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): stri
     .filter((h) => h !== '');
 }
 
+/**
+ * REGISTRY_CREDENTIAL_HOSTS (comma-separated registry hosts): for the CLI, where
+ * REGISTRY_USERNAME/REGISTRY_PASSWORD may go besides the hosts a command names itself.
+ */
+export function credentialHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return insecureHostsFromEnv({ REGISTRY_INSECURE_HOSTS: env.REGISTRY_CREDENTIAL_HOSTS ?? '' });
+}
+
+/**
+ * The registry hosts of image references or tag patterns (`{root}`/`{sha}` allowed), for
+ * RegistryClientOptions.credentialHosts; references that do not parse name no host.
+ */
+export function credentialHostsOf(refs: Iterable<string>): string[] {
+  const hosts = new Set<string>();
+  for (const ref of refs) {
+    try {
+      hosts.add(parseRef(ref.replaceAll('{root}', 'root').replaceAll('{sha}', '0'.repeat(12))).registry);
+    } catch {
+      // not a reference: no host to trust
+    }
+  }
+  return [...hosts];
+}
+
+/**
+ * Token services on another host than their registry that may still get credentials:
+ * fixed here, never taken from a challenge (Docker Hub's realm is auth.docker.io).
+ */
+const KNOWN_REALMS: Record<string, string[]> = { 'registry-1.docker.io': ['auth.docker.io'] };
+
 // ---- the client -----------------------------------------------------------------------
+
+/** Manifests, tokens, error answers: small (docs/security.md, "Bounded work"). */
+export const MAX_SMALL_RESPONSE_BYTES = 4 * 2 ** 20;
+/** A blob held in memory: room for the layers of a base image (opm's are tens of MiB). */
+export const MAX_BLOB_BYTES = 512 * 2 ** 20;
 
 export interface RegistryClientOptions {
   credentials?: CredentialLookup;
+  /**
+   * Registry hosts (as in references, `docker.io` for Docker Hub) that may get credentials
+   * not tied to a host (REGISTRY_USERNAME/REGISTRY_PASSWORD): the App passes the hosts of
+   * the base branch's `publish.images` and `publish.baseImage`. Default: none.
+   */
+  credentialHosts?: Iterable<string>;
   /** `host:port` (or bare host, any port) allowed over plain HTTP. */
   insecureHosts?: string[];
   /** Further attempts after a 5xx, 429 or dropped connection (default 4). */
@@ -164,8 +213,16 @@ export interface RegistryClientOptions {
   backoffMs?: number;
   /** Blobs larger than this are uploaded in chunks of this size (default 16 MiB). */
   chunkSize?: number;
-  /** Per-request timeout (default 60 s). */
+  /** Idle timeout of a request: no byte for this long (default 60 s). */
   timeoutMs?: number;
+  /** Whole-request deadline for manifests, tokens and other small answers (default 60 s). */
+  deadlineMs?: number;
+  /** Whole-request deadline for blob transfers (default 10 min). */
+  blobDeadlineMs?: number;
+  /** Largest manifest, token or error answer read (default 4 MiB). */
+  maxResponseBytes?: number;
+  /** Largest blob read (default 512 MiB). */
+  maxBlobBytes?: number;
 }
 
 interface Response {
@@ -178,6 +235,7 @@ type Challenge = { scheme: 'bearer'; realm: string; service?: string } | { schem
 
 interface HostState {
   challenge?: Challenge;
+  /** Tokens by who asked (credentials or anonymous) and scope set. */
   tokens: Map<string, { token: string; expires: number }>;
   /** Token requests under way, so parallel uploads share one. */
   pending: Map<string, Promise<{ token: string; expires: number }>>;
@@ -193,11 +251,22 @@ interface CallOptions {
   body?: Buffer;
   /** Retry 5xx and dropped connections here (idempotent requests). */
   retry?: boolean;
+  /** Caps of a request or answer carrying a blob (default: the small ones). */
+  limits?: Limits;
+}
+
+/** Caps of one request (docs/security.md, "Bounded work"). */
+interface Limits {
+  maxBytes: number;
+  deadlineMs: number;
 }
 
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN']);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const mib = (bytes: number): string => `${+(bytes / 2 ** 20).toFixed(2)} MiB`;
+const seconds = (ms: number): string => `${+(ms / 1000).toFixed(1)} s`;
 
 /** Parse `Bearer realm="...",service="...",scope="..."` (quoted values may hold commas). */
 export function parseChallenge(header: string | undefined): Challenge | undefined {
@@ -214,16 +283,40 @@ export function parseChallenge(header: string | undefined): Challenge | undefine
   return { scheme: 'bearer', realm: params.realm, ...(params.service ? { service: params.service } : {}) };
 }
 
-function errorDetail(res: Response): string {
+/** Error codes of the distribution spec: the only words of an answer that reach a message. */
+const SPEC_ERROR_CODES = new Set([
+  'BLOB_UNKNOWN',
+  'BLOB_UPLOAD_INVALID',
+  'BLOB_UPLOAD_UNKNOWN',
+  'DIGEST_INVALID',
+  'MANIFEST_BLOB_UNKNOWN',
+  'MANIFEST_INVALID',
+  'MANIFEST_UNKNOWN',
+  'NAME_INVALID',
+  'NAME_UNKNOWN',
+  'SIZE_INVALID',
+  'UNAUTHORIZED',
+  'DENIED',
+  'UNSUPPORTED',
+  'TOOMANYREQUESTS',
+]);
+
+/**
+ * An answer in words: the status and, when the body names one, a distribution error code
+ * from the spec's fixed list. Never the body's text: a registry or token service a pull
+ * request names could put anything there (an internal page, a secret), and messages end
+ * in check runs (docs/security.md, "Credentials stay home").
+ */
+export function statusDetail(res: { status: number; body: Buffer }): string {
+  let code: string | undefined;
   try {
-    const json = JSON.parse(res.body.toString('utf8')) as { errors?: { code?: string; message?: string }[] };
-    const e = json.errors?.[0];
-    if (e) return `${e.code ?? ''}${e.message ? `: ${e.message}` : ''}`;
+    const json = JSON.parse(res.body.toString('utf8')) as { errors?: { code?: unknown }[] };
+    const c = json.errors?.[0]?.code;
+    if (typeof c === 'string' && SPEC_ERROR_CODES.has(c)) code = c;
   } catch {
-    // not JSON: fall through to the text
+    // not JSON: the status alone
   }
-  const text = res.body.toString('utf8').trim().slice(0, 200);
-  return text === '' ? `HTTP ${res.status}` : text;
+  return `HTTP ${res.status}${code ? ` ${code} (${code.toLowerCase().replaceAll('_', ' ')})` : ''}`;
 }
 
 export interface ManifestResult {
@@ -241,25 +334,68 @@ export interface ClientStats {
   bytesUploaded: number;
 }
 
+/** What views of one client (RegistryClient.scoped) share: connections, tokens, counts. */
+interface Shared {
+  stats: ClientStats;
+  hosts: Map<string, HostState>;
+  httpAgent: HttpAgent;
+  httpsAgent: HttpsAgent;
+}
+
 export class RegistryClient {
-  readonly stats: ClientStats = { requests: 0, uploads: 0, mounts: 0, bytesUploaded: 0 };
-  private readonly hosts = new Map<string, HostState>();
-  private readonly credentials: CredentialLookup;
+  private readonly shared: Shared;
+  private readonly options: RegistryClientOptions;
+  private readonly credentialLookup: CredentialLookup;
+  private readonly credentialHosts: Set<string>;
   private readonly insecure: Set<string>;
   private readonly retries: number;
   private readonly backoffMs: number;
   private readonly chunkSize: number;
   private readonly timeoutMs: number;
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 16 });
+  private readonly small: Limits;
+  private readonly large: Limits;
 
-  constructor(options: RegistryClientOptions = {}) {
-    this.credentials = options.credentials ?? (() => undefined);
+  constructor(options: RegistryClientOptions = {}, shared?: Shared) {
+    this.options = options;
+    this.shared = shared ?? {
+      stats: { requests: 0, uploads: 0, mounts: 0, bytesUploaded: 0 },
+      hosts: new Map(),
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 16 }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 16 }),
+    };
+    this.credentialLookup = options.credentials ?? (() => undefined);
+    this.credentialHosts = new Set([...(options.credentialHosts ?? [])].map(normaliseAuthKey));
     this.insecure = new Set(options.insecureHosts ?? []);
     this.retries = options.retries ?? 4;
     this.backoffMs = options.backoffMs ?? 200;
     this.chunkSize = options.chunkSize ?? 16 * 1024 * 1024;
     this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.small = {
+      maxBytes: options.maxResponseBytes ?? MAX_SMALL_RESPONSE_BYTES,
+      deadlineMs: options.deadlineMs ?? 60_000,
+    };
+    this.large = {
+      maxBytes: options.maxBlobBytes ?? MAX_BLOB_BYTES,
+      deadlineMs: options.blobDeadlineMs ?? 600_000,
+    };
+  }
+
+  get stats(): ClientStats {
+    return this.shared.stats;
+  }
+
+  /** Which credentials this view may use, as a key for caches of what they let it see. */
+  get credentialScope(): string {
+    return [...this.credentialHosts].sort().join(',');
+  }
+
+  /**
+   * The same client (connections, tokens) with REGISTRY_USERNAME/REGISTRY_PASSWORD going
+   * only to these registry hosts: per repository, the hosts its base branch's config
+   * publishes to (docs/security.md, "Credentials stay home").
+   */
+  scoped(credentialHosts: Iterable<string>): RegistryClient {
+    return new RegistryClient({ ...this.options, credentialHosts }, this.shared);
   }
 
   /** Credentials and insecure hosts from the runtime contract's variables. */
@@ -275,72 +411,130 @@ export class RegistryClient {
   }
 
   /** fromEnv for commands: a bad REGISTRY_AUTH_FILE is written to `err` and gives undefined. */
-  static fromEnvSafe(env: NodeJS.ProcessEnv, err: NodeJS.WritableStream): RegistryClient | undefined {
+  static fromEnvSafe(
+    env: NodeJS.ProcessEnv,
+    err: NodeJS.WritableStream,
+    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts'> = {},
+  ): RegistryClient | undefined {
     try {
-      return RegistryClient.fromEnv(env);
+      return RegistryClient.fromEnv(env, options);
     } catch (problem) {
       err.write(`catalog-bot: ${(problem as Error).message}\n`);
       return undefined;
     }
   }
 
-  /** Close kept-alive connections. */
+  /** Close kept-alive connections (of every view). */
   close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.shared.httpAgent.destroy();
+    this.shared.httpsAgent.destroy();
+  }
+
+  /** The credentials this client may use for a registry: host-bound ones, or unbound ones for its credential hosts. */
+  private credentials(registry: string, repository: string): Credentials | undefined {
+    const creds = this.credentialLookup(registry, repository);
+    if (creds?.unbound && !this.credentialHosts.has(normaliseAuthKey(registry))) return undefined;
+    return creds;
+  }
+
+  private plainHttpAllowed(host: string): boolean {
+    return this.insecure.has(host) || this.insecure.has(host.replace(/:\d+$/, ''));
   }
 
   private baseUrl(registry: string): string {
     const host = apiHost(registry);
-    const bare = host.replace(/:\d+$/, '');
-    const plain = this.insecure.has(host) || this.insecure.has(bare);
-    return `${plain ? 'http' : 'https'}://${host}`;
+    return `${this.plainHttpAllowed(host) ? 'http' : 'https'}://${host}`;
   }
 
   private host(registry: string): HostState {
-    let state = this.hosts.get(registry);
+    let state = this.shared.hosts.get(registry);
     if (!state) {
       state = { tokens: new Map(), pending: new Map() };
-      this.hosts.set(registry, state);
+      this.shared.hosts.set(registry, state);
     }
     return state;
   }
 
   // ---- HTTP ----
 
-  /** One request, no auth logic; network failures become RegistryError 'unreachable'. */
+  /**
+   * One request, no auth logic; network failures become RegistryError 'unreachable'. The
+   * answer is read up to `limits.maxBytes` and must be complete within `limits.deadlineMs`
+   * (an idle timeout alone lets a server trickle a byte at a time forever), else
+   * RegistryError 'limit' naming the limit.
+   */
   private send(
     registry: string,
     url: URL,
     method: string,
     headers: Record<string, string>,
     body?: Buffer,
+    limits: Limits = this.small,
   ): Promise<Response> {
-    this.stats.requests++;
+    this.shared.stats.requests++;
     const isHttps = url.protocol === 'https:';
     const request = isHttps ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (err: RegistryError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        reject(err);
+        req.destroy();
+      };
       const req = request(
         url,
         {
           method,
           headers: { 'User-Agent': 'catalog-bot', ...headers, 'Content-Length': String(body?.length ?? 0) },
-          agent: isHttps ? this.httpsAgent : this.httpAgent,
+          agent: isHttps ? this.shared.httpsAgent : this.shared.httpAgent,
           timeout: this.timeoutMs,
         },
         (res) => {
+          const declared = Number(res.headers['content-length'] ?? 0);
+          // A HEAD answer declares the size of what a GET would give: nothing is read.
+          if (method !== 'HEAD' && declared > limits.maxBytes)
+            return fail(this.tooLarge(registry, url, limits));
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-          );
-          res.on('error', (err) => reject(this.networkError(registry, url, err)));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > limits.maxBytes) return fail(this.tooLarge(registry, url, limits));
+            chunks.push(c);
+          });
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(deadline);
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+          });
+          res.on('error', (err) => fail(this.networkError(registry, url, err)));
         },
       );
+      const deadline = setTimeout(
+        () =>
+          fail(
+            new RegistryError(
+              `registry ${registry} (${url.origin}): no complete answer to ${method} ${url.pathname} within the deadline of ${seconds(limits.deadlineMs)}`,
+              'limit',
+              registry,
+            ),
+          ),
+        limits.deadlineMs,
+      );
       req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', (err) => reject(this.networkError(registry, url, err)));
+      req.on('error', (err) => fail(this.networkError(registry, url, err)));
       req.end(body);
     });
+  }
+
+  private tooLarge(registry: string, url: URL, limits: Limits): RegistryError {
+    return new RegistryError(
+      `registry ${registry} (${url.origin}): the answer to ${url.pathname} is larger than the limit of ${mib(limits.maxBytes)}`,
+      'limit',
+      registry,
+    );
   }
 
   private networkError(registry: string, url: URL, err: Error): RegistryError {
@@ -361,6 +555,7 @@ export class RegistryClient {
   private async call(registry: string, options: CallOptions): Promise<Response> {
     const state = this.host(registry);
     const url = new URL(options.url, this.baseUrl(registry));
+    const limits = options.limits ?? this.small;
     for (let attempt = 0; ; attempt++) {
       try {
         let authorization = await this.authorization(registry, state, options.scopes);
@@ -370,6 +565,7 @@ export class RegistryClient {
           options.method,
           this.headers(options, authorization),
           options.body,
+          limits,
         );
         if (res.status === 401) {
           const challenge = parseChallenge(res.headers['www-authenticate'] as string | undefined);
@@ -377,7 +573,7 @@ export class RegistryClient {
             const before = authorization;
             state.challenge = challenge;
             // the token for these scopes (if any) was refused or has expired
-            state.tokens.delete(scopeKey(options.scopes));
+            state.tokens.delete(this.tokenKey(registry, options.scopes));
             authorization = await this.authorization(registry, state, options.scopes);
             if (authorization !== undefined && authorization !== before)
               res = await this.send(
@@ -386,13 +582,14 @@ export class RegistryClient {
                 options.method,
                 this.headers(options, authorization),
                 options.body,
+                limits,
               );
           }
           if (res.status === 401) throw this.authError(registry, options.scopes, res, state.challenge);
         }
         if (res.status === 403) {
           throw new RegistryError(
-            `registry ${registry} denied ${options.method} ${url.pathname} (${errorDetail(res)}): the credentials lack the permission (${options.scopes.join(' ')})`,
+            `registry ${registry} denied ${options.method} ${url.pathname} (${statusDetail(res)}): the credentials lack the permission (${options.scopes.join(' ')})`,
             'denied',
             registry,
             403,
@@ -424,7 +621,7 @@ export class RegistryClient {
     challenge: Challenge | undefined,
   ): RegistryError {
     const creds = this.credentials(registry, repositoryOfScopes(scopes));
-    const detail = errorDetail(res);
+    const detail = statusDetail(res);
     // With a token in hand the credentials were accepted: the token lacks the scope.
     const tokenRefused = challenge?.scheme === 'bearer' && creds !== undefined;
     return new RegistryError(
@@ -432,11 +629,25 @@ export class RegistryClient {
         ? `registry ${registry} refused the token issued to user "${creds.username}" (from ${creds.from}) for ${scopes.join(' ')}: no permission (${detail})`
         : creds
           ? `wrong credentials: registry ${registry} rejected user "${creds.username}" (from ${creds.from}) for ${scopes.join(' ')} (${detail})`
-          : `registry ${registry} requires credentials for ${scopes.join(' ')}: set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD (${detail})`,
+          : `registry ${registry} requires credentials for ${scopes.join(' ')}: ${this.noCredentialsHint(registry)} (${detail})`,
       'auth',
       registry,
       res.status,
     );
+  }
+
+  /** Why there are no credentials for a registry, and what would give some. */
+  private noCredentialsHint(registry: string): string {
+    const unbound = this.credentialLookup(registry, '');
+    return unbound?.unbound
+      ? `${unbound.from} are only sent to the registries the repository publishes to (publish.images, publish.baseImage; for the CLI, the hosts it names and REGISTRY_CREDENTIAL_HOSTS); give ${registry} an entry in REGISTRY_AUTH_FILE`
+      : 'set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD';
+  }
+
+  /** Tokens are kept per identity: one issued to credentials never serves an anonymous asker. */
+  private tokenKey(registry: string, scopes: string[]): string {
+    const creds = this.credentials(registry, repositoryOfScopes(scopes));
+    return `${creds ? `${creds.from}\0${creds.username}` : ''}\0${scopeKey(scopes)}`;
   }
 
   /** The Authorization header for these scopes, fetching (and caching) a token when needed. */
@@ -453,7 +664,7 @@ export class RegistryClient {
         ? `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}`
         : undefined;
     }
-    const key = scopeKey(scopes);
+    const key = this.tokenKey(registry, scopes);
     const cached = state.tokens.get(key);
     if (cached && cached.expires > Date.now()) return `Bearer ${cached.token}`;
     let pending = state.pending.get(key);
@@ -466,13 +677,39 @@ export class RegistryClient {
     return `Bearer ${token.token}`;
   }
 
+  /**
+   * May a token service get the registry's credentials? Only over HTTPS (or a host in
+   * REGISTRY_INSECURE_HOSTS), and only on the registry's own host (or a known pairing such
+   * as Docker Hub's): the realm comes from the registry's answer, so a hostile registry
+   * would otherwise name any URL, an internal plain-HTTP one too (docs/security.md).
+   */
+  private realmMayGetCredentials(registry: string, realm: URL): boolean {
+    const secure = realm.protocol === 'https:' || this.plainHttpAllowed(realm.host);
+    const own = apiHost(registry);
+    const sameHost = realm.host === own || (KNOWN_REALMS[own] ?? []).includes(realm.host);
+    return secure && sameHost;
+  }
+
   private async fetchToken(
     registry: string,
     challenge: { realm: string; service?: string },
     scopes: string[],
     creds: Credentials | undefined,
   ): Promise<{ token: string; expires: number }> {
-    const url = new URL(challenge.realm);
+    let url: URL;
+    try {
+      url = new URL(challenge.realm);
+    } catch {
+      throw new RegistryError(`registry ${registry}: its token service is not a URL`, 'auth', registry);
+    }
+    // A plain-HTTP realm is asked nothing, even anonymously: it may be any internal address.
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.plainHttpAllowed(url.host)))
+      throw new RegistryError(
+        `registry ${registry}: its token service ${url.protocol}//${url.host} is not HTTPS (list the host in REGISTRY_INSECURE_HOSTS if it is meant to be plain HTTP); nothing was sent to it`,
+        'auth',
+        registry,
+      );
+    const sendCreds = creds !== undefined && this.realmMayGetCredentials(registry, url);
     if (challenge.service) url.searchParams.set('service', challenge.service);
     for (const s of scopes) url.searchParams.append('scope', s);
     const ask = async (withCreds: boolean): Promise<Response> => {
@@ -496,18 +733,20 @@ export class RegistryClient {
         }
       }
     };
-    let res = await ask(true);
+    let res = await ask(sendCreds);
     // Credentials meant for the push registry must not stop pulling a public base image.
     const pullOnly = scopes.every((s) => s.endsWith(':pull'));
-    if ((res.status === 401 || res.status === 403) && creds && pullOnly) {
+    if ((res.status === 401 || res.status === 403) && sendCreds && pullOnly) {
       const anonymous = await ask(false);
       if (anonymous.status === 200) res = anonymous;
     }
     if (res.status === 401 || res.status === 403) {
       throw new RegistryError(
-        creds
+        sendCreds
           ? `wrong credentials: registry ${registry} (token service ${url.origin}) rejected user "${creds.username}" (from ${creds.from})`
-          : `registry ${registry} requires credentials (token service ${url.origin} refused an anonymous token for ${scopes.join(' ')}): set REGISTRY_AUTH_FILE, or REGISTRY_USERNAME and REGISTRY_PASSWORD`,
+          : creds
+            ? `registry ${registry}: its token service ${url.origin} is not on the registry's host ${apiHost(registry)} over HTTPS, so it gets no credentials, and it refused an anonymous token for ${scopes.join(' ')} (HTTP ${res.status})`
+            : `registry ${registry} requires credentials (token service ${url.origin} refused an anonymous token for ${scopes.join(' ')}): ${this.noCredentialsHint(registry)}`,
         'auth',
         registry,
         res.status,
@@ -515,7 +754,7 @@ export class RegistryClient {
     }
     if (res.status !== 200)
       throw new RegistryError(
-        `registry ${registry}: token service ${url.origin} answered ${errorDetail(res)}`,
+        `registry ${registry}: token service ${url.origin} answered ${statusDetail(res)}`,
         'http',
         registry,
         res.status,
@@ -527,16 +766,17 @@ export class RegistryClient {
       throw new RegistryError(`registry ${registry}: token service answered no JSON`, 'http', registry, 200);
     }
     const token = json.token ?? json.access_token;
-    if (!token)
+    if (typeof token !== 'string' || token === '')
       throw new RegistryError(`registry ${registry}: token service gave no token`, 'http', registry, 200);
     // Renew a little before expiry; the spec's default lifetime is 60 s.
-    const lifetime = Math.max((json.expires_in ?? 60) - 10, 5) * 1000;
+    const expiresIn = typeof json.expires_in === 'number' ? json.expires_in : 60;
+    const lifetime = Math.max(expiresIn - 10, 5) * 1000;
     return { token, expires: Date.now() + lifetime };
   }
 
   private unexpected(registry: string, what: string, res: Response): RegistryError {
     return new RegistryError(
-      `registry ${registry}: ${what} failed: HTTP ${res.status} ${errorDetail(res)}`,
+      `registry ${registry}: ${what} failed: ${statusDetail(res)}`,
       res.status === 404 ? 'not-found' : 'http',
       registry,
       res.status,
@@ -646,17 +886,27 @@ export class RegistryClient {
     throw this.unexpected(ref.registry, `HEAD blob ${digest}`, res);
   }
 
-  async getBlob(ref: RepoRef, digest: string): Promise<Buffer> {
+  /** A blob, read whole (at most `maxBytes`, default the client's blob cap). */
+  async getBlob(ref: RepoRef, digest: string, maxBytes?: number): Promise<Buffer> {
+    const limits = { ...this.large, ...(maxBytes !== undefined ? { maxBytes } : {}) };
     let res = await this.call(ref.registry, {
       method: 'GET',
       url: `/v2/${ref.repository}/blobs/${digest}`,
       scopes: [pullScope(ref.repository)],
       retry: true,
+      limits,
     });
-    // Registries hand blobs to storage (S3, CDN) by redirect; those get no credentials.
+    // Registries hand blobs to storage (S3, CDN) by redirect; those get no credentials,
+    // and plain HTTP only where the registry itself may use it.
     for (let hops = 0; res.status >= 300 && res.status < 400 && res.headers.location && hops < 5; hops++) {
       const next = new URL(res.headers.location, this.baseUrl(ref.registry));
-      res = await this.send(ref.registry, next, 'GET', {});
+      if (next.protocol !== 'https:' && !(next.protocol === 'http:' && this.plainHttpAllowed(next.host)))
+        throw new RegistryError(
+          `registry ${ref.registry}: blob ${digest} redirects to ${next.protocol}//${next.host}, which is not HTTPS`,
+          'insecure',
+          ref.registry,
+        );
+      res = await this.send(ref.registry, next, 'GET', {}, undefined, limits);
     }
     if (res.status !== 200) throw this.unexpected(ref.registry, `GET blob ${digest}`, res);
     if (sha256(res.body) !== digest)
@@ -704,6 +954,7 @@ export class RegistryClient {
             'Content-Range': `${start}-${start + chunk.length - 1}`,
           },
           body: chunk,
+          limits: this.large,
         });
         if (res.status !== 202) throw this.unexpected(ref.registry, `upload chunk of ${digest}`, res);
         if (res.headers.location) location = new URL(res.headers.location, this.baseUrl(ref.registry)).href;
@@ -716,6 +967,7 @@ export class RegistryClient {
       scopes,
       headers: { 'Content-Type': 'application/octet-stream' },
       body,
+      limits: this.large,
     });
     if (res.status !== 201) throw this.unexpected(ref.registry, `upload of ${digest}`, res);
     this.stats.uploads++;

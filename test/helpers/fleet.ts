@@ -112,9 +112,12 @@ ownership:
 automerge:
   enabled: ${automerge}
   method: merge
+images:
+  unverifiableRegistries: ['127.0.0.1:1']
 `;
 
-// Bundle images on a port nothing listens on: the images check is quickly neutral.
+// Bundle images on a port nothing listens on, a registry listed as unverifiable: the
+// images check is quickly neutral.
 const bundle = (pkg: string, version: string) => `---
 schema: olm.bundle
 package: ${pkg}

@@ -1,0 +1,518 @@
+// Credentials stay home, and registry work is bounded (docs/security.md): hostile
+// registries and token services are small Node HTTP servers on 127.0.0.1; the home
+// registry is the real docker-registry behind the token-auth proxy.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRepoConfig } from '../src/checks/config.js';
+import { buildCommand } from '../src/commands/build.js';
+import { imagesCheck } from '../src/checks/images.js';
+import { runPrChecks } from '../src/checks/pr.js';
+import { bundleManifests, bundleRenderer } from '../src/publish/bundle-render.js';
+import { checkImages, imageExists, registryPolicy } from '../src/publish/exists.js';
+import { credentialsFromAuthFile, RegistryClient, RegistryError } from '../src/publish/registry.js';
+import nock from 'nock';
+import { createApp } from '../src/app.js';
+import { InProcessQueue } from '../src/queue.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { testProbot, webhookExample } from './helpers/github.js';
+import {
+  freePort,
+  haveRegistryTools,
+  pushTestBase,
+  startProxy,
+  startRegistry,
+  type RunningProxy,
+  type RunningRegistry,
+} from './helpers/registry.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
+const SECRET = 'bot:s3cret';
+const BASIC = `Basic ${Buffer.from(SECRET).toString('base64')}`;
+const ENV = { REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 's3cret', REGISTRY_INSECURE_HOSTS: '127.0.0.1' };
+/** What a hostile server puts in its answers: it must never reach a message. */
+const LEAK = 'INTERNAL-PAGE-4f1c';
+
+interface Hostile {
+  host: string;
+  port: number;
+  /** Every request: path and Authorization header. */
+  seen: { path: string; auth?: string }[];
+  stop(): Promise<void>;
+}
+
+const servers: Hostile[] = [];
+const clients: RegistryClient[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await Promise.all(servers.map((s) => s.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function hostile(
+  handle: (req: IncomingMessage, res: ServerResponse, port: number) => void,
+): Promise<Hostile> {
+  const port = await freePort();
+  const state: Hostile = {
+    host: `127.0.0.1:${port}`,
+    port,
+    seen: [],
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const server: Server = createServer((req, res) => {
+    state.seen.push({
+      path: req.url ?? '',
+      ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
+    });
+    req.resume();
+    handle(req, res, port);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  servers.push(state);
+  return state;
+}
+
+const fromEnv = (
+  env: NodeJS.ProcessEnv = ENV,
+  options: ConstructorParameters<typeof RegistryClient>[0] = {},
+) => {
+  const c = RegistryClient.fromEnv(env, { backoffMs: 1, retries: 0, ...options });
+  clients.push(c);
+  return c;
+};
+
+const challenge = (res: ServerResponse, header: string): void => {
+  res.writeHead(401, { 'WWW-Authenticate': header, 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: LEAK }] }));
+};
+
+describe('credentials stay home', () => {
+  it('takes the credential hosts from the base config: publish.images and publish.baseImage, none when nothing is published', () => {
+    expect(registryPolicy(parseRepoConfig('maintainers: [alice]\n').config).credentialHosts).toEqual([]);
+    const config = parseRepoConfig(
+      'publish:\n  images: ["registry.example.com:5000/acme/catalog:{root}-{sha}", docker.io/acme/c]\n  baseImage: ghcr.io/acme/opm:v1\n',
+    ).config;
+    expect(registryPolicy(config).credentialHosts.sort()).toEqual([
+      'docker.io',
+      'ghcr.io',
+      'registry.example.com:5000',
+    ]);
+  });
+
+  it('sends REGISTRY_USERNAME/REGISTRY_PASSWORD only to the credential hosts, never to a registry a pull request names', async () => {
+    const evil = await hostile((_req, res) => challenge(res, 'Basic realm="evil"'));
+    const check = await imageExists(`${evil.host}/evil/bundle:v1`, fromEnv());
+    expect(check.status).toBe('unreachable');
+    expect(evil.seen.length).toBeGreaterThan(0);
+    expect(evil.seen.filter((r) => r.auth !== undefined)).toEqual([]);
+    // The message says why there were no credentials, and nothing the server wrote.
+    expect(check.reason).toMatch(/only sent to the registries the repository publishes to/);
+    expect(check.reason).not.toContain(LEAK);
+    // The same client scoped to that host (the repository publishes there) sends them.
+    await imageExists(`${evil.host}/evil/bundle:v1`, fromEnv().scoped([evil.host]));
+    expect(evil.seen.some((r) => r.auth === BASIC)).toBe(true);
+  });
+
+  it('gives a token realm on another host no credentials, and never contacts a plain-HTTP realm outside REGISTRY_INSECURE_HOSTS', async () => {
+    const realm = await hostile((_req, res) => {
+      res.writeHead(401, { 'Content-Type': 'text/html' });
+      res.end(`<html>${LEAK}</html>`);
+    });
+    // The registry's realm is another host (another port of 127.0.0.1, plain HTTP allowed there).
+    const registry = await hostile((_req, res) =>
+      challenge(res, `Bearer realm="http://127.0.0.1:${realm.port}/token",service="x"`),
+    );
+    // Credentials for exactly that registry (an auth file entry for its host).
+    const authFile = (host: string) =>
+      credentialsFromAuthFile(
+        JSON.stringify({ auths: { [host]: { username: 'bot', password: 's3cret' } } }),
+        'auth.json',
+      );
+    const client = new RegistryClient({
+      credentials: authFile(registry.host),
+      insecureHosts: ['127.0.0.1'],
+      retries: 0,
+    });
+    clients.push(client);
+    const check = await imageExists(`${registry.host}/team/bundle:v1`, client);
+    expect(check.status).toBe('unreachable');
+    expect(realm.seen.length).toBeGreaterThan(0); // asked anonymously
+    expect(realm.seen.filter((r) => r.auth !== undefined)).toEqual([]);
+    expect(check.reason).toMatch(/is not on the registry's host 127\.0\.0\.1:\d+ over HTTPS/);
+    expect(check.reason).not.toContain(LEAK);
+
+    // A plain-HTTP realm on a host not listed as insecure: nothing is sent at all.
+    const before = realm.seen.length;
+    const other = await hostile((_req, res) =>
+      challenge(res, `Bearer realm="http://localhost:${realm.port}/token",service="x"`),
+    );
+    const otherClient = new RegistryClient({
+      credentials: authFile(other.host),
+      insecureHosts: ['127.0.0.1'],
+      retries: 0,
+    });
+    clients.push(otherClient);
+    const refused = await imageExists(`${other.host}/team/bundle:v1`, otherClient);
+    expect(refused.reason).toMatch(/token service http:\/\/localhost:\d+ is not HTTPS/);
+    expect(realm.seen.length).toBe(before);
+  });
+
+  it('copies no response body of a registry or token service into an error message', async () => {
+    const registry = await hostile((req, res) => {
+      if (req.url?.includes('/manifests/')) {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: LEAK, detail: LEAK }] }));
+      } else {
+        res.writeHead(500, { 'Content-Type': 'text/plain' });
+        res.end(`${LEAK} ${'x'.repeat(100)}`);
+      }
+    });
+    const client = fromEnv();
+    const manifest = await client
+      .getManifest({ registry: registry.host, repository: 'a/b' }, 'v1')
+      .catch((e) => e);
+    expect(manifest).toBeInstanceOf(RegistryError);
+    expect(manifest.message).toContain('HTTP 404 MANIFEST_UNKNOWN (manifest unknown)');
+    expect(manifest.message).not.toContain(LEAK);
+    const ping = await client.ping(registry.host).catch((e) => e);
+    expect(ping.message).toMatch(/HTTP 500$/);
+    expect(ping.message).not.toContain(LEAK);
+
+    const realm = await hostile((_req, res) => {
+      res.writeHead(400);
+      res.end(LEAK);
+    });
+    const withRealm = await hostile((_req, res) =>
+      challenge(res, `Bearer realm="http://127.0.0.1:${realm.port}/token"`),
+    );
+    const token = await imageExists(
+      `${withRealm.host}/a/b:v1`,
+      fromEnv({ REGISTRY_INSECURE_HOSTS: '127.0.0.1' }),
+    );
+    expect(token.reason).toMatch(/token service http:\/\/127\.0\.0\.1:\d+ answered HTTP 400$/);
+    expect(token.reason).not.toContain(LEAK);
+  });
+});
+
+describe('bounded registry work', () => {
+  it('ends a token realm that trickles a byte at a time at the total deadline, and asks that registry no more', async () => {
+    const timers = new Set<NodeJS.Timeout>();
+    const realm = await hostile((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{');
+      // one byte every 100 ms: an idle timeout never fires
+      const t = setInterval(() => res.write(' '), 100);
+      timers.add(t);
+      res.on('close', () => clearInterval(t));
+    });
+    const registry = await hostile((_req, res) =>
+      challenge(res, `Bearer realm="http://127.0.0.1:${realm.port}/token"`),
+    );
+    const client = fromEnv(ENV, { deadlineMs: 800 });
+    const started = Date.now();
+    const refs = ['a', 'b', 'c'].map((r) => `${registry.host}/x/${r}:v1`);
+    const results = await checkImages(refs, { client, concurrency: 1 });
+    const took = Date.now() - started;
+    for (const t of timers) clearInterval(t);
+    const first = results.get(refs[0]!)!;
+    expect(first.status).toBe('unreachable');
+    expect(first.reason).toMatch(/no complete answer to GET \/token within the deadline of 0\.8 s/);
+    // The registry that hit a limit is not asked again for the other images of this call.
+    expect(results.get(refs[2]!)?.reason).toBe(first.reason);
+    expect(realm.seen.length).toBe(1);
+    expect(took).toBeLessThan(3000);
+  }, 15_000);
+
+  it('cuts a huge manifest at the 4 MiB cap and a blob at its cap, naming the limit', async () => {
+    let written = 0;
+    const registry = await hostile((req, res) => {
+      if (req.url?.includes('/blobs/')) {
+        // declares 400 MiB: refused before a byte is held
+        res.writeHead(200, { 'Content-Length': String(400 * 2 ** 20) });
+        res.write(Buffer.alloc(1024));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/vnd.oci.image.manifest.v1+json' });
+      const chunk = Buffer.alloc(2 ** 20, 0x20);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 64 && !res.destroyed) {
+          sent++;
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      res.on('close', () => (sent = 64));
+      pump();
+    });
+    const client = fromEnv(ENV, { maxBlobBytes: 2 ** 20 });
+    const ref = { registry: registry.host, repository: 'big/one' };
+    const manifest = await client.getManifest(ref, 'v1').catch((e) => e);
+    expect(manifest).toBeInstanceOf(RegistryError);
+    expect(manifest.message).toMatch(/larger than the limit of 4 MiB/);
+    expect(manifest.kind).toBe('limit');
+    // Reading stopped near the cap: nowhere near the 64 MiB the server had to give.
+    expect(written).toBeLessThan(40 * 2 ** 20);
+    const blob = await client.getBlob(ref, `sha256:${'a'.repeat(64)}`).catch((e) => e);
+    expect(blob.message).toMatch(/larger than the limit of 1 MiB/);
+  }, 15_000);
+});
+
+describe('images the bot cannot ask about', () => {
+  it('fail the images check unless their registry is listed in images.unverifiableRegistries', async () => {
+    const closed = await hostile((_req, res) => challenge(res, 'Basic realm="private"'));
+    const image = `${closed.host}/private/bundle:v1`;
+    const results = await checkImages([image], { client: fromEnv() });
+    expect(results.get(image)?.status).toBe('unreachable');
+    const uses = [
+      { image, kind: 'bundle' as const, bundle: 'op.v1', package: 'op', file: 'c/op.yaml', line: 3 },
+    ];
+    const failed = imagesCheck(uses, results);
+    expect(failed.conclusion).toBe('failure');
+    expect(failed.findings[0]).toMatchObject({ rule: 'IMG-UNREACHABLE', level: 'error' });
+    expect(failed.summary).toContain('images.unverifiableRegistries');
+    // The key is part of the repository config, and listing the registry makes it neutral.
+    const { config, problems } = parseRepoConfig(`images:\n  unverifiableRegistries: ["${closed.host}"]\n`);
+    expect(problems).toEqual([]);
+    const neutral = imagesCheck(uses, results, {
+      unverifiableRegistries: config.images.unverifiableRegistries,
+    });
+    expect(neutral.conclusion).toBe('neutral');
+    expect(neutral.findings[0]?.level).toBe('warning');
+  });
+});
+
+// ---- bundle pulls of the CRD check -----------------------------------------------------
+
+const bundle = (version: string, image: string) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: ${image}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+const CHANNEL = `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+`;
+
+function gitRepo(config: string, image: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
+  dirs.push(dir);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    });
+  const write = (files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+  };
+  git('init', '-q', '-b', 'main');
+  write({
+    '.github/catalog-bot.yml': config,
+    'catalogs/v1/foo/catalog.yaml': CHANNEL,
+    'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', image.replace('{v}', '1.0.0')),
+  });
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  git('checkout', '-q', '-b', 'pr');
+  write({
+    'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
+    'catalogs/v1/foo/bundle-1.1.0.yaml': bundle('1.1.0', image.replace('{v}', '1.1.0')),
+  });
+  git('add', '-A');
+  git('commit', '-qm', 'pr');
+  return dir;
+}
+
+describe('bundle pulls for CRDs and templates', () => {
+  it('honour images.allowedRegistries: a bundle image elsewhere is never pulled', async () => {
+    const evil = await hostile((_req, res) => {
+      res.writeHead(404);
+      res.end();
+    });
+    const client = fromEnv();
+    const manifests = bundleManifests(bundleRenderer(client));
+    const image = `${evil.host}/evil/foo-bundle:v{v}`;
+    const allowed = gitRepo('maintainers: [alice]\nimages:\n  allowedRegistries: [quay.io]\n', image);
+    const { checks } = await runPrChecks({
+      repo: allowed,
+      base: 'main',
+      head: 'pr',
+      bundleManifests: manifests,
+    });
+    expect(checks.find((c) => c.name === 'catalog-bot/crd-upgrade')).toBeDefined();
+    expect(evil.seen).toEqual([]);
+    // Without the restriction the same change does pull them (the check is what asks).
+    const open = gitRepo('maintainers: [alice]\n', image);
+    await runPrChecks({ repo: open, base: 'main', head: 'pr', bundleManifests: manifests });
+    expect(evil.seen.length).toBeGreaterThan(0);
+  });
+});
+
+// ---- through the App ------------------------------------------------------------------
+
+describe.skipIf(!haveRegistryTools)(
+  'the App: images check of a pull request naming a hostile registry',
+  () => {
+    let home: RunningRegistry;
+    let token: RunningProxy;
+    beforeAll(async () => {
+      home = await startRegistry();
+      token = await startProxy(home.port, { auth: 'bearer', username: 'bot', password: 's3cret' });
+    });
+    afterAll(async () => {
+      await token?.stop();
+      await home?.stop();
+    });
+
+    it('`build --push` sends REGISTRY_USERNAME/REGISTRY_PASSWORD to the --tag and --base hosts it names', async () => {
+      const pusher = new RegistryClient({
+        credentials: () => ({ username: 'bot', password: 's3cret', from: 'test' }),
+        insecureHosts: ['127.0.0.1'],
+      });
+      clients.push(pusher);
+      await pushTestBase(pusher, { registry: token.host, repository: 'home/base', tag: 'v1' });
+      const out: string[] = [];
+      const err: string[] = [];
+      const stream = (into: string[]) =>
+        new Writable({
+          write(chunk: Buffer, _enc, done) {
+            into.push(chunk.toString());
+            done();
+          },
+        });
+      const code = await buildCommand(
+        [FIXTURE, '--tag', `${token.host}/catalogs/cli:v1`, '--base', `${token.host}/home/base:v1`, '--push'],
+        stream(out),
+        stream(err),
+        ENV,
+      );
+      expect(err.join('')).toBe('');
+      expect(code).toBe(0);
+      expect(out.join('')).toMatch(/^127\.0\.0\.1:\d+\/catalogs\/cli:v1 sha256:[0-9a-f]{64}\n/);
+    });
+
+    it('sends the push credentials only to the base config publish host, copies no realm body, and fails the unaskable image', async () => {
+      const client = fromEnv();
+      // A private image at home (the proxy wants credentials for pulls too).
+      const pusher = new RegistryClient({
+        credentials: () => ({ username: 'bot', password: 's3cret', from: 'test' }),
+        insecureHosts: ['127.0.0.1'],
+      });
+      clients.push(pusher);
+      const operand = await pushTestBase(pusher, {
+        registry: token.host,
+        repository: 'home/operand',
+        tag: 'v1',
+      });
+      const realm = await hostile((_req, res) => {
+        res.writeHead(401, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: LEAK }] }));
+      });
+      const evil = await hostile((_req, res) =>
+        challenge(res, `Bearer realm="http://127.0.0.1:${realm.port}/token",service="evil"`),
+      );
+
+      const root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-app-'));
+      dirs.push(root);
+      const work = join(root, 'work');
+      const bare = join(root, 'origin.git');
+      const git = (cwd: string, ...args: string[]) =>
+        execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+          encoding: 'utf8',
+        }).trim();
+      const write = (files: Record<string, string>) => {
+        for (const [path, text] of Object.entries(files)) {
+          mkdirSync(dirname(join(work, path)), { recursive: true });
+          writeFileSync(join(work, path), text);
+        }
+      };
+      execFileSync('git', ['init', '-q', '-b', 'main', work]);
+      write({
+        '.github/catalog-bot.yml': [
+          'maintainers: [alice]',
+          'publish:',
+          `  images: ["${token.host}/catalogs/c:{root}"]`,
+          `  baseImage: ${token.host}/home/operand:v1`,
+          '',
+        ].join('\n'),
+        'catalogs/v1/foo/catalog.yaml': CHANNEL,
+        'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', `${token.host}/home/operand:v1`),
+      });
+      git(work, 'add', '-A');
+      git(work, 'commit', '-qm', 'base');
+      write({
+        'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
+        'catalogs/v1/foo/bundle-1.1.0.yaml':
+          bundle('1.1.0', `${evil.host}/evil/foo-bundle:v1.1.0`) +
+          `relatedImages:\n  - name: operand\n    image: ${token.host}/home/operand@${operand.digest}\n`,
+      });
+      git(work, 'add', '-A');
+      git(work, 'commit', '-qm', 'pr');
+      const head = git(work, 'rev-parse', 'HEAD');
+      execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+      git(work, 'push', '-q', bare, 'HEAD~1:refs/heads/main', `${head}:refs/pull/1/head`);
+
+      nock.disableNetConnect();
+      nock.enableNetConnect('127.0.0.1');
+      const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+      dirs.push(workDir);
+      try {
+        const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+        gh.addPull({ number: 1, head, author: 'bob' });
+        const queue = new InProcessQueue();
+        const probot = testProbot();
+        probot.load(createApp({ queue, workDir, registry: () => client }));
+        const payload = webhookExample('pull_request', 'opened');
+        payload.installation = { id: 4242 };
+        payload.repository.clone_url = bare;
+        payload.number = 1;
+        Object.assign(payload.pull_request, { number: 1, draft: false });
+        payload.pull_request.user.login = 'bob';
+        payload.pull_request.head.sha = head;
+        await probot.receive({ id: 'trust-1', name: 'pull_request', payload });
+        await queue.onIdle();
+
+        // Neither the hostile registry nor its token service ever saw credentials.
+        expect(evil.seen.length).toBeGreaterThan(0);
+        expect([...evil.seen, ...realm.seen].filter((r) => r.auth !== undefined)).toEqual([]);
+        const run = gh.runsFor(head, 'catalog-bot/images').at(-1);
+        const summary = run?.output?.summary ?? '';
+        expect(summary).not.toContain(LEAK);
+        expect(run?.conclusion).toBe('failure');
+        // The private operand at home was seen with the credentials; the hostile image was not.
+        expect(summary).toContain('1 exist');
+        expect(summary).toContain(`${evil.host}/evil/foo-bundle:v1.1.0`);
+        expect(summary).toContain('images.unverifiableRegistries');
+      } finally {
+        nock.cleanAll();
+        nock.enableNetConnect();
+      }
+    }, 60_000);
+  },
+);
