@@ -17,6 +17,7 @@ import { templateMappingsFromCiYaml } from '../catalog/promote.js';
 import type { BundleResolver } from '../catalog/templates/index.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
+import { runIsolated } from './isolate.js';
 
 export interface PrCheckInput {
   repo: string;
@@ -66,7 +67,17 @@ export interface PrCheckResult {
   subjects?: Map<string, string>;
 }
 
+/**
+ * The checks of a pull request, off the event loop: in a worker thread with a wall-clock
+ * deadline and a heap cap (src/checks/isolate.ts, docs/security.md). The App and
+ * `catalog-bot check` call this; the roots come back without their reports.
+ */
 export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
+  return runIsolated(input);
+}
+
+/** The checks, in this thread (the worker runs them with this). */
+export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheckResult> {
   const { repo, base, head } = input;
   const rules = input.rules ?? base;
   // The base branch decides: a pull request cannot change the rules that judge it.
