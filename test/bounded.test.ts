@@ -1,7 +1,7 @@
 // Bounded work (docs/security.md): one repository's hostile pull request never stalls the
 // App. Through the real HTTP server with signed webhooks, real git repositories and the
 // real checks (in their worker); only GitHub's API is answered by nock.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -87,6 +87,22 @@ const ordinary = packageWith(
   'properties.exists(p, p.type == "olm.package" && p.value.packageName == "example-operator")',
 );
 
+/** `bytes` of JSON bundles of package `x` that validation rejects (two findings each). */
+function invalidEntries(bytes: number): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = JSON.stringify({ schema: 'olm.bundle', package: 'x', name: `x.v${i}`, image: 'Q' });
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join('\n') + '\n';
+}
+
+const X_PACKAGE = {
+  'catalogs/v4.21/x/catalog.json': '{"schema":"olm.package","name":"x","defaultChannel":"s"}\n',
+};
+
 interface Update {
   id: number;
   at: number;
@@ -94,7 +110,12 @@ interface Update {
 }
 
 /** nock GitHub's API for one repository's pull request #1; the run ids are `idBase + n`. */
-function mockRepo(name: string, repo: { head: string; base: string }, idBase: number) {
+function mockRepo(
+  name: string,
+  repo: { head: string; base: string },
+  idBase: number,
+  patches: number = PR_CHECK_NAMES.length,
+) {
   const path = `/repos/${OWNER}/${name}`;
   const updates: Update[] = [];
   const ids = new Map<string, number>();
@@ -109,7 +130,7 @@ function mockRepo(name: string, repo: { head: string; base: string }, idBase: nu
     .get(`${path}/pulls/1`)
     .reply(200, { number: 1, head: { sha: repo.head }, base: { sha: repo.base }, labels: [] })
     .patch(new RegExp(`^${path}/check-runs/\\d+$`))
-    .times(PR_CHECK_NAMES.length)
+    .times(patches)
     .reply(200, (uri, body) => {
       updates.push({ id: Number(uri.split('/').pop()), at: performance.now(), body: body as Update['body'] });
       return {};
@@ -123,7 +144,8 @@ function mockRepo(name: string, repo: { head: string; base: string }, idBase: nu
     .reply(200, []);
   const completed = () => updates.filter((u) => u.body.status === 'completed');
   const byName = (check: string) => completed().find((u) => u.id === ids.get(check));
-  return { updates, completed, byName };
+  const requestsFor = (check: string) => updates.filter((u) => u.id === ids.get(check));
+  return { updates, completed, byName, requestsFor };
 }
 
 describe('bounded work: a hostile pull request does not stall the App', () => {
@@ -277,4 +299,68 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
       );
     }
   }, 60_000);
+
+  it('a file of 60,000 bad entries gets at most 200 annotations (4 requests), and the summary says how to list the rest', async () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(2 * 1024 * 1024) });
+    // Room for every request the App might make: the test counts them.
+    const gh = mockRepo('repo-e', repo, 3000, 10_000);
+    await deliver('repo-e', 9005, repo);
+    await queue.onIdle();
+    expect(gh.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    const requests = gh.requestsFor('catalog-bot/validate');
+    expect(requests.length).toBeLessThanOrEqual(4);
+    const annotations = requests.flatMap(
+      (u) => (u.body.output as { annotations?: unknown[] }).annotations ?? [],
+    );
+    expect(annotations).toHaveLength(200);
+    const done = gh.byName('catalog-bot/validate')!;
+    expect(done.body.conclusion).toBe('failure');
+    const summary = done.body.output.summary;
+    expect(summary).toMatch(/^> \*\*800 more findings are not shown as annotations\*\*/);
+    expect(summary).toContain(`catalog-bot check --base ${repo.base} --head ${repo.head} --author alice`);
+    // Validation kept 1000 findings of the root and counted the rest.
+    expect(summary).toMatch(
+      /catalogs\/v4\.21: \d+ more findings not listed .*catalog-bot validate catalogs\/v4\.21/,
+    );
+    // No check run takes more than 4 requests (annotations go 50 per request).
+    for (const name of PR_CHECK_NAMES) expect(gh.requestsFor(name).length).toBeLessThanOrEqual(4);
+  }, 120_000);
+});
+
+describe('bounded work: catalog-bot check on a 10 MB file of bad entries', () => {
+  it('keeps its memory bounded: the checks fit in a 192 MB heap', () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(10 * 1024 * 1024) });
+    const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+    const hooks = new URL('../src/checks/worker-ts-hooks.mjs', import.meta.url).href;
+    const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)})`;
+    const res = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=192',
+        '--import',
+        register,
+        cli,
+        'check',
+        '--repo',
+        repo.bare,
+        '--base',
+        repo.base,
+        '--head',
+        repo.head,
+        '--format',
+        'json',
+      ],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(1);
+    const { checks } = JSON.parse(res.stdout) as {
+      checks: { name: string; findings: unknown[]; notes?: string[] }[];
+    };
+    const validate = checks.find((c) => c.name === 'catalog-bot/validate')!;
+    expect(validate.findings).toHaveLength(1000);
+    expect(validate.notes?.[0]).toMatch(
+      /^catalogs\/v4\.21: \d{6} more findings not listed .*catalog-bot validate catalogs\/v4\.21$/,
+    );
+  }, 300_000);
 });

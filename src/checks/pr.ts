@@ -4,7 +4,7 @@ import { GitTreeSource, validateCatalog, type CatalogReport } from '../catalog/i
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { readFileAt, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
-import { toAnnotations, type CheckResult } from './check.js';
+import { capAnnotations, toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import { decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
 import type { ImageCheck } from '../publish/exists.js';
@@ -95,8 +95,12 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
   const roots: CheckedRoot[] = [];
   for (const path of touched) {
     const [baseReport, headReport] = await Promise.all([
-      baseRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, base, path)) : undefined,
-      headRoots.includes(path) ? validateCatalog(new GitTreeSource(repo, head, path)) : undefined,
+      baseRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, base, path), { maxDiagnostics: MAX_FINDINGS_PER_ROOT })
+        : undefined,
+      headRoots.includes(path)
+        ? validateCatalog(new GitTreeSource(repo, head, path), { maxDiagnostics: MAX_FINDINGS_PER_ROOT })
+        : undefined,
     ]);
     roots.push({
       path,
@@ -168,8 +172,19 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
     );
     checks.unshift(permissionsCheck(decision));
   }
-  return { roots, checks, ...(subjects ? { subjects } : {}) };
+  const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
+  return {
+    roots,
+    checks: checks.map((c) => capAnnotations(c, listAll)),
+    ...(subjects ? { subjects } : {}),
+  };
 }
+
+/**
+ * Validation findings kept per catalog root and commit (docs/security.md, bounded work);
+ * the rest are counted, and `catalog-bot validate <root>` lists them all.
+ */
+export const MAX_FINDINGS_PER_ROOT = 1000;
 
 /**
  * The templates a change touches (the template or one of its outputs changed): from the
