@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import nock from 'nock';
 import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/dependencies.js';
+import { CheckLimitError, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
@@ -363,4 +365,48 @@ describe('bounded work: catalog-bot check on a 10 MB file of bad entries', () =>
       /^catalogs\/v4\.21: \d{6} more findings not listed .*catalog-bot validate catalogs\/v4\.21$/,
     );
   }, 300_000);
+});
+
+describe('bounded work: limits of the check worker and of CEL rules', () => {
+  it('checks that need more heap than the cap are stopped and the error names the limit', async () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(10 * 1024 * 1024) });
+    const run = runIsolated(
+      { repo: repo.bare, base: repo.base, head: repo.head },
+      { timeoutMs: 120_000, memoryMb: 48 },
+    );
+    await expect(run).rejects.toThrow(CheckLimitError);
+    await expect(run).rejects.toThrow(
+      "needed more than catalog-bot's memory limit of 48 MiB (CATALOG_BOT_CHECK_MEMORY_MB)",
+    );
+    // The next pull request gets a fresh worker.
+    const ok = repoWith(ordinary);
+    const { checks } = await runIsolated({ repo: ok.bare, base: ok.base, head: ok.head });
+    expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
+  }, 180_000);
+
+  it('estimates CEL cost: real rules pass, nested comprehensions over long lists do not', () => {
+    const cost = (rule: string) => {
+      const compiled = compileCel(rule);
+      return 'program' in compiled ? celCost(compiled.program.ast).cost : compiled;
+    };
+    // What catalogs use: one pass over the properties.
+    expect(
+      cost(
+        'properties.exists(p, p.type == "olm.package" && p.value.packageName == "etcd" && semver_compare(p.value.version, "0.9.0") >= 0)',
+      ),
+    ).toBeLessThan(CEL_COST_LIMIT / 10);
+    const list = `[${Array.from({ length: 60 }, (_, i) => i).join(',')}]`;
+    for (const rule of [
+      `${list}.all(a, ${list}.all(b, ${list}.all(c, a + b + c >= 0)))`,
+      'properties.exists(p, properties.exists(q, properties.exists(r, p.type == r.type)))',
+      // A list bound to a name is as long as its value.
+      `cel.bind(l, ${list}, l.all(a, l.all(b, l.all(c, a + b + c >= 0))))`,
+      // split makes a list as long as its string.
+      `properties.all(p, string(p.type).split("").all(a, string(p.type).split("").all(b, a == b)))`,
+    ])
+      expect(compileCel(rule)).toMatchObject({
+        overBudget: true,
+        error: expect.stringContaining('the limit is 100,000'),
+      });
+  });
 });
