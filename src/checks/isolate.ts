@@ -111,6 +111,13 @@ function spawn(memoryMb: number): Promise<Worker> {
     const ready = (m: ToMain) => {
       if (m.type !== 'ready') return;
       worker.off('error', fail).off('exit', fail).off('message', ready);
+      // A worker that fails while idle is dropped, never a crash of the App (runIsolated
+      // handles errors while it runs checks).
+      worker.on('error', () => undefined);
+      worker.once('exit', () => {
+        const at = idle.findIndex((w) => w.worker === worker);
+        if (at >= 0) idle.splice(at, 1);
+      });
       resolve(worker);
     };
     worker.on('message', ready).once('error', fail).once('exit', fail);
@@ -135,10 +142,6 @@ function release(worker: Worker, memoryMb: number): void {
   // An idle worker must not keep the process (the CLI, a test run) alive.
   worker.unref();
   idle.push({ worker, memoryMb });
-  worker.once('exit', () => {
-    const at = idle.findIndex((w) => w.worker === worker);
-    if (at >= 0) idle.splice(at, 1);
-  });
 }
 
 /**
