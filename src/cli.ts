@@ -404,6 +404,7 @@ async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise
       conclusion: c.conclusion,
       title: c.title,
       findings: c.findings.map((d) => ({ ...jsonFinding(d) })),
+      ...(c.notes ? { notes: c.notes } : {}),
     }));
     out.write(JSON.stringify({ checks }, null, 2) + '\n');
   } else if (format === 'github') {
@@ -423,6 +424,7 @@ async function checkCommand(args: string[], out: NodeJS.WritableStream): Promise
             : paint('✓', 32, color);
       out.write(`\n${mark} ${c.name}: ${c.title}\n`);
       for (const d of c.findings) out.write(textFinding(d, color).replace(/^/gm, '  ') + '\n');
+      for (const note of c.notes ?? []) out.write(`  note: ${note}\n`);
     }
   }
   return failed ? EXIT_FAIL : EXIT_OK;

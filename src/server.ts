@@ -1,8 +1,14 @@
 // `npm start`: the GitHub App server. Configuration is Probot's environment (APP_ID,
 // PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT, HOST, GHE_HOST, GHE_PROTOCOL,
-// LOG_LEVEL); webhooks arrive at /api/github/webhooks, GET /healthz answers 200 and
-// GET /metrics serves Prometheus metrics.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// LOG_LEVEL); webhooks arrive at /api/github/webhooks and GET /healthz answers 200.
+// Prometheus metrics are served on a port of their own (metricsServer), never on the
+// webhook port.
+import {
+  createServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ProbotOctokit, run, type ApplicationFunction } from 'probot';
@@ -26,9 +32,38 @@ export function serverApp(options: AppOptions = {}): ApplicationFunction {
   const app = createApp({ ...options, metrics });
   return async (probot, appOptions) => {
     appOptions.addHandler(healthz);
-    appOptions.addHandler(metrics.handler());
     await app(probot, appOptions);
   };
+}
+
+/**
+ * GET /metrics on its own port: CATALOG_BOT_METRICS_PORT (default 9464; `off` serves none)
+ * on CATALOG_BOT_METRICS_HOST (default 127.0.0.1). The webhook port faces GitHub and the
+ * internet; metrics (repository names, job counts) are for the operator's scraper only
+ * (docs/security.md). A port that cannot be bound is logged, not fatal: metrics are not
+ * worth losing webhooks for.
+ */
+export function metricsServer(
+  metrics: AppMetrics,
+  env: NodeJS.ProcessEnv = process.env,
+  onError: (error: Error) => void = (error) => console.error(`catalog-bot: metrics server: ${error.message}`),
+): HttpServer | undefined {
+  const portText = env.CATALOG_BOT_METRICS_PORT ?? '9464';
+  if (portText === 'off') return undefined;
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    onError(new Error(`CATALOG_BOT_METRICS_PORT must be a port number or off; got ${portText}`));
+    return undefined;
+  }
+  const route = metrics.handler();
+  const server = createServer((req, res) => {
+    if (route(req, res)) return;
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('not found\n');
+  });
+  server.on('error', onError);
+  server.listen(port, env.CATALOG_BOT_METRICS_HOST || '127.0.0.1');
+  return server;
 }
 
 /**
@@ -97,16 +132,19 @@ if (isMain()) {
     );
     process.exit(2);
   }
-  run(serverApp({ queue, reconcileEveryMs, runJobs: role !== 'web' }), { Octokit: octokitFromEnv() }).catch(
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  const metrics = new AppMetrics();
+  const metricsHttp = metricsServer(metrics);
+  run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web' }), {
+    Octokit: octokitFromEnv(),
+  }).catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
   // Graceful shutdown: take no new jobs, let running ones finish (a Redis queue hands back
   // what it has not started), then leave.
   const stop = (signal: string) => {
     console.error(`catalog-bot: ${signal}, finishing running jobs`);
+    metricsHttp?.close();
     queue.close().then(
       () => process.exit(0),
       () => process.exit(1),

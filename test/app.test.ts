@@ -11,7 +11,8 @@ import { createApp } from '../src/app.js';
 import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git-mirror.js';
 import { completeCheckRun, PR_CHECK_NAMES, type Octokit } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
+import { AppMetrics } from '../src/metrics.js';
+import { metricsServer, serverApp } from '../src/server.js';
 import {
   makeExampleRepo,
   privateKey,
@@ -378,6 +379,8 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
   let server: Server;
   let queue: InProcessQueue;
   let base: string;
+  let metricsUrl: string;
+  let metricsHttp: ReturnType<typeof metricsServer>;
 
   beforeAll(async () => {
     repo = makeExampleRepo();
@@ -404,11 +407,16 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
       port,
       log: await quietLog(),
     });
-    await server.load(serverApp({ queue, workDir }));
+    const metrics = new AppMetrics();
+    await server.load(serverApp({ queue, workDir, metrics }));
     await server.start();
     base = `http://127.0.0.1:${server.port}`;
+    metricsHttp = metricsServer(metrics, { CATALOG_BOT_METRICS_PORT: '0' })!;
+    await new Promise((r) => metricsHttp!.once('listening', r));
+    metricsUrl = `http://127.0.0.1:${(metricsHttp!.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
+    metricsHttp?.close();
     await server.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
@@ -455,8 +463,13 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
     );
   });
 
+  it('serves Prometheus metrics on their own port (127.0.0.1), not on the webhook port', async () => {
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+    expect((metricsHttp!.address() as AddressInfo).address).toBe('127.0.0.1');
+  });
+
   it('serves Prometheus metrics: webhooks, job durations, queue depth, check outcomes', async () => {
-    const res = await fetch(`${base}/metrics`);
+    const res = await fetch(`${metricsUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const text = await res.text();

@@ -54,6 +54,22 @@ describe('Kubernetes manifests', () => {
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
   });
 
+  it('serves metrics on their own port, which the Service (the webhook endpoint) does not expose', () => {
+    const app = find('Deployment', 'catalog-bot');
+    const [container] = app.spec.template.spec.containers;
+    const env = Object.fromEntries(
+      container.env.map((e: { name: string; value: string }) => [e.name, e.value]),
+    );
+    const ports = Object.fromEntries(
+      container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
+    );
+    expect(Number(env.CATALOG_BOT_METRICS_PORT)).toBe(ports.metrics);
+    expect(ports.metrics).not.toBe(ports.http);
+    expect(app.spec.template.metadata.annotations['prometheus.io/port']).toBe(String(ports.metrics));
+    const service = find('Service', 'catalog-bot');
+    for (const p of service.spec.ports) expect([ports.http, 'http']).toContain(p.targetPort);
+  });
+
   it('keeps Redis data across restarts and the Secret example names what the app reads', () => {
     const redis = find('StatefulSet', 'catalog-bot-redis');
     expect(redis.spec.template.spec.containers[0].args).toContain('--appendonly');

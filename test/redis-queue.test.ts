@@ -171,6 +171,7 @@ describe.skipIf(!haveRedis)('the server with REDIS_URL (npm start, a separate pr
       stdio: 'ignore',
     });
     const port = await freePort();
+    const metricsPort = await freePort();
     const { generateKeyPairSync } = await import('node:crypto');
     const { privateKey } = generateKeyPairSync('rsa', {
       modulusLength: 2048,
@@ -188,6 +189,7 @@ describe.skipIf(!haveRedis)('the server with REDIS_URL (npm start, a separate pr
         LOG_LEVEL: 'fatal',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
         CATALOG_BOT_RECONCILE_MINUTES: '0', // no GitHub here to reconcile with
+        CATALOG_BOT_METRICS_PORT: String(metricsPort),
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -200,7 +202,9 @@ describe.skipIf(!haveRedis)('the server with REDIS_URL (npm start, a separate pr
         if (!health) await sleep(100);
       }
       expect(health?.status).toBe(200);
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      // Metrics on their own port (127.0.0.1 by default), not the webhook port.
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(404);
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       expect(metrics).toContain('catalog_bot_queue_depth 0');
       const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
       server.kill('SIGTERM');

@@ -22,7 +22,7 @@
  * - `not` is "none of its constraints"; an empty `all` matches everything, an empty `any`
  *   nothing (the predicates' And/Or over no operands).
  */
-import { Environment, type ParseResult } from '@marcbachmann/cel-js';
+import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import { classicChannelEntries } from './classic.js';
 import type { Property } from './declcfg.js';
 import type { Model, ModelBundle } from './model.js';
@@ -51,7 +51,7 @@ export type Constraint =
 export type DependencyType =
   'olm.package.required' | 'olm.gvk.required' | 'olm.label.required' | 'olm.constraint';
 
-export type DependencyErrorRule = 'D-CEL-INVALID' | 'D-RANGE-INVALID' | 'D-CONSTRAINT-INVALID';
+export type DependencyErrorRule = 'D-CEL-INVALID' | 'D-CEL-COST' | 'D-RANGE-INVALID' | 'D-CONSTRAINT-INVALID';
 
 /** One dependency property of a bundle. */
 export interface Dependency {
@@ -103,7 +103,7 @@ export interface ExternalProviders {
 // ---- CEL (operator-framework/api pkg/constraints/cel.go) ----
 
 let celEnvironment: Environment | undefined;
-const celPrograms = new Map<string, { program: ParseResult } | { error: string }>();
+const celPrograms = new Map<string, { program: ParseResult } | { error: string; overBudget?: true }>();
 
 function celEnv(): Environment {
   celEnvironment ??= new Environment({
@@ -157,8 +157,117 @@ function goFloat(n: number): string {
   return `${mantissa}e${sign}${digits.padStart(2, '0')}`;
 }
 
+/**
+ * The CEL cost budget (docs/security.md, bounded work): the estimated evaluation steps of
+ * one rule on one bundle. cel-js has no runtime cost limit, and a rule of a few hundred
+ * bytes (nested `.all()` over literal lists) can run for hours; a rule over the budget is
+ * not evaluated (D-CEL-COST). About 10 ms of evaluation; real rules cost a few thousand.
+ */
+export const CEL_COST_LIMIT = 100_000;
+/** The estimate counts each list or string a rule reads from a bundle as this long. */
+export const CEL_INPUT_SIZE = 100;
+
+const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+
+/** A value's bounds: its length (list, map or string) and the length of anything inside it. */
+interface Size {
+  len: number;
+  elem: number;
+}
+const INPUT: Size = { len: CEL_INPUT_SIZE, elem: CEL_INPUT_SIZE };
+
+/**
+ * Estimated steps to evaluate `node` (every node visited once, a comprehension's body once
+ * per element, concatenation per element copied) and the size of its value. Values read
+ * from a bundle count as CEL_INPUT_SIZE long: past that, the worker's deadline applies.
+ */
+export function celCost(node: ASTNode, vars: ReadonlyMap<string, Size> = new Map()): { cost: number } & Size {
+  type Est = { cost: number } & Size;
+  const sum = (parts: Est[]) => parts.reduce((a, p) => a + p.cost, 1);
+  const most = (parts: Est[], k: 'len' | 'elem') => parts.reduce((a, p) => Math.max(a, p[k]), 0);
+  const within = (parts: Est[]) => Math.max(most(parts, 'len'), most(parts, 'elem'));
+  switch (node.op) {
+    case 'value':
+      return {
+        cost: 1,
+        len: typeof node.args === 'string' || node.args instanceof Uint8Array ? node.args.length : 0,
+        elem: 0,
+      };
+    case 'id':
+      return { cost: 1, ...(vars.get(node.args) ?? INPUT) };
+    case 'list': {
+      const parts = node.args.map((n) => celCost(n, vars));
+      return { cost: sum(parts), len: parts.length, elem: within(parts) };
+    }
+    case 'map': {
+      const parts = node.args.flat().map((n) => celCost(n, vars));
+      return { cost: sum(parts), len: node.args.length, elem: within(parts) };
+    }
+    case '.':
+    case '.?': {
+      const obj = celCost(node.args[0], vars);
+      return { cost: obj.cost + 1, len: obj.elem, elem: obj.elem };
+    }
+    case '[]':
+    case '[?]': {
+      const [obj, key] = node.args.map((n) => celCost(n, vars)) as [Est, Est];
+      return { cost: obj.cost + key.cost + 1, len: obj.elem, elem: obj.elem };
+    }
+    case 'call': {
+      const parts = node.args[1].map((n) => celCost(n, vars));
+      return { cost: sum(parts), len: most(parts, 'len'), elem: most(parts, 'elem') };
+    }
+    case 'rcall': {
+      const [name, receiver, args] = node.args;
+      if (name === 'bind' && receiver.op === 'id' && receiver.args === 'cel' && args.length === 3) {
+        const value = celCost(args[1]!, vars);
+        const body = celCost(args[2]!, new Map([...vars, [String(args[0]!.args), value]]));
+        return { ...body, cost: value.cost + body.cost + 1 };
+      }
+      const recv = celCost(receiver, vars);
+      if (MACROS.has(name) && args[0]?.op === 'id') {
+        const item = { len: recv.elem, elem: recv.elem };
+        const body = args.slice(1).map((n) => celCost(n, new Map([...vars, [String(args[0]!.args), item]])));
+        const cost = recv.cost + 1 + recv.len * sum(body);
+        const last = body[body.length - 1]!;
+        if (name === 'map') return { cost, len: recv.len, elem: Math.max(last.len, last.elem) };
+        if (name === 'filter') return { ...recv, cost };
+        return { cost, len: 0, elem: 0 };
+      }
+      const parts = args.map((n) => celCost(n, vars));
+      const cost = recv.cost + sum(parts);
+      // split makes a list as long as the string; join a string as long as all the parts.
+      if (name === 'split') return { cost: cost + recv.len, len: recv.len + 1, elem: recv.len };
+      if (name === 'join')
+        return { cost: cost + recv.len, len: recv.len * (recv.elem + most(parts, 'len')), elem: 0 };
+      return {
+        cost,
+        len: Math.max(recv.len, most(parts, 'len')),
+        elem: Math.max(recv.elem, most(parts, 'elem')),
+      };
+    }
+    case '+': {
+      const [a, b] = node.args.map((n) => celCost(n, vars)) as [Est, Est];
+      // Concatenation copies both sides.
+      return {
+        cost: a.cost + b.cost + 1 + a.len + b.len,
+        len: a.len + b.len,
+        elem: Math.max(a.elem, b.elem),
+      };
+    }
+    default: {
+      // Other operators: every operand once; no value longer than the longest operand.
+      const children = (Array.isArray(node.args) ? node.args : [node.args]).filter(
+        (n): n is ASTNode => typeof n === 'object' && n !== null && 'op' in n,
+      );
+      const parts = children.map((n) => celCost(n, vars));
+      return { cost: sum(parts), len: most(parts, 'len'), elem: most(parts, 'elem') };
+    }
+  }
+}
+
 /** Compile a rule once (cached by text): a parse or type error, or a non-bool result, is an error. */
-export function compileCel(rule: string): { program: ParseResult } | { error: string } {
+export function compileCel(rule: string): { program: ParseResult } | { error: string; overBudget?: true } {
   let compiled = celPrograms.get(rule);
   if (compiled === undefined) {
     try {
@@ -167,7 +276,16 @@ export function compileCel(rule: string): { program: ParseResult } | { error: st
       if (!checked.valid) compiled = { error: firstLine(checked.error?.message ?? 'type error') };
       else if (checked.type !== 'bool')
         compiled = { error: `cel expressions must have type Bool, this one has type ${checked.type}` };
-      else compiled = { program };
+      else {
+        const { cost } = celCost(program.ast);
+        compiled =
+          cost > CEL_COST_LIMIT
+            ? {
+                error: `it is over catalog-bot's CEL cost budget: an estimated ${cost > 1e15 ? cost.toExponential(1) : Math.round(cost).toLocaleString('en-US')} evaluation steps per bundle, the limit is ${CEL_COST_LIMIT.toLocaleString('en-US')} (each list the rule reads from a bundle counted as ${CEL_INPUT_SIZE} elements)`,
+                overBudget: true,
+              }
+            : { program };
+      }
     } catch (err) {
       compiled = { error: firstLine((err as Error).message) };
     }
@@ -314,6 +432,11 @@ function parseConstraint(value: unknown, depth = 0): { constraint: Constraint; f
     const rule = str(cel.rule);
     const compiled = compileCel(rule);
     if ('error' in compiled) {
+      if (compiled.overBudget)
+        throw new ConstraintError(
+          `CEL rule ${JSON.stringify(rule.slice(0, 200))}${rule.length > 200 ? '…' : ''}: ${compiled.error}`,
+          'D-CEL-COST',
+        );
       throw new ConstraintError(
         `CEL rule ${JSON.stringify(rule)} does not compile: ${compiled.error}`,
         'D-CEL-INVALID',

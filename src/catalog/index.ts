@@ -10,24 +10,45 @@ export interface CatalogReport {
   /** True exactly when `opm validate` would pass. */
   valid: boolean;
   diagnostics: Diagnostic[];
+  /** Findings left out of `diagnostics` by `maxDiagnostics` (counted, not kept). */
+  omitted?: { total: number; errors: number };
   config: DeclarativeConfig;
   model: Model;
   stats: LoadStats;
 }
 
+export interface ValidateOptions extends LoadOptions {
+  /**
+   * Keep at most this many findings (errors first), counting the rest: a file of a hundred
+   * thousand bad entries must not hold a hundred thousand findings in memory
+   * (docs/security.md, bounded work). Default: keep all (`catalog-bot validate`).
+   */
+  maxDiagnostics?: number;
+}
+
 export async function validateCatalog(
   source: CatalogSource,
-  options: LoadOptions = {},
+  options: ValidateOptions = {},
 ): Promise<CatalogReport> {
-  const loaded = await loadCatalog(source, options);
+  const { maxDiagnostics, ...loadOptions } = options;
+  const loaded = await loadCatalog(source, loadOptions);
   const { model, diagnostics } = validateConfig(loaded.config);
-  const all = sortDiagnostics([
+  let all = sortDiagnostics([
     ...loaded.diagnostics,
     ...withoutKnockOns(loaded.config, loaded.diagnostics, diagnostics),
   ]);
+  const valid = !all.some((d) => d.level === 'error');
+  let omitted: CatalogReport['omitted'];
+  if (maxDiagnostics !== undefined && all.length > maxDiagnostics) {
+    const errors = all.filter((d) => d.level === 'error');
+    const kept = [...errors, ...all.filter((d) => d.level !== 'error')].slice(0, maxDiagnostics);
+    omitted = { total: all.length - kept.length, errors: Math.max(0, errors.length - kept.length) };
+    all = sortDiagnostics(kept);
+  }
   return {
-    valid: !all.some((d) => d.level === 'error'),
+    valid,
     diagnostics: all,
+    ...(omitted ? { omitted } : {}),
     config: loaded.config,
     model,
     stats: loaded.stats,

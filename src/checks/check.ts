@@ -22,6 +22,28 @@ export interface CheckResult {
   summary: string;
   findings: Diagnostic[];
   annotations: Annotation[];
+  /** Plain-text notes for the command line too (e.g. findings counted but not kept). */
+  notes?: string[];
+}
+
+/**
+ * Annotations per check run (docs/security.md, bounded work): GitHub takes 50 per request,
+ * so at most 4 requests per run however many findings a pull request provokes.
+ */
+export const MAX_ANNOTATIONS = 200;
+
+/**
+ * At most MAX_ANNOTATIONS annotations; the summary then starts by saying how many more
+ * findings there are and the command (`listAll`) that lists them all.
+ */
+export function capAnnotations(check: CheckResult, listAll: string): CheckResult {
+  const more = check.annotations.length - MAX_ANNOTATIONS;
+  if (more <= 0) return check;
+  return {
+    ...check,
+    summary: `> **${more} more finding${more === 1 ? ' is' : 's are'} not shown as annotations** (catalog-bot annotates at most ${MAX_ANNOTATIONS} per check run). To list them all: ${listAll}\n\n${check.summary}`,
+    annotations: check.annotations.slice(0, MAX_ANNOTATIONS),
+  };
 }
 
 /** GitHub needs a line for every annotation; findings without a file go in the summary only. */

@@ -152,14 +152,19 @@ function requirementFindings(
         d: {
           rule: dep.error.rule,
           level: 'error',
-          message: `bundle ${b.name} (${role}) has a ${dep.type} property OLM cannot use: ${dep.error.message}. OLM fails every resolution that reaches this bundle`,
+          message:
+            dep.error.rule === 'D-CEL-COST'
+              ? `bundle ${b.name} (${role}) has a ${dep.type} property catalog-bot does not evaluate: ${dep.error.message}`
+              : `bundle ${b.name} (${role}) has a ${dep.type} property OLM cannot use: ${dep.error.message}. OLM fails every resolution that reaches this bundle`,
           ...where(b, dep.line),
           hint:
-            dep.error.rule === 'D-CEL-INVALID'
-              ? 'Fix the CEL rule: it is evaluated over `properties` (a list of `{type, value}` maps) and must return a bool, e.g. `properties.exists(p, p.type == "olm.package" && semver_compare(p.value.version, "1.0.0") >= 0)`.'
-              : dep.error.rule === 'D-RANGE-INVALID'
-                ? 'Write the versionRange in blang form, e.g. `>=1.2.0` (no commas, `~`, `^` or `v` prefix).'
-                : 'An olm.constraint holds exactly one of `gvk`, `package`, `cel`, `all`, `any`, `not` (plus an optional `failureMessage`); remove unknown keys.',
+            dep.error.rule === 'D-CEL-COST'
+              ? 'Write a cheaper rule: iterate over `properties` once (e.g. `properties.exists(p, p.type == "olm.package" && p.value.packageName == "etcd")`), without nesting comprehensions over long lists.'
+              : dep.error.rule === 'D-CEL-INVALID'
+                ? 'Fix the CEL rule: it is evaluated over `properties` (a list of `{type, value}` maps) and must return a bool, e.g. `properties.exists(p, p.type == "olm.package" && semver_compare(p.value.version, "1.0.0") >= 0)`.'
+                : dep.error.rule === 'D-RANGE-INVALID'
+                  ? 'Write the versionRange in blang form, e.g. `>=1.2.0` (no commas, `~`, `^` or `v` prefix).'
+                  : 'An olm.constraint holds exactly one of `gvk`, `package`, `cel`, `all`, `any`, `not` (plus an optional `failureMessage`); remove unknown keys.',
         },
       },
     ];

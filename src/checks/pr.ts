@@ -4,7 +4,7 @@ import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from 
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { readFileAt, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
-import { toAnnotations, type CheckResult } from './check.js';
+import { capAnnotations, toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import { blobFiles, decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
 import {
@@ -22,6 +22,7 @@ import { templatesCheck, type TemplateMappingInput } from './templates.js';
 import { templateMappingsFromCiYaml } from '../catalog/promote.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
+import { runIsolated } from './isolate.js';
 
 export interface PrCheckInput {
   repo: string;
@@ -74,7 +75,17 @@ export interface PrCheckResult {
   subjects?: Map<string, string>;
 }
 
+/**
+ * The checks of a pull request, off the event loop: in a worker thread with a wall-clock
+ * deadline and a heap cap (src/checks/isolate.ts, docs/security.md). The App and
+ * `catalog-bot check` call this; the roots come back without their reports.
+ */
 export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
+  return runIsolated(input);
+}
+
+/** The checks, in this thread (the worker runs them with this). */
+export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheckResult> {
   const { repo, base, head } = input;
   const rules = input.rules ?? base;
   // The base branch decides: a pull request cannot change the rules that judge it.
@@ -101,12 +112,18 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   const roots: CheckedRoot[] = [];
   for (const path of touched) {
     const [baseReport, headReport] = await Promise.all([
-      // Blob digests: change detection sees every key of a blob (docs/security.md).
+      // Blob digests: change detection sees every key of a blob; findings are capped (docs/security.md).
       baseRoots.includes(path)
-        ? validateCatalog(new GitTreeSource(repo, base, path), { blobDigests: true })
+        ? validateCatalog(new GitTreeSource(repo, base, path), {
+            blobDigests: true,
+            maxDiagnostics: MAX_FINDINGS_PER_ROOT,
+          })
         : undefined,
       headRoots.includes(path)
-        ? validateCatalog(new GitTreeSource(repo, head, path), { blobDigests: true })
+        ? validateCatalog(new GitTreeSource(repo, head, path), {
+            blobDigests: true,
+            maxDiagnostics: MAX_FINDINGS_PER_ROOT,
+          })
         : undefined,
     ]);
     roots.push({
@@ -181,7 +198,12 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
     );
     checks.unshift(permissionsCheck(decision));
   }
-  return { roots, checks, ...(subjects ? { subjects } : {}) };
+  const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
+  return {
+    roots,
+    checks: checks.map((c) => capAnnotations(c, listAll)),
+    ...(subjects ? { subjects } : {}),
+  };
 }
 
 /**
@@ -232,6 +254,12 @@ async function resolveCommit(repo: string, rev: string): Promise<string> {
     .toString('utf8')
     .trim();
 }
+
+/**
+ * Validation findings kept per catalog root and commit (docs/security.md, bounded work);
+ * the rest are counted, and `catalog-bot validate <root>` lists them all.
+ */
+export const MAX_FINDINGS_PER_ROOT = 1000;
 
 /**
  * The templates a change touches (the template or one of its outputs changed): from the

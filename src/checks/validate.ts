@@ -15,9 +15,18 @@ export interface ValidatedRoot {
 export function validateCheck(roots: ValidatedRoot[]): CheckResult {
   const findings: Diagnostic[] = [];
   const rows: string[] = [];
+  const notes: string[] = [];
+  let omittedErrors = 0;
   for (const { path, report } of roots) {
-    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
-    const warnings = report.diagnostics.length - errors;
+    const errors =
+      report.diagnostics.filter((d) => d.level === 'error').length + (report.omitted?.errors ?? 0);
+    const warnings = report.diagnostics.length + (report.omitted?.total ?? 0) - errors;
+    if (report.omitted) {
+      omittedErrors += report.omitted.errors;
+      notes.push(
+        `${path}: ${report.omitted.total} more finding${report.omitted.total === 1 ? '' : 's'} not listed (catalog-bot keeps the first ${report.diagnostics.length}); to list them all: catalog-bot validate ${path}`,
+      );
+    }
     rows.push(
       `| \`${cell(path)}\` | ${report.valid ? 'valid' : '**invalid**'} | ${errors} | ${warnings} | ${report.model.size} |`,
     );
@@ -25,7 +34,7 @@ export function validateCheck(roots: ValidatedRoot[]): CheckResult {
       findings.push(d.file === undefined ? d : { ...d, file: `${path}/${d.file}` });
   }
   const failed = findings.some((d) => d.level === 'error');
-  const errorCount = findings.filter((d) => d.level === 'error').length;
+  const errorCount = findings.filter((d) => d.level === 'error').length + omittedErrors;
   const title =
     roots.length === 0
       ? 'No catalog changed'
@@ -33,6 +42,7 @@ export function validateCheck(roots: ValidatedRoot[]): CheckResult {
         ? `${errorCount} error${errorCount === 1 ? '' : 's'} in ${roots.length} catalog${roots.length === 1 ? '' : 's'}`
         : `${roots.length} catalog${roots.length === 1 ? '' : 's'} valid`;
   const summary = [
+    ...notes.map((n) => `> **${cell(n)}**\n`),
     roots.length === 0
       ? 'This change touches no catalog root.'
       : '| catalog | verdict | errors | warnings | packages |\n|---|---|---:|---:|---:|\n' + rows.join('\n'),
@@ -55,5 +65,6 @@ export function validateCheck(roots: ValidatedRoot[]): CheckResult {
     summary,
     findings,
     annotations: toAnnotations(findings),
+    ...(notes.length > 0 ? { notes } : {}),
   };
 }

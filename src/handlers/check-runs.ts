@@ -1,6 +1,6 @@
 // Check runs on GitHub: create them in progress, complete them from a CheckResult.
 import type { Context } from 'probot';
-import type { Annotation, CheckResult } from '../checks/check.js';
+import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/check.js';
 
 export type Octokit = Context['octokit'];
 
@@ -136,9 +136,16 @@ export async function completeCheckRun(
   c: Completion,
 ): Promise<void> {
   const title = truncate(c.title, 255);
-  const summary = truncate(c.summary);
+  // The pull-request checks cap their annotations and say how to list the rest
+  // (capAnnotations); this keeps every other caller within the same few requests.
+  const more = (c.annotations?.length ?? 0) - MAX_ANNOTATIONS;
+  const summary = truncate(
+    more > 0
+      ? `> **${more} more findings are not shown as annotations** (at most ${MAX_ANNOTATIONS} per check run).\n\n${c.summary}`
+      : c.summary,
+  );
   const text = c.checked ? { text: checkedText(c.checked) } : {};
-  const annotations = (c.annotations ?? []).map((a) => ({
+  const annotations = (c.annotations ?? []).slice(0, MAX_ANNOTATIONS).map((a) => ({
     path: a.path,
     start_line: a.line,
     end_line: a.line,

@@ -1,0 +1,223 @@
+// The checks of a pull request run in a worker thread with a wall-clock deadline and a
+// heap cap (docs/security.md, bounded work): a pull request that makes them slow (a costly
+// CEL rule, a pathological regex) or big stalls its own worker, never the event loop that
+// answers webhooks, renews queue locks and runs other repositories' checks. A check run
+// over a limit fails naming the limit; the job still completes.
+import { getHeapStatistics } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import type { PrCheckInput, PrCheckResult } from './pr.js';
+
+/** The callbacks of PrCheckInput: functions cannot cross to the worker, calls to them can. */
+export const CALLBACKS = ['images', 'resolveBundle', 'bundleManifests', 'teams'] as const;
+export type CallbackName = (typeof CALLBACKS)[number];
+
+export type PlainError = {
+  message: string;
+  name?: string;
+  status?: number;
+  headers?: Record<string, string>;
+};
+
+export type ToWorker =
+  | { type: 'run'; input: Omit<PrCheckInput, CallbackName>; callbacks: CallbackName[] }
+  | { type: 'reply'; callId: number; ok: true; value: unknown }
+  | { type: 'reply'; callId: number; ok: false; error: PlainError };
+
+export type ToMain =
+  | { type: 'ready' }
+  | { type: 'call'; callId: number; fn: CallbackName; args: unknown[] }
+  | { type: 'done'; ok: true; result: PrCheckResult }
+  | { type: 'done'; ok: false; error: PlainError };
+
+/** What survives the trip: the message, and what tells a transient GitHub error (isTransient). */
+export function toPlainError(error: unknown): PlainError {
+  const e = error as {
+    message?: unknown;
+    name?: unknown;
+    status?: unknown;
+    response?: { headers?: unknown };
+  };
+  const headers = e?.response?.headers;
+  return {
+    message: typeof e?.message === 'string' ? e.message : String(error),
+    ...(typeof e?.name === 'string' ? { name: e.name } : {}),
+    ...(typeof e?.status === 'number' ? { status: e.status } : {}),
+    ...(headers && typeof headers === 'object'
+      ? {
+          headers: Object.fromEntries(
+            Object.entries(headers).filter((kv): kv is [string, string] => typeof kv[1] === 'string'),
+          ),
+        }
+      : {}),
+  };
+}
+
+export function fromPlainError(plain: PlainError): Error {
+  const error = new Error(plain.message) as Error & { status?: number; response?: { headers: object } };
+  if (plain.name) error.name = plain.name;
+  if (plain.status !== undefined) error.status = plain.status;
+  if (plain.headers) error.response = { headers: plain.headers };
+  return error;
+}
+
+/** The checks of one pull request went over a limit; the message names it and its setting. */
+export class CheckLimitError extends Error {
+  override readonly name = 'CheckLimitError';
+}
+
+export interface CheckLimits {
+  /** Wall-clock deadline for all checks of one pull request. */
+  timeoutMs: number;
+  /** Heap cap of the worker (old generation), in MiB. */
+  memoryMb: number;
+}
+
+/**
+ * CATALOG_BOT_CHECK_TIMEOUT_MS (default 120 000) and CATALOG_BOT_CHECK_MEMORY_MB (default
+ * 1024, never more than the process's own heap limit).
+ */
+export function checkLimits(env: NodeJS.ProcessEnv = process.env): CheckLimits {
+  const positive = (v: string | undefined, fallback: number) =>
+    Number.isFinite(Number(v)) && Number(v) > 0 ? Number(v) : fallback;
+  const ownHeapMb = Math.floor(getHeapStatistics().heap_size_limit / (1024 * 1024));
+  return {
+    timeoutMs: positive(env.CATALOG_BOT_CHECK_TIMEOUT_MS, 120_000),
+    memoryMb: positive(env.CATALOG_BOT_CHECK_MEMORY_MB, Math.min(1024, ownHeapMb)),
+  };
+}
+
+// Idle workers, kept warm (loaded modules, compiled code) for the next pull request. A
+// worker that hit a limit is terminated, never reused.
+const MAX_IDLE = 2;
+const idle: { worker: Worker; memoryMb: number }[] = [];
+
+function spawn(memoryMb: number): Promise<Worker> {
+  const resourceLimits = { maxOldGenerationSizeMb: memoryMb };
+  const here = import.meta.url;
+  // Run from the TypeScript sources (the tests), the worker loads them through hooks that
+  // strip the types; the built App runs dist/checks/pr-worker.js.
+  const worker = here.endsWith('.ts')
+    ? new Worker(
+        `require('node:module').register(${JSON.stringify(new URL('./worker-ts-hooks.mjs', here).href)});` +
+          `import(${JSON.stringify(new URL('./pr-worker.ts', here).href)});`,
+        { eval: true, resourceLimits },
+      )
+    : new Worker(new URL('./pr-worker.js', here), { resourceLimits });
+  return new Promise((resolve, reject) => {
+    const fail = (error: unknown) => {
+      worker.off('message', ready);
+      reject(error instanceof Error ? error : new Error(`the check worker did not start (exit ${error})`));
+    };
+    const ready = (m: ToMain) => {
+      if (m.type !== 'ready') return;
+      worker.off('error', fail).off('exit', fail).off('message', ready);
+      // A worker that fails while idle is dropped, never a crash of the App (runIsolated
+      // handles errors while it runs checks).
+      worker.on('error', () => undefined);
+      worker.once('exit', () => {
+        const at = idle.findIndex((w) => w.worker === worker);
+        if (at >= 0) idle.splice(at, 1);
+      });
+      resolve(worker);
+    };
+    worker.on('message', ready).once('error', fail).once('exit', fail);
+  });
+}
+
+async function acquire(memoryMb: number): Promise<Worker> {
+  const i = idle.findIndex((w) => w.memoryMb === memoryMb);
+  if (i >= 0) {
+    const { worker } = idle.splice(i, 1)[0]!;
+    worker.ref();
+    return worker;
+  }
+  return spawn(memoryMb);
+}
+
+function release(worker: Worker, memoryMb: number): void {
+  if (idle.length >= MAX_IDLE) {
+    void worker.terminate();
+    return;
+  }
+  // An idle worker must not keep the process (the CLI, a test run) alive.
+  worker.unref();
+  idle.push({ worker, memoryMb });
+}
+
+/**
+ * runPrChecks in a worker thread, within `limits`. Resolves with the checks (the roots
+ * without their reports); rejects with a CheckLimitError naming the limit that was hit.
+ */
+export async function runIsolated(
+  input: PrCheckInput,
+  limits: CheckLimits = checkLimits(),
+): Promise<PrCheckResult> {
+  const callbacks = CALLBACKS.filter((name) => input[name] !== undefined);
+  const data = { ...input };
+  for (const name of CALLBACKS) delete data[name];
+  const worker = await acquire(limits.memoryMb);
+  return new Promise<PrCheckResult>((resolve, reject) => {
+    let settled = false;
+    const finish = (outcome: { result: PrCheckResult } | { error: Error }, reuse: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      if (reuse) release(worker, limits.memoryMb);
+      else void worker.terminate();
+      if ('result' in outcome) resolve(outcome.result);
+      else reject(outcome.error);
+    };
+    const timer = setTimeout(
+      () =>
+        finish(
+          {
+            error: new CheckLimitError(
+              `the checks of this pull request ran longer than catalog-bot's wall-clock limit of ${limits.timeoutMs / 1000} s (CATALOG_BOT_CHECK_TIMEOUT_MS) and were stopped`,
+            ),
+          },
+          false,
+        ),
+      limits.timeoutMs,
+    );
+    const onMessage = (m: ToMain) => {
+      if (m.type === 'done') {
+        if (m.ok) finish({ result: m.result }, true);
+        else finish({ error: fromPlainError(m.error) }, true);
+      } else if (m.type === 'call') {
+        const fn = input[m.fn] as (...args: unknown[]) => Promise<unknown>;
+        fn(...m.args).then(
+          (value) => {
+            if (!settled)
+              worker.postMessage({ type: 'reply', callId: m.callId, ok: true, value } satisfies ToWorker);
+          },
+          (error: unknown) => {
+            if (!settled)
+              worker.postMessage({
+                type: 'reply',
+                callId: m.callId,
+                ok: false,
+                error: toPlainError(error),
+              } satisfies ToWorker);
+          },
+        );
+      }
+    };
+    const onError = (error: Error & { code?: string }) =>
+      finish(
+        {
+          error:
+            error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? new CheckLimitError(
+                  `the checks of this pull request needed more than catalog-bot's memory limit of ${limits.memoryMb} MiB (CATALOG_BOT_CHECK_MEMORY_MB) and were stopped`,
+                )
+              : error,
+        },
+        false,
+      );
+    const onExit = (code: number) =>
+      finish({ error: new Error(`the check worker stopped (exit code ${code})`) }, false);
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.postMessage({ type: 'run', input: data, callbacks } satisfies ToWorker);
+  });
+}

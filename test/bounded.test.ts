@@ -1,0 +1,412 @@
+// Bounded work (docs/security.md): one repository's hostile pull request never stalls the
+// App. Through the real HTTP server with signed webhooks, real git repositories and the
+// real checks (in their worker); only GitHub's API is answered by nock.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import nock from 'nock';
+import { Probot, Server } from 'probot';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/dependencies.js';
+import { CheckLimitError, runIsolated } from '../src/checks/isolate.js';
+import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { InProcessQueue } from '../src/queue.js';
+import { serverApp } from '../src/server.js';
+import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
+
+const API = 'https://api.github.com';
+const OWNER = 'Codertocat';
+const exampleBase = fileURLToPath(new URL('../examples/catalog-repo/base/', import.meta.url));
+const dirs: string[] = [];
+
+/** A bare repository: `main` = the example catalog, `refs/pull/1/head` adds `files`. */
+function repoWith(files: Record<string, string>): { bare: string; base: string; head: string } {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-'));
+  dirs.push(root);
+  const work = join(root, 'work');
+  const bare = join(root, 'origin.git');
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', work, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+  mkdirSync(work);
+  git('init', '-q', '-b', 'main');
+  cpSync(exampleBase, work, { recursive: true });
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  const base = git('rev-parse', 'HEAD');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(work, path)), { recursive: true });
+    writeFileSync(join(work, path), text);
+  }
+  git('add', '-A');
+  git('commit', '-qm', 'head');
+  const head = git('rev-parse', 'HEAD');
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  git('push', '-q', bare, 'main:refs/heads/main', `${head}:refs/pull/1/head`);
+  return { bare, base, head };
+}
+
+/** A package whose one bundle carries `properties` (YAML lines) and an olm.constraint with `rule`. */
+function packageWith(name: string, rule: string, properties = ''): Record<string, string> {
+  return {
+    [`catalogs/v4.21/${name}/catalog.yaml`]: `---
+schema: olm.package
+name: ${name}
+defaultChannel: stable
+---
+schema: olm.channel
+package: ${name}
+name: stable
+entries:
+  - name: ${name}.v1.0.0
+---
+schema: olm.bundle
+package: ${name}
+name: ${name}.v1.0.0
+image: quay.io/example/${name}-bundle:v1.0.0
+properties:
+  - type: olm.package
+    value:
+      packageName: ${name}
+      version: 1.0.0
+${properties}  - type: olm.constraint
+    value:
+      failureMessage: needs something
+      cel:
+        rule: ${JSON.stringify(rule)}
+`,
+  };
+}
+
+const ordinary = packageWith(
+  'plain',
+  'properties.exists(p, p.type == "olm.package" && p.value.packageName == "example-operator")',
+);
+
+/** `bytes` of JSON bundles of package `x` that validation rejects (two findings each). */
+function invalidEntries(bytes: number): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = JSON.stringify({ schema: 'olm.bundle', package: 'x', name: `x.v${i}`, image: 'Q' });
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join('\n') + '\n';
+}
+
+const X_PACKAGE = {
+  'catalogs/v4.21/x/catalog.json': '{"schema":"olm.package","name":"x","defaultChannel":"s"}\n',
+};
+
+interface Update {
+  id: number;
+  at: number;
+  body: { status?: string; conclusion?: string; output: { title: string; summary: string } };
+}
+
+/** nock GitHub's API for one repository's pull request #1; the run ids are `idBase + n`. */
+function mockRepo(
+  name: string,
+  repo: { head: string; base: string },
+  idBase: number,
+  patches: number = PR_CHECK_NAMES.length,
+) {
+  const path = `/repos/${OWNER}/${name}`;
+  const updates: Update[] = [];
+  const ids = new Map<string, number>();
+  nock(API)
+    .post(`${path}/check-runs`)
+    .times(PR_CHECK_NAMES.length)
+    .reply(201, (_uri, body) => {
+      const id = idBase + ids.size + 1;
+      ids.set((body as { name: string }).name, id);
+      return { id, name: (body as { name: string }).name };
+    })
+    .get(`${path}/pulls/1`)
+    .reply(200, { number: 1, head: { sha: repo.head }, base: { sha: repo.base }, labels: [] })
+    .patch(new RegExp(`^${path}/check-runs/\\d+$`))
+    .times(patches)
+    .reply(200, (uri, body) => {
+      updates.push({ id: Number(uri.split('/').pop()), at: performance.now(), body: body as Update['body'] });
+      return {};
+    })
+    .get(`${path}/issues/1/comments`)
+    .query(true)
+    .optionally()
+    .reply(200, [])
+    .post(`${path}/issues/1/labels`)
+    .optionally()
+    .reply(200, []);
+  const completed = () => updates.filter((u) => u.body.status === 'completed');
+  const byName = (check: string) => completed().find((u) => u.id === ids.get(check));
+  const requestsFor = (check: string) => updates.filter((u) => u.id === ids.get(check));
+  return { updates, completed, byName, requestsFor };
+}
+
+describe('bounded work: a hostile pull request does not stall the App', () => {
+  const secret = 'bounded-secret';
+  let server: Server;
+  let queue: InProcessQueue;
+  let url: string;
+  let workDir: string;
+  const saved = process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
+
+  beforeAll(async () => {
+    // A short deadline, so that the test of it does not take two minutes.
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '8000';
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-work-'));
+    dirs.push(workDir);
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    nock(API)
+      .persist()
+      .post('/app/installations/4242/access_tokens')
+      .reply(201, () => ({ token: 'ghs_test', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
+      .get('/app')
+      .reply(200, { id: 123, slug: 'catalog-bot' });
+    queue = new InProcessQueue();
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    server = new Server({
+      Probot: Probot.defaults({
+        appId: 123,
+        privateKey: privateKey(),
+        secret,
+        Octokit: TestOctokit,
+        logLevel: 'fatal',
+      }),
+      host: '127.0.0.1',
+      port,
+      log: await quietLog(),
+    });
+    await server.load(serverApp({ queue, workDir }));
+    await server.start();
+    url = `http://127.0.0.1:${server.port}`;
+    // A running App: it has answered pull requests before, with two check workers started.
+    await Promise.all(
+      ['warm-1', 'warm-2'].map(async (name, i) => {
+        const repo = repoWith(ordinary);
+        mockRepo(name, repo, 100 * (i + 1));
+        await deliver(name, 9000 - i, repo);
+      }),
+    );
+    await queue.onIdle();
+  }, 120_000);
+
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
+    else process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved;
+    await server?.stop();
+    nock.cleanAll();
+    nock.enableNetConnect();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function deliver(name: string, id: number, repo: { bare: string; base: string; head: string }) {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    payload.number = 1;
+    Object.assign(payload.repository, { id, name, full_name: `${OWNER}/${name}`, clone_url: repo.bare });
+    payload.repository.owner.login = OWNER;
+    payload.pull_request.number = 1;
+    payload.pull_request.user.login = 'alice';
+    payload.pull_request.base.sha = repo.base;
+    payload.pull_request.head.sha = repo.head;
+    const body = JSON.stringify(payload);
+    const res = await fetch(`${url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': `delivery-${name}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(200);
+  }
+
+  /** GET /healthz every 100 ms until `done`; the slowest answer, in ms. */
+  async function slowestHealthz(done: () => boolean): Promise<number> {
+    let slowest = 0;
+    while (!done()) {
+      const started = performance.now();
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      expect(res.status).toBe(200);
+      slowest = Math.max(slowest, performance.now() - started);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return slowest;
+  }
+
+  /** A's hostile pull request, then B's ordinary one: B completes within 10 s, /healthz within 1 s. */
+  async function race(hostile: Record<string, string>, names: [string, string], ids: [number, number]) {
+    const a = repoWith(hostile);
+    const b = repoWith(ordinary);
+    const ghA = mockRepo(names[0], a, 1000);
+    const ghB = mockRepo(names[1], b, 2000);
+    let finished = false;
+    const healthz = slowestHealthz(() => finished);
+    const started = performance.now();
+    await deliver(names[0], ids[0], a);
+    const sentB = performance.now();
+    await deliver(names[1], ids[1], b);
+    await queue.onIdle();
+    finished = true;
+    const slowest = await healthz;
+    expect(ghB.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    const bDone = Math.max(...ghB.completed().map((u) => u.at)) - sentB;
+    expect(bDone).toBeLessThan(10_000);
+    expect(slowest).toBeLessThan(1000);
+    expect(ghA.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    return { ghA, ms: performance.now() - started };
+  }
+
+  it('a CEL rule over the cost budget fails catalog-bot/dependencies naming the limit; another repository is not delayed', async () => {
+    // Nested .all() over 60-element lists, depth 4: 13 million iterations per bundle.
+    const list = `[${Array.from({ length: 60 }, (_, i) => i).join(',')}]`;
+    const rule = `${list}.all(a, ${list}.all(b, ${list}.all(c, ${list}.all(d, a + b + c + d >= 0))))`;
+    const { ghA } = await race(packageWith('hostile', rule), ['repo-a', 'repo-b'], [9001, 9002]);
+    const deps = ghA.byName('catalog-bot/dependencies')!;
+    expect(deps.body.conclusion).toBe('failure');
+    expect(deps.body.output.summary).toContain('D-CEL-COST');
+    expect(deps.body.output.summary).toContain("over catalog-bot's CEL cost budget");
+    expect(deps.body.output.summary).toContain('the limit is 100,000');
+    // The other checks of A still ran.
+    expect(ghA.byName('catalog-bot/validate')!.body.output.title).not.toContain('could not check');
+  }, 60_000);
+
+  it('checks that run past the wall-clock deadline are stopped and fail naming it; another repository is not delayed', async () => {
+    // Cheap by the estimate, but a backtracking regex (cel-js uses JavaScript's) takes minutes.
+    const redos = `  - type: test.text
+    value: ${'a'.repeat(32)}!
+`;
+    const rule = 'properties.exists(p, p.type == "test.text" && string(p.value).matches("^(a|a)+$"))';
+    const { ghA } = await race(packageWith('redos', rule, redos), ['repo-c', 'repo-d'], [9003, 9004]);
+    for (const u of ghA.completed()) {
+      expect(u.body.conclusion).toBe('failure');
+      expect(u.body.output.summary).toContain(
+        "ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS)",
+      );
+    }
+  }, 60_000);
+
+  it('a file of 60,000 bad entries gets at most 200 annotations (4 requests), and the summary says how to list the rest', async () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(2 * 1024 * 1024) });
+    // Room for every request the App might make: the test counts them.
+    const gh = mockRepo('repo-e', repo, 3000, 10_000);
+    await deliver('repo-e', 9005, repo);
+    await queue.onIdle();
+    expect(gh.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    const requests = gh.requestsFor('catalog-bot/validate');
+    expect(requests.length).toBeLessThanOrEqual(4);
+    const annotations = requests.flatMap(
+      (u) => (u.body.output as { annotations?: unknown[] }).annotations ?? [],
+    );
+    expect(annotations).toHaveLength(200);
+    const done = gh.byName('catalog-bot/validate')!;
+    expect(done.body.conclusion).toBe('failure');
+    const summary = done.body.output.summary;
+    expect(summary).toMatch(/^> \*\*800 more findings are not shown as annotations\*\*/);
+    expect(summary).toContain(`catalog-bot check --base ${repo.base} --head ${repo.head} --author alice`);
+    // Validation kept 1000 findings of the root and counted the rest.
+    expect(summary).toMatch(
+      /catalogs\/v4\.21: \d+ more findings not listed .*catalog-bot validate catalogs\/v4\.21/,
+    );
+    // No check run takes more than 4 requests (annotations go 50 per request).
+    for (const name of PR_CHECK_NAMES) expect(gh.requestsFor(name).length).toBeLessThanOrEqual(4);
+  }, 120_000);
+});
+
+describe('bounded work: catalog-bot check on a 10 MB file of bad entries', () => {
+  it('keeps its memory bounded: the checks fit in a 192 MB heap', () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(10 * 1024 * 1024) });
+    const cli = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+    const hooks = new URL('../src/checks/worker-ts-hooks.mjs', import.meta.url).href;
+    const register = `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)})`;
+    const res = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=192',
+        '--import',
+        register,
+        cli,
+        'check',
+        '--repo',
+        repo.bare,
+        '--base',
+        repo.base,
+        '--head',
+        repo.head,
+        '--format',
+        'json',
+      ],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(1);
+    const { checks } = JSON.parse(res.stdout) as {
+      checks: { name: string; findings: unknown[]; notes?: string[] }[];
+    };
+    const validate = checks.find((c) => c.name === 'catalog-bot/validate')!;
+    expect(validate.findings).toHaveLength(1000);
+    expect(validate.notes?.[0]).toMatch(
+      /^catalogs\/v4\.21: \d{6} more findings not listed .*catalog-bot validate catalogs\/v4\.21$/,
+    );
+  }, 300_000);
+});
+
+describe('bounded work: limits of the check worker and of CEL rules', () => {
+  it('checks that need more heap than the cap are stopped and the error names the limit', async () => {
+    const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(10 * 1024 * 1024) });
+    const run = runIsolated(
+      { repo: repo.bare, base: repo.base, head: repo.head },
+      { timeoutMs: 120_000, memoryMb: 48 },
+    );
+    await expect(run).rejects.toThrow(CheckLimitError);
+    await expect(run).rejects.toThrow(
+      "needed more than catalog-bot's memory limit of 48 MiB (CATALOG_BOT_CHECK_MEMORY_MB)",
+    );
+    // The next pull request gets a fresh worker.
+    const ok = repoWith(ordinary);
+    const { checks } = await runIsolated({ repo: ok.bare, base: ok.base, head: ok.head });
+    expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
+  }, 180_000);
+
+  it('estimates CEL cost: real rules pass, nested comprehensions over long lists do not', () => {
+    const cost = (rule: string) => {
+      const compiled = compileCel(rule);
+      return 'program' in compiled ? celCost(compiled.program.ast).cost : compiled;
+    };
+    // What catalogs use: one pass over the properties.
+    expect(
+      cost(
+        'properties.exists(p, p.type == "olm.package" && p.value.packageName == "etcd" && semver_compare(p.value.version, "0.9.0") >= 0)',
+      ),
+    ).toBeLessThan(CEL_COST_LIMIT / 10);
+    const list = `[${Array.from({ length: 60 }, (_, i) => i).join(',')}]`;
+    for (const rule of [
+      `${list}.all(a, ${list}.all(b, ${list}.all(c, a + b + c >= 0)))`,
+      'properties.exists(p, properties.exists(q, properties.exists(r, p.type == r.type)))',
+      // A list bound to a name is as long as its value.
+      `cel.bind(l, ${list}, l.all(a, l.all(b, l.all(c, a + b + c >= 0))))`,
+      // split makes a list as long as its string.
+      `properties.all(p, string(p.type).split("").all(a, string(p.type).split("").all(b, a == b)))`,
+    ])
+      expect(compileCel(rule)).toMatchObject({
+        overBudget: true,
+        error: expect.stringContaining('the limit is 100,000'),
+      });
+  });
+});
