@@ -290,3 +290,26 @@ describe('change detection ignores only the loader bookkeeping', () => {
     expect((await permissions(repo, 'main', head, 'fiona')).conclusion).toBe('success');
   });
 });
+
+describe('an approval is recorded against what it approved, by kind', () => {
+  it('does not carry an approval of a file named like a package row over to that package', async () => {
+    const { runPrChecks } = await import('../src/checks/pr.js');
+    const repo = repository(base);
+    // mallory adds a file whose path reads like foo's permission row, and mia approves that.
+    const h1 = pullRequest(repo, 'main', 'odd-file', (dir) =>
+      write(dir, { 'package foo (catalogs/v4.21)': 'notes\n' }),
+    );
+    const first = await runPrChecks({ repo, base: 'main', head: h1, author: 'mallory' });
+    const approvals = [{ login: 'mia', subjects: Object.fromEntries(first.subjects ?? []) }];
+    const approved = await runPrChecks({ repo, base: 'main', head: h1, author: 'mallory', approvals });
+    expect(approved.checks.find((c) => c.name === 'catalog-bot/permissions')?.conclusion).toBe('success');
+    // Then she changes foo's image and leaves the file alone: foo is not approved.
+    const h2 = pullRequest(repo, h1, 'odd-file-2', (dir) =>
+      write(dir, { 'catalogs/v4.21/foo/catalog.yaml': pkg('foo', 'quay.io/mallory/evil:v1.0.0') }),
+    );
+    const second = await runPrChecks({ repo, base: 'main', head: h2, author: 'mallory', approvals });
+    const check = second.checks.find((c) => c.name === 'catalog-bot/permissions');
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.some((f) => f.rule === 'PERM-NOT-APPROVED' && f.package === 'foo')).toBe(true);
+  });
+});

@@ -59,12 +59,20 @@ export interface PackageChanges {
   headConfig?: DeclarativeConfig;
 }
 
+/**
+ * What an `/approve` is recorded against: a package in a root, or a file. The two kinds
+ * never share a key (a file may be named like anything, `package foo (catalogs/v1)` too),
+ * so approving one can never carry over to the other (docs/security.md).
+ */
+export const packageSubject = (pkg: string, root: string): string => `package ${pkg} (${root})`;
+export const fileSubject = (path: string): string => `file ${path}`;
+
 export interface PermissionInput {
   author: string;
   /** Logins whose approval covers everything (the CLI's `--approver`). */
   approvers: string[];
   /**
-   * Approvals that cover only some rows (`PermissionRow.what`): an `/approve` counts for the
+   * Approvals that cover only some rows (`packageSubject`, `fileSubject`): an `/approve` counts for the
    * package contents it saw, so a later push that changes a package needs a fresh one.
    */
   approvals?: { login: string; subjects: Set<string> }[];
@@ -201,14 +209,14 @@ export async function decidePermissions(
   };
 
   const decide = async (
-    what: string,
+    subject: string,
     req: Requirement,
   ): Promise<{ mayApprove: string[]; satisfiedBy: string | null }> => {
     if (req.anyone) return { mayApprove: ['*'], satisfiedBy: input.author };
     const [first, ...rest] = req.ownerSets;
     const owners = first ? first.filter((e) => rest.every((s) => s.includes(e))) : [];
     const mayApprove = dedupe([...owners, ...maintainers]);
-    for (const [login, spelled] of candidatesFor(what)) {
+    for (const [login, spelled] of candidatesFor(subject)) {
       if (await inEntries(login, maintainers)) return { mayApprove, satisfiedBy: spelled };
       if (req.ownerSets.length === 0) continue;
       let all = true;
@@ -270,7 +278,7 @@ export async function decidePermissions(
       for (const set of files?.values() ?? []) for (const f of set) fbcFiles.add(repoPath(change.root, f));
 
     for (const pkg of [...change.packages].sort()) {
-      const what = `package ${pkg} (${change.root})`;
+      const what = packageSubject(pkg, change.root);
       const inBase = change.basePackages.has(pkg) || (baseFiles?.has(pkg) ?? false);
       const kind: ChangeKind = !inBase ? 'added' : headFiles && !headFiles.has(pkg) ? 'removed' : 'changed';
       const pkgFiles = [...(baseFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f));
@@ -301,7 +309,7 @@ export async function decidePermissions(
   for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
     const req: Requirement = { anyone: false, ownerSets: [] };
     if (config.ownership.ownersFiles) req.ownerSets.push((await index.approversOf(path)).approvers);
-    rows.push({ what: path, change, ...(await decide(path, req)), file: path });
+    rows.push({ what: path, change, ...(await decide(fileSubject(path), req)), file: path });
   }
 
   const problemDetails: PermissionProblem[] = [...index.problems, ...extraProblems];

@@ -6,7 +6,14 @@ import { readFileAt, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { capAnnotations, toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
-import { blobFiles, decidePermissions, permissionsCheck, type TeamMembers } from './permissions.js';
+import {
+  blobFiles,
+  decidePermissions,
+  fileSubject,
+  packageSubject,
+  permissionsCheck,
+  type TeamMembers,
+} from './permissions.js';
 import {
   bundlesWithPolicy,
   registryPolicy,
@@ -307,7 +314,7 @@ async function subjectDigests(
   const out = new Map<string, string>();
   for (const root of roots) {
     const digests = root.head ? packageDigests(root.head.config) : new Map<string, string>();
-    for (const pkg of root.packages) out.set(`package ${pkg} (${root.path})`, digests.get(pkg) ?? 'removed');
+    for (const pkg of root.packages) out.set(packageSubject(pkg, root.path), digests.get(pkg) ?? 'removed');
   }
   if (files.length > 0) {
     // One listing of the head tree (no argument list that grows with the change): blob
@@ -319,7 +326,7 @@ async function subjectDigests(
       const m = /^\S+ \S+ (\S+)\t(.*)$/s.exec(entry);
       if (m && wanted.has(m[2] as string)) blobs.set(m[2] as string, m[1] as string);
     }
-    for (const path of files) out.set(path, blobs.get(path) ?? 'removed');
+    for (const path of files) out.set(fileSubject(path), blobs.get(path) ?? 'removed');
   }
   return out;
 }
