@@ -11,7 +11,7 @@ import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
-import { RegistryClient } from './publish/registry.js';
+import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
 import type { PrHandlerOptions } from './handlers/pull-request.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
@@ -69,7 +69,14 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
           })));
     // One registry client for the process (credentials from the environment, connections kept).
     let client: RegistryClient | undefined;
-    const registry = options.registry ?? (() => (client ??= RegistryClient.fromEnv()));
+    const registry =
+      options.registry ??
+      (() =>
+        (client ??= RegistryClient.fromEnv(process.env, {
+          ...(process.env.CATALOG_BOT_CREDENTIAL_HOSTS !== undefined
+            ? { credentialHostCeiling: appCredentialCeilingFromEnv() }
+            : {}),
+        })));
     // Each repository's checks use REGISTRY_USERNAME/REGISTRY_PASSWORD only for the hosts its
     // base branch's config publishes to (docs/security.md, "Credentials stay home").
     const scoped = (policy: RegistryPolicy | undefined) => registry().scoped(policy?.credentialHosts ?? []);

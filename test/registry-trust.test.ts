@@ -15,7 +15,12 @@ import { imagesCheck } from '../src/checks/images.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { bundleManifests, bundleRenderer } from '../src/publish/bundle-render.js';
 import { checkImages, imageExists, registryPolicy } from '../src/publish/exists.js';
-import { credentialsFromAuthFile, RegistryClient, RegistryError } from '../src/publish/registry.js';
+import {
+  appCredentialCeilingFromEnv,
+  credentialsFromAuthFile,
+  RegistryClient,
+  RegistryError,
+} from '../src/publish/registry.js';
 import nock from 'nock';
 import { createApp } from '../src/app.js';
 import { InProcessQueue } from '../src/queue.js';
@@ -120,6 +125,23 @@ describe('credentials stay home', () => {
     expect(check.reason).not.toContain(LEAK);
     // The same client scoped to that host (the repository publishes there) sends them.
     await imageExists(`${evil.host}/evil/bundle:v1`, fromEnv().scoped([evil.host]));
+    expect(evil.seen.some((r) => r.auth === BASIC)).toBe(true);
+  });
+
+  it('sends them to no host outside the operator ceiling (CATALOG_BOT_CREDENTIAL_HOSTS), whatever a repository config names', async () => {
+    // Installed on many repositories: one whose own config publishes to evil's host gets no
+    // shared credentials sent there.
+    const evil = await hostile((_req, res) => challenge(res, 'Basic realm="evil"'));
+    const ceiling = appCredentialCeilingFromEnv({
+      CATALOG_BOT_CREDENTIAL_HOSTS: 'registry.example.com:5000',
+    });
+    const client = fromEnv(ENV, { credentialHostCeiling: ceiling }).scoped([evil.host]);
+    await imageExists(`${evil.host}/evil/bundle:v1`, client);
+    expect(evil.seen.length).toBeGreaterThan(0);
+    expect(evil.seen.filter((r) => r.auth !== undefined)).toEqual([]);
+    // Listed by the operator too: then the config's host gets them.
+    const home = fromEnv(ENV, { credentialHostCeiling: [evil.host] }).scoped([evil.host]);
+    await imageExists(`${evil.host}/evil/bundle:v1`, home);
     expect(evil.seen.some((r) => r.auth === BASIC)).toBe(true);
   });
 

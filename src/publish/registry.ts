@@ -169,6 +169,15 @@ export function credentialHostsFromEnv(env: NodeJS.ProcessEnv = process.env): st
 }
 
 /**
+ * CATALOG_BOT_CREDENTIAL_HOSTS (comma-separated registry hosts): for the App, the only
+ * registries REGISTRY_USERNAME/REGISTRY_PASSWORD may ever go to, whatever a repository's
+ * config names (RegistryClientOptions.credentialHostCeiling).
+ */
+export function appCredentialCeilingFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return insecureHostsFromEnv({ REGISTRY_INSECURE_HOSTS: env.CATALOG_BOT_CREDENTIAL_HOSTS ?? '' });
+}
+
+/**
  * The registry hosts of image references or tag patterns (`{root}`/`{sha}` allowed), for
  * RegistryClientOptions.credentialHosts; references that do not parse name no host.
  */
@@ -205,6 +214,12 @@ export interface RegistryClientOptions {
    * the base branch's `publish.images` and `publish.baseImage`. Default: none.
    */
   credentialHosts?: Iterable<string>;
+  /**
+   * The operator's ceiling on `credentialHosts` (CATALOG_BOT_CREDENTIAL_HOSTS): a repository's
+   * config is trusted for that repository only, so where the App is installed on many, a
+   * config naming another registry must not get the shared credentials. Undefined: no ceiling.
+   */
+  credentialHostCeiling?: Iterable<string>;
   /** `host:port` (or bare host, any port) allowed over plain HTTP. */
   insecureHosts?: string[];
   /** Further attempts after a 5xx, 429 or dropped connection (default 4). */
@@ -364,7 +379,12 @@ export class RegistryClient {
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 16 }),
     };
     this.credentialLookup = options.credentials ?? (() => undefined);
-    this.credentialHosts = new Set([...(options.credentialHosts ?? [])].map(normaliseAuthKey));
+    const ceiling = options.credentialHostCeiling
+      ? new Set([...options.credentialHostCeiling].map(normaliseAuthKey))
+      : undefined;
+    this.credentialHosts = new Set(
+      [...(options.credentialHosts ?? [])].map(normaliseAuthKey).filter((h) => !ceiling || ceiling.has(h)),
+    );
     this.insecure = new Set(options.insecureHosts ?? []);
     this.retries = options.retries ?? 4;
     this.backoffMs = options.backoffMs ?? 200;
