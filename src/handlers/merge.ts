@@ -72,19 +72,21 @@ type ListedRun = {
 };
 
 /**
- * The result of each check for a pull request into `baseRef`: per name, the newest run of
- * this App on the head that was computed against that base branch, or still runs
- * (docs/security.md: results belong to (head, base, config)). A run for the same head
- * into another base (another pull request, another branch's config) never counts.
+ * The result of each check for pull request `number` into `baseRef`: per name, the newest
+ * run of this App on the head that was computed for that pull request against that base
+ * branch, or still runs (docs/security.md: results belong to (head, base, config)). A run
+ * for the same head in another pull request (another author, another base branch and its
+ * config) never counts, nor does a record that names no pull request.
  */
 export function resultsFor(
   runs: ListedRun[],
   baseRef: string,
+  number: number,
 ): Map<string, ListedRun & { checked?: CheckedAgainst }> {
   const results = new Map<string, ListedRun & { checked?: CheckedAgainst }>();
   for (const run of runs) {
     const checked = readChecked(run.output?.text);
-    if (run.status === 'completed' && checked?.base !== baseRef) continue;
+    if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
     const seen = results.get(run.name);
     if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
   }
@@ -105,7 +107,7 @@ export async function mergeIfReady(
     if (why) return { merged: false, reason: why };
     const head = pr.head.sha;
 
-    // Every catalog-bot check, by this App, completed green on this very head against this base.
+    // Every catalog-bot check, by this App, completed green on this very head for this pull request.
     const slug = await options.appSlug();
     const listed = await octokit.paginate(octokit.rest.checks.listForRef, {
       ...ref,
@@ -116,6 +118,7 @@ export async function mergeIfReady(
     const results = resultsFor(
       listed.filter((r) => r.app?.slug === slug),
       pr.base.ref,
+      number,
     );
     for (const name of PR_CHECK_NAMES) {
       const run = results.get(name);
