@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { readState } from '../src/handlers/pr-state.js';
+import { runPrChecks } from '../src/checks/pr.js';
+import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
@@ -299,6 +300,103 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(gh.labelsOf(2)).toEqual([]);
     expect(gh.reactions).toEqual([]);
     expect(gh.merges).toEqual([]);
+  });
+
+  /** A forged status record: bob approved everything carol's reviewed head changes in foo. */
+  async function forgedState(): Promise<string> {
+    const { subjects } = await runPrChecks({
+      repo: repo.bare,
+      base: repo.base,
+      rules: repo.base,
+      head: repo.reviewed,
+      author: 'bob',
+      approvers: [],
+    });
+    expect(subjects?.size).toBeGreaterThan(0);
+    const state = {
+      approvals: [{ login: 'bob', comment: 1, sha: repo.reviewed, subjects: Object.fromEntries(subjects!) }],
+    };
+    // Just what a status comment of the bot holds after its visible text.
+    return stateCommentBody(state).slice(stateCommentBody(state).indexOf('<!-- catalog-bot:state '));
+  }
+
+  /** A commit on top of `parent` with `files` added, made in the bare repository. */
+  function commitOnto(parent: string, files: Record<string, string>): string {
+    const index = join(repo.bare, 'test-index');
+    const env = { ...process.env, GIT_INDEX_FILE: index };
+    const git = (args: string[], input?: string) =>
+      execFileSync('git', ['-C', repo.bare, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
+        encoding: 'utf8',
+        env,
+        input,
+      }).trim();
+    git(['read-tree', parent]);
+    for (const [path, text] of Object.entries(files))
+      git([
+        'update-index',
+        '--add',
+        '--cacheinfo',
+        `100644,${git(['hash-object', '-w', '--stdin'], text)},${path}`,
+      ]);
+    const commit = git(['commit-tree', git(['write-tree']), '-p', parent, '-m', 'commit']);
+    rmSync(index, { force: true });
+    return commit;
+  }
+
+  it('a reply that quotes a package name carrying a status marker is not read as the status comment', async () => {
+    // carol's branch first holds a bundle whose package name is a forged status record.
+    const marker = await forgedState();
+    const echo = commitOnto(repo.reviewed, {
+      'catalogs/v4.21/evil/bundle.yaml': `---
+schema: olm.bundle
+package: '${marker}'
+name: evil.v1.0.0
+image: quay.io/carol/evil:v1.0.0
+properties:
+  - type: olm.package
+    value:
+      packageName: '${marker}'
+      version: 1.0.0
+`,
+    });
+    repo.git('update-ref', 'refs/heads/pr-2', echo);
+    repo.git('update-ref', 'refs/pull/2/head', echo);
+    gh.addPull({ number: 2, head: echo, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    // Before the bot has written a status comment, her /promote is refused, naming the package.
+    await deliver(write('carol', '/promote evil.v1.0.0 stable'));
+    expect(gh.botComments(2)).toHaveLength(1);
+    const reply = gh.botComments(2)[0]!.body;
+    expect(reply).toContain('of evil.v1.0.0 does not load');
+    // She force-pushes what bob would review; the checks do not see bob's approval.
+    gh.forcePush(2, repo.reviewed);
+    repo.git('update-ref', 'refs/heads/pr-2', repo.reviewed);
+    await prEvent('synchronize');
+    expect(permissions(repo.reviewed)).toBe('failure');
+    expect(approvals()).toEqual([]);
+    expect(gh.merges).toEqual([]);
+    // The reply shows the name as written, but what it quotes cannot open an HTML comment.
+    expect(reply).toContain('catalog-bot:state');
+    expect(reply).not.toContain('<!--');
+    expect(readState(reply)).toBeUndefined();
+  });
+
+  it('a comment of the bot that is not exactly a status comment is never read as one', async () => {
+    const marker = await forgedState();
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    // A reply quoting the marker as it is (an older version of the bot, or a way around the quoting).
+    gh.comments.push({
+      id: 1,
+      issue: 2,
+      body: `Not merged: \`${marker}\` does not load`,
+      user: { login: 'catalog-bot[bot]', type: 'Bot' },
+    });
+    await prEvent('opened');
+    expect(permissions(repo.reviewed)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    // The bot wrote a status comment of its own, with no approval in it.
+    const status = gh.botComments(2).filter((c) => c.id !== 1 && readState(c.body));
+    expect(status).toHaveLength(1);
+    expect(readState(status[0]!.body)?.approvals).toEqual([]);
   });
 
   it('/promote on a pull request from the default branch opens a pull request instead of pushing to it', async () => {

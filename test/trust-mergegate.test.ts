@@ -289,6 +289,43 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
   );
 
   it(
+    'a result for the same head in another pull request into the same base does not count, either way',
+    async () => {
+      await start(['bob']);
+      const head = repo.top(); // bob (foo's owner) adds v1.2.0 on his branch
+      repo.push(head, 'refs/pull/1/head', 'refs/pull/2/head');
+      // carol opens #2 from bob's branch into main: the same head, under her name.
+      gh.addPull({ number: 2, head, author: 'carol', onMerge: () => repo.mergeInto('main', head) });
+      await pullRequest(2);
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
+      expect(gh.merges).toEqual([]);
+      // bob's own #1 (waiting for another App's required check) is checked after: its green
+      // runs are now the newest on the head, for the same base, config and rules.
+      gh.addPull({
+        number: 1,
+        head,
+        author: 'bob',
+        mergeable_state: 'blocked',
+        onMerge: () => repo.mergeInto('main', head),
+      });
+      await pullRequest(1);
+      for (const name of PR_CHECK_NAMES)
+        expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
+      // Any event that runs the gate for #2 does not merge it on #1's results.
+      await otherSuiteCompleted(2);
+      expect(gh.merges).toEqual([]);
+      expect(repo.git(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+      // And the other way: carol's red runs, checked again and now the newest, do not hold #1 back.
+      await pullRequest(2, 'reopened');
+      expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
+      gh.pulls.get(1)!.mergeable_state = 'clean';
+      await otherSuiteCompleted(1);
+      expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'squash' }]);
+    },
+    TIMEOUT,
+  );
+
+  it(
     'a result computed under an older config of the base branch does not count: the checks run again before the merge',
     async () => {
       await start(['bob']);

@@ -22,14 +22,18 @@ export function isGreen(conclusion: string | null | undefined): boolean {
 
 /**
  * What a check result was computed against (docs/security.md: results belong to (head,
- * base, config)): the base branch, the commit whose rules applied, and the blob id of that
- * commit's config file ('' when it has none; absent when the job failed before reading
- * it). It rides in the check run's output text, which only this App can write; the merge
- * gate counts a run only for a pull request with that base branch and config.
+ * base, config)): the pull request and its author (the same head may be opened as several
+ * pull requests, by other authors), the base branch, the commit whose rules applied, and
+ * the blob id of that commit's config file ('' when it has none; absent when the job
+ * failed before reading it). It rides in the check run's output text, which only this App
+ * can write; the merge gate counts a run only for that pull request, base branch and config.
  */
 export interface CheckedAgainst {
   base: string;
   sha: string;
+  /** The pull request (absent in records written before it was kept: those never count). */
+  pr?: number;
+  author?: string;
   config?: string;
 }
 
@@ -37,9 +41,10 @@ const CHECKED = '<!-- catalog-bot:checked ';
 
 export function checkedText(c: CheckedAgainst): string {
   const config = c.config === undefined ? '' : `, config \`${c.config ? c.config.slice(0, 12) : 'none'}\``;
+  const pr = c.pr === undefined ? '' : ` for #${c.pr}${c.author ? ` by @${c.author}` : ''}`;
   // JSON never contains `-->` once `>` is escaped.
   const data = JSON.stringify(c).replace(/>/g, '\\u003e');
-  return `Checked against \`${c.base}\` at ${c.sha.slice(0, 12)}${config}.\n\n${CHECKED}${data} -->`;
+  return `Checked against \`${c.base}\` at ${c.sha.slice(0, 12)}${config}${pr}.\n\n${CHECKED}${data} -->`;
 }
 
 /** The base and config a run of this App was computed against, from its output text. */
@@ -51,6 +56,8 @@ export function readChecked(text: string | null | undefined): CheckedAgainst | u
     const data = JSON.parse(text.slice(start + CHECKED.length, end < 0 ? undefined : end)) as CheckedAgainst;
     if (typeof data.base !== 'string' || typeof data.sha !== 'string') return undefined;
     if (data.config !== undefined && typeof data.config !== 'string') return undefined;
+    if (data.pr !== undefined && !Number.isSafeInteger(data.pr)) return undefined;
+    if (data.author !== undefined && typeof data.author !== 'string') return undefined;
     return data;
   } catch {
     return undefined;

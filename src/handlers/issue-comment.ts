@@ -6,7 +6,15 @@ import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
-import { LABELS, loadState, observeHead, saveState, setLabel, wasHeadWhenWritten } from './pr-state.js';
+import {
+  LABELS,
+  loadState,
+  observeHead,
+  reply,
+  saveState,
+  setLabel,
+  wasHeadWhenWritten,
+} from './pr-state.js';
 import { promoteFromComment, renderFromComment } from './promote.js';
 import { teamMembers } from './teams.js';
 
@@ -284,8 +292,7 @@ async function acknowledge(
   outcomes: Outcome[],
 ): Promise<void> {
   const { octokit } = context;
-  if (job.notice)
-    await octokit.rest.issues.createComment({ ...job.ref, issue_number: job.number, body: job.notice });
+  if (job.notice) await reply(octokit, job.ref, job.number, job.notice);
   const refused = outcomes.filter((o) => !o.ok);
   const problems = job.parsed.problems.map((p) => `\`${p.text.slice(0, 100)}\`: ${p.reason}`);
   if (outcomes.length > 0 || problems.length > 0) {
@@ -299,11 +306,13 @@ async function acknowledge(
   ];
   if (problems.length > 0 && !outcomes.some((o) => o.command.name === 'help')) lines.push('', helpText());
   if (lines.length === 0) return;
-  await octokit.rest.issues.createComment({
-    ...job.ref,
-    issue_number: job.number,
-    body: `@${job.commenter} ${lines.length === 1 ? lines[0]!.replace(/^- /, '') : '\n\n' + lines.join('\n')}`,
-  });
+  // reply() keeps what the lines quote (package names, arguments) from forging a status comment.
+  await reply(
+    octokit,
+    job.ref,
+    job.number,
+    `@${job.commenter} ${lines.length === 1 ? lines[0]!.replace(/^- /, '') : '\n\n' + lines.join('\n')}`,
+  );
 }
 
 async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: string): Promise<boolean> {

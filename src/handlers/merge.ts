@@ -14,7 +14,7 @@ import { runGit } from '../catalog/source.js';
 import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
 import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
-import { LABELS, loadState } from './pr-state.js';
+import { LABELS, loadState, reply } from './pr-state.js';
 import type { PrJob } from './pull-request.js';
 import { teamMembers } from './teams.js';
 
@@ -72,19 +72,21 @@ type ListedRun = {
 };
 
 /**
- * The result of each check for a pull request into `baseRef`: per name, the newest run of
- * this App on the head that was computed against that base branch, or still runs
- * (docs/security.md: results belong to (head, base, config)). A run for the same head
- * into another base (another pull request, another branch's config) never counts.
+ * The result of each check for pull request `number` into `baseRef`: per name, the newest
+ * run of this App on the head that was computed for that pull request against that base
+ * branch, or still runs (docs/security.md: results belong to (head, base, config)). A run
+ * for the same head in another pull request (another author, another base branch and its
+ * config) never counts, nor does a record that names no pull request.
  */
 export function resultsFor(
   runs: ListedRun[],
   baseRef: string,
+  number: number,
 ): Map<string, ListedRun & { checked?: CheckedAgainst }> {
   const results = new Map<string, ListedRun & { checked?: CheckedAgainst }>();
   for (const run of runs) {
     const checked = readChecked(run.output?.text);
-    if (run.status === 'completed' && checked?.base !== baseRef) continue;
+    if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
     const seen = results.get(run.name);
     if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
   }
@@ -105,7 +107,7 @@ export async function mergeIfReady(
     if (why) return { merged: false, reason: why };
     const head = pr.head.sha;
 
-    // Every catalog-bot check, by this App, completed green on this very head against this base.
+    // Every catalog-bot check, by this App, completed green on this very head for this pull request.
     const slug = await options.appSlug();
     const listed = await octokit.paginate(octokit.rest.checks.listForRef, {
       ...ref,
@@ -116,6 +118,7 @@ export async function mergeIfReady(
     const results = resultsFor(
       listed.filter((r) => r.app?.slug === slug),
       pr.base.ref,
+      number,
     );
     for (const name of PR_CHECK_NAMES) {
       const run = results.get(name);
@@ -196,34 +199,36 @@ export async function mergeIfReady(
     }
     if (recheck.conflict) return { merged: false, reason: `conflicts with ${pr.base.ref}` };
     if (recheck.permissions && recheck.permissions.conclusion !== 'success') {
-      await octokit.rest.issues.createComment({
-        ...ref,
-        issue_number: number,
-        body: [
+      await reply(
+        octokit,
+        ref,
+        number,
+        [
           `Not merged: under the rules of the current \`${pr.base.ref}\` (${baseTip.slice(0, 12)}), its config and owners files, \`${PERMISSIONS_CHECK}\` fails: ${recheck.permissions.title}`,
           '',
           ...errorLines([recheck.permissions]),
           '',
           'The checks run again on this head under those rules.',
         ].join('\n'),
-      });
+      );
       // The permissions run shows the details (and, red, keeps this from being said again).
       await checkAgain(`permissions:${pr.base.ref}:${baseTip}`);
       return { merged: false, reason: 'permissions fail under the current base', told: true };
     }
     if (recheck.broken.length > 0) {
       const lines = errorLines(recheck.broken);
-      await octokit.rest.issues.createComment({
-        ...ref,
-        issue_number: number,
-        body: [
+      await reply(
+        octokit,
+        ref,
+        number,
+        [
           `Not merged: this pull request is fine on its own, but together with the current \`${pr.base.ref}\` (${baseTip.slice(0, 12)}) it breaks the catalog:`,
           '',
           ...lines,
           '',
           'Rebase or merge the base branch in and fix the catalog; the checks run again on the new head.',
         ].join('\n'),
-      });
+      );
       return { merged: false, reason: 'breaks the catalog together with the current base', told: true };
     }
 
@@ -248,11 +253,12 @@ export async function mergeIfReady(
     } catch (error) {
       const status = (error as { status?: number }).status;
       const message = error instanceof Error ? error.message : String(error);
-      await octokit.rest.issues.createComment({
-        ...ref,
-        issue_number: number,
-        body: `GitHub refused to merge ${head.slice(0, 12)}${status ? ` (HTTP ${status})` : ''}: ${message.slice(0, 500)}\n\ncatalog-bot does not retry on its own; it tries again after the next push, \`/retest\` or approval.`,
-      });
+      await reply(
+        octokit,
+        ref,
+        number,
+        `GitHub refused to merge ${head.slice(0, 12)}${status ? ` (HTTP ${status})` : ''}: ${message.slice(0, 500)}\n\ncatalog-bot does not retry on its own; it tries again after the next push, \`/retest\` or approval.`,
+      );
       return { merged: false, reason: `GitHub refused the merge: ${message}`, told: true };
     }
   } catch (error) {

@@ -109,7 +109,9 @@ export interface StatusComment {
 
 /**
  * Find the bot's status comment on a pull request. Only a comment written by this App
- * counts: anyone can paste the marker into a comment of their own.
+ * counts: anyone can paste the marker into a comment of their own. And only one that is
+ * exactly what stateCommentBody writes for the state it holds: the bot's other comments
+ * quote text of the pull request and its comments (docs/security.md).
  */
 export async function loadState(
   octokit: Octokit,
@@ -125,9 +127,23 @@ export async function loadState(
   for (const c of comments) {
     if (c.user?.type !== 'Bot' || c.user.login !== botLogin) continue;
     const state = readState(c.body);
-    if (state) return { id: c.id, state };
+    if (state && stateCommentBody(state) === c.body) return { id: c.id, state };
   }
   return { state: { approvals: [] } };
+}
+
+/**
+ * Text for a comment of the bot other than its status comment. What it quotes (names from
+ * the pull request's files, command arguments) cannot open an HTML comment: nothing in
+ * it is hidden from readers, and it never carries a status marker (docs/security.md).
+ */
+export function replyText(text: string): string {
+  return text.replace(/<!--/g, '<\u200b!--');
+}
+
+/** Post a comment of the bot (not its status comment) on a pull request. */
+export async function reply(octokit: Octokit, ref: RepoRef, number: number, body: string): Promise<void> {
+  await octokit.rest.issues.createComment({ ...ref, issue_number: number, body: replyText(body) });
 }
 
 export async function saveState(

@@ -168,7 +168,7 @@ export async function runChecksJob(
   const { workDir, metrics, appSlug } = options;
   const { job } = data;
   const runs = new Map(Object.entries(data.runs));
-  // What the results are computed against; the merge gate counts them only for this base.
+  // What the results are computed against; the merge gate counts them only for this pull request and base.
   let checked: CheckedAgainst | undefined;
   try {
     const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
@@ -185,7 +185,8 @@ export async function runChecksJob(
     const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
-    checked = { base: current.base.ref, sha: base };
+    const author = job.author ?? current.user?.login ?? '';
+    checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
     const mirror = {
       cloneUrl: job.cloneUrl,
@@ -209,7 +210,7 @@ export async function runChecksJob(
           base: await mergeBase(dir, base, job.headSha),
           rules: base,
           head: job.headSha,
-          author: job.author ?? current.user?.login ?? '',
+          author,
           approvers: [],
           approvals: status?.state.approvals ?? [],
           ...(options.images ? { images: options.images } : {}),
