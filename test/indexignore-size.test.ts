@@ -55,8 +55,8 @@ function commit(repo: string): void {
   git(repo, 'commit', '-qm', 'catalog');
 }
 
-/** Load and sample the process's ArrayBuffer (Buffer) memory meanwhile; the peak growth. */
-async function loadMeasured(source: CatalogSource): Promise<{ result: LoadResult; growth: number }> {
+/** Run `fn` and sample the process's ArrayBuffer (Buffer) memory meanwhile; the peak growth. */
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; growth: number }> {
   global.gc?.();
   const base = process.memoryUsage().arrayBuffers;
   let peak = base;
@@ -65,12 +65,17 @@ async function loadMeasured(source: CatalogSource): Promise<{ result: LoadResult
   };
   const timer = setInterval(sample, 1);
   try {
-    const result = await loadCatalog(source);
+    const value = await fn();
     sample();
-    return { result, growth: peak - base };
+    return { value, growth: peak - base };
   } finally {
     clearInterval(timer);
   }
+}
+
+async function loadMeasured(source: CatalogSource): Promise<{ result: LoadResult; growth: number }> {
+  const { value, growth } = await measured(() => loadCatalog(source));
+  return { result: value, growth };
 }
 
 function expectRefused(result: LoadResult): void {
@@ -165,4 +170,28 @@ describe('symlink target cap', () => {
       ['long.yaml', 'symlink target is 4097 bytes, over the 4096-byte limit (PATH_MAX); not followed'],
     ]);
   }, 60_000);
+});
+
+describe('tree listing', () => {
+  it('a commit with 100,000 files is listed as git prints it, never as one Buffer of the whole listing', async () => {
+    const repo = writeTree({});
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    const empty = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], { input: '' })
+      .toString()
+      .trim();
+    const count = 100_000;
+    const lines = Array.from(
+      { length: count },
+      (_, i) => `100644 blob ${empty}\tgenerated-file-${String(i).padStart(6, '0')}.yaml\n`,
+    ).join('');
+    const tree = execFileSync('git', ['-C', repo, 'mktree'], { input: lines }).toString().trim();
+    const head = git(repo, 'commit-tree', tree, '-m', 'many files').trim();
+    // The loader's first step: list the files (with their sizes, for the caps).
+    const { value: entries, growth } = await measured(() => new GitTreeSource(repo, head, '').list());
+    // `git ls-tree -r -l` prints about 100 bytes a file: 10 MB held at once (twice) before.
+    expect(growth).toBeLessThan(MiB);
+    expect(entries.length).toBe(count);
+    expect(entries[count - 1]).toEqual({ path: 'generated-file-099999.yaml', kind: 'file', size: 0 });
+  }, 120_000);
 });

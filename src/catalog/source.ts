@@ -203,15 +203,11 @@ export class GitTreeSource implements CatalogSource {
     if (this.entries) return this.entries;
     const args = ['ls-tree', '-r', '-l', '-z', this.rev];
     if (this.prefix !== '') args.push('--', this.prefix + '/');
-    const data = await runGit(this.repo, args);
     const entries: TreeEntry[] = [];
-    for (let at = 0; at < data.length;) {
-      let end = data.indexOf(0, at);
-      if (end === -1) end = data.length;
-      const record = data.subarray(at, end);
-      at = end + 1;
+    // Parsed as it streams: the listing of a tree with many files is never one Buffer.
+    await gitRecords(this.repo, args, (record) => {
       const tab = record.indexOf(0x09);
-      if (tab === -1) continue;
+      if (tab === -1) return;
       const [mode = '', type = '', object = '', size = ''] = record
         .subarray(0, tab)
         .toString('utf8')
@@ -226,7 +222,7 @@ export class GitTreeSource implements CatalogSource {
         path: path ?? pathBytes.toString('utf8'),
         notUtf8: path === undefined,
       });
-    }
+    });
     this.entries = entries;
     return entries;
   }
@@ -350,6 +346,48 @@ export function runGit(
       child.stdin.on('error', () => undefined);
       child.stdin.end(input);
     }
+  });
+}
+
+/**
+ * Run git and hand its stdout to `onRecord` one NUL-terminated record at a time, holding only
+ * the record being assembled (not the whole output); `onRecord` copies what it keeps.
+ */
+function gitRecords(repo: string, args: string[], onRecord: (record: Buffer) => void): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let parts: Buffer[] = [];
+    const err: Buffer[] = [];
+    let failed: unknown;
+    child.stdout.on('data', (d: Buffer) => {
+      if (failed !== undefined) return;
+      try {
+        let at = 0;
+        for (let end = d.indexOf(0); end !== -1; end = d.indexOf(0, at)) {
+          const piece = d.subarray(at, end);
+          onRecord(parts.length > 0 ? Buffer.concat([...parts, piece]) : piece);
+          parts = [];
+          at = end + 1;
+        }
+        if (at < d.length) parts.push(d.subarray(at));
+      } catch (e) {
+        failed = e;
+        child.kill();
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (failed !== undefined) return reject(failed as Error);
+      if (code !== 0)
+        return reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
+      try {
+        if (parts.length > 0) onRecord(Buffer.concat(parts));
+        resolvePromise();
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
   });
 }
 
