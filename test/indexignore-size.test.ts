@@ -147,6 +147,30 @@ describe('.indexignore size cap', () => {
   }, 60_000);
 });
 
+describe('a directory file that grows after it was listed', () => {
+  it('is read up to its listed size only: one that grew fails, never read whole', async () => {
+    const dir = writeTree({ ...catalog, '.indexignore': 'README.md\n', 'README.md': '# not FBC\n' });
+    dirs.push(dir);
+    const inner = new DirectorySource(dir);
+    // Listed at 10 bytes, then grown to 50 MB before the loader reads it (a race a writer
+    // to the directory could win).
+    const racing: CatalogSource = {
+      label: inner.label,
+      list: async () => {
+        const entries = await inner.list();
+        writeIgnore(join(dir, '.indexignore'), BIG, 'grown');
+        return entries;
+      },
+      read: (paths) => inner.read(paths),
+    };
+    const { result, growth } = await loadMeasured(racing);
+    expect(growth).toBeLessThan(BIG / 10);
+    expect(result.diagnostics.filter((d) => d.rule === 'L-INDEXIGNORE').map((d) => d.message)).toEqual([
+      'read .indexignore: file grew while being read (was 10 bytes)',
+    ]);
+  }, 60_000);
+});
+
 describe('symlink target cap', () => {
   it('a git symlink whose target is over 4096 bytes fails L-FS unread, even a 50 MB one', async () => {
     const repo = writeTree(catalog);
