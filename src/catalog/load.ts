@@ -101,8 +101,6 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   };
   const entries = await source.list();
 
-  // Entries come in fs.WalkDir order, the order in which opm collects the patterns (it
-  // matters: the last matching pattern wins, even across files).
   const sizes = new Map(entries.map((e) => [e.path, e.size]));
   const ignoreFiles = entries.filter((e) => e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE));
   const ignoreProblems = new Map<string, string>();
