@@ -17,6 +17,12 @@ export const INDEX_IGNORE = '.indexignore';
 export const MAX_INDEX_IGNORE_LINE = 64 * 1024;
 
 /**
+ * The largest `.indexignore` the bot reads. opm has no such limit, but real ones are a few
+ * lines, and a bigger one fails the catalog unread rather than cost memory (docs/security.md).
+ */
+export const MAX_INDEX_IGNORE_SIZE = 1024 * 1024;
+
+/**
  * Parse one `.indexignore` file found in directory `dir` ('' for the root), line by line as
  * joelanford/ignore does: split at '\n', `strings.TrimSpace` (not JavaScript's trim(), which
  * also strips U+FEFF and keeps U+0085: see docs/security.md), skip blanks and `#` lines,

@@ -23,9 +23,15 @@ import {
 } from './declcfg.js';
 import type { Diagnostic } from './diagnostics.js';
 import { decodeGo, validateGoBase64 } from './gojson.js';
-import { INDEX_IGNORE, IndexIgnore, indexIgnoreProblem, parseIndexIgnore } from './indexignore.js';
+import {
+  INDEX_IGNORE,
+  IndexIgnore,
+  indexIgnoreProblem,
+  MAX_INDEX_IGNORE_SIZE,
+  parseIndexIgnore,
+} from './indexignore.js';
 import { goQuote } from './gostrings.js';
-import { NAME_NOT_UTF8, type CatalogSource } from './source.js';
+import { NAME_NOT_UTF8, READ_BATCH_BYTES, type CatalogSource } from './source.js';
 
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
 
@@ -64,7 +70,27 @@ export interface LoadResult {
 const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
 
 /** Read files in batches so that memory holds a bounded number of raw files at once. */
-const READ_BATCH_BYTES = 16 * 1024 * 1024;
+async function readInBatches(
+  source: CatalogSource,
+  paths: string[],
+  sizes: Map<string, number>,
+  each: (path: string, data: Buffer | Error | undefined) => void,
+): Promise<void> {
+  for (let i = 0; i < paths.length;) {
+    const batch: string[] = [];
+    let bytes = 0;
+    while (
+      i < paths.length &&
+      (batch.length === 0 || bytes + (sizes.get(paths[i] as string) ?? 0) <= READ_BATCH_BYTES)
+    ) {
+      const path = paths[i++] as string;
+      batch.push(path);
+      bytes += sizes.get(path) ?? 0;
+    }
+    const contents = await source.read(batch);
+    for (const path of batch) each(path, contents.get(path));
+  }
+}
 
 export async function loadCatalog(source: CatalogSource, options: LoadOptions = {}): Promise<LoadResult> {
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
@@ -75,30 +101,54 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   };
   const entries = await source.list();
 
-  // Entries come in fs.WalkDir order, the order in which opm collects the patterns (it
-  // matters: the last matching pattern wins, even across files).
+  const sizes = new Map(entries.map((e) => [e.path, e.size]));
   const ignoreFiles = entries.filter((e) => e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE));
-  const ignoreTexts = await source.read(ignoreFiles.filter((e) => !e.problem).map((e) => e.path));
-  const ignore = new IndexIgnore(
-    ignoreFiles.flatMap((e) => {
-      const data = ignoreTexts.get(e.path);
-      const dir = e.path.includes('/') ? e.path.slice(0, e.path.lastIndexOf('/')) : '';
+  const ignoreProblems = new Map<string, string>();
+  const ignorePatterns = new Map<string, ReturnType<typeof parseIndexIgnore>>();
+  for (const e of ignoreFiles) {
+    if (e.problem) ignoreProblems.set(e.path, e.problem);
+    // Real ones are a few lines; a huge one is refused unread, as its bytes would be memory
+    // the check worker's heap cap does not bound (docs/security.md).
+    else if (e.size > MAX_INDEX_IGNORE_SIZE)
+      ignoreProblems.set(
+        e.path,
+        `file is ${e.size} bytes, over the bot's ${MAX_INDEX_IGNORE_SIZE}-byte (1 MiB) limit for .indexignore; not read`,
+      );
+  }
+  await readInBatches(
+    source,
+    ignoreFiles.filter((e) => !ignoreProblems.has(e.path)).map((e) => e.path),
+    sizes,
+    (path, data) => {
+      const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
       // opm fails on an .indexignore it cannot read; one the bot cannot read exactly as opm
       // does fails too, so no file opm serves goes unchecked (docs/security.md).
       const problem =
         data instanceof Buffer
           ? indexIgnoreProblem(data)
-          : (e.problem ?? (data as Error | undefined)?.message);
+          : ((data as Error | undefined)?.message ?? `read ${path}: not readable`);
+      if (problem !== undefined) ignoreProblems.set(path, problem);
+      if (data instanceof Buffer) ignorePatterns.set(path, parseIndexIgnore(data.toString('utf8'), dir));
+    },
+  );
+  // Entries come in fs.WalkDir order, the order in which opm collects the patterns (it
+  // matters: the last matching pattern wins, even across files).
+  const ignore = new IndexIgnore(
+    ignoreFiles.flatMap((e) => {
+      const problem = ignoreProblems.get(e.path);
       if (problem !== undefined) {
         result.diagnostics.push({
           rule: 'L-INDEXIGNORE',
           level: 'error',
           message: problem,
           file: e.path,
-          hint: 'Make .indexignore a regular UTF-8 text file with one pattern per line.',
+          hint:
+            e.size > MAX_INDEX_IGNORE_SIZE && !e.problem
+              ? 'Keep .indexignore short: a few patterns (such as *.md or docs/), not a list of every file.'
+              : 'Make .indexignore a regular UTF-8 text file with one pattern per line.',
         });
       }
-      return data instanceof Buffer ? parseIndexIgnore(data.toString('utf8'), dir) : [];
+      return ignorePatterns.get(e.path) ?? [];
     }),
   );
 
@@ -132,36 +182,21 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   }
 
   // Read in bounded batches, decode each file, then let the raw bytes go.
-  const sizes = new Map(entries.map((e) => [e.path, e.size]));
-  for (let i = 0; i < toRead.length;) {
-    const batch: string[] = [];
-    let bytes = 0;
-    while (
-      i < toRead.length &&
-      (batch.length === 0 || bytes + (sizes.get(toRead[i] as string) ?? 0) <= READ_BATCH_BYTES)
-    ) {
-      const path = toRead[i++] as string;
-      batch.push(path);
-      bytes += sizes.get(path) ?? 0;
+  await readInBatches(source, toRead, sizes, (path, data) => {
+    if (!(data instanceof Buffer)) {
+      result.diagnostics.push({
+        rule: 'L-FS',
+        level: 'error',
+        message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
+        file: path,
+        hint: 'Make the file readable, or list it in .indexignore.',
+      });
+      return;
     }
-    const contents = await source.read(batch);
-    for (const path of batch) {
-      const data = contents.get(path);
-      if (!(data instanceof Buffer)) {
-        result.diagnostics.push({
-          rule: 'L-FS',
-          level: 'error',
-          message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
-          file: path,
-          hint: 'Make the file readable, or list it in .indexignore.',
-        });
-        continue;
-      }
-      result.stats.files++;
-      result.stats.bytes += data.length;
-      addFile(result, path, data, options);
-    }
-  }
+    result.stats.files++;
+    result.stats.bytes += data.length;
+    addFile(result, path, data, options);
+  });
   return result;
 }
 

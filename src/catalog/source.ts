@@ -1,7 +1,7 @@
 // Where a catalog's files come from: a directory, or a commit of a git repository read
 // straight from its objects (no worktree, so nothing from a PR is ever checked out).
 import { spawn } from 'node:child_process';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 
@@ -23,6 +23,17 @@ export interface CatalogSource {
   /** Read the files (followed through in-root symlinks); a file that cannot be read maps to its error. */
   read(paths: string[]): Promise<Map<string, Buffer | Error>>;
 }
+
+/**
+ * The most bytes one read of the loader holds at once: files are read in batches of at most
+ * this much (a single larger file, within the loader's per-file cap, is read alone), so the
+ * Buffer memory of a check, which the worker's heap cap does not limit, stays bounded
+ * (docs/security.md).
+ */
+export const READ_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** PATH_MAX: a symlink whose target is longer is not one the bot follows (docs/security.md). */
+export const MAX_SYMLINK_TARGET = 4096;
 
 /** Go sorts directory entries by byte order, not by locale. */
 function byteOrder(a: string, b: string): number {
@@ -51,6 +62,7 @@ export class DirectorySource implements CatalogSource {
   readonly label: string;
   private readonly root: string;
   private readonly targets = new Map<string, string>();
+  private readonly sizes = new Map<string, number>();
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -75,8 +87,11 @@ export class DirectorySource implements CatalogSource {
         if (info.isDirectory()) {
           await walk(abs, path);
         } else if (info.isSymbolicLink()) {
-          out.push(await this.describeSymlink(abs, path, rootReal));
+          const entry = await this.describeSymlink(abs, path, rootReal);
+          this.sizes.set(path, entry.size);
+          out.push(entry);
         } else if (info.isFile()) {
+          this.sizes.set(path, info.size);
           out.push({ path, kind: 'file', size: info.size });
         } else {
           out.push({ path, kind: 'unreadable', size: 0, problem: 'not a regular file' });
@@ -116,7 +131,7 @@ export class DirectorySource implements CatalogSource {
     await Promise.all(
       paths.map(async (p) => {
         try {
-          out.set(p, await readFile(this.targets.get(p) ?? join(this.root, ...p.split('/'))));
+          out.set(p, await this.readBounded(p));
         } catch (err) {
           // Like Go's fs errors: "read <path>: <reason>".
           const reason =
@@ -126,6 +141,29 @@ export class DirectorySource implements CatalogSource {
       }),
     );
     return out;
+  }
+
+  /**
+   * Read at most the size the listing saw (which the loader checked against its caps): a file
+   * that grew since is an error, never a read of whatever it has become (docs/security.md).
+   */
+  private async readBounded(p: string): Promise<Buffer> {
+    const handle = await open(this.targets.get(p) ?? join(this.root, ...p.split('/')), 'r');
+    try {
+      const limit = this.sizes.get(p) ?? (await handle.stat()).size;
+      // One byte more than the limit tells a file that grew.
+      const buffer = Buffer.alloc(limit + 1);
+      let length = 0;
+      while (length < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+      if (length > limit) throw new Error(`file grew while being read (was ${limit} bytes)`);
+      return buffer.subarray(0, length);
+    } finally {
+      await handle.close();
+    }
   }
 }
 
@@ -143,7 +181,7 @@ export class GitTreeSource implements CatalogSource {
   readonly label: string;
   private readonly prefix: string;
   private entries: TreeEntry[] | undefined;
-  private readonly blobOf = new Map<string, string>();
+  private readonly blobOf = new Map<string, { object: string; size: number }>();
 
   /** `root` is the catalog root's path inside the repository ('' or '.' for the top). */
   constructor(
@@ -165,15 +203,11 @@ export class GitTreeSource implements CatalogSource {
     if (this.entries) return this.entries;
     const args = ['ls-tree', '-r', '-l', '-z', this.rev];
     if (this.prefix !== '') args.push('--', this.prefix + '/');
-    const data = await runGit(this.repo, args);
     const entries: TreeEntry[] = [];
-    for (let at = 0; at < data.length;) {
-      let end = data.indexOf(0, at);
-      if (end === -1) end = data.length;
-      const record = data.subarray(at, end);
-      at = end + 1;
+    // Parsed as it streams: the listing of a tree with many files is never one Buffer.
+    await gitRecords(this.repo, args, (record) => {
       const tab = record.indexOf(0x09);
-      if (tab === -1) continue;
+      if (tab === -1) return;
       const [mode = '', type = '', object = '', size = ''] = record
         .subarray(0, tab)
         .toString('utf8')
@@ -188,7 +222,7 @@ export class GitTreeSource implements CatalogSource {
         path: path ?? pathBytes.toString('utf8'),
         notUtf8: path === undefined,
       });
-    }
+    });
     this.entries = entries;
     return entries;
   }
@@ -201,14 +235,9 @@ export class GitTreeSource implements CatalogSource {
     const entries = await this.tree();
     const byPath = new Map(entries.map((e) => [e.path, e]));
     const out: SourceEntry[] = [];
-    const links = entries.filter((e) => e.mode === '120000');
-    const linkTargets =
-      links.length > 0
-        ? await readBlobs(
-            this.repo,
-            links.map((l) => l.object),
-          )
-        : new Map();
+    // A target longer than PATH_MAX is not read at all (its blob could be any size).
+    const links = entries.filter((e) => e.mode === '120000' && e.size <= MAX_SYMLINK_TARGET);
+    const linkTargets = await readBlobs(this.repo, links);
     for (const e of entries) {
       const path = this.relativePath(e.path);
       if (e.notUtf8) {
@@ -219,6 +248,13 @@ export class GitTreeSource implements CatalogSource {
           kind: 'unreadable',
           size: 0,
           problem: 'a git submodule; its files are not part of this tree',
+        });
+      } else if (e.mode === '120000' && e.size > MAX_SYMLINK_TARGET) {
+        out.push({
+          path,
+          kind: 'symlink',
+          size: 0,
+          problem: `symlink target is ${e.size} bytes, over the ${MAX_SYMLINK_TARGET}-byte limit (PATH_MAX); not followed`,
         });
       } else if (e.mode === '120000') {
         const target = (linkTargets.get(e.object) ?? Buffer.alloc(0)).toString('utf8');
@@ -243,11 +279,11 @@ export class GitTreeSource implements CatalogSource {
             problem: isDir ? `read ${path}: is a directory` : 'symlink points at nothing',
           });
         } else {
-          this.blobOf.set(path, hit.object);
+          this.blobOf.set(path, hit);
           out.push({ path, kind: 'symlink', size: hit.size });
         }
       } else {
-        this.blobOf.set(path, e.object);
+        this.blobOf.set(path, e);
         out.push({ path, kind: 'file', size: e.size });
       }
     }
@@ -262,7 +298,7 @@ export class GitTreeSource implements CatalogSource {
       return o;
     });
     const blobs = await readBlobs(this.repo, objects);
-    return new Map(paths.map((p, i) => [p, blobs.get(objects[i] as string) ?? Buffer.alloc(0)]));
+    return new Map(paths.map((p, i) => [p, blobs.get(objects[i]?.object as string) ?? Buffer.alloc(0)]));
   }
 }
 
@@ -313,21 +349,77 @@ export function runGit(
   });
 }
 
-/** Read many blobs through one `git cat-file --batch`. */
-async function readBlobs(repo: string, objects: string[]): Promise<Map<string, Buffer>> {
-  const unique = [...new Set(objects)];
+/**
+ * Run git and hand its stdout to `onRecord` one NUL-terminated record at a time, holding only
+ * the record being assembled (not the whole output); `onRecord` copies what it keeps.
+ */
+function gitRecords(repo: string, args: string[], onRecord: (record: Buffer) => void): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let parts: Buffer[] = [];
+    const err: Buffer[] = [];
+    let failed: unknown;
+    child.stdout.on('data', (d: Buffer) => {
+      if (failed !== undefined) return;
+      try {
+        let at = 0;
+        for (let end = d.indexOf(0); end !== -1; end = d.indexOf(0, at)) {
+          const piece = d.subarray(at, end);
+          onRecord(parts.length > 0 ? Buffer.concat([...parts, piece]) : piece);
+          parts = [];
+          at = end + 1;
+        }
+        if (at < d.length) parts.push(d.subarray(at));
+      } catch (e) {
+        failed = e;
+        child.kill();
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (failed !== undefined) return reject(failed as Error);
+      if (code !== 0)
+        return reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
+      try {
+        if (parts.length > 0) onRecord(Buffer.concat(parts));
+        resolvePromise();
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
+  });
+}
+
+/**
+ * Read blobs through `git cat-file --batch`, one run per batch of at most READ_BATCH_BYTES (by
+ * the sizes the tree gave), so no read concatenates more than that or one blob.
+ */
+async function readBlobs(
+  repo: string,
+  objects: readonly { object: string; size: number }[],
+): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  if (unique.length === 0) return out;
-  const data = await runGit(repo, ['cat-file', '--batch'], unique.join('\n') + '\n');
-  let pos = 0;
-  for (const object of unique) {
-    const nl = data.indexOf(0x0a, pos);
-    const header = data.subarray(pos, nl).toString('utf8');
-    const [, type, size] = header.split(' ');
-    if (type === undefined || size === undefined) throw new Error(`git cat-file: ${header}`);
-    const n = Number(size);
-    out.set(object, data.subarray(nl + 1, nl + 1 + n));
-    pos = nl + 1 + n + 1;
+  const unique = [...new Map(objects.map((o) => [o.object, o.size])).entries()];
+  for (let i = 0; i < unique.length;) {
+    const batch: string[] = [];
+    let bytes = 0;
+    while (i < unique.length && (batch.length === 0 || bytes + (unique[i]?.[1] ?? 0) <= READ_BATCH_BYTES)) {
+      const [object, size] = unique[i++] as [string, number];
+      batch.push(object);
+      bytes += size;
+    }
+    const data = await runGit(repo, ['cat-file', '--batch'], batch.join('\n') + '\n');
+    let pos = 0;
+    for (const object of batch) {
+      const nl = data.indexOf(0x0a, pos);
+      const header = data.subarray(pos, nl).toString('utf8');
+      const [, type, size] = header.split(' ');
+      if (type === undefined || size === undefined) throw new Error(`git cat-file: ${header}`);
+      const n = Number(size);
+      out.set(object, data.subarray(nl + 1, nl + 1 + n));
+      pos = nl + 1 + n + 1;
+    }
   }
   return out;
 }

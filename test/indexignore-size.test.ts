@@ -1,0 +1,221 @@
+// A huge .indexignore or symlink target is refused unread: its bytes would be Buffer memory,
+// which the check worker's heap cap does not bound (docs/security.md).
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DirectorySource, GitTreeSource, type CatalogSource } from '../src/catalog/index.js';
+import { MAX_INDEX_IGNORE_SIZE } from '../src/catalog/indexignore.js';
+import { loadCatalog, type LoadResult } from '../src/catalog/load.js';
+import { removeTree, writeTree } from './helpers/oracle.js';
+
+const git = (repo: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', repo, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], {
+    encoding: 'utf8',
+  });
+
+const MiB = 1024 * 1024;
+const BIG = 50 * MiB;
+const IGNORE_DIRS = ['', 'a', 'b', 'c'];
+
+const catalog = {
+  'foo/catalog.yaml': 'schema: olm.package\nname: foo\n',
+  'docs/.indexignore': 'README.md\n',
+  'docs/README.md': '# not FBC\n',
+};
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeTree));
+
+/** A plausible .indexignore of `size` bytes: distinct per file (git would store one blob otherwise). */
+function writeIgnore(path: string, size: number, tag: string): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const head = `# ${tag}\n`;
+  writeFileSync(path, head);
+  const line = 'some/generated/path/to/ignore.md\n';
+  const chunk = line.repeat(Math.ceil(MiB / line.length));
+  let left = size - head.length;
+  while (left > 0) {
+    const part = chunk.slice(0, Math.min(left, chunk.length));
+    appendFileSync(path, part);
+    left -= part.length;
+  }
+}
+
+function bigIgnoreTree(): string {
+  const dir = writeTree(catalog);
+  dirs.push(dir);
+  for (const d of IGNORE_DIRS) writeIgnore(join(dir, d, '.indexignore'), BIG, d);
+  return dir;
+}
+
+function commit(repo: string): void {
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'catalog');
+}
+
+/** Run `fn` and sample the process's ArrayBuffer (Buffer) memory meanwhile; the peak growth. */
+async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; growth: number }> {
+  global.gc?.();
+  const base = process.memoryUsage().arrayBuffers;
+  let peak = base;
+  const sample = (): void => {
+    peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+  };
+  const timer = setInterval(sample, 1);
+  try {
+    const value = await fn();
+    sample();
+    return { value, growth: peak - base };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function loadMeasured(source: CatalogSource): Promise<{ result: LoadResult; growth: number }> {
+  const { value, growth } = await measured(() => loadCatalog(source));
+  return { result: value, growth };
+}
+
+function expectRefused(result: LoadResult): void {
+  const refused = result.diagnostics.filter((d) => d.rule === 'L-INDEXIGNORE');
+  expect(refused.map((d) => d.file).sort()).toEqual(
+    IGNORE_DIRS.map((d) => (d === '' ? '' : d + '/') + '.indexignore').sort(),
+  );
+  for (const d of refused) {
+    expect(d.level).toBe('error');
+    expect(d.message).toBe(
+      `file is ${BIG} bytes, over the bot's ${MAX_INDEX_IGNORE_SIZE}-byte (1 MiB) limit for .indexignore; not read`,
+    );
+  }
+  // The small .indexignore still applies: docs/README.md is not read as FBC.
+  expect(result.diagnostics.filter((d) => d.file === 'docs/README.md')).toEqual([]);
+  expect(result.config.packages.map((p) => p.name)).toEqual(['foo']);
+}
+
+describe('.indexignore size cap', () => {
+  it('a git commit with several 50 MB .indexignore files fails L-INDEXIGNORE naming the limit, without reading them', async () => {
+    const repo = bigIgnoreTree();
+    commit(repo);
+    const { result, growth } = await loadMeasured(new GitTreeSource(repo, 'HEAD', ''));
+    // Reading them would take their total (200 MB) at least once.
+    expect(growth).toBeLessThan((IGNORE_DIRS.length * BIG) / 10);
+    expectRefused(result);
+  }, 120_000);
+
+  it('a directory with several 50 MB .indexignore files fails L-INDEXIGNORE naming the limit, without reading them', async () => {
+    const dir = bigIgnoreTree();
+    const { result, growth } = await loadMeasured(new DirectorySource(dir));
+    expect(growth).toBeLessThan((IGNORE_DIRS.length * BIG) / 10);
+    expectRefused(result);
+  }, 120_000);
+
+  it('an .indexignore of exactly the limit is read and applies; one byte more is refused', async () => {
+    for (const [size, refused] of [
+      [MAX_INDEX_IGNORE_SIZE, false],
+      [MAX_INDEX_IGNORE_SIZE + 1, true],
+    ] as const) {
+      const repo = writeTree({ ...catalog, 'README.md': '# not FBC\n' });
+      dirs.push(repo);
+      // README.md, then comment lines up to the size.
+      const filler = size - 'README.md\n'.length;
+      const text =
+        'README.md\n' +
+        ('#'.repeat(63) + '\n').repeat(Math.floor(filler / 64)) +
+        '#'.repeat((filler % 64) - 1) +
+        '\n';
+      expect(text.length).toBe(size);
+      writeFileSync(join(repo, '.indexignore'), text);
+      commit(repo);
+      for (const source of [new DirectorySource(repo), new GitTreeSource(repo, 'HEAD', '')]) {
+        const { diagnostics } = await loadCatalog(source);
+        const ignoreProblems = diagnostics.filter((d) => d.rule === 'L-INDEXIGNORE');
+        const readmeProblems = diagnostics.filter((d) => d.file === 'README.md');
+        if (refused) {
+          expect(ignoreProblems.map((d) => d.message)).toEqual([
+            `file is ${size} bytes, over the bot's ${MAX_INDEX_IGNORE_SIZE}-byte (1 MiB) limit for .indexignore; not read`,
+          ]);
+          // Unread, it ignores nothing: README.md is read and fails as opm would not.
+          expect(readmeProblems.length).toBeGreaterThan(0);
+        } else {
+          expect(ignoreProblems).toEqual([]);
+          expect(readmeProblems).toEqual([]);
+        }
+      }
+    }
+  }, 60_000);
+});
+
+describe('a directory file that grows after it was listed', () => {
+  it('is read up to its listed size only: one that grew fails, never read whole', async () => {
+    const dir = writeTree({ ...catalog, '.indexignore': 'README.md\n', 'README.md': '# not FBC\n' });
+    dirs.push(dir);
+    const inner = new DirectorySource(dir);
+    // Listed at 10 bytes, then grown to 50 MB before the loader reads it (a race a writer
+    // to the directory could win).
+    const racing: CatalogSource = {
+      label: inner.label,
+      list: async () => {
+        const entries = await inner.list();
+        writeIgnore(join(dir, '.indexignore'), BIG, 'grown');
+        return entries;
+      },
+      read: (paths) => inner.read(paths),
+    };
+    const { result, growth } = await loadMeasured(racing);
+    expect(growth).toBeLessThan(BIG / 10);
+    expect(result.diagnostics.filter((d) => d.rule === 'L-INDEXIGNORE').map((d) => d.message)).toEqual([
+      'read .indexignore: file grew while being read (was 10 bytes)',
+    ]);
+  }, 60_000);
+});
+
+describe('symlink target cap', () => {
+  it('a git symlink whose target is over 4096 bytes fails L-FS unread, even a 50 MB one', async () => {
+    const repo = writeTree(catalog);
+    dirs.push(repo);
+    commit(repo);
+    for (const [name, size] of [
+      ['long.yaml', 4097],
+      ['huge.yaml', BIG],
+    ] as const) {
+      const file = join(repo, `${name}.target`);
+      writeIgnore(file, size, name);
+      const blob = git(repo, 'hash-object', '-w', file).trim();
+      git(repo, 'update-index', '--add', '--cacheinfo', `120000,${blob},${name}`);
+    }
+    git(repo, 'commit', '-qm', 'links');
+    const { result, growth } = await loadMeasured(new GitTreeSource(repo, 'HEAD', ''));
+    expect(growth).toBeLessThan(BIG / 10);
+    const fs = result.diagnostics.filter((d) => d.rule === 'L-FS');
+    expect(fs.map((d) => [d.file, d.message])).toEqual([
+      ['huge.yaml', `symlink target is ${BIG} bytes, over the 4096-byte limit (PATH_MAX); not followed`],
+      ['long.yaml', 'symlink target is 4097 bytes, over the 4096-byte limit (PATH_MAX); not followed'],
+    ]);
+  }, 60_000);
+});
+
+describe('tree listing', () => {
+  it('a commit with 100,000 files is listed as git prints it, never as one Buffer of the whole listing', async () => {
+    const repo = writeTree({});
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    const empty = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], { input: '' })
+      .toString()
+      .trim();
+    const count = 100_000;
+    const lines = Array.from(
+      { length: count },
+      (_, i) => `100644 blob ${empty}\tgenerated-file-${String(i).padStart(6, '0')}.yaml\n`,
+    ).join('');
+    const tree = execFileSync('git', ['-C', repo, 'mktree'], { input: lines }).toString().trim();
+    const head = git(repo, 'commit-tree', tree, '-m', 'many files').trim();
+    // The loader's first step: list the files (with their sizes, for the caps).
+    const { value: entries, growth } = await measured(() => new GitTreeSource(repo, head, '').list());
+    // `git ls-tree -r -l` prints about 100 bytes a file: 10 MB held at once (twice) before.
+    expect(growth).toBeLessThan(MiB);
+    expect(entries.length).toBe(count);
+    expect(entries[count - 1]).toEqual({ path: 'generated-file-099999.yaml', kind: 'file', size: 0 });
+  }, 120_000);
+});
