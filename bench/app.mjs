@@ -88,7 +88,15 @@ try {
     .query(true)
     .reply(200, [])
     .post(`${repoPath}/issues/1/labels`)
-    .reply(200, []);
+    .reply(200, [])
+    // The heads the App notes for approvals: the timeline, and its status comment.
+    .get(`${repoPath}/issues/1/timeline`)
+    .query(true)
+    .reply(200, [])
+    .post(`${repoPath}/issues/1/comments`)
+    .reply(201, (_u, body) => ({ id: 1, body: body.body, user: { login: 'catalog-bot[bot]', type: 'Bot' } }))
+    .patch(/\/issues\/comments\/\d+$/)
+    .reply(200, {});
 
   const privateKey = generateKeyPairSync('rsa', {
     modulusLength: 2048,
