@@ -37,6 +37,13 @@ interface Update {
 }
 
 /** nock the API calls of one pull-request job; returns what was sent. */
+/**
+ * These fakes answer only what each test is about: a job that asks for more (the head-noting
+ * job's timeline) fails and the queue retries it. A short back-off keeps the tests fast; the
+ * retries themselves are tested in queue.test.ts.
+ */
+const RETRY_MS = 20;
+
 function mockGitHub(options: { head: string; base: string }) {
   const sent = {
     token: 0,
@@ -112,7 +119,7 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   function setup() {
-    const queue = new InProcessQueue();
+    const queue = new InProcessQueue({ backoffMs: RETRY_MS });
     const probot = testProbot();
     probot.load(createApp({ queue, workDir }));
     return { queue, probot };
@@ -276,7 +283,7 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it('a webhook-only replica (runJobs: false) queues the work and runs none of it', async () => {
-    const queue = new InProcessQueue();
+    const queue = new InProcessQueue({ backoffMs: RETRY_MS });
     const probot = testProbot();
     probot.load(createApp({ queue, workDir, runJobs: false }));
     await probot.receive({
@@ -387,7 +394,7 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     nock.disableNetConnect();
     nock.enableNetConnect('127.0.0.1');
-    queue = new InProcessQueue();
+    queue = new InProcessQueue({ backoffMs: RETRY_MS });
     // Probot's Server treats port 0 as "default 3000": take a free port first.
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {

@@ -49,7 +49,7 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
     const statuses = await deliverAll(f);
     expect(statuses).toHaveLength(100);
     expect(statuses.every((s) => s === 200)).toBe(true);
-    expect(await settle(f, 40_000)).toBe(true);
+    expect(await settle(f, 90_000)).toBe(true);
     expect(f.verify(names)).toEqual([]);
     // Both replicas did work: each answered deliveries, and both ran jobs.
     expect(f.answers.length).toBe(100);
@@ -57,7 +57,7 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
     // out of reach, there are no CRDs to compare).
     for (const pr of f.prs)
       for (const run of f.finalRuns(pr)) expect(['success', 'neutral'], run.name).toContain(run.conclusion);
-  }, 60_000);
+  }, 120_000);
 
   it('(b) a replica killed mid-job (SIGKILL): another finishes its jobs, each check run once', async () => {
     const f = await start({
@@ -145,7 +145,7 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
         expect(answer.status).toBe(200);
       }
     }
-    expect(await settle(f, 40_000)).toBe(true);
+    expect(await settle(f, 90_000)).toBe(true);
     expect(f.verify(names)).toEqual([]);
   }, 90_000);
 
