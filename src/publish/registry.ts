@@ -153,11 +153,16 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): Creden
   return (registry, repository) => fromFile?.(registry, repository) ?? fromVars;
 }
 
-export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.REGISTRY_INSECURE_HOSTS ?? '')
+/** A comma-separated list of hosts from an environment variable; unset or empty: none. */
+function hostList(value: string | undefined): string[] {
+  return (value ?? '')
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h !== '');
+}
+
+export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return hostList(env.REGISTRY_INSECURE_HOSTS);
 }
 
 /**
@@ -165,7 +170,7 @@ export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): stri
  * REGISTRY_USERNAME/REGISTRY_PASSWORD may go besides the hosts a command names itself.
  */
 export function credentialHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return insecureHostsFromEnv({ REGISTRY_INSECURE_HOSTS: env.REGISTRY_CREDENTIAL_HOSTS ?? '' });
+  return hostList(env.REGISTRY_CREDENTIAL_HOSTS);
 }
 
 /**
@@ -174,7 +179,7 @@ export function credentialHostsFromEnv(env: NodeJS.ProcessEnv = process.env): st
  * config names (RegistryClientOptions.credentialHostCeiling).
  */
 export function appCredentialCeilingFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return insecureHostsFromEnv({ REGISTRY_INSECURE_HOSTS: env.CATALOG_BOT_CREDENTIAL_HOSTS ?? '' });
+  return hostList(env.CATALOG_BOT_CREDENTIAL_HOSTS);
 }
 
 /**
