@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { symlinkSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
+import type { DecodedFile } from '../src/catalog/decode.js';
+import { GitFiles } from '../src/catalog/source.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -91,5 +93,107 @@ describe('GitTreeSource', () => {
     await expect(validateCatalog(new GitTreeSource(repo, 'no-such-rev', 'catalogs/v1'))).rejects.toThrow(
       /git ls-tree failed/,
     );
+  });
+});
+
+describe('decoded files shared between loads', () => {
+  it('a head loaded with the base decoded files reports exactly what it reports alone', async () => {
+    const repo = makeRepo();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    // Head: one file changed (a broken channel), one added, one unchanged.
+    writeFileSync(
+      join(repo, 'catalogs/v1/foo/catalog.yaml'),
+      catalog['catalogs/v1/foo/catalog.yaml'].replace('replaces: foo.v1.0.0', 'replaces: foo.v0.9.0'),
+    );
+    writeFileSync(
+      join(repo, 'catalogs/v1/extra.yaml'),
+      'schema: olm.package\nname: extra\ndefaultChannel: x\n',
+    );
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'head');
+    const decodedFiles = new Map<string, DecodedFile>();
+    await validateCatalog(new GitTreeSource(repo, base, 'catalogs/v1'), { decodedFiles });
+    const before = decodedFiles.size;
+    const shared = await validateCatalog(new GitTreeSource(repo, 'HEAD', 'catalogs/v1'), { decodedFiles });
+    const alone = await validateCatalog(new GitTreeSource(repo, 'HEAD', 'catalogs/v1'));
+    // Only the changed and the added file were decoded again.
+    expect(decodedFiles.size - before).toBe(2);
+    expect(shared.diagnostics).toEqual(alone.diagnostics);
+    expect(shared.config).toEqual(alone.config);
+    expect(shared.stats).toEqual(alone.stats);
+    expect(shared.diagnostics.some((d) => d.file === 'foo/catalog.yaml')).toBe(true);
+  });
+});
+
+describe('GitFiles', () => {
+  it('reads many files of several commits through one process, in the order asked', async () => {
+    const repo = makeRepo();
+    const first = git(repo, 'rev-parse', 'HEAD').trim();
+    writeFileSync(join(repo, 'outside.yaml'), 'changed\n');
+    git(repo, 'commit', '-qam', 'second');
+    const files = new GitFiles(repo);
+    try {
+      const reads = await Promise.all([
+        files.read(first, 'outside.yaml'),
+        files.read('HEAD', 'outside.yaml'),
+        files.read('HEAD', 'no/such/file'),
+        files.read('HEAD', 'catalogs/v1'), // a directory is not a file
+        files.read('HEAD', 'catalogs/v1/.indexignore'),
+        files.read('0000000000000000000000000000000000000000', 'outside.yaml'),
+        files.read('HEAD', 'a file with spaces missing'),
+      ]);
+      expect(reads).toEqual([
+        'schema: olm.package\nname: bar\n',
+        'changed\n',
+        undefined,
+        undefined,
+        'README.md\n',
+        undefined,
+        undefined,
+      ]);
+    } finally {
+      files.close();
+    }
+  });
+
+  it('refuses a path with a line break, which would ask git for another file', async () => {
+    const repo = makeRepo();
+    const files = new GitFiles(repo);
+    try {
+      await expect(files.read('HEAD', 'x\nHEAD:outside.yaml')).rejects.toThrow(/line break/);
+      // The reader still works after a refused request.
+      expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
+  it('fails a file over its limit without holding it, and goes on with the next', async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'big.txt'), 'x'.repeat(300_000));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'big');
+    const files = new GitFiles(repo, 100_000);
+    try {
+      const [big, small] = await Promise.allSettled([
+        files.read('HEAD', 'big.txt'),
+        files.read('HEAD', 'outside.yaml'),
+      ]);
+      expect(big.status === 'rejected' && String(big.reason)).toMatch(
+        /300000 bytes, over the 100000-byte limit/,
+      );
+      expect(small).toEqual({ status: 'fulfilled', value: 'schema: olm.package\nname: bar\n' });
+    } finally {
+      files.close();
+    }
+  });
+
+  it('fails reads with git error text when the repository is not one', async () => {
+    const files = new GitFiles(join(makeRepo(), 'no-such-dir'));
+    try {
+      await expect(files.read('HEAD', 'x')).rejects.toThrow(/git cat-file ended/);
+    } finally {
+      files.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
 // collecting every problem (with file and line) instead of stopping at the first.
 import { createHash } from 'node:crypto';
-import { decodeFile, lineOf, type DecodedValue } from './decode.js';
+import { decodeFile, lineOf, type DecodedFile, type DecodedValue } from './decode.js';
 import {
   emptyConfig,
   GO_BUNDLE,
@@ -42,11 +42,28 @@ export interface LoadOptions {
   keepBundleObjects?: boolean;
   /** Remember a digest of each blob as read, every key of it (`blobDigest`), for change detection. */
   blobDigests?: boolean;
+  /**
+   * Files already decoded, by content id (`CatalogSource.contentId`): the base and the head of
+   * a pull request share almost every file, and each is then read and decoded once. Filled
+   * as files are decoded; decoded values are never changed by loading, so sharing is safe.
+   */
+  decodedFiles?: Map<string, DecodedFile>;
 }
 
 // Digests of the blobs as read, by the typed object made from each: the typed view leaves out
 // keys opm's structs ignore, which catalog servers still serve (docs/security.md).
 const digests = new WeakMap<object, string>();
+// The digest of each decoded blob, so a blob shared by two loads is digested once.
+const blobContentDigests = new WeakMap<object, string>();
+
+function contentDigest(blob: object): string {
+  let digest = blobContentDigests.get(blob);
+  if (digest === undefined) {
+    digest = createHash('sha256').update(JSON.stringify(blob)).digest('hex');
+    blobContentDigests.set(blob, digest);
+  }
+  return digest;
+}
 
 /** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
 export function blobDigest(object: object): string | undefined {
@@ -69,25 +86,34 @@ export interface LoadResult {
 /** Stands in for dropped `olm.bundle.object` data, which was already checked. */
 const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
 
-/** Read files in batches so that memory holds a bounded number of raw files at once. */
+/**
+ * Read files in batches so that memory holds a bounded number of raw files at once, calling
+ * `each` in the order of `paths`. Paths `known` says need no reading are passed over
+ * unread (`each` gets undefined for them).
+ */
 async function readInBatches(
   source: CatalogSource,
   paths: string[],
   sizes: Map<string, number>,
   each: (path: string, data: Buffer | Error | undefined) => void,
+  known: (path: string) => boolean = () => false,
 ): Promise<void> {
   for (let i = 0; i < paths.length;) {
     const batch: string[] = [];
+    const toRead: string[] = [];
     let bytes = 0;
-    while (
-      i < paths.length &&
-      (batch.length === 0 || bytes + (sizes.get(paths[i] as string) ?? 0) <= READ_BATCH_BYTES)
-    ) {
-      const path = paths[i++] as string;
+    while (i < paths.length) {
+      const path = paths[i] as string;
+      const size = known(path) ? 0 : (sizes.get(path) ?? 0);
+      if (toRead.length > 0 && bytes + size > READ_BATCH_BYTES) break;
+      i++;
       batch.push(path);
-      bytes += sizes.get(path) ?? 0;
+      if (!known(path)) {
+        toRead.push(path);
+        bytes += size;
+      }
     }
-    const contents = await source.read(batch);
+    const contents = toRead.length > 0 ? await source.read(toRead) : new Map<string, Buffer | Error>();
     for (const path of batch) each(path, contents.get(path));
   }
 }
@@ -182,7 +208,20 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   }
 
   // Read in bounded batches, decode each file, then let the raw bytes go.
-  await readInBatches(source, toRead, sizes, (path, data) => {
+  const cache = options.decodedFiles;
+  const idOf = (path: string): string | undefined => (cache ? source.contentId?.(path) : undefined);
+  const decodedBefore = (path: string): DecodedFile | undefined => {
+    const id = idOf(path);
+    return id === undefined ? undefined : cache?.get(id);
+  };
+  const each = (path: string, data: Buffer | Error | undefined): void => {
+    const known = decodedBefore(path);
+    if (known) {
+      result.stats.files++;
+      result.stats.bytes += sizes.get(path) ?? 0;
+      addFile(result, path, known, options);
+      return;
+    }
     if (!(data instanceof Buffer)) {
       result.diagnostics.push({
         rule: 'L-FS',
@@ -195,16 +234,19 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
     }
     result.stats.files++;
     result.stats.bytes += data.length;
-    addFile(result, path, data, options);
-  });
+    const decoded = decodeFile(data);
+    const id = idOf(path);
+    if (id !== undefined) cache?.set(id, decoded);
+    addFile(result, path, decoded, options);
+  };
+  await readInBatches(source, toRead, sizes, each, (path) => decodedBefore(path) !== undefined);
   return result;
 }
 
 const NON_FBC_EXTENSION =
   /\.(md|txt|png|jpe?g|gif|svg|sh|py|go|mod|sum|toml|ini|cfg|lock)$|(^|\/)(Makefile|Dockerfile|LICENSE|OWNERS|README)$/;
 
-function addFile(result: LoadResult, file: string, data: Buffer, options: LoadOptions): void {
-  const decoded = decodeFile(data);
+function addFile(result: LoadResult, file: string, decoded: DecodedFile, options: LoadOptions): void {
   const hintFor = (rule: string): string | undefined =>
     NON_FBC_EXTENSION.test(file)
       ? `opm reads every file under the catalog root. Add "${file.slice(file.lastIndexOf('/') + 1)}" to an .indexignore file, or move it out of the catalog.`
@@ -291,8 +333,7 @@ function addBlob(
   }
   const blob = value as Record<string, unknown>;
   const keep = <T extends object>(typed: T): T => {
-    if (options.blobDigests)
-      digests.set(typed, createHash('sha256').update(JSON.stringify(blob)).digest('hex'));
+    if (options.blobDigests) digests.set(typed, contentDigest(blob));
     return typed;
   };
 

@@ -1,9 +1,10 @@
 // Where a catalog's files come from: a directory, or a commit of a git repository read
 // straight from its objects (no worktree, so nothing from a PR is ever checked out).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -22,6 +23,11 @@ export interface CatalogSource {
   list(): Promise<SourceEntry[]>;
   /** Read the files (followed through in-root symlinks); a file that cannot be read maps to its error. */
   read(paths: string[]): Promise<Map<string, Buffer | Error>>;
+  /**
+   * An id that only files with the same bytes share (a git blob id), for a listed file;
+   * undefined when the source has none.
+   */
+  contentId?(path: string): string | undefined;
 }
 
 /**
@@ -290,6 +296,10 @@ export class GitTreeSource implements CatalogSource {
     return out.sort((a, b) => byteOrder(a.path, b.path));
   }
 
+  contentId(path: string): string | undefined {
+    return this.blobOf.get(path)?.object;
+  }
+
   async read(paths: string[]): Promise<Map<string, Buffer | Error>> {
     if (this.blobOf.size === 0) await this.list();
     const objects = paths.map((p) => {
@@ -304,10 +314,133 @@ export class GitTreeSource implements CatalogSource {
 
 /** The text of `path` at commit `rev`, or undefined when the commit has no such file. */
 export async function readFileAt(repo: string, rev: string, path: string): Promise<string | undefined> {
+  const files = new GitFiles(repo);
   try {
-    return (await runGit(repo, ['show', `${rev}:${path}`])).toString('utf8');
-  } catch {
-    return undefined;
+    return await files.read(rev, path);
+  } finally {
+    files.close();
+  }
+}
+
+/** The most bytes GitFiles reads of one file: config, OWNERS, templates are far smaller. */
+export const MAX_GIT_FILE_BYTES = 16 * 1024 * 1024;
+
+interface PendingRead {
+  resolve: (text: string | undefined) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Files of a repository's commits, read through one `git cat-file --batch` process however
+ * many are asked for (a pull request's checks read dozens of OWNERS files; a process each
+ * cost more than the checks). A missing path or one that is not a file reads as undefined;
+ * a file over `maxBytes` is an error, and its bytes are skipped as they stream, never held.
+ */
+export class GitFiles {
+  private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
+  private readonly pending: PendingRead[] = [];
+  private buffered = Buffer.alloc(0);
+  // The object being received: its type and the bytes still to come (+1 for the closing LF).
+  private body: { type: string; size: number; parts: Buffer[]; left: number } | undefined;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly repo: string,
+    private readonly maxBytes = MAX_GIT_FILE_BYTES,
+  ) {}
+
+  read(rev: string, path: string): Promise<string | undefined> {
+    // The request is one line: a line break in it would ask for something else.
+    if (/[\n\0]/.test(rev + path))
+      return Promise.reject(new Error(`cannot read ${JSON.stringify(path)}: its name has a line break`));
+    if (this.failure) return Promise.reject(this.failure);
+    const child = this.start();
+    return new Promise((resolve, reject) => {
+      this.pending.push({ resolve, reject });
+      child.stdin.write(`${rev}:${path}\n`);
+    });
+  }
+
+  /** Ends the git process; reads still waiting fail. */
+  close(): void {
+    this.child?.stdin.end();
+    this.child = undefined;
+  }
+
+  private start(): ChildProcessByStdio<Writable, Readable, Readable> {
+    if (this.child) return this.child;
+    const child = spawn('git', ['-C', this.repo, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const err: Buffer[] = [];
+    child.stdin.on('error', () => undefined);
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.stdout.on('data', (d: Buffer) => {
+      try {
+        this.receive(d);
+      } catch (e) {
+        this.fail(e as Error);
+        child.kill();
+      }
+    });
+    child.on('error', (e) => this.fail(e));
+    child.on('close', () => {
+      const reason = Buffer.concat(err).toString('utf8').trim();
+      this.fail(new Error(`git cat-file ended${reason ? `: ${reason}` : ''}`));
+    });
+    this.child = child;
+    return child;
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const p of this.pending.splice(0)) p.reject(error);
+  }
+
+  private receive(data: Buffer): void {
+    let chunk = data;
+    while (chunk.length > 0) {
+      if (this.body) {
+        const take = Math.min(this.body.left, chunk.length);
+        // Bytes of a file over the limit are dropped as they come.
+        if (this.body.size <= this.maxBytes) this.body.parts.push(chunk.subarray(0, take));
+        this.body.left -= take;
+        chunk = chunk.subarray(take);
+        if (this.body.left === 0) this.finishBody();
+        continue;
+      }
+      const nl = chunk.indexOf(0x0a);
+      if (nl === -1) {
+        this.buffered = Buffer.concat([this.buffered, chunk]);
+        if (this.buffered.length > 4096) throw new Error('git cat-file: header line too long');
+        return;
+      }
+      const header = Buffer.concat([this.buffered, chunk.subarray(0, nl)]).toString('utf8');
+      this.buffered = Buffer.alloc(0);
+      chunk = chunk.subarray(nl + 1);
+      // "<object> <type> <size>", or "<request> missing" (the request may hold spaces).
+      const match = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+      if (!match) {
+        this.pending.shift()?.resolve(undefined);
+        continue;
+      }
+      const size = Number(match[2]);
+      this.body = { type: match[1] as string, size, parts: [], left: size + 1 };
+    }
+  }
+
+  private finishBody(): void {
+    const { type, size, parts } = this.body as NonNullable<GitFiles['body']>;
+    this.body = undefined;
+    const request = this.pending.shift();
+    if (!request) return;
+    if (size > this.maxBytes) {
+      request.reject(
+        new Error(`file is ${size} bytes, over the ${this.maxBytes}-byte limit for this file; not read`),
+      );
+    } else if (type !== 'blob') {
+      request.resolve(undefined);
+    } else {
+      request.resolve(Buffer.concat(parts).subarray(0, size).toString('utf8'));
+    }
   }
 }
 

@@ -8,9 +8,14 @@ import { readFileAt, runGit } from '../catalog/source.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
 /** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */
-export async function readRepoConfig(repo: string, rev: string): Promise<ReturnType<typeof parseRepoConfig>> {
+export async function readRepoConfig(
+  repo: string,
+  rev: string,
+  readFile: (rev: string, path: string) => Promise<string | undefined> = (r, path) =>
+    readFileAt(repo, r, path),
+): Promise<ReturnType<typeof parseRepoConfig>> {
   // No config: the documented defaults.
-  return parseRepoConfig(await readFileAt(repo, rev, CONFIG_PATH));
+  return parseRepoConfig(await readFile(rev, CONFIG_PATH));
 }
 
 /** Does a slash path match a glob of `*`-segments (Go filepath.Match per segment)? */

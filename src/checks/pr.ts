@@ -1,8 +1,9 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree).
 import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
+import type { DecodedFile } from '../catalog/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { readFileAt, runGit } from '../catalog/source.js';
+import { GitFiles, runGit } from '../catalog/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { capAnnotations, toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
@@ -93,10 +94,22 @@ export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
 
 /** The checks, in this thread (the worker runs them with this). */
 export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheckResult> {
+  // One git process serves every file read of the run (config, OWNERS, ci.yaml, templates).
+  const files = new GitFiles(input.repo);
+  try {
+    return await prChecks(input, (rev, path) => files.read(rev, path));
+  } finally {
+    files.close();
+  }
+}
+
+type ReadFile = (rev: string, path: string) => Promise<string | undefined>;
+
+async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrCheckResult> {
   const { repo, base, head } = input;
   const rules = input.rules ?? base;
   // The base branch decides: a pull request cannot change the rules that judge it.
-  const { config, problems } = await readRepoConfig(repo, rules);
+  const { config, problems } = await readRepoConfig(repo, rules, readFile);
   const configFindings: Diagnostic[] = configProblemsAsDiagnostics(problems);
   const globs = input.globs ?? config.catalogs;
   // Registries are contacted only as the base branch's config allows (docs/security.md).
@@ -118,21 +131,18 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
 
   const roots: CheckedRoot[] = [];
   for (const path of touched) {
-    const [baseReport, headReport] = await Promise.all([
-      // Blob digests: change detection sees every key of a blob; findings are capped (docs/security.md).
-      baseRoots.includes(path)
-        ? validateCatalog(new GitTreeSource(repo, base, path), {
-            blobDigests: true,
-            maxDiagnostics: MAX_FINDINGS_PER_ROOT,
-          })
-        : undefined,
-      headRoots.includes(path)
-        ? validateCatalog(new GitTreeSource(repo, head, path), {
-            blobDigests: true,
-            maxDiagnostics: MAX_FINDINGS_PER_ROOT,
-          })
-        : undefined,
-    ]);
+    // Base first, then head with the base's decoded files: a pull request changes a few files
+    // of a root, and only those are read and decoded again.
+    const decodedFiles = new Map<string, DecodedFile>();
+    // Blob digests: change detection sees every key of a blob; findings are capped (docs/security.md).
+    const load = (rev: string) =>
+      validateCatalog(new GitTreeSource(repo, rev, path), {
+        blobDigests: true,
+        maxDiagnostics: MAX_FINDINGS_PER_ROOT,
+        decodedFiles,
+      });
+    const baseReport = baseRoots.includes(path) ? await load(base) : undefined;
+    const headReport = headRoots.includes(path) ? await load(head) : undefined;
     roots.push({
       path,
       base: baseReport,
@@ -152,9 +162,9 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
       bundles.manifests ? { renderBundle: bundles.manifests } : {},
     ),
   ];
-  const templates = await templatesFor(repo, head, config.templates, files);
+  const templates = await templatesFor(head, config.templates, files, readFile);
   if (templates.length > 0) {
-    const read = (path: string) => readFileAt(repo, head, path);
+    const read = (path: string) => readFile(head, path);
     checks.push(
       await templatesCheck({
         mappings: templates,
@@ -179,7 +189,7 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
       login: a.login,
       subjects: new Set(Object.keys(a.subjects).filter((what) => current.get(what) === a.subjects[what])),
     }));
-    const baseFiles = { read: (path: string) => readFileAt(repo, rules, path) };
+    const baseFiles = { read: (path: string) => readFile(rules, path) };
     const decision = await decidePermissions(
       {
         author: input.author,
@@ -273,10 +283,10 @@ export const MAX_FINDINGS_PER_ROOT = 1000;
  * config, and from community-operators `operators/<package>/ci.yaml` files of the head.
  */
 export async function templatesFor(
-  repo: string,
   head: string,
   configured: { template: string; outputs: string[] }[],
   files: string[],
+  readFile: ReadFile,
 ): Promise<TemplateMappingInput[]> {
   const changed = new Set(files);
   const touched = (m: { template: string; outputs: string[] }) =>
@@ -290,7 +300,7 @@ export async function templatesFor(
     if (pkg) ciFiles.add(`operators/${pkg}/ci.yaml`);
   }
   for (const ci of [...ciFiles].sort()) {
-    const text = await readFileAt(repo, head, ci);
+    const text = await readFile(head, ci);
     if (text === undefined) continue; // no ci.yaml: no mapping
     try {
       mappings.push(...templateMappingsFromCiYaml(ci, text).filter(touched));

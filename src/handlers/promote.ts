@@ -5,7 +5,7 @@
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
-import { GitTreeSource, readFileAt } from '../catalog/source.js';
+import { GitFiles, GitTreeSource } from '../catalog/source.js';
 import {
   promote,
   PromoteError,
@@ -99,32 +99,38 @@ export function renderFromComment(
     pr,
     '/render',
     async (dir, parent) => {
-      const { config } = await readRepoConfig(dir, pr.base.sha);
-      const files = await changedFiles(dir, await mergeBase(dir, pr.base.sha, parent), parent);
-      const mappings = await templatesFor(dir, parent, config.templates, files);
-      if (mappings.length === 0)
-        return { refused: 'this pull request changes no template and no rendered output' };
-      const read = (path: string) => readFileAt(dir, parent, path);
-      // Pulls only from allowed registries, with the repository's credential hosts.
-      const pull = bundlesWithPolicy(resolveBundle ? { resolveBundle } : {}, registryPolicy(config));
-      const { edits, findings } = await renderTemplateOutputs({
-        mappings,
-        read,
-        ...(pull.resolveBundle ? { resolveBundle: pull.resolveBundle } : {}),
-      });
-      if (findings.length > 0)
+      const gitFiles = new GitFiles(dir);
+      try {
+        const readFile = (rev: string, path: string) => gitFiles.read(rev, path);
+        const { config } = await readRepoConfig(dir, pr.base.sha, readFile);
+        const files = await changedFiles(dir, await mergeBase(dir, pr.base.sha, parent), parent);
+        const mappings = await templatesFor(parent, config.templates, files, readFile);
+        if (mappings.length === 0)
+          return { refused: 'this pull request changes no template and no rendered output' };
+        const read = (path: string) => readFile(parent, path);
+        // Pulls only from allowed registries, with the repository's credential hosts.
+        const pull = bundlesWithPolicy(resolveBundle ? { resolveBundle } : {}, registryPolicy(config));
+        const { edits, findings } = await renderTemplateOutputs({
+          mappings,
+          read,
+          ...(pull.resolveBundle ? { resolveBundle: pull.resolveBundle } : {}),
+        });
+        if (findings.length > 0)
+          return {
+            refused: findings
+              .map((f) => `${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.message}`)
+              .join('; '),
+          };
+        if (edits.length === 0) return { refused: 'every output is already the render of its template' };
         return {
-          refused: findings
-            .map((f) => `${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.message}`)
-            .join('; '),
+          edits: edits.map((e) => ({ path: e.path, before: e.before ?? '', after: e.after })),
+          notes: [`Rendered ${mappings.map((m) => `\`${m.template}\``).join(', ')}.`],
+          title: 'Render the catalog templates',
         };
-      if (edits.length === 0) return { refused: 'every output is already the render of its template' };
-      return {
-        edits: edits.map((e) => ({ path: e.path, before: e.before ?? '', after: e.after })),
-        notes: [`Rendered ${mappings.map((m) => `\`${m.template}\``).join(', ')}.`],
-        title: 'Render the catalog templates',
-      };
-      // What the templates say is the pull request's to decide; its checks judge the result.
+        // What the templates say is the pull request's to decide; its checks judge the result.
+      } finally {
+        gitFiles.close();
+      }
     },
     'permissions',
   );
