@@ -399,9 +399,11 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
         `${dir} keeps its bundle under ${dir}/${nested}/manifests and ${dir}/${nested}/metadata; a bundle's manifests/ and metadata/ must sit directly in ${dir}: move them up one level (git mv ${dir}/${nested}/manifests ${dir}/${nested}/metadata ${dir}/)`,
         `${dir}/${nested}`,
       );
-    throw new ReleaseRefusal(
-      `${dir} is not a bundle: it needs ${dir}/manifests/ (the CSV and CRDs) and ${dir}/metadata/annotations.yaml`,
-    );
+    const missing = [
+      ...(has('manifests/') ? [] : [`${dir}/manifests/ (the CSV and CRDs)`]),
+      ...(under.includes(`${dir}/metadata/annotations.yaml`) ? [] : [`${dir}/metadata/annotations.yaml`]),
+    ];
+    throw new ReleaseRefusal(`${dir} is not a bundle: it has no ${missing.join(' and no ')}`);
   }
 
   // ---- release-config.yaml
