@@ -172,6 +172,8 @@ describe('catalog-bot release refuses what it cannot release', () => {
     expect((await refused(dir, BUNDLE)).error).toContain('has no catalog_templates list');
     writeFileSync(config, 'catalog_templates:\n- template_name: basic.yaml\n  channels: []\n');
     expect((await refused(dir, BUNDLE)).error).toMatch(/release-config\.yaml:2: channels must be/);
+    writeFileSync(config, `# ${'x'.repeat(70_000)}\n`);
+    expect((await refused(dir, BUNDLE)).error).toContain('release-config.yaml is larger than 64 KiB');
   });
 
   it('a directory that is not where bundles live, or a path out of the repository', async () => {

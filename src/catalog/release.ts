@@ -100,6 +100,9 @@ interface ReleaseTarget {
 const SEMVER_CHANNELS = ['Candidate', 'Fast', 'Stable'];
 /** opm releases whose semver template behaviour differs (docs/templates.md), newest first. */
 const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
+/** A release-config.yaml is a few lines; a bundle a few MiB at most. Larger input is refused unread. */
+const MAX_RELEASE_CONFIG_BYTES = 64 * 1024;
+const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
 /** The release bot writes YAML lines at most this wide (its emitter's default width). */
 const BOT_LINE_WIDTH = 80;
 
@@ -421,12 +424,28 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
       `${dir} has no release-config.yaml, so nothing says which templates and channels it goes to: add ${configPath} with catalog_templates (template_name, channels, and replaces/skips/skipRange as needed)`,
     );
   }
+  if (Buffer.byteLength(configText) > MAX_RELEASE_CONFIG_BYTES)
+    throw new ReleaseRefusal(
+      `${configPath} is larger than ${MAX_RELEASE_CONFIG_BYTES / 1024} KiB; it should name a few templates and channels`,
+      configPath,
+      1,
+    );
   const targets = readReleaseConfig(configPath, configText);
 
   // ---- the bundle
   const prefix = `${dir}/`;
   const files = new Map<string, Buffer>();
-  for (const p of under) files.set(p.slice(prefix.length), tree.readBytes(p)!);
+  let size = 0;
+  for (const p of under) {
+    const data = tree.readBytes(p)!;
+    size += data.length;
+    if (size > MAX_BUNDLE_BYTES)
+      throw new ReleaseRefusal(
+        `${dir} holds more than ${MAX_BUNDLE_BYTES / 2 ** 20} MiB of files, far more than a bundle; it cannot be released`,
+        dir,
+      );
+    files.set(p.slice(prefix.length), data);
+  }
   const image = bundleImageReference(settings.imageTemplate, pkg, version);
   let loaded: LoadedBundle;
   try {
