@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -16,9 +17,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { releaseCommand } from '../src/commands/release.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
@@ -217,5 +219,89 @@ describe('catalog-bot release refuses what it cannot release', () => {
     expect(output).toMatch(
       /released jumpstarter-operator\.v0\.9\.0 \(quay\.io\/community-operator-pipeline-prod\/jumpstarter-operator:0\.9\.0\): 6 file\(s\) written\n$/,
     );
+  });
+});
+
+describe('catalog-bot release with another layout', () => {
+  it('follows bundles.path and bundles.imageTemplate, edits a JSON template, creates a catalog', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'release-layout-'));
+    made.push(dir);
+    const from = join(SNAPSHOT, 'operators', 'jumpstarter-operator');
+    for (const v of ['0.9.0-rc.2', '0.9.0'])
+      cpSync(join(from, v), join(dir, 'bundles', 'jumpstarter-operator', v), { recursive: true });
+    const write = (path: string, text: string): void => {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    };
+    write(
+      '.github/catalog-bot.yml',
+      'bundles:\n  path: bundles/{package}/{version}\n  imageTemplate: "registry.example.com/{package}-bundle:v{version}"\n',
+    );
+    write(
+      'bundles/jumpstarter-operator/ci.yaml',
+      'fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.json\n    type: olm.template.basic\n    catalog_names: [v4.20]\n',
+    );
+    const template = {
+      schema: 'olm.template.basic',
+      entries: [
+        { schema: 'olm.package', name: 'jumpstarter-operator', defaultChannel: 'alpha' },
+        {
+          schema: 'olm.channel',
+          package: 'jumpstarter-operator',
+          name: 'alpha',
+          entries: [{ name: 'jumpstarter-operator.v0.9.0-rc.2' }],
+        },
+        { schema: 'olm.bundle', image: 'registry.example.com/jumpstarter-operator-bundle:v0.9.0-rc.2' },
+      ],
+    };
+    write(
+      'bundles/jumpstarter-operator/catalog-templates/basic.json',
+      JSON.stringify(template, null, 2) + '\n',
+    );
+    const config = 'bundles/jumpstarter-operator/0.9.0/release-config.yaml';
+    write(config, readFileSync(join(dir, config), 'utf8').replace('basic.yaml', 'basic.json'));
+
+    const { code, output } = await release([
+      'bundles/jumpstarter-operator/0.9.0',
+      '--repo',
+      dir,
+      '--format',
+      'json',
+    ]);
+    expect(code, output).toBe(0);
+    const result = JSON.parse(output) as { image: string; files: { path: string; status: string }[] };
+    expect(result.image).toBe('registry.example.com/jumpstarter-operator-bundle:v0.9.0');
+    expect(result.files).toEqual([
+      expect.objectContaining({
+        path: 'bundles/jumpstarter-operator/catalog-templates/basic.json',
+        status: 'modified',
+      }),
+      expect.objectContaining({
+        path: 'catalogs/v4.20/jumpstarter-operator/catalog.yaml',
+        status: 'created',
+      }),
+    ]);
+    const edited = JSON.parse(
+      readFileSync(join(dir, 'bundles/jumpstarter-operator/catalog-templates/basic.json'), 'utf8'),
+    ) as typeof template;
+    expect(edited.entries[1]!.entries!.at(-1)).toEqual({
+      name: 'jumpstarter-operator.v0.9.0',
+      replaces: 'jumpstarter-operator.v0.9.0-rc.2',
+      skipRange: '>=0.9.0-rc.2 <0.9.0',
+    });
+    expect(edited.entries.at(-1)).toEqual({
+      schema: 'olm.bundle',
+      image: 'registry.example.com/jumpstarter-operator-bundle:v0.9.0',
+    });
+    // The new catalog holds both bundles (the older one from its directory), migrated
+    // to olm.csv.metadata (v4.20 is after bundles.renderer.csvMetadataFrom), and is valid.
+    const root = join(dir, 'catalogs', 'v4.20');
+    const report = await validateCatalog(new DirectorySource(root));
+    expect(report.diagnostics.filter((d) => d.level === 'error')).toEqual([]);
+    const catalog = readFileSync(join(root, 'jumpstarter-operator', 'catalog.yaml'), 'utf8');
+    expect(catalog).toContain('image: registry.example.com/jumpstarter-operator-bundle:v0.9.0-rc.2\n');
+    expect(catalog).toContain('image: registry.example.com/jumpstarter-operator-bundle:v0.9.0\n');
+    expect(catalog).toContain('type: olm.csv.metadata');
+    expect(catalog).not.toContain('type: olm.bundle.object');
   });
 });

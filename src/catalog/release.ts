@@ -14,12 +14,14 @@ import {
   dashColumn,
   detectStyle,
   EditError,
+  formatOfPath,
   insertSeqItem,
   pairOf,
   parseNodes,
   scalarOf,
   valueOf,
   type Splice,
+  type Style,
   type TMap,
   type TSeq,
 } from './promote-edit.js';
@@ -98,7 +100,7 @@ interface ReleaseTarget {
 }
 
 const SEMVER_CHANNELS = ['Candidate', 'Fast', 'Stable'];
-/** opm releases whose semver template behaviour differs (docs/templates.md), newest first. */
+/** opm releases whose semver template behaviour differs (README, Templates), newest first. */
 const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
 /** A release-config.yaml is a few lines; a bundle a few MiB at most. Larger input is refused unread. */
 const MAX_RELEASE_CONFIG_BYTES = 64 * 1024;
@@ -108,11 +110,17 @@ const BOT_LINE_WIDTH = 80;
 
 // ---- where the bundle is
 
+/** `bundles.path` as a pattern: each placeholder is one path segment, the same one each time. */
 function pathPattern(template: string): RegExp {
-  const escaped = template.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(
-    `^${escaped.replace('\\{package\\}', '(?<package>[^/]+)').replace('\\{version\\}', '(?<version>[^/]+)')}$`,
-  );
+  const seen = new Set<string>();
+  const parts = template.split(/(\{package\}|\{version\})/).map((part) => {
+    const name = /^\{(package|version)\}$/.exec(part)?.[1];
+    if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (seen.has(name)) return `\\k<${name}>`;
+    seen.add(name);
+    return `(?<${name}>[^/]+)`;
+  });
+  return new RegExp(`^${parts.join('')}$`);
 }
 
 function normaliseDir(dir: string): string {
@@ -238,23 +246,18 @@ function itemLines(dash: number, pairs: [string, string | string[]][], indentSeq
 }
 
 /** Append an item after the last one of a block sequence. */
-function appendItem(
-  text: string,
-  seq: TSeq,
-  pairs: [string, string | string[]][],
-  indentSeq: boolean,
-): Splice {
+function appendItem(text: string, seq: TSeq, pairs: [string, string | string[]][], style: Style): Splice {
   const last = seq.items[seq.items.length - 1];
-  if (seq.flow || !last) {
-    const value = Object.fromEntries(pairs);
-    return insertSeqItem(text, seq, value, detectStyle(text, 'yaml'));
-  }
+  // Flow sequences and JSON templates: the file's own style, as /promote writes it.
+  if (seq.flow || !last || style.format === 'json')
+    return insertSeqItem(text, seq, Object.fromEntries(pairs), style);
+  const indentSeq = style.indentSeq;
   const lines = itemLines(dashColumn(text, seq.items[0]!), pairs, indentSeq);
   return { at: lineEndAt(text, contentEnd(last)), del: 0, ins: `\n${lines.join('\n')}` };
 }
 
 function templateEntries(path: string, text: string): { top: TMap; entries: TSeq } {
-  const top = parseNodes(text, 'yaml')[0];
+  const top = parseNodes(text, formatOfPath(path, text))[0];
   const entries = top?.kind === 'map' ? valueOf(top, 'entries') : undefined;
   if (top?.kind !== 'map' || entries?.kind !== 'seq')
     throw new ReleaseRefusal(`${path} has no entries list, so the bundle cannot be added to it`, path, 1);
@@ -270,7 +273,7 @@ function editBasic(
   image: string,
 ): string {
   const { entries } = templateEntries(path, text);
-  const indentSeq = detectStyle(text, 'yaml').indentSeq;
+  const style = detectStyle(text, formatOfPath(path, text));
   const splices: Splice[] = [];
   const maps = entries.items.filter((i): i is TMap => i.kind === 'map');
   for (const channel of target.channels) {
@@ -300,7 +303,7 @@ function editBasic(
     if (target.replaces) pairs.push(['replaces', target.replaces]);
     if (target.skips) pairs.push(['skips', target.skips]);
     if (target.skipRange) pairs.push(['skipRange', target.skipRange]);
-    splices.push(appendItem(text, list, pairs, indentSeq));
+    splices.push(appendItem(text, list, pairs, style));
   }
   const listed = maps.some((m) => scalarOf(m, 'schema') === 'olm.bundle' && scalarOf(m, 'image') === image);
   if (!listed)
@@ -312,16 +315,17 @@ function editBasic(
           ['schema', 'olm.bundle'],
           ['image', image],
         ],
-        indentSeq,
+        style,
       ),
     );
   return applySplices(text, splices);
 }
 
 function editSemver(path: string, text: string, target: ReleaseTarget, image: string): string {
-  const top = parseNodes(text, 'yaml')[0];
+  const format = formatOfPath(path, text);
+  const top = parseNodes(text, format)[0];
   if (top?.kind !== 'map') throw new ReleaseRefusal(`${path}: the template is not a mapping`, path, 1);
-  const indentSeq = detectStyle(text, 'yaml').indentSeq;
+  const style = detectStyle(text, format);
   let out = text;
   for (const channel of target.channels) {
     const arch = SEMVER_CHANNELS.find((c) => c.toLowerCase() === channel.toLowerCase());
@@ -330,7 +334,7 @@ function editSemver(path: string, text: string, target: ReleaseTarget, image: st
         `channel "${channel}" of ${path} is not one of the semver template's ${SEMVER_CHANNELS.join(', ')}; fix channels in release-config.yaml`,
         path,
       );
-    const node = parseNodes(out, 'yaml')[0] as TMap;
+    const node = parseNodes(out, format)[0] as TMap;
     const archPair = pairOf(node, arch);
     const bundles = archPair?.value?.kind === 'map' ? valueOf(archPair.value, 'bundles') : undefined;
     if (bundles?.kind !== 'seq' || bundles.items.length === 0)
@@ -346,7 +350,7 @@ function editSemver(path: string, text: string, target: ReleaseTarget, image: st
       );
     const first = bundles.items[0]!;
     const key = first.kind === 'map' ? (pairOf(first, 'image')?.key ?? 'Image') : 'Image';
-    out = applySplices(out, [appendItem(out, bundles, [[key, image]], indentSeq)]);
+    out = applySplices(out, [appendItem(out, bundles, [[key, image]], style)]);
   }
   return out;
 }
