@@ -100,6 +100,12 @@ describe('catalog-bot/bundle on a broken bundle', () => {
   };
   const rules = (input: BundleCheckInput): string[] => checkBundle(input).map((d) => `${d.level} ${d.rule}`);
 
+  it('a directory far larger than a bundle is reported, not read', () => {
+    const files = new Map(good.files);
+    files.set('manifests/huge.yaml', Buffer.alloc(65 * 2 ** 20, 0x20));
+    expect(rules({ ...good, files })).toEqual(['error B-SIZE']);
+  });
+
   it('a good bundle has no findings', () => {
     expect(checkBundle(good)).toEqual([]);
   });

@@ -39,6 +39,9 @@ export interface BundleCheckInput {
   catalogs?: { path: string; text: string; template?: string; names?: ReadonlySet<string> }[];
 }
 
+/** More than this is far more than a bundle holds: it is reported, not parsed. */
+export const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
+
 type Finding = Omit<Diagnostic, 'level'> & { level?: Diagnostic['level'] };
 
 /** The 1-based line of the first match of `pattern` in a text (1 when absent). */
@@ -118,6 +121,18 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
       });
     }
     if (out.length > 0) return out;
+  }
+
+  const size = [...files.values()].reduce((n, b) => n + b.length, 0);
+  if (size > MAX_BUNDLE_BYTES) {
+    add({
+      rule: 'B-SIZE',
+      message: `${dir} holds ${Math.round(size / 2 ** 20)} MiB of files, far more than a bundle (a few manifests) holds; it was not read`,
+      file: dir,
+      line: 1,
+      hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
+    });
+    return out;
   }
 
   // ---- layout
