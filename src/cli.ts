@@ -73,6 +73,11 @@ Commands:
                        single-headed and every user upgradeable; template-aware (edits the
                        template, re-renders); keeps comments and layout; prints the diff
                        (exit 0 done, 1 refused, 2 usage/IO)
+  ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+                       Open OpenShift catalog <to> from <from>: copy every package whose
+                       ci.yaml version_promotion_strategy is always (and every --package)
+                       and add <to> to its catalog_mapping, keeping comments and layout
+                       (exit 0 done, 1 refused, 2 usage/IO)
   render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
@@ -115,6 +120,8 @@ export async function main(
         return await (await import('./commands/build.js')).buildCommand(rest, out, err);
       case 'promote':
         return await (await import('./commands/promote.js')).promoteCommand(rest, out);
+      case 'ocp-promote':
+        return await (await import('./commands/ocp-promote.js')).ocpPromoteCommand(rest, out);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case undefined:
