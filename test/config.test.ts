@@ -53,6 +53,7 @@ describe('defaults', () => {
       dependencies: { externalProviders: { gvks: [], packages: [] } },
       images: { allowedRegistries: [], unverifiableRegistries: [] },
       templates: [],
+      ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
     expect(DEFAULT_CONFIG.catalogs).toEqual(['catalogs/*']);
@@ -96,6 +97,7 @@ describe('a valid config', () => {
         dependencies: { externalProviders: { gvks: [], packages: [] } },
         images: { allowedRegistries: [], unverifiableRegistries: [] },
         templates: [],
+        ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
       problems: [],
     });
@@ -119,6 +121,7 @@ describe('a valid config', () => {
       '    packages: [openshift-pipelines-operator-rh]',
       'images: {allowedRegistries: [quay.io, "registry.example.com:5000"]}',
       'templates: [{template: templates/etcd.yaml, outputs: [catalogs/v4.21/etcd/catalog.yaml]}]',
+      'ocp: {bundleObjectForbiddenFrom: v4.18, kubernetesVersions: [{openshift: v5.0, kubernetes: "1.36"}]}',
       '',
     ].join('\n');
     expect(parseRepoConfig(text)).toEqual({
@@ -139,6 +142,10 @@ describe('a valid config', () => {
         },
         images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'], unverifiableRegistries: [] },
         templates: [{ template: 'templates/etcd.yaml', outputs: ['catalogs/v4.21/etcd/catalog.yaml'] }],
+        ocp: {
+          bundleObjectForbiddenFrom: 'v4.18',
+          kubernetesVersions: [{ openshift: 'v5.0', kubernetes: '1.36' }],
+        },
       },
       problems: [],
     });
@@ -400,14 +407,14 @@ describe('configProblemsAsDiagnostics', () => {
       'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
     );
     expect(diagnostics[3]?.hint).toBe(
-      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images.',
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, ocp.',
     );
   });
 
   it('document-level problems get a hint too', () => {
     const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
     expect(d?.hint).toBe(
-      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images.`,
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, ocp.`,
     );
     expect(configProblemsAsDiagnostics([])).toEqual([]);
   });

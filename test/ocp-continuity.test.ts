@@ -252,7 +252,10 @@ describe('per-version rules', () => {
     expect(above[0]!.message).toMatch(
       /needs Kubernetes 1\.34\.0 \(minKubeVersion\), but OpenShift 4\.20 runs Kubernetes 1\.33/,
     );
-    const configured = { ...DEFAULT_OCP_CONFIG, kubernetesVersions: { 'v4.20': '1.34' } };
+    const configured = {
+      ...DEFAULT_OCP_CONFIG,
+      kubernetesVersions: [{ openshift: 'v4.20', kubernetes: '1.34' }],
+    };
     expect(await findings({ 'v4.20': kube('1.34.0') }, configured)).toEqual([]);
     // A CSV kept whole (olm.bundle.object) is read too.
     const csv = { kind: 'ClusterServiceVersion', spec: { minKubeVersion: '1.30.0' } };
@@ -310,5 +313,42 @@ describe.skipIf(!haveRealRepo)('the six real community-operators packages, v4.12
       /^catalog v4\.15 -> v4\.16: channel "v0\.4" .*holding its head ecr-secret-operator\.v0\.4\.1/,
     );
     expect(result[2]!.message).toMatch(/^catalog v4\.21 -> v4\.22: package "visionone-containersecurity"/);
+  });
+});
+
+describe('the ocp key of .github/catalog-bot.yml', () => {
+  it('defaults, a valid setting, and bad values named with their line', async () => {
+    const { parseRepoConfig } = await import('../src/checks/config.js');
+    expect(parseRepoConfig(undefined).config.ocp).toEqual({
+      bundleObjectForbiddenFrom: 'v4.17',
+      kubernetesVersions: [],
+    });
+    const good = parseRepoConfig(
+      'ocp:\n  bundleObjectForbiddenFrom: never\n  kubernetesVersions:\n    - {openshift: v5.0, kubernetes: "1.36"}\n',
+    );
+    expect(good.problems).toEqual([]);
+    expect(good.config.ocp).toEqual({
+      bundleObjectForbiddenFrom: 'never',
+      kubernetesVersions: [{ openshift: 'v5.0', kubernetes: '1.36' }],
+    });
+    // `never` switches the olm.bundle.object rule off.
+    const objectProp = {
+      type: 'olm.bundle.object',
+      value: { data: Buffer.from('{"kind":"ConfigMap"}').toString('base64') },
+    };
+    const cats = await catalogs({
+      'v4.18': [pkg(), channel(['foo.v1.0.0']), withProps('1.0.0', [objectProp])],
+    });
+    expect(ocpContinuityFindings({ catalogs: cats, config: good.config.ocp })).toEqual([]);
+    expect(
+      ocpContinuityFindings({ catalogs: cats, config: parseRepoConfig(undefined).config.ocp }),
+    ).toHaveLength(1);
+    const bad = parseRepoConfig(
+      'ocp:\n  bundleObjectForbiddenFrom: 4.17\n  kubernetesVersions:\n    - {openshift: "4.20", kubernetes: "1.33"}\n',
+    );
+    expect(bad.problems.map((p) => [p.key, p.line])).toEqual([
+      ['ocp.bundleObjectForbiddenFrom', 2],
+      ['ocp.kubernetesVersions[0].openshift', 4],
+    ]);
   });
 });

@@ -25,15 +25,15 @@ export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';
 
 /** The per-version rules (`.github/catalog-bot.yml` `ocp:`), with community-operators defaults. */
 export interface OcpConfig {
-  /** First catalog where bundles must carry `olm.csv.metadata`, not `olm.bundle.object`; null: no rule. */
+  /** First catalog where bundles must carry `olm.csv.metadata`, not `olm.bundle.object`; null or `never`: no rule. */
   bundleObjectForbiddenFrom: string | null;
-  /** Kubernetes `major.minor` of OpenShift versions (catalog name -> version); 4.N defaults to 1.(N+13). */
-  kubernetesVersions: Record<string, string>;
+  /** Kubernetes `major.minor` of OpenShift catalogs; 4.N defaults to 1.(N+13). */
+  kubernetesVersions: { openshift: string; kubernetes: string }[];
 }
 
 export const DEFAULT_OCP_CONFIG: OcpConfig = Object.freeze({
   bundleObjectForbiddenFrom: 'v4.17',
-  kubernetesVersions: Object.freeze({}) as Record<string, string>,
+  kubernetesVersions: [],
 });
 
 export interface OcpCatalog {
@@ -67,8 +67,8 @@ function ordered(catalogs: OcpCatalog[]): Versioned[] {
 
 /** The Kubernetes version an OpenShift catalog's clusters run. */
 export function kubernetesVersionOf(name: string, config: OcpConfig): OcpMinor | null {
-  const configured = config.kubernetesVersions[name];
-  if (configured !== undefined) return parseOcpMinor(configured);
+  const configured = config.kubernetesVersions.find((k) => k.openshift === name);
+  if (configured !== undefined) return parseOcpMinor(configured.kubernetes);
   const v = ocpCatalogVersion(name);
   return v && v.major === 4 ? { major: 1, minor: v.minor + 13 } : null;
 }
