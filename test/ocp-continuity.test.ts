@@ -1,10 +1,12 @@
 // catalog-bot/ocp-continuity: every rule with a catalog set that breaks it and one that
 // passes, and the findings on the six real community-operators packages.
-import { readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { runnableBundles } from '../src/catalog/ocp-continuity.js';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
 import {
   DEFAULT_OCP_CONFIG,
   ocpContinuityCheck,
@@ -350,5 +352,74 @@ describe('the ocp key of .github/catalog-bot.yml', () => {
       ['ocp.bundleObjectForbiddenFrom', 2],
       ['ocp.kubernetesVersions[0].openshift', 4],
     ]);
+  });
+});
+
+describe('in the pull-request checks (catalog-bot check)', () => {
+  function git(repo: string, ...args: string[]): void {
+    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(r.stderr);
+  }
+  /** main: foo in v4.20, v4.21 and v4.22 (or as `baseSpec` says); pr: `edit` applied. */
+  function repo(edit: (dir: string) => void, baseSpec = ['v4.20', 'v4.21', 'v4.22']): string {
+    const files: Record<string, string> = {};
+    for (const v of baseSpec) files[`catalogs/${v}/foo/catalog.yaml`] = yamlStream(...base());
+    files['catalogs/v4.22/bar/catalog.yaml'] = yamlStream(
+      pkg('bar'),
+      channel(['bar.v1.0.0'], { package: 'bar' }),
+      bundle('1.0.0', {}, 'bar'),
+    );
+    const dir = writeTree(files);
+    dirs.push(dir);
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'base');
+    git(dir, 'checkout', '-q', '-b', 'pr');
+    edit(dir);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'head');
+    return dir;
+  }
+  const ocpCheck = async (dir: string) =>
+    (await runPrChecksInProcess({ repo: dir, base: 'main', head: 'pr' })).checks.find(
+      (c) => c.name === 'catalog-bot/ocp-continuity',
+    );
+
+  it('fails a change that drops a package from v4.22, reading the untouched v4.21 too', async () => {
+    const dir = repo((d) => rmSync(join(d, 'catalogs/v4.22/foo'), { recursive: true }));
+    const check = await ocpCheck(dir);
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => [d.rule, d.level, d.file])).toEqual([
+      ['OCP-PACKAGE-DROPPED', 'error', 'catalogs/v4.21/foo/catalog.yaml'],
+    ]);
+  });
+
+  it('a loss the base already had is a warning; a change that touches no OpenShift catalog has no such check', async () => {
+    const dir = repo(
+      (d) => {
+        const grown = [
+          pkg(),
+          channel([
+            'foo.v1.0.0',
+            { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
+            { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
+          ]),
+          bundle('1.0.0'),
+          bundle('1.1.0'),
+          bundle('1.2.0'),
+        ];
+        writeFileSync(join(d, 'catalogs/v4.21/foo/catalog.yaml'), yamlStream(...grown));
+      },
+      ['v4.20', 'v4.21'],
+    );
+    // foo is in v4.21 but not v4.22 already on main; the pull request only edits v4.21.
+    const check = await ocpCheck(dir);
+    expect(check?.conclusion).toBe('success');
+    expect(check?.findings.map((d) => [d.rule, d.level])).toEqual([['OCP-PACKAGE-DROPPED', 'warning']]);
+    expect(check?.findings[0]!.message).toMatch(/\(already so before this change\)$/);
+    const other = repo((d) => writeFileSync(join(d, 'README.md'), 'hello\n'));
+    expect(await ocpCheck(other)).toBeUndefined();
   });
 });

@@ -113,6 +113,16 @@ function headOf(channel: ModelChannel): ModelBundle | undefined {
   return top;
 }
 
+/** What a finding is about, the same before and after a change (messages name other bundles too). */
+const findingKeys = new WeakMap<Diagnostic, string>();
+
+function push(out: Diagnostic[], key: string, d: Diagnostic): void {
+  findingKeys.set(d, key);
+  out.push(d);
+}
+
+const keyOf = (d: Diagnostic): string => findingKeys.get(d) ?? `${d.rule}\0${d.message}`;
+
 function list(names: string[], max = 6): string {
   return names.length <= max
     ? names.join(', ')
@@ -131,7 +141,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
           .filter((b) => !holdsClustersBefore(b.blob, newer.version))
           .map((b) => b.name)
       : [];
-    out.push({
+    push(out, `${capped ? 'retired' : 'dropped'}|${name}|${older.name}|${newer.name}`, {
       rule: capped ? 'OCP-PACKAGE-RETIRED' : 'OCP-PACKAGE-DROPPED',
       level: capped ? 'notice' : 'error',
       message: capped
@@ -157,7 +167,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
       const renamed = [...newPkg.channels.values()].find(
         (c) => !oldPkg.channels.has(c.name) && head !== undefined && c.bundles.has(head.name),
       );
-      out.push({
+      push(out, `channel|${name}|${channel.name}|${older.name}|${newer.name}`, {
         rule: 'OCP-CHANNEL-DROPPED',
         level: runnable.some((r) => r.reach.some((x) => x !== 'pinned')) ? 'error' : 'warning',
         message: `${pair}: channel "${channel.name}" of package "${name}" is in ${older.name} (with ${list(runnable.map((r) => r.bundle.name))}) but not in ${newer.name}${renamed ? `, which has a new channel "${renamed.name}" holding its head ${head!.name} instead (renamed?)` : ''}: subscriptions and cluster extensions on "${channel.name}" find nothing to update to after the cluster upgrades to OpenShift ${formatOcp(newer.version)}`,
@@ -186,7 +196,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
       const names = group.map((s) => s.b.name);
       const who = [...new Set(group.flatMap((s) => s.olms))].join(' and ');
       const how = [...new Set(group.flatMap((s) => s.reach))].map((r) => REACH_TEXT[r]).join('; ');
-      out.push({
+      push(out, `forward|${name}|${channel.name}|${older.name}|${newer.name}|${level}|${names.join(',')}`, {
         rule: 'OCP-NO-WAY-FORWARD',
         level,
         message: `${pair}: ${group.length === 1 ? 'bundle' : `bundles (${group.length})`} ${list(group.map((s) => `${s.b.name} (${v(s.b)})`))} of package "${name}" ${group.length === 1 ? 'runs' : 'run'} on clusters from ${older.name} in channel "${channel.name}" (${how}), but channel "${channel.name}" of ${newer.name} has neither ${group.length === 1 ? 'it' : 'them'} nor an upgrade from ${group.length === 1 ? 'it' : 'them'}: after the cluster upgrades to OpenShift ${formatOcp(newer.version)}, ${who} ${who.includes(' and ') ? 'leave' : 'leaves'} ${group.length === 1 ? 'it' : 'them'} without updates`,
@@ -243,7 +253,7 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
       seen.add(blob);
       const where = at(c, blob.pos.file, blob.pos.line);
       if (forbidFrom && rankOcp(c.version) >= rankOcp(forbidFrom) && hasProperty(blob, 'olm.bundle.object')) {
-        out.push({
+        push(out, `object|${name}|${c.name}|${b.name}`, {
           rule: 'OCP-BUNDLE-OBJECT',
           level: 'error',
           message: `catalog ${c.name}: bundle ${b.name} of package "${name}" carries olm.bundle.object, which catalogs from ${config.bundleObjectForbiddenFrom} on must not (they carry olm.csv.metadata)`,
@@ -264,7 +274,7 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
                 : undefined;
         const max = maxOpenShiftVersion(blob);
         if (bad) {
-          out.push({
+          push(out, `max-malformed|${name}|${c.name}|${b.name}`, {
             rule: 'OCP-MAX-OPENSHIFT-MALFORMED',
             level: 'error',
             message: `catalog ${c.name}: bundle ${b.name} of package "${name}" ${bad}: OLM cannot read it, and blocks cluster upgrades while it is installed`,
@@ -273,7 +283,7 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
             hint: 'Declare it once, as a quoted string like `value: "4.18"`.',
           });
         } else if (max && rankOcp(max) < rankOcp(c.version)) {
-          out.push({
+          push(out, `max-below|${name}|${c.name}|${b.name}`, {
             rule: 'OCP-MAX-OPENSHIFT-BELOW',
             level: 'error',
             message: `catalog ${c.name}: bundle ${b.name} of package "${name}" declares olm.maxOpenShiftVersion ${formatOcp(max)}, below the OpenShift ${formatOcp(c.version)} this catalog serves: clusters on ${formatOcp(c.version)} are past it already`,
@@ -290,7 +300,7 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
         m &&
         (Number(m[1]) > kube.major || (Number(m[1]) === kube.major && Number(m[2]) > kube.minor))
       ) {
-        out.push({
+        push(out, `kube|${name}|${c.name}|${b.name}`, {
           rule: 'OCP-MIN-KUBE-ABOVE',
           level: 'error',
           message: `catalog ${c.name}: bundle ${b.name} of package "${name}" needs Kubernetes ${minKube} (minKubeVersion), but OpenShift ${formatOcp(c.version)} runs Kubernetes ${formatOcp(kube)}: OLM refuses to install it there`,
@@ -322,9 +332,23 @@ export function ocpContinuityFindings(input: OcpContinuityInput): Diagnostic[] {
   return sortDiagnostics(out);
 }
 
-/** The check run over the findings. */
-export function ocpContinuityCheck(input: OcpContinuityInput): CheckResult {
-  const findings = ocpContinuityFindings(input);
+/**
+ * A finding the catalogs already had before the change is a warning: it is not what the
+ * change does (as for `catalog-bot/upgrade-graph`).
+ */
+function notBlamingTheChange(findings: Diagnostic[], before: Diagnostic[]): Diagnostic[] {
+  const known = new Set(before.map(keyOf));
+  return findings.map((d) =>
+    d.level === 'error' && known.has(keyOf(d))
+      ? { ...d, level: 'warning', message: `${d.message} (already so before this change)` }
+      : d,
+  );
+}
+
+/** The check run over the findings; `before`: the findings of the catalogs before the change. */
+export function ocpContinuityCheck(input: OcpContinuityInput, before?: Diagnostic[]): CheckResult {
+  const found = ocpContinuityFindings(input);
+  const findings = before ? notBlamingTheChange(found, before) : found;
   const errors = findings.filter((d) => d.level === 'error').length;
   const warnings = findings.filter((d) => d.level === 'warning').length;
   const catalogs = ordered(input.catalogs).map((c) => c.name);
@@ -347,4 +371,55 @@ export function ocpContinuityCheck(input: OcpContinuityInput): CheckResult {
     findings,
     annotations: toAnnotations(findings),
   };
+}
+
+/** A catalog root of a change, as `pr.ts` loads it. */
+export interface ChangedRoot {
+  path: string;
+  base?: { model: Model };
+  head?: { model: Model };
+  packages: Set<string>;
+}
+
+const rootName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
+/**
+ * The check for a change: the packages it touches in OpenShift catalogs, across the touched
+ * catalogs and their neighbours (loaded with `load`; an untouched root is the same in base
+ * and head, so it is loaded once). Undefined when the change touches no OpenShift catalog.
+ */
+export async function ocpContinuityForChange(input: {
+  roots: ChangedRoot[];
+  baseRoots: string[];
+  headRoots: string[];
+  load: (path: string) => Promise<Model>;
+  config?: OcpConfig;
+}): Promise<CheckResult | undefined> {
+  const touched = input.roots.filter((r) => r.packages.size > 0 && ocpCatalogVersion(rootName(r.path)));
+  if (touched.length === 0) return undefined;
+  const packages = new Set(touched.flatMap((r) => [...r.packages]));
+  const byPath = new Map(input.roots.map((r) => [r.path, r]));
+  const untouched = new Map<string, Promise<Model>>();
+  const side = async (paths: string[], which: 'base' | 'head'): Promise<OcpCatalog[]> => {
+    const ocp = paths
+      .filter((p) => ocpCatalogVersion(rootName(p)))
+      .sort((a, b) => rankOcp(ocpCatalogVersion(rootName(a))!) - rankOcp(ocpCatalogVersion(rootName(b))!));
+    const wanted = ocp.filter(
+      (p, i) => byPath.has(p) || byPath.has(ocp[i - 1] ?? '') || byPath.has(ocp[i + 1] ?? ''),
+    );
+    const out: OcpCatalog[] = [];
+    for (const path of wanted) {
+      const changed = byPath.get(path);
+      let model = changed?.[which]?.model;
+      if (!model && !changed) {
+        if (!untouched.has(path)) untouched.set(path, input.load(path));
+        model = await untouched.get(path)!;
+      }
+      if (model) out.push({ name: rootName(path), root: path, model });
+    }
+    return out;
+  };
+  const config = input.config ?? DEFAULT_OCP_CONFIG;
+  const before = ocpContinuityFindings({ catalogs: await side(input.baseRoots, 'base'), packages, config });
+  return ocpContinuityCheck({ catalogs: await side(input.headRoots, 'head'), packages, config }, before);
 }
