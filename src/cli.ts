@@ -78,6 +78,10 @@ Commands:
                        ci.yaml version_promotion_strategy is always (and every --package)
                        and add <to> to its catalog_mapping, keeping comments and layout
                        (exit 0 done, 1 refused, 2 usage/IO)
+  ocp-matrix [--repo <dir>] [--package <pkg>]... [--format text|json|markdown]
+                       Packages x OpenShift catalogs: the default channel's head in each
+                       cell, gaps, and the ocp-continuity findings (exit 0 no errors,
+                       1 errors, 2 usage/IO)
   render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
@@ -122,6 +126,8 @@ export async function main(
         return await (await import('./commands/promote.js')).promoteCommand(rest, out);
       case 'ocp-promote':
         return await (await import('./commands/ocp-promote.js')).ocpPromoteCommand(rest, out);
+      case 'ocp-matrix':
+        return await (await import('./commands/ocp-matrix.js')).ocpMatrixCommand(rest, out);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case undefined:

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { runnableBundles } from '../src/catalog/ocp-continuity.js';
@@ -13,6 +14,7 @@ import {
   ocpContinuityFindings,
   type OcpCatalog,
   type OcpConfig,
+  type OcpMatrix,
 } from '../src/checks/ocp-continuity.js';
 import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { haveRealRepo, REAL_REPO } from './helpers/ocp-history.js';
@@ -394,6 +396,8 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     expect(check?.findings.map((d) => [d.rule, d.level, d.file])).toEqual([
       ['OCP-PACKAGE-DROPPED', 'error', 'catalogs/v4.21/foo/catalog.yaml'],
     ]);
+    // The summary shows the touched package across the catalogs read (bar is not touched).
+    expect(check?.summary).toContain('| package | v4.21 | v4.22 |\n|---|---|---|\n| foo | 1.1.0 ✗ | - |\n');
   });
 
   it('a loss the base already had is a warning; a change that touches no OpenShift catalog has no such check', async () => {
@@ -421,5 +425,75 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     expect(check?.findings[0]!.message).toMatch(/\(already so before this change\)$/);
     const other = repo((d) => writeFileSync(join(d, 'README.md'), 'hello\n'));
     expect(await ocpCheck(other)).toBeUndefined();
+  });
+});
+
+describe.skipIf(!haveRealRepo)('catalog-bot ocp-matrix', () => {
+  async function matrix(...args: string[]): Promise<{ code: number; output: string }> {
+    const { ocpMatrixCommand } = await import('../src/commands/ocp-matrix.js');
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    const code = await ocpMatrixCommand(args, out);
+    return { code, output: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  it('the real packages: heads per version, gaps, and the findings marked', async () => {
+    const { code, output } = await matrix('--repo', REAL_REPO, '--format', 'json');
+    expect(code).toBe(1);
+    const m = JSON.parse(output) as OcpMatrix;
+    expect(m.catalogs).toEqual([
+      'v4.12',
+      'v4.13',
+      'v4.14',
+      'v4.15',
+      'v4.16',
+      'v4.17',
+      'v4.18',
+      'v4.19',
+      'v4.20',
+      'v4.21',
+      'v4.22',
+    ]);
+    const row = (p: string) => m.packages.find((x) => x.package === p)!.cells;
+    expect(row('ecr-secret-operator')['v4.15']).toEqual({
+      defaultChannel: 'v0.4',
+      head: 'ecr-secret-operator.v0.4.1',
+      version: '0.4.1',
+      level: 'error',
+    });
+    expect(row('ecr-secret-operator')['v4.16']).toMatchObject({
+      defaultChannel: 'alpha',
+      version: '0.5.0',
+      level: null,
+    });
+    expect(row('visionone-containersecurity')['v4.21']).toMatchObject({ level: 'error' });
+    expect(row('visionone-containersecurity')['v4.22']).toBeNull();
+    expect(row('clusterpulse')['v4.16']).toBeNull();
+    expect(row('clusterpulse')['v4.17']).toMatchObject({
+      defaultChannel: 'fast-v1',
+      head: 'clusterpulse.v1.0.2',
+    });
+    expect(m.findings).toHaveLength(3);
+  });
+
+  it('markdown and text, one package, and usage errors', async () => {
+    const md = await matrix('--repo', REAL_REPO, '--format', 'markdown', '--package', 'dotvirt-operator');
+    expect(md.code).toBe(0);
+    expect(md.output).toBe(
+      [
+        '| package | v4.12 | v4.13 | v4.14 | v4.15 | v4.16 | v4.17 | v4.18 | v4.19 | v4.20 | v4.21 | v4.22 |',
+        '|---|---|---|---|---|---|---|---|---|---|---|---|',
+        '| dotvirt-operator | - | - | - | - | - | - | 0.0.32 | 0.0.32 | 0.0.32 | 0.0.32 | 0.0.32 |',
+        '',
+      ].join('\n'),
+    );
+    const text = await matrix('--repo', REAL_REPO, '--package', 'visionone-containersecurity');
+    expect(text.output).toMatch(
+      /^package +v4\.12 .*\nvisionone-containersecurity +0\.0\.5 .* 0\.0\.5 ✗ +-\n/,
+    );
+    expect(text.output).toMatch(/error OCP-PACKAGE-DROPPED: catalog v4\.21 -> v4\.22/);
+    expect((await matrix('--format', 'xml')).code).toBe(2);
+    expect((await matrix('--repo', join(REAL_REPO, 'nope'))).code).toBe(2);
   });
 });

@@ -18,8 +18,9 @@ import {
   type OcpMinor,
   type Reach,
 } from '../catalog/ocp-continuity.js';
+import { classicChannel } from '../catalog/classic.js';
 import { compareVersions, formatVersion } from '../catalog/semver.js';
-import { findingsTable, toAnnotations, type CheckResult } from './check.js';
+import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
 
 export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';
 
@@ -151,7 +152,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
       package: name,
       hint: capped
         ? `Nothing to do if the operator is retired on OpenShift ${formatOcp(newer.version)}.`
-        : `Add the package to catalogs ${newer.name} (\`catalog-bot ocp-promote ${older.name} ${newer.name} --package ${name}\`), or, if it does not support OpenShift ${formatOcp(newer.version)}, give its newest bundle \`olm.maxOpenShiftVersion: "${formatOcp(older.version)}"\`.`,
+        : `Add the package to catalog ${newer.name} (\`catalog-bot ocp-promote ${older.name} ${newer.name} --package ${name}\`), or, if it does not support OpenShift ${formatOcp(newer.version)}, give its newest bundle \`olm.maxOpenShiftVersion: "${formatOcp(older.version)}"\`.`,
     });
     return;
   }
@@ -332,6 +333,90 @@ export function ocpContinuityFindings(input: OcpContinuityInput): Diagnostic[] {
   return sortDiagnostics(out);
 }
 
+// ---- the matrix: package x OpenShift version
+
+export interface MatrixCell {
+  defaultChannel: string | null;
+  /** The default channel's head (classic OLM's), null when the channel has none or several. */
+  head: string | null;
+  version: string | null;
+  /** The worst finding about the package in this catalog (null: none). */
+  level: Diagnostic['level'] | null;
+}
+
+export interface OcpMatrix {
+  catalogs: string[];
+  packages: { package: string; cells: Record<string, MatrixCell | null> }[];
+  findings: Diagnostic[];
+}
+
+const LEVEL_RANK = { error: 3, warning: 2, notice: 1 } as const;
+
+/** Every package (or those given) in every OpenShift catalog, marked with the continuity findings. */
+export function ocpMatrix(input: OcpContinuityInput, findings = ocpContinuityFindings(input)): OcpMatrix {
+  const catalogs = ordered(input.catalogs);
+  const names = new Set<string>();
+  for (const c of catalogs)
+    for (const n of c.model.keys()) if (!input.packages || input.packages.has(n)) names.add(n);
+  const worst = new Map<string, Diagnostic['level']>();
+  for (const d of findings) {
+    const root = catalogs.find((c) => d.file?.startsWith(`${c.root}/`));
+    if (!root || !d.package) continue;
+    const key = `${d.package}\0${root.name}`;
+    const seen = worst.get(key);
+    if (!seen || LEVEL_RANK[d.level] > LEVEL_RANK[seen]) worst.set(key, d.level);
+  }
+  return {
+    catalogs: catalogs.map((c) => c.name),
+    packages: [...names].sort().map((name) => ({
+      package: name,
+      cells: Object.fromEntries(
+        catalogs.map((c) => {
+          const pkg = c.model.get(name);
+          if (!pkg) return [c.name, null];
+          const channel = pkg.defaultChannel;
+          const heads = channel ? classicChannel(channel).heads : [];
+          const head = heads.length === 1 ? channel!.bundles.get(heads[0]!) : undefined;
+          return [
+            c.name,
+            {
+              defaultChannel: channel?.name ?? null,
+              head: head?.name ?? null,
+              version: head?.version ? formatVersion(head.version) : null,
+              level: worst.get(`${name}\0${c.name}`) ?? null,
+            },
+          ];
+        }),
+      ),
+    })),
+    findings,
+  };
+}
+
+const MARK = { error: ' ✗', warning: ' ⚠', notice: ' ℹ' } as const;
+
+/** One cell as text: the head's version (or name), `-` where the package is not, and a mark per finding. */
+export function matrixCellText(
+  cell: MatrixCell | null,
+  level: Diagnostic['level'] | null = cell?.level ?? null,
+): string {
+  const text = cell === null ? '-' : (cell.version ?? cell.head ?? '?');
+  return level ? text + MARK[level] : text;
+}
+
+/** The matrix as a markdown table. */
+export function matrixMarkdown(m: OcpMatrix): string[] {
+  if (m.packages.length === 0) return [];
+  return [
+    `| package | ${m.catalogs.join(' | ')} |`,
+    `|---|${m.catalogs.map(() => '---').join('|')}|`,
+    ...m.packages.map(
+      (p) =>
+        `| ${cell(p.package)} | ${m.catalogs.map((c) => cell(matrixCellText(p.cells[c] ?? null))).join(' | ')} |`,
+    ),
+  ];
+}
+
 /**
  * A finding the catalogs already had before the change is a warning: it is not what the
  * change does (as for `catalog-bot/upgrade-graph`).
@@ -366,6 +451,10 @@ export function ocpContinuityCheck(input: OcpContinuityInput, before?: Diagnosti
       catalogs.length < 2
         ? 'Fewer than two OpenShift catalogs: nothing to compare between versions.'
         : `Checked the OpenShift catalogs ${catalogs.join(', ')} pairwise (each against the next): a cluster that upgrades OpenShift must find each operator it runs, or a way forward, in the next catalog.`,
+      '',
+      'Head of the default channel per OpenShift catalog (`-`: not there; ✗ error, ⚠ warning, ℹ notice):',
+      '',
+      ...matrixMarkdown(ocpMatrix(input, findings)),
       ...findingsTable(findings),
     ].join('\n'),
     findings,
