@@ -186,6 +186,28 @@ describe('continuity between consecutive OpenShift catalogs', () => {
     expect(await findings({ 'v4.20': base(), 'v4.21': both })).toEqual([]);
   });
 
+  it('a channel of 2,500 entries stays fast (classic answers only past MAX_V1_ENTRIES)', async () => {
+    const n = 2500;
+    const names = Array.from({ length: n }, (_, i) => `1.0.${i}`);
+    const big = [
+      pkg(),
+      channel(
+        names.map((v, i) =>
+          i === 0 ? `foo.v${v}` : { name: `foo.v${v}`, replaces: `foo.v${names[i - 1]}` },
+        ),
+      ),
+      ...names.map((v) => bundle(v)),
+    ];
+    const cats = await catalogs({ 'v4.20': big, 'v4.21': [pkg(), channel(['foo.v2.0.0']), bundle('2.0.0')] });
+    const started = performance.now();
+    const result = ocpContinuityFindings({ catalogs: cats });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(result.map((d) => [d.rule, d.level])).toEqual([['OCP-NO-WAY-FORWARD', 'error']]);
+    expect(result[0]!.message).toMatch(
+      /^catalog v4\.20 -> v4\.21: bundles \(2500\) .* classic OLM and OLM v1 leave them without updates$/,
+    );
+  });
+
   it('only the packages a change touches, and only OpenShift catalogs', async () => {
     const cats = await catalogs({ 'v4.20': base(), 'v4.21': [], dev: [] });
     expect(ocpContinuityFindings({ catalogs: cats, packages: new Set(['bar']) })).toEqual([]);

@@ -44,6 +44,12 @@ export interface Runnable {
   reach: Reach[];
 }
 
+/**
+ * OLM v1 ranks every bundle of the package for each bundle asked about: past this many
+ * entries in a channel only classic OLM's answers are used (bounded work, docs/security.md).
+ */
+export const MAX_V1_ENTRIES = 2000;
+
 /** Every entry of a channel, with how clusters reach it. */
 export function runnableBundles(pkg: ModelPackage, channel: ModelChannel): Runnable[] {
   const reach = new Map<string, Set<Reach>>();
@@ -56,7 +62,7 @@ export function runnableBundles(pkg: ModelPackage, channel: ModelChannel): Runna
   for (const name of classicChannel(channel).chain) add(name, 'classic');
   const options = { channels: [channel.name] };
   add(v1Chosen(pkg, null, options), 'v1');
-  for (const b of channel.bundles.values()) {
+  for (const b of channel.bundles.size <= MAX_V1_ENTRIES ? channel.bundles.values() : []) {
     if (!b.version) continue;
     const chosen = v1Chosen(pkg, { name: b.name, version: b.version }, options);
     if (chosen !== b.name) add(chosen, 'v1');
@@ -72,7 +78,7 @@ export interface WayForward {
   same: boolean;
   /** Where classic OLM moves it in the next catalog's channel (null: nowhere). */
   classic: string | null;
-  /** Where OLM v1 moves it (null: nowhere; undefined: it has no version v1 can use). */
+  /** Where OLM v1 moves it (null: nowhere; undefined: not asked, the bundle has no version or the channel is too large). */
   v1: string | null | undefined;
 }
 
@@ -83,9 +89,10 @@ export function wayForward(next: ModelPackage, channel: ModelChannel, b: ModelBu
   return {
     same: false,
     classic: classicNext(channel, installed),
-    v1: b.version
-      ? v1Chosen(next, { name: b.name, version: b.version }, { channels: [channel.name] })
-      : undefined,
+    v1:
+      b.version && channel.bundles.size <= MAX_V1_ENTRIES
+        ? v1Chosen(next, { name: b.name, version: b.version }, { channels: [channel.name] })
+        : undefined,
   };
 }
 

@@ -186,7 +186,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
       if (way.same) continue;
       const olms: string[] = [];
       if (way.classic === null) olms.push('classic OLM');
-      if (way.v1 === null || way.v1 === undefined) olms.push('OLM v1');
+      if (way.v1 === null) olms.push('OLM v1');
       if (olms.length > 0) stranded.push({ b: bundle, reach, olms });
     }
     if (stranded.length === 0) continue;
