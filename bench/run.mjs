@@ -214,6 +214,26 @@ lines.push(
   '',
 );
 
+// OpenShift version continuity: one package across the real repository's 11 catalogs.
+const ocp = JSON.parse(
+  spawnSync(
+    process.execPath,
+    [join(here, 'ocp.mjs'), join(shared, 'data', 'real-repo', 'community-operators-prod'), String(runs)],
+    { encoding: 'utf8' },
+  ).stdout,
+);
+lines.push(
+  '## OpenShift version continuity',
+  '',
+  `\`catalog-bot/ocp-continuity\` on the real community-operators-prod packages, catalogs v4.12 to v4.22 (${ocp.catalogs} catalogs), warm, on top of loading (median of ${runs}; loading all ${ocp.catalogs} takes ${ocp.one.loadMs.toFixed(0)} ms):`,
+  '',
+  '| what | time (ms) | findings |',
+  '|---|---:|---:|',
+  `| one package (${ocp.package}, in ${ocp.inCatalogs} catalogs), every consecutive pair and every per-version rule | ${ocp.one.ms.toFixed(1)} | ${ocp.one.findings} |`,
+  `| all ${ocp.packages} packages | ${ocp.all.ms.toFixed(1)} | ${ocp.all.findings} |`,
+  '',
+);
+
 // Publishing: native build and push of v4.16 to a local docker-registry, beside buildah.
 const { benchPublish, benchBuildah } = await import('./publish.mjs');
 const pub = await benchPublish({ runs });

@@ -73,6 +73,15 @@ Commands:
                        single-headed and every user upgradeable; template-aware (edits the
                        template, re-renders); keeps comments and layout; prints the diff
                        (exit 0 done, 1 refused, 2 usage/IO)
+  ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+                       Open OpenShift catalog <to> from <from>: copy every package whose
+                       ci.yaml version_promotion_strategy is always (and every --package)
+                       and add <to> to its catalog_mapping, keeping comments and layout
+                       (exit 0 done, 1 refused, 2 usage/IO)
+  ocp-matrix [--repo <dir>] [--package <pkg>]... [--format text|json|markdown]
+                       Packages x OpenShift catalogs: the default channel's head in each
+                       cell, gaps, and the ocp-continuity findings (exit 0 no errors,
+                       1 errors, 2 usage/IO)
   render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
@@ -119,6 +128,10 @@ export async function main(
         return await (await import('./commands/build.js')).buildCommand(rest, out, err);
       case 'promote':
         return await (await import('./commands/promote.js')).promoteCommand(rest, out);
+      case 'ocp-promote':
+        return await (await import('./commands/ocp-promote.js')).ocpPromoteCommand(rest, out);
+      case 'ocp-matrix':
+        return await (await import('./commands/ocp-matrix.js')).ocpMatrixCommand(rest, out);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case 'release':

@@ -140,6 +140,7 @@ describe('catalog-bot app: pull_request', () => {
       'catalog-bot/crd-upgrade',
       'catalog-bot/dependencies',
       'catalog-bot/images',
+      'catalog-bot/ocp-continuity',
       'catalog-bot/permissions',
       'catalog-bot/templates',
       'catalog-bot/upgrade-graph',

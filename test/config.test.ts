@@ -58,6 +58,7 @@ describe('defaults', () => {
         imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
         renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
       },
+      ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
     expect(DEFAULT_CONFIG.catalogs).toEqual(['catalogs/*']);
@@ -106,6 +107,7 @@ describe('a valid config', () => {
           imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
           renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
         },
+        ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
       problems: [],
     });
@@ -133,6 +135,7 @@ describe('a valid config', () => {
       '  path: bundles/{package}/{version}',
       '  imageTemplate: "registry.example.com/{package}-bundle:v{version}"',
       '  renderer: {opmVersion: v1.73.0, csvMetadataFrom: v4.19}',
+      'ocp: {bundleObjectForbiddenFrom: v4.18, kubernetesVersions: [{openshift: v5.0, kubernetes: "1.36"}]}',
       '',
     ].join('\n');
     expect(parseRepoConfig(text)).toEqual({
@@ -157,6 +160,10 @@ describe('a valid config', () => {
           path: 'bundles/{package}/{version}',
           imageTemplate: 'registry.example.com/{package}-bundle:v{version}',
           renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
+        },
+        ocp: {
+          bundleObjectForbiddenFrom: 'v4.18',
+          kubernetesVersions: [{ openshift: 'v5.0', kubernetes: '1.36' }],
         },
       },
       problems: [],
@@ -432,14 +439,14 @@ describe('configProblemsAsDiagnostics', () => {
       'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
     );
     expect(diagnostics[3]?.hint).toBe(
-      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles.',
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles, ocp.',
     );
   });
 
   it('document-level problems get a hint too', () => {
     const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
     expect(d?.hint).toBe(
-      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles.`,
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles, ocp.`,
     );
     expect(configProblemsAsDiagnostics([])).toEqual([]);
   });

@@ -36,6 +36,7 @@ export interface RepoConfig {
     imageTemplate: string;
     renderer: { opmVersion: string; csvMetadataFrom?: string };
   };
+  ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
 }
 
 function deepFreeze<T>(value: T): T {
@@ -63,6 +64,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
     imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
     renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
   },
+  ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });
 
 // Patterns (ajv compiles them with the `u` flag; all are linear).
@@ -339,6 +341,46 @@ export const CONFIG_SCHEMA = deepFreeze({
             },
           },
           default: {},
+        },
+      },
+      default: {},
+    },
+    ocp: {
+      description:
+        'Catalogs per OpenShift version (directories named like `v4.21`): the `catalog-bot/ocp-continuity` check and its per-version rules (docs/ocp-lifecycle.md).',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        bundleObjectForbiddenFrom: {
+          description:
+            'The first OpenShift catalog whose bundles must carry `olm.csv.metadata` instead of `olm.bundle.object`, like `v4.17`; `never` turns the rule off.',
+          type: 'string',
+          pattern: '^(?:v[0-9]{1,3}\\.[0-9]{1,3}|never)$',
+          default: 'v4.17',
+        },
+        kubernetesVersions: {
+          description:
+            'The Kubernetes version of OpenShift versions, for the minKubeVersion rule, like `[{openshift: v5.0, kubernetes: "1.36"}]`. OpenShift 4.N defaults to Kubernetes 1.(N+13).',
+          type: 'array',
+          items: {
+            description: 'One OpenShift catalog and the Kubernetes `major.minor` it runs.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['openshift', 'kubernetes'],
+            properties: {
+              openshift: {
+                description: 'The catalog directory name, like `v5.0`.',
+                type: 'string',
+                pattern: '^v[0-9]{1,3}\\.[0-9]{1,3}$',
+              },
+              kubernetes: {
+                description: 'The Kubernetes `major.minor`, like `1.36`.',
+                type: 'string',
+                pattern: '^[0-9]{1,3}\\.[0-9]{1,3}$',
+              },
+            },
+          },
+          default: [],
         },
       },
       default: {},

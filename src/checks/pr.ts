@@ -23,6 +23,7 @@ import {
   type RegistryPolicy,
 } from '../publish/exists.js';
 import { crdUpgradeCheck } from './crd-upgrade.js';
+import { ocpContinuityForChange } from './ocp-continuity.js';
 import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
@@ -162,6 +163,15 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
       bundles.manifests ? { renderBundle: bundles.manifests } : {},
     ),
   ];
+  // Untouched neighbours of a touched OpenShift catalog are the same at base and head.
+  const ocp = await ocpContinuityForChange({
+    roots,
+    baseRoots,
+    headRoots,
+    config: config.ocp,
+    load: async (path) => (await validateCatalog(new GitTreeSource(repo, head, path))).model,
+  });
+  if (ocp) checks.push(ocp);
   const templates = await templatesFor(head, config.templates, files, readFile);
   if (templates.length > 0) {
     const read = (path: string) => readFile(head, path);

@@ -1,0 +1,308 @@
+// `catalog-bot ocp-promote` against the real promotion commits of community-operators-prod:
+// each test rebuilds the repository as it was before a promotion (history patches
+// reverse-applied) and checks that the command writes what the real commit holds.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { ocpPromoteCommand } from '../src/commands/ocp-promote.js';
+import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
+import { removeTree } from './helpers/oracle.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeTree));
+
+async function run(args: string[]): Promise<{ code: number; output: string }> {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  const code = await ocpPromoteCommand(args, out);
+  return { code, output: Buffer.concat(chunks).toString('utf8') };
+}
+
+function before(patches: string[]): string {
+  const dir = realRepoBefore(patches);
+  dirs.push(dir);
+  return dir;
+}
+
+const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
+
+/** `after` is `before` with only `inserted` (and separators) added: the rest of the layout kept. */
+function onlyInserted(beforeText: string, afterText: string, inserted: string): boolean {
+  let p = 0;
+  while (p < beforeText.length && beforeText[p] === afterText[p]) p++;
+  let s = 0;
+  while (
+    s < beforeText.length - p &&
+    beforeText[beforeText.length - 1 - s] === afterText[afterText.length - 1 - s]
+  )
+    s++;
+  if (p + s !== beforeText.length) return false;
+  const added = afterText.slice(p, afterText.length - s);
+  return added.replace(inserted, '').replace(/[\s,"'-]/g, '') === '' && added.includes(inserted);
+}
+
+interface RealPromotion {
+  patch: string;
+  /** Newer patches of the package, reverse-applied first (newest first). */
+  newer: string[];
+  pkg: string;
+  from: string;
+  to: string;
+  /** Not `always`: promoted by naming it. */
+  named: boolean;
+}
+
+const REAL: RealPromotion[] = [
+  {
+    patch: 'clusterpulse-promote-v4.22',
+    newer: [],
+    pkg: 'clusterpulse',
+    from: 'v4.21',
+    to: 'v4.22',
+    named: true,
+  },
+  {
+    patch: 'rabbitmq-messaging-topology-operator-promote-v4.22',
+    newer: [],
+    pkg: 'rabbitmq-messaging-topology-operator',
+    from: 'v4.21',
+    to: 'v4.22',
+    named: true,
+  },
+  {
+    patch: 'ecr-secret-operator-promote-v4.22',
+    newer: [],
+    pkg: 'ecr-secret-operator',
+    from: 'v4.21',
+    to: 'v4.22',
+    named: false,
+  },
+  {
+    patch: 'jumpstarter-operator-promote-v4.22',
+    newer: [
+      'jumpstarter-operator-0.9.0-catalog',
+      'jumpstarter-operator-0.9.0-template',
+      'jumpstarter-operator-0.9.0-rc.2-catalog',
+      'jumpstarter-operator-0.9.0-rc.2-template',
+    ],
+    pkg: 'jumpstarter-operator',
+    from: 'v4.21',
+    to: 'v4.22',
+    named: true,
+  },
+  {
+    patch: 'visionone-containersecurity-promote-v4.21',
+    newer: [],
+    pkg: 'visionone-containersecurity',
+    from: 'v4.20',
+    to: 'v4.21',
+    named: true,
+  },
+];
+
+describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real promotion commits', () => {
+  for (const c of REAL) {
+    it(`${c.patch}: catalog byte for byte, ci.yaml equal as YAML with its layout kept`, async () => {
+      const dir = before([...c.newer, c.patch]);
+      const catalog = `catalogs/${c.to}/${c.pkg}/catalog.yaml`;
+      const ci = `operators/${c.pkg}/ci.yaml`;
+      const ciBefore = read(dir, ci);
+      const ciReal = newFileOfPatch(c.patch, ci, dir);
+      const { code, output } = await run([
+        c.from,
+        c.to,
+        '--repo',
+        dir,
+        ...(c.named ? ['--package', c.pkg] : []),
+      ]);
+      expect(output).toMatch(new RegExp(`promoted +${c.pkg}: `));
+      expect(code).toBe(0);
+      expect(read(dir, catalog) === newFileOfPatch(c.patch, catalog)).toBe(true);
+      const ciAfter = read(dir, ci);
+      expect(parseYaml(ciAfter)).toEqual(parseYaml(ciReal));
+      expect(onlyInserted(ciBefore, ciAfter, c.to)).toBe(true);
+    });
+  }
+
+  it('v4.22 of 2026-07: promotes the one `always` package, lists the rest with why', async () => {
+    const dir = before([
+      'clusterpulse-promote-v4.22',
+      'jumpstarter-operator-0.9.0-catalog',
+      'jumpstarter-operator-0.9.0-template',
+      'jumpstarter-operator-0.9.0-rc.2-catalog',
+      'jumpstarter-operator-0.9.0-rc.2-template',
+      'jumpstarter-operator-promote-v4.22',
+      'rabbitmq-messaging-topology-operator-promote-v4.22',
+      'ecr-secret-operator-promote-v4.22',
+    ]);
+    const { code, output } = await run(['v4.21', 'v4.22', '--repo', dir, '--format', 'json']);
+    expect(code).toBe(0);
+    const result = JSON.parse(output) as {
+      packages: { package: string; status: string; reason: string; notes: string[] }[];
+      written: string[];
+    };
+    expect(result.packages.map((p) => [p.package, p.status])).toEqual([
+      ['clusterpulse', 'skipped'],
+      ['dotvirt-operator', 'skipped'],
+      ['ecr-secret-operator', 'promoted'],
+      ['jumpstarter-operator', 'skipped'],
+      ['rabbitmq-messaging-topology-operator', 'skipped'],
+      ['visionone-containersecurity', 'skipped'],
+    ]);
+    // dotvirt-operator is review-needed, but was already in v4.22 at the time.
+    expect(result.packages[1]!.reason).toBe('already in catalogs/v4.22');
+    expect(result.packages[0]!.reason).toMatch(/strategy is never \(the default\)/);
+    expect(result.written).toEqual([
+      'catalogs/v4.22/ecr-secret-operator/catalog.yaml',
+      'operators/ecr-secret-operator/ci.yaml',
+    ]);
+    // Its template names bundles its catalogs lack (a real inconsistency): copied as committed.
+    expect(result.packages[2]!.notes.join(' ')).toMatch(
+      /catalogs\/v4\.21\/ecr-secret-operator\/catalog\.yaml is not the render of operators\/ecr-secret-operator\/catalog-templates\/basic\.yaml; copied/,
+    );
+  });
+
+  it('review-needed packages are listed, not written, unless named', async () => {
+    const dir = before([]);
+    rmSync(join(dir, 'catalogs/v4.22/dotvirt-operator'), { recursive: true });
+    const ci = 'operators/dotvirt-operator/ci.yaml';
+    writeFileSync(join(dir, ci), read(dir, ci).replace('        - v4.22\n', ''));
+    const listed = await run(['v4.21', 'v4.22', '--repo', dir]);
+    expect(listed.code).toBe(0);
+    expect(listed.output).toMatch(
+      /needs review +dotvirt-operator: fbc.version_promotion_strategy is review-needed/,
+    );
+    expect(listed.output).toMatch(/0 package\(s\) promoted to v4.22: 0 file\(s\) written/);
+    const named = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'dotvirt-operator']);
+    expect(named.code).toBe(0);
+    expect(read(dir, 'catalogs/v4.22/dotvirt-operator/catalog.yaml')).toBe(
+      read(dir, 'catalogs/v4.21/dotvirt-operator/catalog.yaml'),
+    );
+    expect(read(dir, ci)).toMatch(/- v4\.21\n {8}- v4\.22\n/);
+  });
+
+  it('the v4.21 race: the real commit copied v4.20 from before 1.0.0; from the merged state v4.21 holds 1.0.0', async () => {
+    const dir = before([
+      'clusterpulse-promote-v4.22',
+      'clusterpulse-1.0.2-catalog',
+      'clusterpulse-1.0.2-template',
+      'clusterpulse-1.0.1-catalog',
+      'clusterpulse-1.0.1-template',
+      'clusterpulse-promote-v4.21',
+    ]);
+    const ciReal = newFileOfPatch('clusterpulse-promote-v4.21', 'operators/clusterpulse/ci.yaml', dir);
+    const { code } = await run(['v4.20', 'v4.21', '--repo', dir, '--package', 'clusterpulse']);
+    expect(code).toBe(0);
+    const ours = read(dir, 'catalogs/v4.21/clusterpulse/catalog.yaml');
+    const real = newFileOfPatch('clusterpulse-promote-v4.21', 'catalogs/v4.21/clusterpulse/catalog.yaml');
+    expect(ours).toBe(read(dir, 'catalogs/v4.20/clusterpulse/catalog.yaml'));
+    expect(ours).toMatch(/name: clusterpulse\.v1\.0\.0\n/);
+    expect(real).not.toMatch(/clusterpulse\.v1\.0\.0/);
+    expect(real).toMatch(/defaultChannel: fast-v0\n/);
+    expect(ours).toMatch(/defaultChannel: fast-v1\n/);
+    const ci = read(dir, 'operators/clusterpulse/ci.yaml');
+    expect(parseYaml(ci)).toEqual(parseYaml(ciReal));
+  });
+
+  it('crossing into olm.csv.metadata: v4.16 -> v4.17 renders the template and equals the real v4.17', async () => {
+    const dir = before([]);
+    const pkg = 'visionone-containersecurity';
+    const real = read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`);
+    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
+    const ci = `operators/${pkg}/ci.yaml`;
+    const ciBefore = read(dir, ci).replace('"v4.17", ', '');
+    writeFileSync(join(dir, ci), ciBefore);
+    expect(read(dir, `catalogs/v4.16/${pkg}/catalog.yaml`)).toMatch(/olm\.bundle\.object/);
+    const { code, output } = await run(['v4.16', 'v4.17', '--repo', dir, '--package', pkg]);
+    expect(output).toMatch(/promoted +visionone-containersecurity/);
+    expect(code).toBe(0);
+    expect(read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`) === real).toBe(true);
+    // inserted in version order
+    expect(read(dir, ci)).toMatch(/"v4\.16", v4\.17, "v4\.18"/);
+  });
+
+  it('refuses (and writes nothing) when v4.17 needs a render the template cannot give', async () => {
+    const dir = before([]);
+    const pkg = 'ecr-secret-operator';
+    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
+    const ci = `operators/${pkg}/ci.yaml`;
+    writeFileSync(join(dir, ci), read(dir, ci).replace('        - v4.17\n', ''));
+    const ciBefore = read(dir, ci);
+    const { code, output } = await run(['v4.16', 'v4.17', '--repo', dir, '--package', pkg]);
+    expect(code).toBe(1);
+    expect(output).toMatch(
+      /refused +ecr-secret-operator: v4\.17 needs olm\.csv\.metadata but v4\.16 does not carry it, and catalogs\/v4\.16\/ecr-secret-operator\/catalog\.yaml is not the render of/,
+    );
+    expect(output).toMatch(/refused: nothing written/);
+    expect(read(dir, ci)).toBe(ciBefore);
+    expect(() => read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`)).toThrow();
+  });
+});
+
+describe('catalog-bot ocp-promote: ci.yaml comments and refusals', () => {
+  const files = {
+    'operators/demo/ci.yaml': [
+      '---',
+      '# who reviews',
+      'reviewers:',
+      '- alice # lead',
+      'fbc:',
+      '  enabled: true',
+      '  version_promotion_strategy: always  # promote with every new OpenShift',
+      '  catalog_mapping:',
+      '  # the one template',
+      '  - template_name: basic.yaml',
+      '    catalog_names:',
+      '    - v4.20   # first',
+      '    - v4.21',
+      '    # newer ones go here',
+      '    type: olm.template.basic',
+      '',
+    ].join('\n'),
+    'catalogs/v4.21/demo/catalog.yaml': 'hand: written\n',
+    'catalogs/v4.21/plain/catalog.json': '{"schema":"olm.package","name":"plain"}\n',
+    'catalogs/v4.21/plain/more/bundles.json': '{}\n',
+  };
+
+  it('keeps comments and layout, copies a package without template when named', async () => {
+    const { writeTree } = await import('./helpers/oracle.js');
+    const dir = writeTree(files);
+    dirs.push(dir);
+    const { code, output } = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'plain']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/note: operators\/demo\/catalog-templates\/basic\.yaml does not exist; copied/);
+    const ci = read(dir, 'operators/demo/ci.yaml');
+    expect(ci).toBe(files['operators/demo/ci.yaml'].replace('    - v4.21\n', '    - v4.21\n    - v4.22\n'));
+    expect(read(dir, 'catalogs/v4.22/demo/catalog.yaml')).toBe('hand: written\n');
+    expect(read(dir, 'catalogs/v4.22/plain/more/bundles.json')).toBe('{}\n');
+    expect(output).toMatch(
+      /promoted +plain: named with --package \(operators\/plain\/ci\.yaml does not exist/,
+    );
+  });
+
+  it('usage and refusals', async () => {
+    const { writeTree } = await import('./helpers/oracle.js');
+    const dir = writeTree(files);
+    dirs.push(dir);
+    expect((await run(['v4.21'])).code).toBe(2);
+    expect((await run(['v4.21', 'v4.22', '--format', 'xml', '--repo', dir])).code).toBe(2);
+    expect((await run(['v4.21', 'v4.22', '--repo', join(dir, 'nope')])).code).toBe(2);
+    const back = await run(['v4.21', 'v4.20', '--repo', dir]);
+    expect(back).toEqual({
+      code: 1,
+      output: 'catalog-bot ocp-promote: refused: v4.20 is not a later OpenShift version than v4.21\n',
+    });
+    expect((await run(['../v4.21', 'v4.22', '--repo', dir])).output).toMatch(
+      /is not an OpenShift catalog name/,
+    );
+    expect((await run(['v4.19', 'v4.22', '--repo', dir])).output).toMatch(
+      /catalogs\/v4\.19 holds no packages/,
+    );
+    const unknown = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'ghost', '--format', 'json']);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.output).error).toBe('refused: package ghost is not in catalogs/v4.21');
+  });
+});
