@@ -4,5 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
+    // Hooks remove temp repositories of real catalogs: seconds on a busy 2-core machine.
+    hookTimeout: 60_000,
   },
 });

@@ -86,6 +86,10 @@ Commands:
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
                        \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
+  release <bundle-dir> [--repo <dir>] [--format text|json]
+                       Add a bundle directory to every template its release-config.yaml
+                       names and re-render every catalog they map to, as the release bot
+                       does (exit 0 done, 1 refused, 2 usage/IO)
   help                 Show this help
 
 Registry credentials (images, build): REGISTRY_AUTH_FILE (each entry for its own host), or
@@ -130,6 +134,8 @@ export async function main(
         return await (await import('./commands/ocp-matrix.js')).ocpMatrixCommand(rest, out);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
+      case 'release':
+        return await (await import('./commands/release.js')).releaseCommand(rest, out);
       case undefined:
       case 'help':
       case '--help':

@@ -3,6 +3,7 @@
 // (and several apps in one process) never share counters.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { checkWorkerUse } from './checks/isolate.js';
 import type { JobQueue, JobRunner } from './queue.js';
 
 export class AppMetrics {
@@ -36,6 +37,17 @@ export class AppMetrics {
       registers: [this.registry],
       collect() {
         this.set(queues.reduce((sum, q) => sum + q.size, 0));
+      },
+    });
+    new Gauge({
+      name: 'catalog_bot_check_workers',
+      help: 'Pull requests whose checks run in a worker (busy) or wait for one (waiting).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const use = checkWorkerUse();
+        this.set({ state: 'busy' }, use.busy);
+        this.set({ state: 'waiting' }, use.waiting);
       },
     });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

@@ -13,7 +13,7 @@ import nock from 'nock';
 import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/dependencies.js';
-import { CheckLimitError, runIsolated } from '../src/checks/isolate.js';
+import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
@@ -382,6 +382,29 @@ describe('bounded work: limits of the check worker and of CEL rules', () => {
     const ok = repoWith(ordinary);
     const { checks } = await runIsolated({ repo: ok.bare, base: ok.base, head: ok.head });
     expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
+  }, 180_000);
+
+  it('a burst of pull requests runs at most CATALOG_BOT_CHECK_WORKERS workers at once; the rest wait and complete', async () => {
+    const ok = repoWith(ordinary);
+    const limits = { timeoutMs: 120_000, memoryMb: 256, workers: 1 };
+    let maxBusy = 0;
+    let maxWaiting = 0;
+    const sample = setInterval(() => {
+      const use = checkWorkerUse();
+      maxBusy = Math.max(maxBusy, use.busy);
+      maxWaiting = Math.max(maxWaiting, use.waiting);
+    }, 5);
+    try {
+      const results = await Promise.all(
+        [1, 2, 3, 4].map(() => runIsolated({ repo: ok.bare, base: ok.base, head: ok.head }, limits)),
+      );
+      for (const { checks } of results) expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
+    } finally {
+      clearInterval(sample);
+    }
+    expect(maxBusy).toBe(1);
+    expect(maxWaiting).toBe(3);
+    expect(checkWorkerUse()).toEqual({ busy: 0, waiting: 0 });
   }, 180_000);
 
   it('estimates CEL cost: real rules pass, nested comprehensions over long lists do not', () => {

@@ -53,6 +53,11 @@ describe('defaults', () => {
       dependencies: { externalProviders: { gvks: [], packages: [] } },
       images: { allowedRegistries: [], unverifiableRegistries: [] },
       templates: [],
+      bundles: {
+        path: 'operators/{package}/{version}',
+        imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+        renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+      },
       ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
     expect(CONFIG_PATH).toBe('.github/catalog-bot.yml');
@@ -97,6 +102,11 @@ describe('a valid config', () => {
         dependencies: { externalProviders: { gvks: [], packages: [] } },
         images: { allowedRegistries: [], unverifiableRegistries: [] },
         templates: [],
+        bundles: {
+          path: 'operators/{package}/{version}',
+          imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+          renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+        },
         ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
       problems: [],
@@ -121,6 +131,10 @@ describe('a valid config', () => {
       '    packages: [openshift-pipelines-operator-rh]',
       'images: {allowedRegistries: [quay.io, "registry.example.com:5000"]}',
       'templates: [{template: templates/etcd.yaml, outputs: [catalogs/v4.21/etcd/catalog.yaml]}]',
+      'bundles:',
+      '  path: bundles/{package}/{version}',
+      '  imageTemplate: "registry.example.com/{package}-bundle:v{version}"',
+      '  renderer: {opmVersion: v1.73.0, csvMetadataFrom: v4.19}',
       'ocp: {bundleObjectForbiddenFrom: v4.18, kubernetesVersions: [{openshift: v5.0, kubernetes: "1.36"}]}',
       '',
     ].join('\n');
@@ -142,12 +156,30 @@ describe('a valid config', () => {
         },
         images: { allowedRegistries: ['quay.io', 'registry.example.com:5000'], unverifiableRegistries: [] },
         templates: [{ template: 'templates/etcd.yaml', outputs: ['catalogs/v4.21/etcd/catalog.yaml'] }],
+        bundles: {
+          path: 'bundles/{package}/{version}',
+          imageTemplate: 'registry.example.com/{package}-bundle:v{version}',
+          renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
+        },
         ocp: {
           bundleObjectForbiddenFrom: 'v4.18',
           kubernetesVersions: [{ openshift: 'v5.0', kubernetes: '1.36' }],
         },
       },
       problems: [],
+    });
+  });
+
+  it('bundles.path needs {package} and {version}; imageTemplate no other placeholder', () => {
+    expect(problem('bundles:\n  path: operators/{package}\n')).toMatchObject({
+      key: 'bundles.path',
+      line: 2,
+    });
+    expect(problem('bundles:\n  imageTemplate: quay.io/x/{name}:{version}\n')).toMatchObject({
+      key: 'bundles.imageTemplate',
+    });
+    expect(problem('bundles: {renderer: {opmVersion: latest}}\n')).toMatchObject({
+      key: 'bundles.renderer.opmVersion',
     });
   });
 
@@ -407,14 +439,14 @@ describe('configProblemsAsDiagnostics', () => {
       'Allowed keys under ownership: ownersFiles, packageOwners, newPackages.',
     );
     expect(diagnostics[3]?.hint).toBe(
-      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, ocp.',
+      'Allowed top-level keys: catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles, ocp.',
     );
   });
 
   it('document-level problems get a hint too', () => {
     const [d] = configProblemsAsDiagnostics(parseRepoConfig('- a\n').problems);
     expect(d?.hint).toBe(
-      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, ocp.`,
+      `${CONFIG_PATH} must be one YAML mapping of at most 64 KiB; its keys, all optional, are catalogs, maintainers, ownership, automerge, publish, dependencies, templates, images, bundles, ocp.`,
     );
     expect(configProblemsAsDiagnostics([])).toEqual([]);
   });

@@ -18,6 +18,7 @@ import { checkImages, imageExists, registryPolicy } from '../src/publish/exists.
 import {
   appCredentialCeilingFromEnv,
   credentialsFromAuthFile,
+  isInternalAddress,
   RegistryClient,
   RegistryError,
 } from '../src/publish/registry.js';
@@ -223,6 +224,82 @@ describe('credentials stay home', () => {
     );
     expect(token.reason).toMatch(/token service http:\/\/127\.0\.0\.1:\d+ answered HTTP 400$/);
     expect(token.reason).not.toContain(LEAK);
+  });
+});
+
+describe('internal networks', () => {
+  /** A plain TCP listener: counts connections, whatever protocol the client speaks. */
+  async function listener(): Promise<{ port: number; connections: () => number }> {
+    let count = 0;
+    const server: Server = createServer((_req, res) => res.end());
+    server.on('connection', () => count++);
+    const port = await freePort();
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+    servers.push({
+      host: `127.0.0.1:${port}`,
+      port,
+      seen: [],
+      stop: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    });
+    return { port, connections: () => count };
+  }
+
+  it('knows the internal ranges: loopback, private, link-local (metadata), mapped IPv6', () => {
+    for (const internal of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:7f00:1',
+      '::ffff:169.254.169.254',
+    ])
+      expect(isInternalAddress(internal), internal).toBe(true);
+    for (const external of ['8.8.8.8', '23.1.2.3', '172.32.0.1', '2001:4860:4860::8888'])
+      expect(isInternalAddress(external), external).toBe(false);
+  });
+
+  it('never connects to an image registry a pull request names on an internal address, by IP or by name', async () => {
+    const target = await listener();
+    const client = fromEnv({}, {});
+    const refs = [`127.0.0.1:${target.port}/team/bundle:v1`, `localhost:${target.port}/team/bundle:v1`];
+    const results = await checkImages(refs, { client });
+    for (const ref of refs) {
+      const check = results.get(ref);
+      expect(check?.status, ref).toBe('unreachable');
+      expect(check?.reason, ref).toMatch(/internal network; not contacted.*REGISTRY_PRIVATE_HOSTS/);
+    }
+    expect(target.connections()).toBe(0);
+  });
+
+  it('never follows a token realm to an internal address, and contacts listed private hosts', async () => {
+    const realm = await listener();
+    // The registry itself is allowed (plain HTTP, so internal allowed); its realm is not.
+    const registry = await hostile((_req, res) =>
+      challenge(res, `Bearer realm="https://localhost:${realm.port}/token",service="x"`),
+    );
+    const client = fromEnv({ REGISTRY_INSECURE_HOSTS: '127.0.0.1' });
+    const check = await imageExists(`${registry.host}/team/bundle:v1`, client);
+    expect(check.status).toBe('unreachable');
+    expect(check.reason).toMatch(/localhost resolves only to internal addresses.*not contacted/);
+    expect(registry.seen.length).toBeGreaterThan(0);
+    expect(realm.connections()).toBe(0);
+
+    // Listed by the operator: contacted (the TLS handshake with a plain server then fails).
+    const allowed = fromEnv({ REGISTRY_INSECURE_HOSTS: '127.0.0.1', REGISTRY_PRIVATE_HOSTS: 'localhost' });
+    const asked = await imageExists(`${registry.host}/team/bundle:v1`, allowed);
+    expect(asked.reason).not.toMatch(/internal/);
+    expect(realm.connections()).toBeGreaterThan(0);
   });
 });
 

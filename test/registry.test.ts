@@ -210,7 +210,11 @@ describe.skipIf(!haveRegistryTools)('registry client against docker-registry', (
   });
 
   it('speaks HTTPS to hosts not in REGISTRY_INSECURE_HOSTS and says how to allow plain HTTP', async () => {
-    const c = RegistryClient.fromEnv({ REGISTRY_INSECURE_HOSTS: 'other.example:5000' }, { retries: 0 });
+    // 127.0.0.1 is internal: listed as private, so that this is about plain HTTP only.
+    const c = RegistryClient.fromEnv(
+      { REGISTRY_INSECURE_HOSTS: 'other.example:5000', REGISTRY_PRIVATE_HOSTS: '127.0.0.1' },
+      { retries: 0 },
+    );
     clients.push(c);
     await expect(c.ping(registry.host)).rejects.toThrow(
       new RegExp(`https://${registry.host.replace(/\./g, '\\.')}.*REGISTRY_INSECURE_HOSTS`),

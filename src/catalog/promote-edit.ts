@@ -202,7 +202,7 @@ const lineEnd = (text: string, at: number): number => {
 const columnOf = (text: string, at: number): number => at - lineStart(text, at);
 
 /** Where a node's own text ends: block collections' ranges run on to the next line. */
-function contentEnd(node: TNode): number {
+export function contentEnd(node: TNode): number {
   if (node.kind === 'scalar' || node.flow) return node.end;
   if (node.kind === 'seq') {
     const last = node.items[node.items.length - 1];
@@ -213,7 +213,7 @@ function contentEnd(node: TNode): number {
 }
 
 /** The column of the `- ` that introduces a block sequence item. */
-function dashColumn(text: string, item: TNode): number {
+export function dashColumn(text: string, item: TNode): number {
   let i = item.start - 1;
   while (i >= 0 && text[i] === ' ') i--;
   return text[i] === '-' ? columnOf(text, i) : columnOf(text, item.start);

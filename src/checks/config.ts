@@ -31,6 +31,11 @@ export interface RepoConfig {
   };
   images: { allowedRegistries: string[]; unverifiableRegistries: string[] };
   templates: { template: string; outputs: string[] }[];
+  bundles: {
+    path: string;
+    imageTemplate: string;
+    renderer: { opmVersion: string; csvMetadataFrom?: string };
+  };
   ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
 }
 
@@ -53,6 +58,12 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   dependencies: { externalProviders: { gvks: [], packages: [] } },
   images: { allowedRegistries: [], unverifiableRegistries: [] },
   templates: [],
+  // community-operators-prod's layout and pipeline (docs/bundles.md).
+  bundles: {
+    path: 'operators/{package}/{version}',
+    imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+    renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+  },
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });
 
@@ -62,6 +73,9 @@ const GITHUB_PRINCIPAL = '^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:/[A-Za-z0-9][A-Za-z0-
 const PACKAGE_PATH = '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))[^{}\\s]*\\{package\\}(?:[^{}\\s]|\\{package\\})*$';
 const IMAGE_TEMPLATE = '^(?:[^\\s{}]|\\{(?:root|sha)\\})+$';
 const IMAGE_REF = '^[^\\s{}]+$';
+const BUNDLE_PATH =
+  '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))(?=.*\\{package\\})(?=.*\\{version\\})(?:[^{}\\s]|\\{package\\}|\\{version\\})+$';
+const BUNDLE_IMAGE = '^(?:[^\\s{}]|\\{(?:package|version)\\})+$';
 
 /** The JSON Schema (draft 2020-12) of `.github/catalog-bot.yml`; every key has a description. */
 export const CONFIG_SCHEMA = deepFreeze({
@@ -282,6 +296,51 @@ export const CONFIG_SCHEMA = deepFreeze({
             pattern: '^[^\\s]+$',
           },
           default: [],
+        },
+      },
+      default: {},
+    },
+    bundles: {
+      description:
+        'Bundle directories (`manifests/`, `metadata/`) and how `catalog-bot release` adds a bundle to the catalogs its `release-config.yaml` names (docs/bundles.md).',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: {
+          description:
+            'Where bundle directories live, relative to the repository root, with `{package}` and `{version}` (the directory name, which is the image tag).',
+          type: 'string',
+          pattern: BUNDLE_PATH,
+          default: 'operators/{package}/{version}',
+        },
+        imageTemplate: {
+          description:
+            'The image reference a released bundle gets in the catalogs, with `{package}` and `{version}`.',
+          type: 'string',
+          pattern: BUNDLE_IMAGE,
+          default: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+        },
+        renderer: {
+          description: 'How the catalogs of released bundles are rendered from their templates.',
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            opmVersion: {
+              description:
+                'The opm release whose `alpha render-template` behaviour to reproduce, like `v1.46.0` (semver templates render edges differently before v1.57.0 and v1.61.0). A package whose committed catalogs were rendered by another opm keeps that behaviour.',
+              type: 'string',
+              pattern: '^v?\\d+\\.\\d+\\.\\d+$',
+              default: 'v1.46.0',
+            },
+            csvMetadataFrom: {
+              description:
+                'The first catalog name (like `v4.17`) rendered with `--migrate-level bundle-object-to-csv-metadata`; it and every later one carry `olm.csv.metadata` instead of `olm.bundle.object`.',
+              type: 'string',
+              pattern: '^[A-Za-z0-9._-]+$',
+              default: 'v4.17',
+            },
+          },
+          default: {},
         },
       },
       default: {},

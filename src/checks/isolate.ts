@@ -3,6 +3,7 @@
 // CEL rule, a pathological regex) or big stalls its own worker, never the event loop that
 // answers webhooks, renews queue locks and runs other repositories' checks. A check run
 // over a limit fails naming the limit; the job still completes.
+import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { PrCheckInput, PrCheckResult } from './pr.js';
@@ -66,15 +67,19 @@ export class CheckLimitError extends Error {
 }
 
 export interface CheckLimits {
-  /** Wall-clock deadline for all checks of one pull request. */
+  /** Wall-clock deadline for all checks of one pull request, from when its worker starts. */
   timeoutMs: number;
   /** Heap cap of the worker (old generation), in MiB. */
   memoryMb: number;
+  /** Check workers running at once in this process; more pull requests wait their turn. */
+  workers?: number;
 }
 
 /**
- * CATALOG_BOT_CHECK_TIMEOUT_MS (default 120 000) and CATALOG_BOT_CHECK_MEMORY_MB (default
- * 1024, never more than the process's own heap limit).
+ * CATALOG_BOT_CHECK_TIMEOUT_MS (default 120 000), CATALOG_BOT_CHECK_MEMORY_MB (default
+ * 1024, never more than the process's own heap limit) and CATALOG_BOT_CHECK_WORKERS (default:
+ * the CPUs this process may use; a burst of pull requests would otherwise start a worker,
+ * and its heap, for each).
  */
 export function checkLimits(env: NodeJS.ProcessEnv = process.env): CheckLimits {
   const positive = (v: string | undefined, fallback: number) =>
@@ -83,6 +88,7 @@ export function checkLimits(env: NodeJS.ProcessEnv = process.env): CheckLimits {
   return {
     timeoutMs: positive(env.CATALOG_BOT_CHECK_TIMEOUT_MS, 120_000),
     memoryMb: positive(env.CATALOG_BOT_CHECK_MEMORY_MB, Math.min(1024, ownHeapMb)),
+    workers: Math.floor(positive(env.CATALOG_BOT_CHECK_WORKERS, availableParallelism())) || 1,
   };
 }
 
@@ -144,6 +150,30 @@ function release(worker: Worker, memoryMb: number): void {
   idle.push({ worker, memoryMb });
 }
 
+// Runs holding a turn, and those waiting for one (first come, first served).
+let busy = 0;
+const waiting: (() => void)[] = [];
+
+/** How many check runs hold a worker and how many wait for one (for /metrics). */
+export function checkWorkerUse(): { busy: number; waiting: number } {
+  return { busy, waiting: waiting.length };
+}
+
+async function takeTurn(workers: number): Promise<void> {
+  if (busy < workers) {
+    busy++;
+    return;
+  }
+  // The finishing run hands its turn over: `busy` stays the same.
+  await new Promise<void>((resolve) => waiting.push(resolve));
+}
+
+function giveTurnBack(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else busy--;
+}
+
 /**
  * runPrChecks in a worker thread, within `limits`. Resolves with the checks (the roots
  * without their reports); rejects with a CheckLimitError naming the limit that was hit.
@@ -152,6 +182,15 @@ export async function runIsolated(
   input: PrCheckInput,
   limits: CheckLimits = checkLimits(),
 ): Promise<PrCheckResult> {
+  await takeTurn(limits.workers ?? checkLimits().workers ?? 1);
+  try {
+    return await runInWorker(input, limits);
+  } finally {
+    giveTurnBack();
+  }
+}
+
+async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<PrCheckResult> {
   const callbacks = CALLBACKS.filter((name) => input[name] !== undefined);
   const data = { ...input };
   for (const name of CALLBACKS) delete data[name];

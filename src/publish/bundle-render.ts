@@ -1,16 +1,23 @@
 // `opm render <bundle-image>` without opm: pull a bundle image through the distribution
 // API, read `manifests/` and `metadata/` from its layers, and build the `olm.bundle` blob
-// exactly as operator-registry does (pkg/registry parse.go, registry_to_model.go,
-// alpha/action/render.go). Rendered bundles are cached by manifest digest.
+// with the core's bundle parser (src/catalog/bundle.ts, the same one that reads bundle
+// directories). Rendered bundles are cached by manifest digest.
 import { gunzipSync } from 'node:zlib';
-import { decodeFile } from '../catalog/decode.js';
+import {
+  goCompare,
+  parseBundle,
+  renderParsedBundle,
+  type BundleFiles,
+  type ParsedBundle,
+} from '../catalog/bundle.js';
 import { TemplateError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
-import { migrateBundleObjectToCsvMetadata } from '../catalog/templates/migrate.js';
-import { RawJson, type JsonObject } from '../catalog/templates/write.js';
 import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type ManifestResult, type RepoRef } from './registry.js';
 
 export const BUNDLE_PACKAGE_LABEL = 'operators.operatorframework.io.bundle.package.v1';
+// Kept here for the callers that know this module as the bundle renderer.
+export { goMarshal } from '../catalog/bundle.js';
+
 const CONFIGS_LABEL = 'operators.operatorframework.io.index.configs.v1';
 const DB_LABEL = 'operators.operatorframework.io.index.database.v1';
 /** A bundle is a few manifests; a layer unpacking to more is refused (gzip bombs). */
@@ -35,91 +42,12 @@ export class BundleRenderError extends TemplateError {
   }
 }
 
-// ---- Go's encoding/json -------------------------------------------------------------
-
-const goCompare = (a: string, b: string): number =>
-  a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
-
-function goString(s: string, escapeHTML: boolean): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x22) out += '\\"';
-    else if (c === 0x5c) out += '\\\\';
-    else if (c < 0x20) {
-      out +=
-        c === 0x0a
-          ? '\\n'
-          : c === 0x0d
-            ? '\\r'
-            : c === 0x09
-              ? '\\t'
-              : c === 0x08
-                ? '\\b'
-                : c === 0x0c
-                  ? '\\f'
-                  : `\\u00${c.toString(16).padStart(2, '0')}`;
-    } else if (escapeHTML && (c === 0x3c || c === 0x3e || c === 0x26)) {
-      out += `\\u00${c.toString(16)}`;
-    } else if (c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16)}`;
-    else if (c >= 0xd800 && c <= 0xdfff) {
-      // A lone surrogate is invalid UTF-8 in Go: U+FFFD.
-      const next = s.charCodeAt(i + 1);
-      if (c < 0xdc00 && next >= 0xdc00 && next <= 0xdfff) {
-        out += s[i]! + s[i + 1]!;
-        i++;
-      } else out += '\ufffd';
-    } else out += s[i]!;
-  }
-  return out + '"';
-}
-
-/** json.Marshal of a decoded value: map keys sorted bytewise, HTML escaped when asked. */
-export function goMarshal(v: unknown, escapeHTML = true): string {
-  if (v instanceof RawJson) return v.text;
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return goString(v, escapeHTML);
-  if (typeof v === 'number') return Number.isFinite(v) ? JSON.stringify(v) : 'null';
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (Array.isArray(v)) return `[${v.map((x) => goMarshal(x, escapeHTML)).join(',')}]`;
-  const o = v as JsonObject;
-  const keys = Object.keys(o).sort(goCompare);
-  return `{${keys.map((k) => `${goString(k, escapeHTML)}:${goMarshal(o[k], escapeHTML)}`).join(',')}}`;
-}
-
-/** json.Marshal in the object's own key order (Go structs), no HTML escaping. */
-function structJson(v: JsonObject): string {
-  return `{${Object.entries(v)
-    .map(
-      ([k, x]) => `${goString(k, false)}:${typeof x === 'string' ? goString(x, false) : goMarshal(x, false)}`,
-    )
-    .join(',')}}`;
-}
-
-/** encoding/json field lookup: the exact key, else the first key equal under case folding. */
-function field(o: unknown, name: string): unknown {
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;
-  const rec = o as JsonObject;
-  if (name in rec) return rec[name];
-  const lower = name.toLowerCase();
-  const k = Object.keys(rec).find((x) => x.toLowerCase() === lower);
-  return k === undefined ? undefined : rec[k];
-}
-
-/** A Go map lookup (exact key), as opm reads the CSV spec through map[string]RawMessage. */
-function key(o: unknown, name: string): unknown {
-  return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as JsonObject)[name] : undefined;
-}
-
-const asString = (v: unknown): string => (typeof v === 'string' ? v : '');
-const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-
 // ---- image layers -------------------------------------------------------------------
 
 type Node = { type: 'file'; data: Buffer } | { type: 'dir' } | { type: 'symlink'; target: string };
 
 /** The image's root file system: slash paths without a leading slash. */
-export class ImageFs {
+export class ImageFs implements BundleFiles {
   readonly nodes = new Map<string, Node>();
 
   private remove(path: string, keepSelf = false): void {
@@ -399,342 +327,6 @@ async function pullLayers(
   return { digest, labels, fs };
 }
 
-// ---- bundle parsing (pkg/registry) ----------------------------------------------------
-
-interface Prop {
-  type: string;
-  /** The value as written out. */
-  value: unknown;
-  /** The value's JSON bytes as opm holds them (for sorting and de-duplication). */
-  raw: string;
-}
-
-const prop = (type: string, value: JsonObject): Prop => ({ type, value, raw: structJson(value) });
-
-/** A value read from a file: YAML goes through json.Marshal (sorted, HTML escaped), JSON stays. */
-function rawProp(type: string, value: unknown, fromYaml: boolean): Prop {
-  const raw = fromYaml ? goMarshal(value, true) : JSON.stringify(value ?? null);
-  return { type, value: new RawJson(raw), raw };
-}
-
-/** The first document of a file, decoded as apimachinery's YAMLOrJSONDecoder does. */
-function decodeFirst(data: Buffer): { value: unknown; yaml: boolean } | undefined {
-  const decoded = decodeFile(data);
-  const first = decoded.values[0];
-  const problem = decoded.problems[0];
-  if (!first || (problem && problem.line <= first.line)) return undefined;
-  const text = data.toString('utf8').trimStart();
-  return { value: first.value, yaml: !text.startsWith('{') };
-}
-
-interface ParsedBundle {
-  name: string;
-  package: string;
-  csv: JsonObject;
-  /** Sorted properties, bundle objects last (render.go). */
-  properties: Prop[];
-  /** relatedImages from the CSV plus operator images; the bundle image is added per reference. */
-  csvRelated: { name: string; image: string }[];
-  operatorImages: string[];
-}
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-interface ApiKey {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-}
-const apiKey = (k: ApiKey): string => JSON.stringify([k.group, k.version, k.kind, k.plural]);
-
-function providedApis(objects: JsonObject[], csv: JsonObject): Map<string, ApiKey> {
-  const provided = new Map<string, ApiKey>();
-  const add = (k: ApiKey): void => void provided.set(apiKey(k), k);
-  // v1 CRDs first, then v1beta1 (Bundle.CustomResourceDefinitions)
-  for (const version of ['v1', 'v1beta1']) {
-    for (const o of objects) {
-      if (o.kind !== 'CustomResourceDefinition') continue;
-      const apiVersion = asString(o.apiVersion);
-      if (apiVersion.slice(apiVersion.indexOf('/') + 1) !== version) continue;
-      const spec = isObject(o.spec) ? o.spec : {};
-      const names = isObject(spec.names) ? spec.names : {};
-      const base = {
-        group: asString(spec.group),
-        kind: asString(names.kind),
-        plural: asString(names.plural),
-      };
-      for (const v of asList(spec.versions)) add({ ...base, version: asString(field(v, 'name')) });
-      if (version === 'v1beta1' && asString(spec.version) !== '')
-        add({ ...base, version: asString(spec.version) });
-    }
-  }
-  const apis = key(key(csv, 'spec'), 'apiservicedefinitions');
-  for (const a of asList(field(apis, 'owned'))) {
-    add({
-      group: asString(field(a, 'group')),
-      version: asString(field(a, 'version')),
-      kind: asString(field(a, 'kind')),
-      plural: asString(field(a, 'name')),
-    });
-  }
-  return provided;
-}
-
-/** CSV crdDescriptions as API keys; `bad` when the name is not `<plural>.<group>`. */
-function definitionKeys(list: unknown): (ApiKey & { bad: boolean })[] {
-  return asList(list).map((d) => {
-    const name = asString(field(d, 'name'));
-    const dot = name.indexOf('.');
-    return {
-      group: dot < 0 ? '' : name.slice(dot + 1),
-      version: asString(field(d, 'version')),
-      kind: asString(field(d, 'kind')),
-      plural: dot < 0 ? name : name.slice(0, dot),
-      bad: dot < 0,
-    };
-  });
-}
-
-/** parse.go Parse plus registry_to_model.go ObjectsAndPropertiesFromBundle. */
-export function parseBundleFs(fs: ImageFs): ParsedBundle {
-  // ---- manifests/
-  const manifestEntries = fs.readDir('manifests');
-  if (!manifestEntries) throw new BundleRenderError('error opening manifests directory: no such directory');
-  const objects: JsonObject[] = [];
-  let csv: JsonObject | undefined;
-  for (const entry of manifestEntries) {
-    if (entry.isDir || entry.name.startsWith('.')) continue;
-    const data = fs.readFile(`manifests/${entry.name}`);
-    if (!data) continue;
-    const decoded = decodeFirst(data);
-    if (!decoded || !isObject(decoded.value)) continue;
-    const obj = decoded.value;
-    if (typeof obj.kind !== 'string' || obj.kind === '') continue;
-    if (obj.kind === 'ClusterServiceVersion') {
-      if (csv) continue;
-      csv = obj;
-    }
-    objects.push(obj);
-  }
-  if (objects.length === 0) throw new BundleRenderError('no bundle objects found');
-  if (!csv) throw new BundleRenderError('no csv in bundle');
-  const name = asString(key(csv.metadata, 'name'));
-  const spec = key(csv, 'spec');
-  const provided = providedApis(objects, csv);
-  const crds = key(spec, 'customresourcedefinitions');
-  for (const k of definitionKeys(field(crds, 'owned'))) {
-    if (k.bad)
-      throw new BundleRenderError(
-        `error checking provided apis in bundle ${name}: couldn't parse plural.group from crd name: ${k.plural}`,
-      );
-    if (!provided.has(apiKey({ group: k.group, version: k.version, kind: k.kind, plural: k.plural })))
-      throw new BundleRenderError(
-        `error checking provided apis in bundle ${name}: couldn't find ${k.group}/${k.version}, Kind=${k.kind} (${k.plural}) in bundle`,
-      );
-  }
-
-  // ---- metadata/
-  const metaEntries = fs.readDir('metadata');
-  if (!metaEntries) throw new BundleRenderError('error opening metadata directory: no such directory');
-  let annotations: { package: string; channels: string; defaultChannel: string } | undefined;
-  let dependencies: { type: string; value: unknown; yaml: boolean }[] | undefined;
-  let fileProps: Prop[] | undefined;
-  for (const entry of metaEntries) {
-    const data = fs.readFile(`metadata/${entry.name}`);
-    if (!data) continue;
-    const decoded = decodeFirst(data);
-    if (!decoded || !isObject(decoded.value)) continue;
-    const doc = decoded.value;
-    const ann = field(doc, 'annotations');
-    if (!annotations && isObject(ann)) {
-      const a = {
-        package: field(ann, 'operators.operatorframework.io.bundle.package.v1'),
-        channels: field(ann, 'operators.operatorframework.io.bundle.channels.v1'),
-        defaultChannel: field(ann, 'operators.operatorframework.io.bundle.channel.default.v1'),
-      };
-      const typed = [a.package, a.channels, a.defaultChannel].every(
-        (x) => x === undefined || typeof x === 'string',
-      );
-      if (typed && (a.package || a.channels || a.defaultChannel))
-        annotations = {
-          package: asString(a.package),
-          channels: asString(a.channels),
-          defaultChannel: asString(a.defaultChannel),
-        };
-    }
-    const deps = field(doc, 'dependencies');
-    if (!dependencies && Array.isArray(deps) && deps.length > 0 && deps.every(isObject)) {
-      dependencies = deps.map((d) => ({
-        type: asString(field(d, 'type')),
-        value: field(d, 'value'),
-        yaml: decoded.yaml,
-      }));
-    }
-    const props = field(doc, 'properties');
-    if (!fileProps && Array.isArray(props) && props.length > 0 && props.every(isObject)) {
-      fileProps = props.map((p) => rawProp(asString(field(p, 'type')), field(p, 'value'), decoded.yaml));
-    }
-  }
-  if (!annotations) throw new BundleRenderError('Could not find annotations file');
-
-  // ---- derived properties (parse.go derivedProperties)
-  const version = key(spec, 'version');
-  if (version !== undefined && version !== null && typeof version !== 'string')
-    throw new BundleRenderError(
-      `get version: json: cannot unmarshal ${typeof version} into Go value of type string`,
-    );
-  const releaseRaw = key(spec, 'release');
-  const release =
-    typeof releaseRaw === 'string' ? releaseRaw : typeof releaseRaw === 'number' ? String(releaseRaw) : '';
-  const derived: Prop[] = [];
-  const csvAnnotations = field(csv.metadata, 'annotations');
-  const fromCsv = isObject(csvAnnotations) ? csvAnnotations['olm.properties'] : undefined;
-  if (typeof fromCsv === 'string') {
-    try {
-      const list = JSON.parse(fromCsv) as unknown;
-      if (Array.isArray(list))
-        for (const p of list) derived.push(rawProp(asString(field(p, 'type')), field(p, 'value'), false));
-    } catch {
-      // opm logs a warning and goes on
-    }
-  }
-  const packageValue = (pkg: string, v: string, r: string): JsonObject => ({
-    packageName: pkg,
-    version: v,
-    ...(r ? { release: r } : {}),
-  });
-  if (annotations.package !== '')
-    derived.unshift(prop('olm.package', packageValue(annotations.package, asString(version), release)));
-  for (const k of provided.values())
-    derived.push(prop('olm.gvk', { group: k.group, kind: k.kind, version: k.version }));
-  const all = dedupe([...(fileProps ?? []), ...dedupe(derived)]);
-
-  // ---- ObjectsAndPropertiesFromBundle
-  const gvks = new Map<string, Prop>();
-  const gvksRequired = new Map<string, Prop>();
-  let packageProp: Prop | undefined;
-  const others: Prop[] = [];
-  const gvkProp = (type: string, v: unknown): Prop =>
-    prop(type, {
-      group: asString(field(v, 'group')),
-      kind: asString(field(v, 'kind')),
-      version: asString(field(v, 'version')),
-    });
-  for (const p of all) {
-    const value = p.value instanceof RawJson ? (JSON.parse(p.value.text) as unknown) : p.value;
-    if (p.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk', value);
-      gvks.set(g.raw, g);
-    } else if (p.type === 'olm.package') {
-      packageProp = prop(
-        'olm.package',
-        packageValue(
-          asString(field(value, 'packageName')),
-          asString(field(value, 'version')),
-          asString(field(value, 'release')),
-        ),
-      );
-    } else others.push(p);
-  }
-  const packageRequired: Prop[] = [];
-  for (const d of dependencies ?? []) {
-    if (d.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk.required', d.value);
-      gvksRequired.set(g.raw, g);
-    } else if (d.type === 'olm.package') {
-      packageRequired.push(
-        prop('olm.package.required', {
-          packageName: asString(field(d.value, 'packageName')),
-          versionRange: asString(field(d.value, 'version')),
-        }),
-      );
-    } else others.push(rawProp(d.type, d.value, d.yaml));
-  }
-  for (const k of provided.values()) {
-    const g = gvkProp('olm.gvk', k);
-    if (!gvks.has(g.raw)) gvks.set(g.raw, g);
-  }
-  const required: ApiKey[] = [];
-  for (const k of definitionKeys(field(crds, 'required'))) {
-    if (k.bad)
-      throw new BundleRenderError(
-        `get required apis: couldn't parse plural.group from crd name: ${k.plural}`,
-      );
-    required.push(k);
-  }
-  required.push(
-    ...asList(field(key(spec, 'apiservicedefinitions'), 'required')).map((a) => ({
-      group: asString(field(a, 'group')),
-      version: asString(field(a, 'version')),
-      kind: asString(field(a, 'kind')),
-      plural: asString(field(a, 'name')),
-    })),
-  );
-  for (const k of required) {
-    const g = gvkProp('olm.gvk.required', k);
-    if (!gvksRequired.has(g.raw)) gvksRequired.set(g.raw, g);
-  }
-  const props: Prop[] = objects.map((o) =>
-    prop('olm.bundle.object', { data: Buffer.from(goMarshal(o, true)).toString('base64') }),
-  );
-  props.push(
-    packageProp ?? prop('olm.package', packageValue(annotations.package, asString(version), release)),
-  );
-  props.push(...gvks.values(), ...gvksRequired.values(), ...packageRequired, ...others);
-  props.sort((a, b) => (a.type !== b.type ? goCompare(a.type, b.type) : goCompare(a.raw, b.raw)));
-  // render.go moveBundleObjectsToEndOfPropertySlices
-  const heavy = (p: Prop): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
-  const ordered = [...props.filter((p) => !heavy(p)), ...props.filter(heavy)];
-
-  // ---- related images (render.go getRelatedImages)
-  const csvRelated = asList(key(spec, 'relatedImages')).map((r) => ({
-    name: asString(field(r, 'name')),
-    image: asString(field(r, 'image')),
-  }));
-  const operatorImages: string[] = [];
-  const install = field(spec, 'install');
-  if (field(install, 'strategy') === 'deployment') {
-    for (const d of asList(field(field(install, 'spec'), 'deployments'))) {
-      const podSpec = field(field(field(d, 'spec'), 'template'), 'spec');
-      for (const list of ['containers', 'initContainers'])
-        for (const c of asList(field(podSpec, list))) operatorImages.push(asString(field(c, 'image')));
-    }
-  }
-  return { name, package: annotations.package, csv, properties: ordered, csvRelated, operatorImages };
-}
-
-function dedupe(list: Prop[]): Prop[] {
-  const seen = new Set<string>();
-  return list.filter((p) => {
-    const k = `${p.type}\0${p.raw}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
-/** The `olm.bundle` blob of a parsed bundle pulled as `image` (bundleToDeclcfg + Run). */
-export function bundleBlob(parsed: ParsedBundle, image: string): JsonObject {
-  const related = [...parsed.csvRelated];
-  const seen = new Set(related.map((r) => r.image));
-  if (image !== '' && !seen.has(image)) related.push({ name: '', image });
-  for (const img of parsed.operatorImages) {
-    if (!seen.has(img)) related.push({ name: '', image: img });
-    seen.add(img);
-  }
-  // Operator images come from a Go map, so their order before this sort is random.
-  related.sort((a, b) => goCompare(a.image, b.image));
-  return {
-    schema: 'olm.bundle',
-    name: parsed.name,
-    package: parsed.package,
-    image,
-    properties: parsed.properties.map((p) => ({ type: p.type, value: p.value })),
-    relatedImages: related,
-  };
-}
-
 // ---- rendering with a cache -----------------------------------------------------------
 
 export interface BundleRenderOptions {
@@ -816,7 +408,7 @@ export function bundleRenderer(source: ImageSource, options: BundleRenderOptions
                 : 'image type could not be determined: image has no labels',
             );
           }
-          return parseBundleFs(pulled.fs);
+          return parseBundle(pulled.fs);
         });
         cache.set(top, pending);
       }
@@ -831,10 +423,7 @@ export function bundleRenderer(source: ImageSource, options: BundleRenderOptions
 
   async function render(image: string): Promise<ResolvedBundle> {
     const parsed = await parsedOf(image);
-    let blob = bundleBlob(parsed, image);
-    if (options.migrateLevel === 'bundle-object-to-csv-metadata')
-      blob = migrateBundleObjectToCsvMetadata(blob);
-    return { blob, csv: parsed.csv };
+    return renderParsedBundle(parsed, image, options.migrateLevel);
   }
 
   return {

@@ -166,7 +166,7 @@ export async function checkImages(
     if (
       result.status === 'unreachable' &&
       result.kind !== undefined &&
-      ['unreachable', 'limit'].includes(result.kind)
+      ['unreachable', 'limit', 'internal'].includes(result.kind)
     )
       down.set(parsed.registry, result.reason);
     cache.set(key, result);

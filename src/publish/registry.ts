@@ -1,9 +1,11 @@
 // A client for registries speaking the distribution API (OCI distribution spec): token and
 // basic auth, blob existence, cross-repository mounts, monolithic and chunked uploads,
 // manifests, bounded retries. Pure Node (node:http/https), blobs held in memory.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
 import { parseImageReference, validatePullSpec } from '../catalog/image-ref.js';
 import { MANIFEST_ACCEPT, sha256 } from './oci.js';
 
@@ -42,8 +44,9 @@ export function apiHost(registry: string): string {
 }
 
 /** `limit`: an answer over the size cap or past the deadline (docs/security.md, "Bounded work"). */
+/** `internal`: a host on the machine's own or a private network, not contacted (docs/security.md). */
 export type RegistryErrorKind =
-  'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http' | 'limit';
+  'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http' | 'limit' | 'internal';
 
 export class RegistryError extends Error {
   constructor(
@@ -166,6 +169,79 @@ export function insecureHostsFromEnv(env: NodeJS.ProcessEnv = process.env): stri
 }
 
 /**
+ * REGISTRY_PRIVATE_HOSTS (comma-separated `host:port` or bare hosts): registries on the
+ * machine's own or a private network that the bot may contact (RegistryClientOptions.privateHosts).
+ */
+export function privateHostsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return hostList(env.REGISTRY_PRIVATE_HOSTS);
+}
+
+// Loopback, private, link-local (cloud metadata), shared, benchmark, multicast and reserved
+// ranges: a registry named in a pull request must not be a way into the bot's own network.
+// (IPv4-mapped IPv6 addresses are checked against the IPv4 ranges by BlockList itself.)
+const INTERNAL_ADDRESSES = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
+] as const)
+  INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 127], // unspecified and loopback
+  ['64:ff9b::', 96], // NAT64: likewise
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv6');
+
+/** Is this IP address on the machine itself or a private or reserved network? */
+export function isInternalAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return INTERNAL_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** Thrown by the lookup when a host name resolves only to internal addresses. */
+const INTERNAL_CODE = 'ERR_CATALOG_BOT_INTERNAL_ADDRESS';
+
+/**
+ * A DNS lookup for connections that drops internal addresses: the check is on the very
+ * answer the connection uses, so a name cannot resolve to a public address when checked and
+ * to an internal one when connected (DNS rebinding).
+ */
+function publicLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    const usable = addresses.filter((a) => !isInternalAddress(a.address));
+    if (usable.length === 0)
+      return callback(
+        Object.assign(
+          new Error(
+            `${hostname} resolves only to internal addresses (${addresses.map((a) => a.address).join(', ')})`,
+          ),
+          { code: INTERNAL_CODE },
+        ),
+        [],
+      );
+    if (options.all) return callback(null, usable);
+    const first = usable[0] as LookupAddress;
+    callback(null, first.address, first.family);
+  });
+}
+
+/**
  * REGISTRY_CREDENTIAL_HOSTS (comma-separated registry hosts): for the CLI, where
  * REGISTRY_USERNAME/REGISTRY_PASSWORD may go besides the hosts a command names itself.
  */
@@ -225,8 +301,15 @@ export interface RegistryClientOptions {
    * config naming another registry must not get the shared credentials. Undefined: no ceiling.
    */
   credentialHostCeiling?: Iterable<string>;
-  /** `host:port` (or bare host, any port) allowed over plain HTTP. */
+  /** `host:port` (or bare host, any port) allowed over plain HTTP (and so on internal addresses). */
   insecureHosts?: string[];
+  /**
+   * `host:port` (or bare host) that may be on the machine's own or a private network
+   * (REGISTRY_PRIVATE_HOSTS). Any other host that is, or resolves only to, such an address
+   * is not contacted: references come from pull requests, and registries name token
+   * services and redirects (docs/security.md).
+   */
+  privateHosts?: string[];
   /** Further attempts after a 5xx, 429 or dropped connection (default 4). */
   retries?: number;
   /** First back-off delay; it doubles each time (default 200 ms). */
@@ -368,6 +451,7 @@ export class RegistryClient {
   private readonly credentialLookup: CredentialLookup;
   private readonly credentialHosts: Set<string>;
   private readonly insecure: Set<string>;
+  private readonly privateHosts: Set<string>;
   private readonly retries: number;
   private readonly backoffMs: number;
   private readonly chunkSize: number;
@@ -391,6 +475,7 @@ export class RegistryClient {
       [...(options.credentialHosts ?? [])].map(normaliseAuthKey).filter((h) => !ceiling || ceiling.has(h)),
     );
     this.insecure = new Set(options.insecureHosts ?? []);
+    this.privateHosts = new Set(options.privateHosts ?? []);
     this.retries = options.retries ?? 4;
     this.backoffMs = options.backoffMs ?? 200;
     this.chunkSize = options.chunkSize ?? 16 * 1024 * 1024;
@@ -426,12 +511,13 @@ export class RegistryClient {
   /** Credentials and insecure hosts from the runtime contract's variables. */
   static fromEnv(
     env: NodeJS.ProcessEnv = process.env,
-    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts'> = {},
+    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts' | 'privateHosts'> = {},
   ): RegistryClient {
     return new RegistryClient({
       ...options,
       credentials: credentialsFromEnv(env),
       insecureHosts: insecureHostsFromEnv(env),
+      privateHosts: privateHostsFromEnv(env),
     });
   }
 
@@ -439,7 +525,7 @@ export class RegistryClient {
   static fromEnvSafe(
     env: NodeJS.ProcessEnv,
     err: NodeJS.WritableStream,
-    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts'> = {},
+    options: Omit<RegistryClientOptions, 'credentials' | 'insecureHosts' | 'privateHosts'> = {},
   ): RegistryClient | undefined {
     try {
       return RegistryClient.fromEnv(env, options);
@@ -464,6 +550,18 @@ export class RegistryClient {
 
   private plainHttpAllowed(host: string): boolean {
     return this.insecure.has(host) || this.insecure.has(host.replace(/:\d+$/, ''));
+  }
+
+  /**
+   * May this `host[:port]` be on an internal network? Only where the operator says (not a
+   * repository's config: the connections of every repository's view are shared).
+   */
+  private internalAllowed(host: string): boolean {
+    return (
+      this.plainHttpAllowed(host) ||
+      this.privateHosts.has(host) ||
+      this.privateHosts.has(host.replace(/:\d+$/, ''))
+    );
   }
 
   private baseUrl(registry: string): string {
@@ -496,6 +594,9 @@ export class RegistryClient {
     body?: Buffer,
     limits: Limits = this.small,
   ): Promise<Response> {
+    const internalAllowed = this.internalAllowed(url.host);
+    if (!internalAllowed && isInternalAddress(url.hostname.replace(/^\[|\]$/g, '')))
+      return Promise.reject(this.internalError(registry, url, url.hostname));
     this.shared.stats.requests++;
     const isHttps = url.protocol === 'https:';
     const request = isHttps ? httpsRequest : httpRequest;
@@ -515,6 +616,7 @@ export class RegistryClient {
           headers: { 'User-Agent': 'catalog-bot', ...headers, 'Content-Length': String(body?.length ?? 0) },
           agent: isHttps ? this.shared.httpsAgent : this.shared.httpAgent,
           timeout: this.timeoutMs,
+          ...(internalAllowed ? {} : { lookup: publicLookup }),
         },
         (res) => {
           const declared = Number(res.headers['content-length'] ?? 0);
@@ -562,8 +664,17 @@ export class RegistryClient {
     );
   }
 
+  private internalError(registry: string, url: URL, what: string): RegistryError {
+    return new RegistryError(
+      `registry ${registry} (${url.origin}): ${what} is on an internal network; not contacted (list the host in REGISTRY_PRIVATE_HOSTS if it is meant to be used)`,
+      'internal',
+      registry,
+    );
+  }
+
   private networkError(registry: string, url: URL, err: Error): RegistryError {
     const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code === INTERNAL_CODE) return this.internalError(registry, url, err.message);
     const reset = RETRYABLE_CODES.has(code) || /socket hang up/.test(err.message);
     let message = `cannot reach registry ${registry} (${url.origin}): ${code || err.message}`;
     if (code === 'EPROTO' || /wrong version number|packet length too long/i.test(err.message))

@@ -1,0 +1,429 @@
+// The `catalog-bot/bundle` findings for one bundle directory of a pull request
+// (docs/bundles.md): layout, annotations against the directory, ci.yaml and the CSV, CSV
+// name and version, owned CRDs, replaces/skips targets in the mapped catalogs, and bundles
+// already released never edited. Pure: every file is given; nothing is run.
+import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
+import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
+import { decodeFile } from '../catalog/decode.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { tryParseVersion } from '../catalog/semver.js';
+
+export const BUNDLE_CHECK = 'catalog-bot/bundle';
+
+const ANNOTATION = 'operators.operatorframework.io.bundle.';
+/** Annotations every bundle image carries, and the values opm's bundle format fixes. */
+const REQUIRED_ANNOTATIONS: [string, string | undefined][] = [
+  [`${ANNOTATION}mediatype.v1`, 'registry+v1'],
+  [`${ANNOTATION}manifests.v1`, 'manifests/'],
+  [`${ANNOTATION}metadata.v1`, 'metadata/'],
+  [`${ANNOTATION}package.v1`, undefined],
+  [`${ANNOTATION}channels.v1`, undefined],
+];
+
+export interface BundleCheckInput {
+  /** The bundle directory relative to the repository root, like `operators/etcd/0.9.4`. */
+  dir: string;
+  /** The package and version the directory's place names (`bundles.path`). */
+  package: string;
+  version: string;
+  /** The head's files of the directory, by path relative to it. */
+  files: ReadonlyMap<string, Buffer>;
+  /** The base's files of the directory, when the base has it: the bundle is released. */
+  baseFiles?: ReadonlyMap<string, Buffer>;
+  /** The package's `ci.yaml` at the head. */
+  ciYaml?: string;
+  /**
+   * The rendered catalogs the bundle goes to, with the template each is rendered from
+   * (replaces and skips of a release-config entry are looked up in its template's catalogs).
+   */
+  catalogs?: { path: string; text: string; template?: string; names?: ReadonlySet<string> }[];
+}
+
+/** More than this is far more than a bundle holds: it is reported, not parsed. */
+export const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
+
+type Finding = Omit<Diagnostic, 'level'> & { level?: Diagnostic['level'] };
+
+/** The 1-based line of the first match of `pattern` in a text (1 when absent). */
+function lineOf(text: string | undefined, pattern: RegExp): number {
+  if (text === undefined) return 1;
+  const m = pattern.exec(text);
+  return m ? text.slice(0, m.index).split('\n').length : 1;
+}
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function firstDocument(data: Buffer | undefined): unknown {
+  if (!data) return undefined;
+  return decodeFile(data).values[0]?.value;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Names of the bundles a rendered catalog holds. */
+export function bundleNames(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const { value } of decodeFile(Buffer.from(text)).values)
+    if (isObject(value) && value.schema === 'olm.bundle' && typeof value.name === 'string')
+      out.add(value.name);
+  return out;
+}
+
+interface ReleaseEntry {
+  template: string;
+  replaces?: string;
+  skips: string[];
+  line: number;
+}
+
+function releaseEntries(text: string): ReleaseEntry[] {
+  const doc = parseDocument(text);
+  const list = isMap(doc.contents) ? doc.contents.get('catalog_templates', true) : undefined;
+  if (!isSeq(list)) return [];
+  const out: ReleaseEntry[] = [];
+  for (const item of list.items as YamlNode[]) {
+    if (!isMap(item)) continue;
+    const v = item.toJSON() as Record<string, unknown>;
+    if (typeof v.template_name !== 'string') continue;
+    out.push({
+      template: v.template_name,
+      ...(typeof v.replaces === 'string' ? { replaces: v.replaces } : {}),
+      skips: Array.isArray(v.skips) ? v.skips.filter((s): s is string => typeof s === 'string') : [],
+      line: text.slice(0, item.range?.[0] ?? 0).split('\n').length,
+    });
+  }
+  return out;
+}
+
+/** Every finding for one bundle directory; empty when the bundle is fine. */
+export function checkBundle(input: BundleCheckInput): Diagnostic[] {
+  const { dir, files } = input;
+  const out: Diagnostic[] = [];
+  const add = (f: Finding): void => {
+    out.push({ level: 'error', package: input.package, ...f });
+  };
+  const text = (p: string): string | undefined => files.get(p)?.toString('utf8');
+
+  // ---- released bundles are never edited
+  if (input.baseFiles) {
+    const paths = new Set([...input.baseFiles.keys(), ...files.keys()]);
+    for (const p of [...paths].sort()) {
+      const a = input.baseFiles.get(p);
+      const b = files.get(p);
+      if (a && b && a.equals(b)) continue;
+      add({
+        rule: 'B-RELEASED-EDITED',
+        message: `${dir} is a released bundle: its ${p} is ${!a ? 'added' : !b ? 'removed' : 'changed'}, but a bundle image, once released, must never change`,
+        file: `${dir}/${p}`,
+        line: 1,
+        hint: `Release the change as a new version in a new directory (e.g. a higher patch version next to ${dir}), and leave ${dir} as it was.`,
+      });
+    }
+    if (out.length > 0) return out;
+  }
+
+  const size = [...files.values()].reduce((n, b) => n + b.length, 0);
+  if (size > MAX_BUNDLE_BYTES) {
+    add({
+      rule: 'B-SIZE',
+      message: `${dir} holds ${Math.round(size / 2 ** 20)} MiB of files, far more than a bundle (a few manifests) holds; it was not read`,
+      file: dir,
+      line: 1,
+      hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
+    });
+    return out;
+  }
+
+  // ---- layout
+  const has = (prefix: string): boolean => [...files.keys()].some((p) => p.startsWith(prefix));
+  const nested = ['bundle', input.version].find((n) => has(`${n}/manifests/`) || has(`${n}/metadata/`));
+  if (!has('manifests/') || !files.has('metadata/annotations.yaml')) {
+    if (nested)
+      add({
+        rule: 'B-LAYOUT',
+        message: `${dir} keeps its bundle under ${nested}/manifests and ${nested}/metadata, one level too deep: the pipeline finds no bundle there`,
+        file: `${dir}/${nested}`,
+        line: 1,
+        hint: `Move them up: git mv ${dir}/${nested}/manifests ${dir}/${nested}/metadata ${dir}/`,
+      });
+    else {
+      if (!has('manifests/'))
+        add({
+          rule: 'B-LAYOUT',
+          message: `${dir} has no manifests/ directory (the CSV and the CRDs it owns)`,
+          file: dir,
+          line: 1,
+          hint: `Put the ClusterServiceVersion and the CRDs in ${dir}/manifests/.`,
+        });
+      if (!files.has('metadata/annotations.yaml'))
+        add({
+          rule: 'B-LAYOUT',
+          message: `${dir} has no metadata/annotations.yaml`,
+          file: dir,
+          line: 1,
+          hint: `Add ${dir}/metadata/annotations.yaml with the bundle annotations (${REQUIRED_ANNOTATIONS.map(([k]) => k).join(', ')}).`,
+        });
+    }
+    return out;
+  }
+
+  // ---- annotations
+  const annotationsPath = `${dir}/metadata/annotations.yaml`;
+  const annotationsText = text('metadata/annotations.yaml');
+  const annotationsDoc = firstDocument(files.get('metadata/annotations.yaml'));
+  const annotations = isObject(annotationsDoc) ? annotationsDoc.annotations : undefined;
+  if (!isObject(annotations)) {
+    add({
+      rule: 'B-ANNOTATIONS',
+      message: `${annotationsPath} has no annotations mapping`,
+      file: annotationsPath,
+      line: 1,
+      hint: 'The file must be `annotations:` followed by the bundle annotations.',
+    });
+  } else {
+    for (const [key, fixed] of REQUIRED_ANNOTATIONS) {
+      const value = annotations[key];
+      if (typeof value !== 'string' || value === '')
+        add({
+          rule: 'B-ANNOTATIONS',
+          message: `${annotationsPath} lacks the annotation ${key}`,
+          file: annotationsPath,
+          line: 1,
+          hint: `Add \`${key}: ${fixed ?? (key.endsWith('package.v1') ? input.package : '<channels>')}\` under annotations.`,
+        });
+      else if (fixed !== undefined && value !== fixed)
+        add({
+          rule: 'B-ANNOTATIONS',
+          message: `${annotationsPath}: ${key} is "${value}", but a bundle has "${fixed}"`,
+          file: annotationsPath,
+          line: lineOf(annotationsText, new RegExp(escape(key))),
+          hint: `Set it to ${fixed}.`,
+        });
+    }
+    const pkg = annotations[`${ANNOTATION}package.v1`];
+    if (typeof pkg === 'string' && pkg !== '' && pkg !== input.package)
+      add({
+        rule: 'B-ANNOTATIONS',
+        message: `${annotationsPath} names package "${pkg}", but the bundle sits in the directory of package "${input.package}"`,
+        file: annotationsPath,
+        line: lineOf(annotationsText, /bundle\.package\.v1/),
+        hint: `Set ${ANNOTATION}package.v1 to ${input.package}, or move the bundle to its package's directory.`,
+      });
+    const channels = annotations[`${ANNOTATION}channels.v1`];
+    const defaultChannel = annotations[`${ANNOTATION}channel.default.v1`];
+    if (
+      typeof channels === 'string' &&
+      typeof defaultChannel === 'string' &&
+      defaultChannel !== '' &&
+      !channels
+        .split(',')
+        .map((c) => c.trim())
+        .includes(defaultChannel)
+    )
+      add({
+        rule: 'B-ANNOTATIONS',
+        message: `${annotationsPath}: the default channel "${defaultChannel}" is not among the bundle's channels (${channels})`,
+        file: annotationsPath,
+        line: lineOf(annotationsText, /channel\.default\.v1/),
+        hint: 'Add the default channel to channels.v1, or name one of them as the default.',
+      });
+  }
+
+  // ---- the CSV (as opm parses the bundle)
+  let csv: Record<string, unknown> | undefined;
+  let csvName = '';
+  try {
+    const parsed = parseBundle(bundleFilesFromMap(files));
+    csv = parsed.csv;
+    csvName = parsed.name;
+  } catch (err) {
+    if (!(err instanceof BundleError)) throw err;
+    const owned = /couldn't find (\S+), Kind=(\S+) \((\S+)\)/.exec(err.message);
+    add({
+      rule: owned ? 'B-CRD-MISSING' : 'B-CSV',
+      message: owned
+        ? `${dir}: the CSV owns ${owned[2]} (${owned[3]}.${owned[1]!.split('/')[0]} ${owned[1]!.split('/')[1]}), but manifests/ has no CRD serving it`
+        : `${dir} cannot be rendered as opm renders it: ${err.message}`,
+      file: `${dir}/manifests`,
+      line: 1,
+      hint: owned
+        ? 'Add the CustomResourceDefinition to manifests/, or remove it from spec.customresourcedefinitions.owned.'
+        : 'Fix the manifests so that the bundle holds exactly one ClusterServiceVersion and the objects it names.',
+    });
+  }
+  const csvPath = [...files.keys()].find((p) => {
+    if (!p.startsWith('manifests/')) return false;
+    const v = firstDocument(files.get(p));
+    return isObject(v) && v.kind === 'ClusterServiceVersion';
+  });
+  const csvFile = csvPath ? `${dir}/${csvPath}` : `${dir}/manifests`;
+  const csvText = csvPath ? text(csvPath) : undefined;
+  if (csv) {
+    const spec = isObject(csv.spec) ? csv.spec : {};
+    const version = typeof spec.version === 'string' ? spec.version : '';
+    const parsedVersion = tryParseVersion(version);
+    if (!parsedVersion.ok)
+      add({
+        rule: 'B-CSV-VERSION',
+        message: `${csvFile}: spec.version "${version}" is not a strict semantic version (${parsedVersion.error})`,
+        file: csvFile,
+        line: lineOf(csvText, /^ {2}version:/m),
+        hint: 'Use MAJOR.MINOR.PATCH with an optional -prerelease, without a leading v.',
+      });
+    else {
+      if (csvName !== `${input.package}.v${version}`)
+        add({
+          rule: 'B-CSV-NAME',
+          message: `${csvFile}: the CSV is named "${csvName}", but a bundle of ${input.package} at version ${version} must be named ${input.package}.v${version}`,
+          file: csvFile,
+          line: lineOf(csvText, /^ {2}name:/m),
+          hint: `Set metadata.name to ${input.package}.v${version}.`,
+        });
+      if (version !== input.version)
+        add({
+          rule: 'B-DIRECTORY-VERSION',
+          message: `${dir}: the directory is named ${input.version}, but the CSV's version is ${version} (the directory name becomes the image tag)`,
+          file: csvFile,
+          line: lineOf(csvText, /^ {2}version:/m),
+          hint: `Rename the directory to ${version}, or set spec.version to ${input.version}.`,
+        });
+    }
+    const minKube = spec.minKubeVersion;
+    if (
+      minKube !== undefined &&
+      (typeof minKube !== 'string' || !tryParseVersion(minKube.replace(/^v/, '')).ok)
+    )
+      add({
+        rule: 'B-MIN-KUBE-VERSION',
+        message: `${csvFile}: spec.minKubeVersion "${String(minKube)}" is not a version OLM can compare`,
+        file: csvFile,
+        line: lineOf(csvText, /minKubeVersion:/),
+        hint: 'Write it as MAJOR.MINOR.PATCH, like 1.25.0.',
+      });
+    const metadata = isObject(csv.metadata) ? csv.metadata : {};
+    const csvAnnotations = isObject(metadata.annotations) ? metadata.annotations : {};
+    const props = csvAnnotations['olm.properties'];
+    if (typeof props === 'string') {
+      let list: unknown;
+      try {
+        list = JSON.parse(props);
+      } catch {
+        list = undefined;
+      }
+      const max = Array.isArray(list)
+        ? (list as unknown[]).find((p) => isObject(p) && p.type === 'olm.maxOpenShiftVersion')
+        : undefined;
+      if (list === undefined || !Array.isArray(list))
+        add({
+          rule: 'B-MAX-OPENSHIFT-VERSION',
+          message: `${csvFile}: the olm.properties annotation is not a JSON list of properties`,
+          file: csvFile,
+          line: lineOf(csvText, /olm\.properties:/),
+          hint: 'Write it as a JSON list, like \'[{"type": "olm.maxOpenShiftVersion", "value": "4.18"}]\'.',
+        });
+      else if (isObject(max) && !/^\d+\.\d+$/.test(String(max.value)))
+        add({
+          rule: 'B-MAX-OPENSHIFT-VERSION',
+          message: `${csvFile}: olm.maxOpenShiftVersion is ${JSON.stringify(max.value)}, not MAJOR.MINOR`,
+          file: csvFile,
+          line: lineOf(csvText, /olm\.maxOpenShiftVersion/),
+          hint: 'Give the last OpenShift minor version the operator supports, like "4.18".',
+        });
+    }
+  }
+
+  // ---- replaces and skips targets
+  const catalogs = input.catalogs ?? [];
+  if (catalogs.length > 0) {
+    // Decoded only when a target is looked up, once per catalog.
+    const known = new Map<string, ReadonlySet<string>>();
+    const namesOf = (c: (typeof catalogs)[number]): ReadonlySet<string> => {
+      let got = c.names ?? known.get(c.path);
+      if (!got) known.set(c.path, (got = bundleNames(c.text)));
+      return got;
+    };
+    const configText = text('release-config.yaml');
+    const targets: {
+      name: string;
+      kind: 'replaces' | 'skips';
+      where: string;
+      line: number;
+      template?: string;
+    }[] = [];
+    if (configText !== undefined) {
+      for (const e of releaseEntries(configText)) {
+        if (e.replaces)
+          targets.push({
+            name: e.replaces,
+            kind: 'replaces',
+            where: 'release-config.yaml',
+            line: e.line,
+            template: e.template,
+          });
+        for (const s of e.skips)
+          targets.push({
+            name: s,
+            kind: 'skips',
+            where: 'release-config.yaml',
+            line: e.line,
+            template: e.template,
+          });
+      }
+    } else if (csv) {
+      const spec = isObject(csv.spec) ? csv.spec : {};
+      if (typeof spec.replaces === 'string' && spec.replaces !== '')
+        targets.push({
+          name: spec.replaces,
+          kind: 'replaces',
+          where: csvPath ?? 'manifests',
+          line: lineOf(csvText, /^ {2}replaces:/m),
+        });
+      if (Array.isArray(spec.skips))
+        for (const s of spec.skips)
+          if (typeof s === 'string')
+            targets.push({
+              name: s,
+              kind: 'skips',
+              where: csvPath ?? 'manifests',
+              line: lineOf(csvText, /^ {2}skips:/m),
+            });
+    }
+    for (const t of targets) {
+      const missing = catalogs
+        .filter((c) => t.template === undefined || c.template === undefined || c.template === t.template)
+        .filter((c) => !namesOf(c).has(t.name))
+        .map((c) => c.path);
+      if (missing.length === 0) continue;
+      add({
+        rule: t.kind === 'replaces' ? 'B-REPLACES-MISSING' : 'B-SKIPS-MISSING',
+        // Skipping a bundle a catalog lacks does no harm; replacing one leaves its users behind.
+        level: t.kind === 'replaces' ? 'error' : 'warning',
+        message: `${dir}/${t.where}: ${t.kind} ${t.name}, which ${missing.join(', ')} ${missing.length === 1 ? 'does' : 'do'} not hold`,
+        file: `${dir}/${t.where}`,
+        line: t.line,
+        hint:
+          t.kind === 'replaces'
+            ? `Name a bundle those catalogs hold (usually the current channel head), or release ${t.name} first.`
+            : `Drop ${t.name} from skips if it was never released there.`,
+      });
+    }
+  }
+
+  // ---- ci.yaml
+  if (input.ciYaml !== undefined) {
+    const ci = parseDocument(input.ciYaml);
+    const fbc = isMap(ci.contents) ? (ci.contents.toJSON() as Record<string, unknown>).fbc : undefined;
+    const enabled = isObject(fbc) && fbc.enabled === true;
+    if (enabled && !files.has('release-config.yaml'))
+      add({
+        rule: 'B-RELEASE-CONFIG',
+        level: 'warning',
+        message: `${dir} has no release-config.yaml, so nothing adds it to the catalogs: ${input.package}'s catalogs are rendered from templates (ci.yaml fbc.enabled)`,
+        file: dir,
+        line: 1,
+        hint: `Add ${dir}/release-config.yaml naming the templates and channels (catalog_templates), or add the bundle to the templates by hand in the same pull request.`,
+      });
+  }
+  return out;
+}
