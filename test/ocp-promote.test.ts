@@ -320,6 +320,15 @@ describe('catalog-bot ocp-promote: ci.yaml comments and refusals', () => {
     expect((await run(['v4.19', 'v4.22', '--repo', dir])).output).toMatch(
       /catalogs\/v4\.19 holds no packages/,
     );
+    const broken = writeTree({
+      'operators/bad/ci.yaml': 'fbc:\n  version_promotion_strategy: always\n  catalog_mapping: [\n',
+      'catalogs/v4.21/bad/catalog.yaml': 'x: 1\n',
+    });
+    dirs.push(broken);
+    const refused = await run(['v4.21', 'v4.22', '--repo', broken]);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/refused +bad: operators\/bad\/ci\.yaml: YAML: /);
+    expect(() => readFileSync(join(broken, 'catalogs/v4.22/bad/catalog.yaml'))).toThrow();
     const unknown = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'ghost', '--format', 'json']);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.output).error).toBe('refused: package ghost is not in catalogs/v4.21');
