@@ -75,6 +75,37 @@ describe('catalog-bot graph', () => {
     expect(g.entries['foo.v2.0.0'].v1Chosen).toBe('foo.v2.0.0');
   });
 
+  it('v1Successors lists every legacy successor, unfiltered by range and deprecations, highest first', async () => {
+    // v1.5.0 is deprecated; v1.0.0 has successors 1.2.0 (replaces), 1.5.0 (skips) and 2.0.0 (skipRange).
+    const dir = writeTree({
+      'foo.yaml':
+        'schema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n' +
+        '  - name: foo.v1.0.0\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.0\n' +
+        '  - name: foo.v1.5.0\n    replaces: foo.v1.2.0\n    skips: [foo.v1.0.0]\n' +
+        '  - name: foo.v2.0.0\n    replaces: foo.v1.5.0\n    skipRange: ">=1.0.0 <1.1.0"\n' +
+        '---\nschema: olm.deprecations\npackage: foo\nentries:\n  - reference: {schema: olm.bundle, name: foo.v1.5.0}\n    message: use 2.0.0\n' +
+        bundle('1.0.0') +
+        bundle('1.2.0') +
+        bundle('1.5.0') +
+        bundle('2.0.0'),
+    });
+    dirs.push(dir);
+    const { code, out } = await run([
+      'graph',
+      dir,
+      'foo',
+      '--format',
+      'json',
+      '--v1-version-range',
+      '<2.0.0',
+    ]);
+    expect(code).toBe(0);
+    const entry = JSON.parse(out).entries['foo.v1.0.0'];
+    expect(entry.v1Successors).toEqual(['foo.v2.0.0', 'foo.v1.5.0', 'foo.v1.2.0']);
+    // What v1 then picks: the range drops 2.0.0, the deprecation ranks 1.5.0 last.
+    expect(entry.v1Chosen).toBe('foo.v1.2.0');
+  });
+
   it('draws text, mermaid and dot', async () => {
     expect((await run(['graph', seed, 'foo'])).out).toContain('foo.v1.0.0 (1.0.0): stays | foo.v2.0.0');
     const m = (await run(['graph', seed, 'foo', '--format', 'mermaid'])).out;

@@ -1,7 +1,7 @@
 // `catalog-bot ocp-promote` against the real promotion commits of community-operators-prod:
 // each test rebuilds the repository as it was before a promotion (history patches
 // reverse-applied) and checks that the command writes what the real commit holds.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -224,6 +224,25 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
     expect(read(dir, ci)).toMatch(/"v4\.16", v4\.17, "v4\.18"/);
   });
 
+  it('bundles.renderer.csvMetadataFrom of the repository config moves the migration', async () => {
+    const dir = before([]);
+    const pkg = 'visionone-containersecurity';
+    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
+    const ci = `operators/${pkg}/ci.yaml`;
+    writeFileSync(join(dir, ci), read(dir, ci).replace('"v4.17", ', ''));
+    mkdirSync(join(dir, '.github'));
+    writeFileSync(
+      join(dir, '.github/catalog-bot.yml'),
+      'bundles:\n  renderer:\n    csvMetadataFrom: v4.18\n',
+    );
+    const { code } = await run(['v4.16', 'v4.17', '--repo', dir, '--package', pkg]);
+    expect(code).toBe(0);
+    // Not yet migrated at v4.17 here: a byte copy of v4.16, olm.bundle.object and all.
+    expect(read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`)).toBe(
+      read(dir, `catalogs/v4.16/${pkg}/catalog.yaml`),
+    );
+  });
+
   it('refuses (and writes nothing) when v4.17 needs a render the template cannot give', async () => {
     const dir = before([]);
     const pkg = 'ecr-secret-operator';
@@ -301,6 +320,15 @@ describe('catalog-bot ocp-promote: ci.yaml comments and refusals', () => {
     expect((await run(['v4.19', 'v4.22', '--repo', dir])).output).toMatch(
       /catalogs\/v4\.19 holds no packages/,
     );
+    const broken = writeTree({
+      'operators/bad/ci.yaml': 'fbc:\n  version_promotion_strategy: always\n  catalog_mapping: [\n',
+      'catalogs/v4.21/bad/catalog.yaml': 'x: 1\n',
+    });
+    dirs.push(broken);
+    const refused = await run(['v4.21', 'v4.22', '--repo', broken]);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/refused +bad: operators\/bad\/ci\.yaml: YAML: /);
+    expect(() => readFileSync(join(broken, 'catalogs/v4.22/bad/catalog.yaml'))).toThrow();
     const unknown = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'ghost', '--format', 'json']);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.output).error).toBe('refused: package ghost is not in catalogs/v4.21');

@@ -4,11 +4,12 @@ import { classicChannel, classicNext } from './classic.js';
 import type { Model, ModelChannel, ModelPackage } from './model.js';
 import { tryParseRange } from './range.js';
 import { formatVersion, tryParseVersion, type Version } from './semver.js';
-import { v1Chosen, v1Successors, type InstalledBundle } from './v1.js';
+import { v1Chosen, v1LegacySuccessors, type InstalledBundle } from './v1.js';
 
 export interface GraphEntry {
   version: string | null;
   classicNext: string | null;
+  /** Every legacy successor, whatever the version range and deprecations say, highest version first. */
   v1Successors: string[];
   v1Chosen: string | null;
   /** True for a bundle given with --installed that the channel does not list. */
@@ -48,7 +49,7 @@ export function channelGraph(
     return {
       version: formatVersion(installed.version),
       classicNext: classicNext(channel, installed),
-      v1Successors: v1Successors(pkg, installed, v1Options),
+      v1Successors: v1LegacySuccessors(pkg, installed, { channels: [channel.name] }),
       v1Chosen: v1Chosen(pkg, installed, v1Options),
       ...(installedOnly ? { installedOnly: true } : {}),
       ...(entry?.deprecation ? { deprecated: true } : {}),

@@ -70,6 +70,24 @@ export function v1Successors(
 }
 
 /**
+ * Every legacy successor of `installed` in the selected channels (an entry that replaces
+ * it, skips it, or whose skipRange holds its version), before v1 filters them by version
+ * range and ranks deprecated ones last: highest version+release first, then by name. The
+ * candidates `catalog-bot graph` lists (design.md, CLI contract).
+ */
+export function v1LegacySuccessors(
+  pkg: ModelPackage,
+  installed: InstalledBundle,
+  options: Pick<V1Options, 'channels' | 'bundleReleaseSupport'> = {},
+): string[] {
+  const prepared = prepare(pkg, options.bundleReleaseSupport ?? false);
+  const channels = options.channels && options.channels.length > 0 ? new Set(options.channels) : null;
+  return [...successorsOf(prepared, toInstalled(installed), channels)]
+    .sort((a, b) => compareVersionRelease(b.vr, a.vr) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((b) => b.name);
+}
+
+/**
  * What v1 picks: the top candidate, or null ("no bundles found for package ..."). For a
  * fresh install (installed = null): the highest non-deprecated bundle after the filters.
  */

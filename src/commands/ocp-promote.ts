@@ -3,8 +3,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
-import { CONFIG_PATH } from '../checks/config.js';
+import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import {
   DEFAULT_CSV_METADATA_FROM,
   ocpPromote,
@@ -24,17 +23,12 @@ export const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <d
   2 usage or I/O error.
 `;
 
-/** `bundles.renderer.csvMetadataFrom` of the repository config, if it names a version. */
+/** `bundles.renderer.csvMetadataFrom` of the repository config (its default when the file is bad). */
 function csvMetadataFrom(tree: FileTree): string {
-  try {
-    const config = parseYaml(tree.read(CONFIG_PATH) ?? '', { maxAliasCount: 0 }) as {
-      bundles?: { renderer?: { csvMetadataFrom?: unknown } };
-    } | null;
-    const v = config?.bundles?.renderer?.csvMetadataFrom;
-    return typeof v === 'string' ? v : DEFAULT_CSV_METADATA_FROM;
-  } catch {
-    return DEFAULT_CSV_METADATA_FROM;
-  }
+  return (
+    parseRepoConfig(tree.read(CONFIG_PATH)).config.bundles.renderer.csvMetadataFrom ??
+    DEFAULT_CSV_METADATA_FROM
+  );
 }
 
 const LABEL: Record<OcpPackageResult['status'], string> = {
