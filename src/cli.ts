@@ -73,6 +73,11 @@ Commands:
                        single-headed and every user upgradeable; template-aware (edits the
                        template, re-renders); keeps comments and layout; prints the diff
                        (exit 0 done, 1 refused, 2 usage/IO)
+  explain <bundle> [--from <version>] [--catalog <root>]
+                       Whether new installs get the bundle and which installed versions
+                       reach it, by what path, under classic OLM and OLM v1, and where
+                       not, why (exit 0, 2 usage/IO or unknown bundle)
+      --format text|json|mermaid  output format (default: text)
   render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
@@ -115,6 +120,8 @@ export async function main(
         return await (await import('./commands/build.js')).buildCommand(rest, out, err);
       case 'promote':
         return await (await import('./commands/promote.js')).promoteCommand(rest, out);
+      case 'explain':
+        return await (await import('./commands/explain.js')).explainCommand(rest, out, err);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case undefined:
