@@ -1,11 +1,15 @@
 // `catalog-bot explain` on real catalogs; every answer is checked against the graph engines'
 // own output as `catalog-bot graph --format json` prints it.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import type { Explanation } from '../src/catalog/explain.js';
-import { SHARED_DATA } from './helpers/oracle.js';
+import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeTree));
 
 const REPO_V421 = join(SHARED_DATA, 'real-repo/community-operators-prod/catalogs/v4.21');
 const CERTIFIED = join(SHARED_DATA, 'real-catalogs/certified-operators/catalogs/v4.22');
@@ -179,6 +183,33 @@ describe('catalog-bot explain', () => {
       'jumpstarter-operator.v0.9.0-rc.1',
     ]);
     expect(e2.channels[0]!.from[0]!.classic.reaches).toBe(true);
+  });
+
+  it('a deprecated successor: OLM v1 keeps the installed bundle, classic still upgrades', async () => {
+    // The real clusterpulse catalog plus an olm.deprecations entry for its fast-v0 head.
+    const root = writeTree({
+      'clusterpulse/catalog.yaml': readFileSync(join(REPO_V421, 'clusterpulse/catalog.yaml'), 'utf8'),
+      'clusterpulse/deprecations.yaml': [
+        'schema: olm.deprecations',
+        'package: clusterpulse',
+        'entries:',
+        '- reference: {schema: olm.bundle, name: clusterpulse.v0.3.0}',
+        '  message: use fast-v1',
+        '',
+      ].join('\n'),
+    });
+    dirs.push(root);
+    const e = await explain(root, 'clusterpulse.v0.3.0', '--from', '0.2.3');
+    expect(await checkAgainstGraph(root, e)).toBe(1);
+    expect(e.bundleDeprecated).toBe('use fast-v1');
+    const [from] = e.channels[0]!.from;
+    expect(from!.classic).toEqual({ path: ['clusterpulse.v0.3.0'], reaches: true, why: null });
+    expect(from!.v1).toEqual({
+      path: [],
+      reaches: false,
+      why: 'OLM v1 keeps clusterpulse.v0.2.3: it ranks above its successor clusterpulse.v0.3.0 (clusterpulse.v0.3.0 is deprecated, and OLM v1 ranks deprecated bundles last)',
+    });
+    expect(e.channels[0]!.freshInstall.v1).toBe('clusterpulse.v0.2.3');
   });
 
   it('a dependency nothing in the catalog meets (certified v4.22 alloydb-omni-operator-certified.v1.7.0)', async () => {
