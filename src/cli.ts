@@ -73,6 +73,10 @@ Commands:
                        single-headed and every user upgradeable; template-aware (edits the
                        template, re-renders); keeps comments and layout; prints the diff
                        (exit 0 done, 1 refused, 2 usage/IO)
+  default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                       Set the package's default channel where it is written (catalog or
+                       olm.template.basic template, re-rendered); validated first; keeps
+                       comments and layout; prints the diff (exit 0 done, 1 refused, 2 usage/IO)
   explain <bundle> [--from <version>] [--catalog <root>]
                        Whether new installs get the bundle and which installed versions
                        reach it, by what path, under classic OLM and OLM v1, and where
@@ -120,6 +124,8 @@ export async function main(
         return await (await import('./commands/build.js')).buildCommand(rest, out, err);
       case 'promote':
         return await (await import('./commands/promote.js')).promoteCommand(rest, out);
+      case 'default-channel':
+        return await (await import('./commands/default-channel.js')).defaultChannelCommand(rest, out);
       case 'explain':
         return await (await import('./commands/explain.js')).explainCommand(rest, out, err);
       case 'render-template':
