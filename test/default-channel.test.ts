@@ -101,7 +101,7 @@ describe('catalog-bot default-channel', () => {
     expect(read(dir, 'catalogs/v4.21/clusterpulse/catalog.yaml')).toBe(
       real.replace(
         'defaultChannel: fast-v1\n',
-        '# the channel new installs get\ndefaultChannel: fast-v0 # see ci.yaml\n',
+        '# the channel new installs get\ndefaultChannel: "fast-v0" # see ci.yaml\n',
       ),
     );
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
-import type { Explanation } from '../src/catalog/explain.js';
+import { explainMermaid, type Explanation } from '../src/catalog/explain.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
@@ -232,6 +232,33 @@ describe('catalog-bot explain', () => {
     expect(r.out).toContain('```mermaid\nflowchart LR\n');
     expect(r.out).toContain(`  ${id('clusterpulse.v0.1.1')} -.->|v1 fast-v0| ${id('clusterpulse.v0.2.3')}\n`);
     expect(r.out).not.toContain('-->|classic');
+  });
+
+  it('names from the catalog cannot break out of the Mermaid label or a Markdown fence', () => {
+    const hostile = 'evil.v1"]\n```\n<img src=x>';
+    const diagram = explainMermaid({
+      bundle: hostile,
+      channels: [
+        {
+          channel: 'stable',
+          from: [
+            {
+              installed: 'evil.v0',
+              version: '0.0.0',
+              inCatalog: true,
+              classic: { path: [hostile], reaches: true, why: null },
+              v1: { path: [], reaches: false, why: 'x' },
+            },
+          ],
+        },
+      ],
+    } as unknown as Explanation);
+    expect(diagram).not.toContain('```');
+    expect(diagram).not.toContain('<img');
+    expect(diagram.split('\n').filter((l) => l.includes('["'))).toEqual([
+      `  n${Buffer.from(hostile).toString('hex')}["evil.v1#34;#93;#10;#96;#96;#96;#10;#60;img#32;src#61;x#62;"]:::target`,
+      '  n6576696c2e7630["evil.v0"]',
+    ]);
   });
 
   it('bad input: a clear message, exit 2', async () => {

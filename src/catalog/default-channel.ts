@@ -51,9 +51,14 @@ export function setDefaultChannelText(path: string, text: string, pkg: string, c
   if (!site) throw new EditError(`${path} has no olm.package object for ${pkg}`);
   const style = detectStyle(text, format);
   const pair = pairOf(site.map, 'defaultChannel');
-  const splice = pair?.value
+  let splice = pair?.value
     ? setScalar(pair.value, channel, style)
     : addPair(text, site.map, 'defaultChannel', channel, style, 'name');
+  // A YAML value written in quotes keeps its quotes (the new text is a channel name that
+  // opm accepted, so it needs no escaping beyond the quote character itself).
+  const quote = format === 'yaml' && pair?.value ? text[pair.value.start] : undefined;
+  if (quote === '"') splice = { ...splice, ins: JSON.stringify(channel) };
+  else if (quote === "'") splice = { ...splice, ins: `'${channel.replace(/'/g, "''")}'` };
   return applySplices(text, [splice]);
 }
 

@@ -356,8 +356,10 @@ export function explainMermaid(e: Explanation): string {
       }
     }
   }
-  for (const n of nodes)
-    lines.push(`  ${id(n)}["${n.replace(/"/g, '#quot;')}"]${n === e.bundle ? ':::target' : ''}`);
+  // Names come from catalog files: anything but plain name characters becomes a Mermaid
+  // entity, so a name cannot close the label, the diagram or a Markdown code fence.
+  const label = (name: string): string => name.replace(/[^A-Za-z0-9._+-]/gu, (c) => `#${c.codePointAt(0)};`);
+  for (const n of nodes) lines.push(`  ${id(n)}["${label(n)}"]${n === e.bundle ? ':::target' : ''}`);
   lines.push(...edges, '  classDef target stroke-width:3px');
   return lines.join('\n') + '\n';
 }
