@@ -341,7 +341,10 @@ function channelSites(nodes: TNode[]): ChannelSite[] {
   return out;
 }
 
-export function packageSite(nodes: TNode[], pkg: string): { map: TMap; parent?: TSeq; top: TNode } | undefined {
+export function packageSite(
+  nodes: TNode[],
+  pkg: string,
+): { map: TMap; parent?: TSeq; top: TNode } | undefined {
   for (const top of nodes) {
     if (top.kind !== 'map') continue;
     if (scalarOf(top, 'schema') === 'olm.package' && scalarOf(top, 'name') === pkg) return { map: top, top };
