@@ -12,7 +12,6 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
 const REPO_V421 = join(SHARED_DATA, 'real-repo/community-operators-prod/catalogs/v4.21');
-const CERTIFIED = join(SHARED_DATA, 'real-catalogs/certified-operators/catalogs/v4.22');
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out = new PassThrough();
@@ -117,9 +116,7 @@ describe('catalog-bot explain', () => {
       });
     }
     for (const olm of ['classic', 'v1'] as const)
-      expect(from['clusterpulse.v0.3.0']![olm].why).toBe(
-        'clusterpulse.v0.3.0 (0.3.0) is already newer than clusterpulse.v0.2.3',
-      );
+      expect(from['clusterpulse.v0.3.0']![olm].why).toBe('already newer than clusterpulse.v0.2.3 (0.2.3)');
     expect(e.summary).toContain(
       "Classic OLM, channel fast-v0: not from clusterpulse.v0.1.1, clusterpulse.v0.2.0, clusterpulse.v0.2.1, clusterpulse.v0.2.2: clusterpulse.v0.2.3 is off classic's chain: clusterpulse.v0.3.0 skips it, and classic OLM leaves skipped entries off the channel's replaces chain, so it never installs or upgrades to it.",
     );
@@ -212,16 +209,30 @@ describe('catalog-bot explain', () => {
     expect(e.channels[0]!.freshInstall.v1).toBe('clusterpulse.v0.2.3');
   });
 
-  it('a dependency nothing in the catalog meets (certified v4.22 alloydb-omni-operator-certified.v1.7.0)', async () => {
-    const e = await explain(CERTIFIED, 'alloydb-omni-operator-certified.v1.7.0', '--from', '1.6.0');
-    await checkAgainstGraph(CERTIFIED, e);
+  it('dependencies nothing in the catalog meets, and long paths (rabbitmq-messaging-topology-operator)', async () => {
+    const R = 'rabbitmq-messaging-topology-operator';
+    const e = await explain(REPO_V421, `${R}.v1.17.4`);
+    expect(await checkAgainstGraph(REPO_V421, e)).toBe(11);
     expect(e.declaresDependencies).toBe(true);
-    expect(e.unmetDependencies.map((u) => u.why)).toContain(
-      'no bundle in this catalog provides a Certificate API at all',
-    );
-    expect(e.summary.some((l) => l.startsWith('A dependency cannot be met:'))).toBe(true);
+    expect(e.unmetDependencies).toEqual([
+      {
+        requirement: 'API RabbitmqCluster v1beta1 (rabbitmq.com)',
+        why: 'no bundle in this catalog provides a RabbitmqCluster API at all',
+      },
+      {
+        requirement: 'package rabbitmq-cluster-operator in range >2.0.0',
+        why: 'no bundle of package "rabbitmq-cluster-operator" is in this catalog',
+      },
+    ]);
     expect(e.summary).toContain(
-      'Classic OLM, channel stable: not from alloydb-omni-operator-certified.v1.6.0 (1.6.0, not in this catalog): classic OLM stops at alloydb-omni-operator-certified.v1.6.0: no entry on the chain replaces or skips it, and no skipRange covers 1.6.0.',
+      'It declares dependencies, which OLM v1 does not resolve: v1 fails on it instead of picking another bundle.',
+    );
+    const classic = e.summary.find((l) => l.startsWith('Classic OLM, channel stable: reached from '))!;
+    expect(classic).toContain(
+      `reached from ${R}.v1.12.1 via ${R}.v1.12.2 -> ${R}.v1.13.0 -> … (4 more) -> ${R}.v1.17.4; `,
+    );
+    expect(e.summary).toContain(
+      `OLM v1, channel stable: not from ${R}.v1.18.1, ${R}.v1.18.2, ${R}.v1.19.2, ${R}.v1.19.3: already newer than ${R}.v1.17.4 (1.17.4).`,
     );
   });
 

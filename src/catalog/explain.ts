@@ -231,7 +231,7 @@ function classicWhy(
 ): string {
   if (error !== null) return `classic OLM cannot use channel "${channel.name}": ${error}`;
   if (target.version && compareVersions(installed.version, target.version) > 0)
-    return `${installed.name} (${formatVersion(installed.version)}) is already newer than ${target.name}`;
+    return `already newer than ${target.name} (${formatVersion(target.version)})`;
   if (offChainBecause !== null) return `${target.name} is off classic's chain: ${offChainBecause}`;
   // Walk the hops: the first one that passes the target says why.
   let from: ClassicInstalled = installed;
@@ -257,7 +257,7 @@ function v1Why(
   options: { channels: string[] },
 ): string {
   if (target.version && compareVersions(installed.version, target.version) > 0)
-    return `${installed.name} (${formatVersion(installed.version)}) is already newer than ${target.name}`;
+    return `already newer than ${target.name} (${formatVersion(target.version)})`;
   const deprecated = target.deprecation
     ? ` (${target.name} is deprecated, and OLM v1 ranks deprecated bundles last)`
     : '';
@@ -320,7 +320,7 @@ function summarize(e: Explanation): string[] {
           `${name}, channel ${c.channel}: reached from ${reach
             .map(
               (f) =>
-                `${f.installed} via ${f[olm].path.slice(0, f[olm].path.indexOf(e.bundle) + 1).join(' -> ')}`,
+                `${f.installed} via ${shortPath(f[olm].path.slice(0, f[olm].path.indexOf(e.bundle) + 1))}`,
             )
             .join('; ')}.`,
         );
@@ -335,6 +335,12 @@ function summarize(e: Explanation): string[] {
     }
   }
   return lines;
+}
+
+/** A path for a sentence: long upgrade chains keep their first hops and the end (JSON has all). */
+function shortPath(hops: string[]): string {
+  if (hops.length <= 3) return hops.join(' -> ');
+  return `${hops.slice(0, 2).join(' -> ')} -> … (${hops.length - 3} more) -> ${hops[hops.length - 1]}`;
 }
 
 /** A Mermaid flowchart of every path that reaches the bundle: classic hops solid, v1 dashed. */
