@@ -88,6 +88,30 @@ describe('catalog-bot default-channel', () => {
     );
   });
 
+  it('without --root: every catalog that has the package; one already set is left as it is', async () => {
+    const { dir, files } = repoWith('clusterpulse', false);
+    const v421 = 'catalogs/v4.21/clusterpulse/catalog.yaml';
+    expect((await run(['clusterpulse', 'fast-v0', '--repo', dir, '--root', 'catalogs/v4.21'])).code).toBe(0);
+    const all = await run(['clusterpulse', 'fast-v0', '--repo', dir]);
+    expect(all.code).toBe(0);
+    const roots = Object.keys(files).map((p) => p.split('/').slice(0, 2).join('/'));
+    expect(roots).toEqual([
+      'catalogs/v4.17',
+      'catalogs/v4.18',
+      'catalogs/v4.19',
+      'catalogs/v4.20',
+      'catalogs/v4.21',
+      'catalogs/v4.22',
+    ]);
+    expect(all.output).toContain(
+      'catalogs/v4.21: the default channel of clusterpulse is already "fast-v0" (left as it is)\n',
+    );
+    expect(all.output).toContain('5 file(s) written');
+    for (const [p, text] of Object.entries(files))
+      expect(read(dir, p), p).toBe(text.replace('defaultChannel: fast-v1\n', 'defaultChannel: fast-v0\n'));
+    expect(read(dir, v421)).not.toBe(files[v421]);
+  });
+
   it('keeps comments and layout around the value', async () => {
     const real = readFileSync(join(REPO, 'catalogs/v4.21/clusterpulse/catalog.yaml'), 'utf8');
     const commented = real.replace(
