@@ -82,6 +82,15 @@ Commands:
                        Packages x OpenShift catalogs: the default channel's head in each
                        cell, gaps, and the ocp-continuity findings (exit 0 no errors,
                        1 errors, 2 usage/IO)
+  default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                       Set the package's default channel where it is written (catalog or
+                       olm.template.basic template, re-rendered); validated first; keeps
+                       comments and layout; prints the diff (exit 0 done, 1 refused, 2 usage/IO)
+  explain <bundle> [--from <version>] [--catalog <root>]
+                       Whether new installs get the bundle and which installed versions
+                       reach it, by what path, under classic OLM and OLM v1, and where
+                       not, why (exit 0, 2 usage/IO or unknown bundle)
+      --format text|json|mermaid  output format (default: text)
   render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
                        Render an olm.semver or olm.template.basic template exactly as
@@ -132,6 +141,10 @@ export async function main(
         return await (await import('./commands/ocp-promote.js')).ocpPromoteCommand(rest, out);
       case 'ocp-matrix':
         return await (await import('./commands/ocp-matrix.js')).ocpMatrixCommand(rest, out);
+      case 'default-channel':
+        return await (await import('./commands/default-channel.js')).defaultChannelCommand(rest, out);
+      case 'explain':
+        return await (await import('./commands/explain.js')).explainCommand(rest, out, err);
       case 'render-template':
         return await (await import('./commands/render-template.js')).renderTemplateCommand(rest, out);
       case 'release':

@@ -101,7 +101,7 @@ function treeSource(files: Map<string, string>, label: string): CatalogSource {
 }
 
 /** The files of a root, keyed by their path inside the root. */
-function rootFiles(tree: FileTree, root: string, override?: Map<string, string>): Map<string, string> {
+export function rootFiles(tree: FileTree, root: string, override?: Map<string, string>): Map<string, string> {
   const prefix = root.replace(/\/+$/, '') + '/';
   const out = new Map<string, string>();
   for (const path of tree.list()) {
@@ -112,12 +112,12 @@ function rootFiles(tree: FileTree, root: string, override?: Map<string, string>)
   return out;
 }
 
-async function report(files: Map<string, string>, label: string): Promise<CatalogReport> {
+export async function report(files: Map<string, string>, label: string): Promise<CatalogReport> {
   return validateCatalog(treeSource(files, label));
 }
 
 /** The files (inside a root) that hold objects of a package. */
-function packageFiles(r: CatalogReport, pkg: string): Set<string> {
+export function packageFiles(r: CatalogReport, pkg: string): Set<string> {
   const out = new Set<string>();
   const c = r.config;
   for (const p of c.packages) if (p.name === pkg) out.add(p.pos.file);
@@ -341,7 +341,10 @@ function channelSites(nodes: TNode[]): ChannelSite[] {
   return out;
 }
 
-function packageSite(nodes: TNode[], pkg: string): { map: TMap; parent?: TSeq; top: TNode } | undefined {
+export function packageSite(
+  nodes: TNode[],
+  pkg: string,
+): { map: TMap; parent?: TSeq; top: TNode } | undefined {
   for (const top of nodes) {
     if (top.kind !== 'map') continue;
     if (scalarOf(top, 'schema') === 'olm.package' && scalarOf(top, 'name') === pkg) return { map: top, top };
@@ -581,7 +584,7 @@ const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
  * Render a template as its committed output was rendered: the opm behaviour (semver edge
  * rule, package metadata) that reproduces the committed bytes from the unedited template.
  */
-async function outputBehaviour(
+export async function outputBehaviour(
   mapping: TemplateMapping,
   templateText: string,
   output: string,
@@ -604,7 +607,7 @@ async function outputBehaviour(
   );
 }
 
-function rootOf(path: string, roots: string[]): string | undefined {
+export function rootOf(path: string, roots: string[]): string | undefined {
   return roots.find((r) => path.startsWith(r.replace(/\/+$/, '') + '/'));
 }
 

@@ -1,0 +1,197 @@
+// `default-channel <package> <channel>`: set a package's `defaultChannel` where it is
+// written (the olm.package blob of a plain catalog, or of an olm.template.basic template,
+// whose outputs are then re-rendered), with the machinery of `promote` (promote.ts): edits
+// keep comments and layout, and every result is validated before it is returned.
+import type { Diagnostic } from './diagnostics.js';
+import { classicChannel } from './classic.js';
+import {
+  outputBehaviour,
+  packageFiles,
+  packageSite,
+  PromoteError,
+  promotionProblems,
+  report,
+  rootFiles,
+  rootOf,
+  type FileEdit,
+  type PromoteInput,
+  type PromoteResult,
+  type TemplateMapping,
+} from './promote.js';
+import {
+  addPair,
+  applySplices,
+  detectStyle,
+  EditError,
+  formatOfPath,
+  pairOf,
+  parseNodes,
+  setScalar,
+} from './promote-edit.js';
+import type { ModelPackage } from './model.js';
+import {
+  bundleResolverFromCatalog,
+  parseTemplate,
+  renderTemplateText,
+  templateKind,
+  TemplateError,
+} from './templates/index.js';
+
+export interface DefaultChannelRequest {
+  package: string;
+  channel: string;
+  /** Only this catalog root; otherwise every root that has the package. */
+  root?: string;
+}
+
+/** The text with the package's `defaultChannel` set, in the olm.package blob (or template entry). */
+export function setDefaultChannelText(path: string, text: string, pkg: string, channel: string): string {
+  const format = formatOfPath(path, text);
+  const site = packageSite(parseNodes(text, format), pkg);
+  if (!site) throw new EditError(`${path} has no olm.package object for ${pkg}`);
+  const style = detectStyle(text, format);
+  const pair = pairOf(site.map, 'defaultChannel');
+  let splice = pair?.value
+    ? setScalar(pair.value, channel, style)
+    : addPair(text, site.map, 'defaultChannel', channel, style, 'name');
+  // A YAML value written in quotes keeps its quotes (the new text is a channel name that
+  // opm accepted, so it needs no escaping beyond the quote character itself).
+  const quote = format === 'yaml' && pair?.value ? text[pair.value.start] : undefined;
+  if (quote === '"') splice = { ...splice, ins: JSON.stringify(channel) };
+  else if (quote === "'") splice = { ...splice, ins: `'${channel.replace(/'/g, "''")}'` };
+  return applySplices(text, [splice]);
+}
+
+/** What a new Subscription without a channel installs before and after (classic OLM only). */
+function installNote(root: string, pkg: ModelPackage, channel: string): string {
+  const before = pkg.defaultChannel;
+  const installOf = (name: string | undefined): string => {
+    const c = name === undefined ? undefined : pkg.channels.get(name);
+    if (!c) return 'nothing';
+    const classic = classicChannel(c);
+    return classic.install ?? `nothing (${classic.error})`;
+  };
+  return (
+    `${root}: default channel of ${pkg.name}: ${before?.name ?? '(none)'} -> ${channel}. ` +
+    `Classic OLM: a new Subscription without a channel installs ${installOf(channel)} ` +
+    `(was ${installOf(before?.name)}). OLM v1 does not use the default channel: a ClusterExtension ` +
+    `without channels still picks from every channel, so new OLM v1 installs do not change.`
+  );
+}
+
+const describe = (problems: Diagnostic[]): string =>
+  problems
+    .slice(0, 3)
+    .map((d) => `${d.rule}: ${d.message}`)
+    .join('; ');
+
+export async function setDefaultChannel(
+  request: DefaultChannelRequest,
+  input: PromoteInput,
+): Promise<PromoteResult> {
+  const { tree } = input;
+  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
+  const wanted = request.root?.replace(/\/+$/, '');
+  if (wanted !== undefined && !roots.includes(wanted))
+    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
+  const edits: FileEdit[] = [];
+  const notes: string[] = [];
+  const already: string[] = [];
+  const doneTemplates = new Set<string>();
+  let seen = 0;
+  for (const root of wanted !== undefined ? [wanted] : roots) {
+    const files = rootFiles(tree, root);
+    if (![...files.values()].some((text) => text.includes(request.package))) continue;
+    const r = await report(files, root);
+    const pkg = r.model.get(request.package);
+    if (!pkg) continue;
+    seen++;
+    if (!pkg.channels.has(request.channel)) {
+      throw new PromoteError(
+        `package ${request.package} has no channel "${request.channel}" in ${root}; its channels: ${[...pkg.channels.keys()].sort().join(', ')} (add the channel first, e.g. with promote)`,
+      );
+    }
+    if (pkg.defaultChannel?.name === request.channel) {
+      already.push(`${root}: the default channel of ${request.package} is already "${request.channel}"`);
+      continue;
+    }
+    const file = pkg.pos.file;
+    const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${file}`));
+    try {
+      if (!mapping) {
+        const mine = packageFiles(r, request.package);
+        const subset = new Map([...files].filter(([p]) => mine.has(p)));
+        const before = files.get(file)!;
+        const after = setDefaultChannelText(`${root}/${file}`, before, request.package, request.channel);
+        const problems = await promotionProblems(root, subset, new Map([...subset, [file, after]]), pkg.name);
+        if (problems.length > 0)
+          throw new PromoteError(`setting the default channel breaks ${root}: ${describe(problems)}`);
+        edits.push({ path: `${root}/${file}`, before, after });
+        notes.push(installNote(root, pkg, request.channel));
+      } else if (!doneTemplates.has(mapping.template)) {
+        doneTemplates.add(mapping.template);
+        edits.push(...(await viaTemplate(input, roots, mapping, request)));
+        notes.push(
+          installNote(root, pkg, request.channel),
+          `edited ${mapping.template} and re-rendered its outputs`,
+        );
+      }
+    } catch (err) {
+      if (err instanceof EditError || err instanceof TemplateError)
+        throw new PromoteError(`cannot edit the files of ${root}: ${err.message}`);
+      throw err;
+    }
+  }
+  if (seen === 0) {
+    throw new PromoteError(
+      wanted !== undefined
+        ? `package ${request.package} is not in catalog root ${wanted}`
+        : `package ${request.package} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
+    );
+  }
+  if (edits.length === 0) throw new PromoteError(already.join('; '));
+  notes.push(...already.map((a) => `${a} (left as it is)`));
+  return { edits, notes };
+}
+
+async function viaTemplate(
+  input: PromoteInput,
+  roots: string[],
+  mapping: TemplateMapping,
+  request: DefaultChannelRequest,
+): Promise<FileEdit[]> {
+  const { tree } = input;
+  const templateText = tree.read(mapping.template);
+  if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
+  const kind = templateKind(parseTemplate(templateText));
+  if (kind === 'olm.semver') {
+    // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
+    throw new PromoteError(
+      `${mapping.template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,
+    );
+  }
+  mapping = { ...mapping, kind };
+  const after = setDefaultChannelText(mapping.template, templateText, request.package, request.channel);
+  const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after }];
+  for (const o of mapping.outputs) {
+    const before = tree.read(o);
+    if (before === undefined) continue;
+    const options = await outputBehaviour(mapping, templateText, o, before);
+    const rendered = await renderTemplateText(after, /\.json$/.test(o) ? 'json' : 'yaml', {
+      resolveBundle: bundleResolverFromCatalog([before]),
+      ...options,
+    });
+    const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
+    const inRoot = o.slice(root.length + 1);
+    const problems = await promotionProblems(
+      root,
+      new Map([[inRoot, before]]),
+      new Map([[inRoot, rendered]]),
+      request.package,
+    );
+    if (problems.length > 0)
+      throw new PromoteError(`setting the default channel breaks ${o}: ${describe(problems)}`);
+    edits.push({ path: o, before, after: rendered });
+  }
+  return edits;
+}
