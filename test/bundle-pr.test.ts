@@ -1,0 +1,202 @@
+// catalog-bot/bundle on real pull requests: a git repository in a temp dir holds the real
+// jumpstarter-operator package as it was before its 0.9.0 release (the snapshot with the
+// release's catalog and template patches reversed, without the 0.9.0 directory) on `main`,
+// and each branch is one pull request on it.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
+import { main } from '../src/cli.js';
+import { SHARED_DATA } from './helpers/oracle.js';
+
+const REAL = join(SHARED_DATA, 'real-repo');
+const SNAPSHOT = join(REAL, 'community-operators-prod');
+const PKG = 'jumpstarter-operator';
+const DIR = `operators/${PKG}/0.9.0`;
+const PATCHES = ['catalog', 'template'].map((k) => join(REAL, 'history', `${PKG}-0.9.0-${k}.patch`));
+
+let repo: string;
+let stash: string;
+
+function git(...args: string[]): string {
+  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/** A branch off main with the bundle directory added and `edit` applied to the work tree. */
+function branch(name: string, edit: () => void, withBundle = true): void {
+  git('checkout', '-q', '-b', name, 'main');
+  if (withBundle) cpSync(join(stash, '0.9.0'), join(repo, DIR), { recursive: true });
+  edit();
+  git('add', '-A');
+  git('commit', '-qm', name);
+}
+
+function applyPatches(): void {
+  for (const p of PATCHES) git('apply', '--whitespace=nowarn', p);
+}
+
+beforeAll(() => {
+  repo = mkdtempSync(join(tmpdir(), 'bundle-pr-'));
+  stash = mkdtempSync(join(tmpdir(), 'bundle-pr-stash-'));
+  git('init', '-q', '-b', 'main');
+  cpSync(join(SNAPSHOT, 'operators', PKG), join(repo, 'operators', PKG), { recursive: true });
+  for (const v of readdirSync(join(SNAPSHOT, 'catalogs'))) {
+    const from = join(SNAPSHOT, 'catalogs', v, PKG);
+    if (existsSync(from)) cpSync(from, join(repo, 'catalogs', v, PKG), { recursive: true });
+  }
+  for (const p of PATCHES) git('apply', '-R', '--whitespace=nowarn', p);
+  cpSync(join(repo, DIR), join(stash, '0.9.0'), { recursive: true });
+  rmSync(join(repo, DIR), { recursive: true });
+  git('add', '-A');
+  git('commit', '-qm', 'before 0.9.0');
+
+  branch('bundle-only', () => undefined);
+  branch('with-catalogs', applyPatches);
+  branch('wrong-catalogs', () => {
+    applyPatches();
+    const file = join(repo, 'catalogs/v4.20', PKG, 'catalog.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        'jumpstarter-operator.v0.9.0-rc.2\n',
+        'jumpstarter-operator.v0.8.1\n',
+      ),
+    );
+  });
+  branch('bad-csv', () => {
+    const csv = join(repo, DIR, 'manifests', 'jumpstarter-operator.clusterserviceversion.yaml');
+    writeFileSync(csv, readFileSync(csv, 'utf8').replace(/^spec:$/m, 'spec: [unclosed'));
+  });
+  branch('no-annotation', () => {
+    const file = join(repo, DIR, 'metadata', 'annotations.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        /^.*operators\.operatorframework\.io\.bundle\.package\.v1:.*\n/m,
+        '',
+      ),
+    );
+  });
+  branch(
+    'edit-released',
+    () => {
+      const file = join(repo, `operators/${PKG}/0.8.1/metadata/annotations.yaml`);
+      writeFileSync(file, readFileSync(file, 'utf8') + '  extra: value\n');
+    },
+    false,
+  );
+  branch(
+    'templates-only',
+    () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
+    false,
+  );
+}, 60_000);
+
+afterAll(() => {
+  rmSync(repo, { recursive: true, force: true });
+  rmSync(stash, { recursive: true, force: true });
+});
+
+async function bundleCheck(head: string) {
+  const result = await runPrChecksInProcess({ repo, base: 'main', head });
+  return result.checks.find((c) => c.name === 'catalog-bot/bundle');
+}
+
+describe('catalog-bot/bundle on pull requests', () => {
+  it('shows the catalog update a bundle-only pull request needs, and the command', async () => {
+    const check = await bundleCheck('bundle-only');
+    expect(check?.conclusion).toBe('success');
+    expect(check?.title).toMatch(/the merge needs the catalog update of 6 files/);
+    expect(check?.summary).toContain(`catalog-bot release ${DIR}`);
+    // The diff is the real release: the template gains 0.9.0, every catalog its blob.
+    expect(check?.summary).toContain('+++ b/operators/jumpstarter-operator/catalog-templates/basic.yaml');
+    for (const v of ['v4.18', 'v4.19', 'v4.20', 'v4.21', 'v4.22'])
+      expect(check?.summary).toContain(`+++ b/catalogs/${v}/${PKG}/catalog.yaml`);
+    expect(check?.summary).toContain('+- name: jumpstarter-operator.v0.9.0\n');
+    expect(check?.summary).toContain('+name: jumpstarter-operator.v0.9.0\n');
+  });
+
+  it('passes a pull request that carries the catalog update the release renders', async () => {
+    const check = await bundleCheck('with-catalogs');
+    expect(check?.conclusion, check?.summary).toBe('success');
+    expect(check?.summary).toMatch(/carries the catalog update, and it equals/);
+  });
+
+  it('fails a catalog update that differs from the render, with the diff', async () => {
+    const check = await bundleCheck('wrong-catalogs');
+    expect(check?.conclusion).toBe('failure');
+    const diff = check?.findings.filter((d) => d.rule === 'B-RELEASE-DIFF') ?? [];
+    expect(diff.map((d) => d.file)).toEqual([`catalogs/v4.20/${PKG}/catalog.yaml`]);
+    expect(diff[0]?.line).toBeGreaterThan(1);
+    expect(check?.summary).toContain('-- name: jumpstarter-operator.v0.8.1\n');
+    expect(check?.summary).toContain('+- name: jumpstarter-operator.v0.9.0-rc.2\n');
+    expect(check?.summary).toContain(`catalog-bot release ${DIR}`);
+  });
+
+  it('fails a malformed CSV with the file and a fix', async () => {
+    const check = await bundleCheck('bad-csv');
+    expect(check?.conclusion).toBe('failure');
+    const found = check?.findings.find((d) => d.level === 'error');
+    expect(found?.file).toContain(DIR);
+    expect(found?.line).toBeGreaterThanOrEqual(1);
+    expect(found?.hint).toBeTruthy();
+    expect(check?.annotations.length).toBeGreaterThan(0);
+    // Nothing is released from a bundle that does not load.
+    expect(check?.summary).not.toContain('The merge needs');
+  });
+
+  it('fails a missing annotation, naming the annotation and the fix', async () => {
+    const check = await bundleCheck('no-annotation');
+    expect(check?.conclusion).toBe('failure');
+    const found = check?.findings.find((d) => d.rule === 'B-ANNOTATIONS');
+    expect(found?.file).toBe(`${DIR}/metadata/annotations.yaml`);
+    expect(found?.message).toContain('operators.operatorframework.io.bundle.package.v1');
+    expect(found?.hint).toContain(`operators.operatorframework.io.bundle.package.v1: ${PKG}`);
+  });
+
+  it('fails an edit of a released bundle', async () => {
+    const check = await bundleCheck('edit-released');
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => [d.rule, d.file])).toEqual([
+      ['B-RELEASED-EDITED', `operators/${PKG}/0.8.1/metadata/annotations.yaml`],
+    ]);
+  });
+
+  it('is not run on a change that touches no bundle directory', async () => {
+    expect(await bundleCheck('templates-only')).toBeUndefined();
+  });
+
+  it('catalog-bot check prints the release diff and the command, and fails a wrong update', async () => {
+    const run = async (head: string, format: string) => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      const code = await main(
+        ['check', '--repo', repo, '--base', 'main', '--head', head, '--format', format],
+        out,
+        new PassThrough(),
+      );
+      return { code, out: Buffer.concat(chunks).toString('utf8') };
+    };
+    const text = await run('bundle-only', 'text');
+    expect(text.out).toMatch(/✓ catalog-bot\/bundle: 1 bundle directory checked; the merge needs/);
+    expect(text.out).toContain(
+      `note: the merge needs the catalog update of 6 files: catalog-bot release ${DIR}`,
+    );
+    expect(text.out).toContain(`+++ b/operators/${PKG}/catalog-templates/basic.yaml`);
+    expect(text.out).toContain('+++ b/catalogs/v4.18/jumpstarter-operator/catalog.yaml');
+    const json = await run('wrong-catalogs', 'json');
+    expect(json.code).toBe(1);
+    const bundle = (JSON.parse(json.out) as { checks: { name: string; conclusion: string }[] }).checks.find(
+      (c) => c.name === 'catalog-bot/bundle',
+    );
+    expect(bundle?.conclusion).toBe('failure');
+  });
+});
