@@ -1,66 +1,30 @@
-// catalog-bot/bundle on real pull requests: a git repository in a temp dir holds the real
-// jumpstarter-operator package as it was before its 0.9.0 release (the snapshot with the
-// release's catalog and template patches reversed, without the 0.9.0 directory) on `main`,
-// and each branch is one pull request on it.
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// catalog-bot/bundle on real pull requests: each branch of a real git repository
+// (test/helpers/bundle-repo.ts: the real jumpstarter-operator package before its 0.9.0
+// release) is one pull request on `main`.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
-import { SHARED_DATA } from './helpers/oracle.js';
+import {
+  BUNDLE_DIR as DIR,
+  BUNDLE_PKG as PKG,
+  makeBundleRepo,
+  type BundleRepo,
+} from './helpers/bundle-repo.js';
 
-const REAL = join(SHARED_DATA, 'real-repo');
-const SNAPSHOT = join(REAL, 'community-operators-prod');
-const PKG = 'jumpstarter-operator';
-const DIR = `operators/${PKG}/0.9.0`;
-const PATCHES = ['catalog', 'template'].map((k) => join(REAL, 'history', `${PKG}-0.9.0-${k}.patch`));
-
+let made: BundleRepo;
 let repo: string;
-let stash: string;
-
-function git(...args: string[]): string {
-  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-/** A branch off main with the bundle directory added and `edit` applied to the work tree. */
-function branch(name: string, edit: () => void, withBundle = true): void {
-  git('checkout', '-q', '-b', name, 'main');
-  if (withBundle) cpSync(join(stash, '0.9.0'), join(repo, DIR), { recursive: true });
-  edit();
-  git('add', '-A');
-  git('commit', '-qm', name);
-}
-
-function applyPatches(): void {
-  for (const p of PATCHES) git('apply', '--whitespace=nowarn', p);
-}
 
 beforeAll(() => {
-  repo = mkdtempSync(join(tmpdir(), 'bundle-pr-'));
-  stash = mkdtempSync(join(tmpdir(), 'bundle-pr-stash-'));
-  git('init', '-q', '-b', 'main');
-  cpSync(join(SNAPSHOT, 'operators', PKG), join(repo, 'operators', PKG), { recursive: true });
-  for (const v of readdirSync(join(SNAPSHOT, 'catalogs'))) {
-    const from = join(SNAPSHOT, 'catalogs', v, PKG);
-    if (existsSync(from)) cpSync(from, join(repo, 'catalogs', v, PKG), { recursive: true });
-  }
-  for (const p of PATCHES) git('apply', '-R', '--whitespace=nowarn', p);
-  cpSync(join(repo, DIR), join(stash, '0.9.0'), { recursive: true });
-  rmSync(join(repo, DIR), { recursive: true });
-  git('add', '-A');
-  git('commit', '-qm', 'before 0.9.0');
-
-  branch('bundle-only', () => undefined);
-  branch('with-catalogs', applyPatches);
+  made = makeBundleRepo();
+  repo = made.repo;
+  const { branch } = made;
+  branch('bundle-only');
+  branch('with-catalogs', made.applyRelease);
   branch('wrong-catalogs', () => {
-    applyPatches();
+    made.applyRelease();
     const file = join(repo, 'catalogs/v4.20', PKG, 'catalog.yaml');
     writeFileSync(
       file,
@@ -99,10 +63,7 @@ beforeAll(() => {
   );
 }, 60_000);
 
-afterAll(() => {
-  rmSync(repo, { recursive: true, force: true });
-  rmSync(stash, { recursive: true, force: true });
-});
+afterAll(() => made.cleanup());
 
 async function bundleCheck(head: string) {
   const result = await runPrChecksInProcess({ repo, base: 'main', head });
