@@ -109,6 +109,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   const findings: Diagnostic[] = [];
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
+  const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
   for (const b of dirs) {
     const [head, base] = await Promise.all([
       input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES),
@@ -139,7 +140,9 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
     } else {
       const packageDir = packageDirOf(b.dir);
       const ciYaml = await input.readFile(input.head, `${packageDir}/ci.yaml`);
-      const catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`);
+      let catalogs = catalogsByPackage.get(packageDir);
+      if (!catalogs)
+        catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
       own.push(
         ...checkBundle({
           dir: b.dir,
@@ -288,6 +291,19 @@ async function releaseInMemory(
   for (const b of bundles) {
     for (const p of [...paths]) if (p.startsWith(`${b.dir}/`)) paths.delete(p);
     const head = await input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES);
+    // Every file is held at once here: the package's and each new bundle's share one budget.
+    bytes += head.bytes;
+    if (bytes > MAX_PACKAGE_BYTES) {
+      findings.push({
+        level: 'warning',
+        rule: 'B-RELEASE',
+        message: `the bundles and their packages hold more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
+        file: b.dir,
+        line: 1,
+        hint: `Run catalog-bot release on each bundle directory in a clone, and commit the result.`,
+      });
+      return undefined;
+    }
     for (const [p, data] of head.files) {
       paths.add(`${b.dir}/${p}`);
       texts.set(`${b.dir}/${p}`, data);
