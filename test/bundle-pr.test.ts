@@ -101,14 +101,19 @@ describe('catalog-bot/bundle on pull requests', () => {
     expect(check?.summary).toContain(`catalog-bot release ${DIR}`);
   });
 
-  it('fails a malformed CSV with the file and a fix', async () => {
+  it('fails a malformed CSV at its file and line, with a fix', async () => {
     const check = await bundleCheck('bad-csv');
     expect(check?.conclusion).toBe('failure');
-    const found = check?.findings.find((d) => d.level === 'error');
-    expect(found?.file).toContain(DIR);
-    expect(found?.line).toBeGreaterThanOrEqual(1);
-    expect(found?.hint).toBeTruthy();
-    expect(check?.annotations.length).toBeGreaterThan(0);
+    const errors = check?.findings.filter((d) => d.level === 'error') ?? [];
+    expect(errors.map((d) => [d.rule, d.file])).toEqual([
+      ['B-MANIFEST-SYNTAX', `${DIR}/manifests/jumpstarter-operator.clusterserviceversion.yaml`],
+    ]);
+    // The broken line is the `spec:` line the branch edited (106) or the end of its flow sequence.
+    expect(errors[0]?.line).toBeGreaterThanOrEqual(106);
+    expect(errors[0]?.hint).toMatch(/^Fix the YAML at line \d+/);
+    expect(check?.annotations).toContainEqual(
+      expect.objectContaining({ path: errors[0]?.file, line: errors[0]?.line, level: 'failure' }),
+    );
     // Nothing is released from a bundle that does not load.
     expect(check?.summary).not.toContain('The merge needs');
   });
@@ -134,7 +139,7 @@ describe('catalog-bot/bundle on pull requests', () => {
     expect(await bundleCheck('templates-only')).toBeUndefined();
   });
 
-  it('catalog-bot check prints the release diff and the command, and fails a wrong update', async () => {
+  it('catalog-bot check prints the release diff and the command, and fails a malformed bundle', async () => {
     const run = async (head: string, format: string) => {
       const out = new PassThrough();
       const chunks: Buffer[] = [];
@@ -153,11 +158,19 @@ describe('catalog-bot/bundle on pull requests', () => {
     );
     expect(text.out).toContain(`+++ b/operators/${PKG}/catalog-templates/basic.yaml`);
     expect(text.out).toContain('+++ b/catalogs/v4.18/jumpstarter-operator/catalog.yaml');
-    const json = await run('wrong-catalogs', 'json');
+    expect(text.code).toBe(0);
+    const json = await run('bad-csv', 'json');
     expect(json.code).toBe(1);
-    const bundle = (JSON.parse(json.out) as { checks: { name: string; conclusion: string }[] }).checks.find(
-      (c) => c.name === 'catalog-bot/bundle',
-    );
+    const { checks } = JSON.parse(json.out) as {
+      checks: { name: string; conclusion: string; findings: Record<string, unknown>[] }[];
+    };
+    const bundle = checks.find((c) => c.name === 'catalog-bot/bundle');
     expect(bundle?.conclusion).toBe('failure');
+    expect(bundle?.findings[0]).toMatchObject({
+      rule: 'B-MANIFEST-SYNTAX',
+      file: `${DIR}/manifests/jumpstarter-operator.clusterserviceversion.yaml`,
+      line: expect.any(Number),
+      hint: expect.stringMatching(/^Fix the YAML at line/),
+    });
   });
 });
