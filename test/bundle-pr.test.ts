@@ -5,6 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleCheckForChange, bundleDirectories } from '../src/checks/bundle-pr.js';
+import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import {
@@ -172,5 +174,48 @@ describe('catalog-bot/bundle on pull requests', () => {
       line: expect.any(Number),
       hint: expect.stringMatching(/^Fix the YAML at line/),
     });
+  });
+});
+
+describe('which directories catalog-bot/bundle checks', () => {
+  it('takes version directories and bundle parts, not templates or ci.yaml', () => {
+    const dirs = bundleDirectories(
+      [
+        'operators/a/1.0.0/manifests/a.csv.yaml',
+        'operators/a/1.0.0/metadata/annotations.yaml',
+        'operators/a/ci.yaml',
+        'operators/a/catalog-templates/basic.yaml',
+        'operators/b/latest/manifests/b.csv.yaml',
+        'operators/c/2.0.0/release-config.yaml',
+        'catalogs/v4.18/a/catalog.yaml',
+      ],
+      'operators/{package}/{version}',
+    );
+    expect(dirs).toEqual([
+      { dir: 'operators/a/1.0.0', package: 'a', version: '1.0.0' },
+      { dir: 'operators/b/latest', package: 'b', version: 'latest' },
+      { dir: 'operators/c/2.0.0', package: 'c', version: '2.0.0' },
+    ]);
+  });
+
+  it('refuses to read more than 20 bundle directories of one pull request', async () => {
+    let reads = 0;
+    const check = await bundleCheckForChange({
+      base: 'main',
+      head: 'pr',
+      files: Array.from({ length: 21 }, (_, i) => `operators/p/1.0.${i}/manifests/csv.yaml`),
+      settings: DEFAULT_BUNDLE_SETTINGS,
+      readDirectory: async () => {
+        reads++;
+        return { files: new Map(), bytes: 0, unreadable: [] };
+      },
+      readFile: async () => {
+        reads++;
+        return undefined;
+      },
+    });
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => d.rule)).toEqual(['B-TOO-MANY']);
+    expect(reads).toBe(0);
   });
 });

@@ -42,6 +42,8 @@ export const MAX_BUNDLE_DIRS = 20;
 export const MAX_PACKAGE_BYTES = 64 * 2 ** 20;
 /** Diff text shown in a check run's summary (GitHub caps a summary at 65535 characters). */
 const MAX_SUMMARY_DIFF_CHARS = 40_000;
+/** Findings listed in the summary (all are annotations, up to the annotation cap). */
+const MAX_SUMMARY_FINDINGS = 50;
 /** Diff text printed by `catalog-bot check`. */
 const MAX_NOTE_DIFF_CHARS = 20_000;
 
@@ -400,7 +402,9 @@ function result(
   notes: string[],
 ): CheckResult {
   const errors = findings.filter((d) => d.level === 'error');
-  const list = findings.map(
+  // The list is cut short so that the release section (diff and command) stays in the summary.
+  const listed = findings.slice(0, MAX_SUMMARY_FINDINGS);
+  const list = listed.map(
     (d) =>
       `- ${d.level === 'error' ? '**error**' : d.level} ${d.file ? `\`${d.file}:${d.line ?? 1}\` ` : ''}${d.message}${d.hint ? ` — ${d.hint}` : ''}`,
   );
@@ -409,6 +413,9 @@ function result(
       ? `**${count(errors.length, 'problem')}** in the bundle directories (docs/bundles.md):`
       : '',
     ...list,
+    findings.length > listed.length
+      ? `… and ${findings.length - listed.length} more (see the annotations, or \`catalog-bot check\`).`
+      : '',
     ...sections,
   ]
     .filter(Boolean)
