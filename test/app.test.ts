@@ -137,6 +137,7 @@ describe('catalog-bot app: pull_request', () => {
     expect(gh.scope.isDone()).toBe(true);
     expect(gh.sent.token).toBe(1);
     expect(gh.sent.created.map((c) => c.name).sort()).toEqual([
+      'catalog-bot/bundle',
       'catalog-bot/crd-upgrade',
       'catalog-bot/dependencies',
       'catalog-bot/images',

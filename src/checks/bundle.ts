@@ -239,18 +239,35 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
     csvName = parsed.name;
   } catch (err) {
     if (!(err instanceof BundleError)) throw err;
+    // A manifest that is not YAML is the cause people can fix: point at its line.
+    const broken = [...files.keys()]
+      .filter((p) => p.startsWith('manifests/') && /\.(ya?ml|json)$/i.test(p))
+      .sort()
+      .flatMap((p) => {
+        const problem = decodeFile(files.get(p)!).problems[0];
+        return problem ? [{ path: p, problem }] : [];
+      });
+    for (const { path, problem } of broken)
+      add({
+        rule: 'B-MANIFEST-SYNTAX',
+        message: `${dir}/${path}:${problem.line}: ${problem.message}, so opm cannot read the bundle`,
+        file: `${dir}/${path}`,
+        line: problem.line,
+        hint: `Fix the ${/json$/i.test(path) ? 'JSON' : 'YAML'} at line ${problem.line} (\`opm render\` on the directory shows the same).`,
+      });
     const owned = /couldn't find (\S+), Kind=(\S+) \((\S+)\)/.exec(err.message);
-    add({
-      rule: owned ? 'B-CRD-MISSING' : 'B-CSV',
-      message: owned
-        ? `${dir}: the CSV owns ${owned[2]} (${owned[3]}.${owned[1]!.split('/')[0]} ${owned[1]!.split('/')[1]}), but manifests/ has no CRD serving it`
-        : `${dir} cannot be rendered as opm renders it: ${err.message}`,
-      file: `${dir}/manifests`,
-      line: 1,
-      hint: owned
-        ? 'Add the CustomResourceDefinition to manifests/, or remove it from spec.customresourcedefinitions.owned.'
-        : 'Fix the manifests so that the bundle holds exactly one ClusterServiceVersion and the objects it names.',
-    });
+    if (broken.length === 0)
+      add({
+        rule: owned ? 'B-CRD-MISSING' : 'B-CSV',
+        message: owned
+          ? `${dir}: the CSV owns ${owned[2]} (${owned[3]}.${owned[1]!.split('/')[0]} ${owned[1]!.split('/')[1]}), but manifests/ has no CRD serving it`
+          : `${dir} cannot be rendered as opm renders it: ${err.message}`,
+        file: `${dir}/manifests`,
+        line: 1,
+        hint: owned
+          ? 'Add the CustomResourceDefinition to manifests/, or remove it from spec.customresourcedefinitions.owned.'
+          : 'Fix the manifests so that the bundle holds exactly one ClusterServiceVersion and the objects it names.',
+      });
   }
   const csvPath = [...files.keys()].find((p) => {
     if (!p.startsWith('manifests/')) return false;

@@ -24,6 +24,7 @@ import {
 } from '../publish/exists.js';
 import { crdUpgradeCheck } from './crd-upgrade.js';
 import { ocpContinuityForChange } from './ocp-continuity.js';
+import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';
 import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
@@ -172,6 +173,23 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     load: async (path) => (await validateCatalog(new GitTreeSource(repo, head, path))).model,
   });
   if (ocp) checks.push(ocp);
+  // Bundle directories are found by the base's bundles.path: the change cannot move them.
+  const bundleCheck = await bundleCheckForChange({
+    base,
+    head,
+    files,
+    settings: {
+      path: config.bundles.path,
+      imageTemplate: config.bundles.imageTemplate,
+      opmVersion: config.bundles.renderer.opmVersion,
+      ...(config.bundles.renderer.csvMetadataFrom !== undefined
+        ? { csvMetadataFrom: config.bundles.renderer.csvMetadataFrom }
+        : {}),
+    },
+    readFile,
+    readDirectory: (rev, dir, maxBytes) => readDirectory(repo, rev, dir, maxBytes),
+  });
+  if (bundleCheck) checks.push(bundleCheck);
   const templates = await templatesFor(head, config.templates, files, readFile);
   if (templates.length > 0) {
     const read = (path: string) => readFile(head, path);
@@ -268,6 +286,32 @@ async function basePlaces(
     baseRoots: [...new Set(rootsAt.flat())].sort(),
     basePackageFiles: async (pkg) => [...((await (places ??= load())).get(pkg) ?? [])].sort(),
   };
+}
+
+/**
+ * A directory's files at a commit, from git objects; nothing is read when the listing says
+ * they hold more than `maxBytes` (docs/security.md, bounded work).
+ */
+async function readDirectory(
+  repo: string,
+  rev: string,
+  dir: string,
+  maxBytes: number,
+): Promise<DirectoryFiles> {
+  const source = new GitTreeSource(repo, rev, dir);
+  const entries = await source.list();
+  const readable = entries.filter((e) => e.kind !== 'unreadable' && e.problem === undefined);
+  const unreadable = entries.flatMap((e) =>
+    e.kind === 'unreadable' || e.problem !== undefined
+      ? [{ path: e.path, problem: e.problem ?? 'cannot be read' }]
+      : [],
+  );
+  const bytes = readable.reduce((n, e) => n + e.size, 0);
+  const files = new Map<string, Buffer>();
+  if (bytes > maxBytes || readable.length === 0) return { files, bytes, unreadable };
+  for (const [path, data] of await source.read(readable.map((e) => e.path)))
+    if (!(data instanceof Error)) files.set(path, data);
+  return { files, bytes, unreadable };
 }
 
 /** Does the change add a package to this root (one its base has no blob of)? */

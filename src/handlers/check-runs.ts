@@ -14,6 +14,7 @@ export const PR_CHECK_NAMES = [
   'catalog-bot/images',
   'catalog-bot/templates',
   'catalog-bot/ocp-continuity',
+  'catalog-bot/bundle',
 ] as const;
 
 /** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */

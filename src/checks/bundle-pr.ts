@@ -1,0 +1,449 @@
+// `catalog-bot/bundle` on a pull request (docs/bundles.md): every bundle directory the change
+// adds or changes is checked (checkBundle), and a new bundle is released in memory
+// (releaseBundle) on the base's templates and catalogs, to show the catalog update the merge
+// needs, or to compare it with the one the pull request carries. Files come from the caller
+// (git objects); nothing from the pull request is run or written.
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { templateMappingsFromCiYaml } from '../catalog/promote.js';
+import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
+import { releaseBundle, ReleaseRefusal, type BundleSettings, type ReleaseTree } from '../catalog/release.js';
+import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES } from './bundle.js';
+import { toAnnotations, type CheckResult } from './check.js';
+
+/** The files of one directory at one commit, read up to a byte budget. */
+export interface DirectoryFiles {
+  /** Path relative to the directory -> bytes (empty when over the budget: nothing was read). */
+  files: Map<string, Buffer>;
+  /** Bytes the directory's files hold, per the tree listing. */
+  bytes: number;
+  /** Files that cannot be read (symlinks out of the directory, submodules), with why. */
+  unreadable: { path: string; problem: string }[];
+}
+
+export type ReadDirectory = (rev: string, dir: string, maxBytes: number) => Promise<DirectoryFiles>;
+export type ReadFile = (rev: string, path: string) => Promise<string | undefined>;
+
+export interface BundleChangeInput {
+  base: string;
+  head: string;
+  /** Paths the change touches. */
+  files: string[];
+  settings: BundleSettings;
+  readDirectory: ReadDirectory;
+  readFile: ReadFile;
+}
+
+/** More bundle directories than this in one pull request are not checked one by one. */
+export const MAX_BUNDLE_DIRS = 20;
+/**
+ * A package directory (every bundle, its templates) read to release a bundle in memory;
+ * larger ones are not released in the check (docs/bundles.md).
+ */
+export const MAX_PACKAGE_BYTES = 64 * 2 ** 20;
+/** Diff text shown in a check run's summary (GitHub caps a summary at 65535 characters). */
+const MAX_SUMMARY_DIFF_CHARS = 40_000;
+/** Findings listed in the summary (all are annotations, up to the annotation cap). */
+const MAX_SUMMARY_FINDINGS = 50;
+/** Diff text printed by `catalog-bot check`. */
+const MAX_NOTE_DIFF_CHARS = 20_000;
+
+export interface BundleDirectory {
+  dir: string;
+  package: string;
+  version: string;
+}
+
+/** `bundles.path` as a pattern over directory paths (placeholders are one segment each). */
+function pathPattern(template: string): RegExp {
+  const seen = new Set<string>();
+  const parts = template.split(/(\{package\}|\{version\})/).map((part) => {
+    const name = /^\{(package|version)\}$/.exec(part)?.[1];
+    if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (seen.has(name)) return `\\k<${name}>`;
+    seen.add(name);
+    return `(?<${name}>[^/]+)`;
+  });
+  return new RegExp(`^${parts.join('')}$`);
+}
+
+/**
+ * The bundle directories among changed paths: a directory at `bundles.path` whose name is a
+ * version (starts with a digit) or that holds bundle parts (manifests/, metadata/,
+ * release-config.yaml, or a nested bundle/). `operators/<pkg>/catalog-templates/` and
+ * `operators/<pkg>/ci.yaml` are not bundles.
+ */
+export function bundleDirectories(files: string[], pathTemplate: string): BundleDirectory[] {
+  const pattern = pathPattern(pathTemplate);
+  const depth = pathTemplate.split('/').length;
+  const out = new Map<string, BundleDirectory>();
+  for (const f of files) {
+    const parts = f.split('/');
+    if (parts.length <= depth) continue;
+    const dir = parts.slice(0, depth).join('/');
+    if (out.has(dir)) continue;
+    const m = pattern.exec(dir);
+    if (!m?.groups) continue;
+    const version = m.groups.version!;
+    const inside = parts[depth]!;
+    const bundleLike =
+      /^\d/.test(version) || ['manifests', 'metadata', 'bundle', 'release-config.yaml'].includes(inside);
+    if (bundleLike) out.set(dir, { dir, package: m.groups.package!, version });
+  }
+  return [...out.values()].sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
+}
+
+const packageDirOf = (dir: string): string => dir.slice(0, dir.lastIndexOf('/'));
+
+/** The check for a change; undefined when it touches no bundle directory (nothing to check). */
+export async function bundleCheckForChange(input: BundleChangeInput): Promise<CheckResult | undefined> {
+  const dirs = bundleDirectories(input.files, input.settings.path);
+  if (dirs.length === 0) return undefined;
+  if (dirs.length > MAX_BUNDLE_DIRS) {
+    const finding: Diagnostic = {
+      level: 'error',
+      rule: 'B-TOO-MANY',
+      message: `the pull request changes ${dirs.length} bundle directories; catalog-bot checks at most ${MAX_BUNDLE_DIRS} in one pull request`,
+      hint: 'Send the bundles in smaller pull requests (one bundle per pull request is the usual way).',
+    };
+    return result('failure', `${dirs.length} bundle directories: too many to check`, [finding], [], []);
+  }
+
+  const findings: Diagnostic[] = [];
+  const releasable: BundleDirectory[] = [];
+  const notes: string[] = [];
+  const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
+  for (const b of dirs) {
+    const [head, base] = await Promise.all([
+      input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES),
+      input.readDirectory(input.base, b.dir, MAX_BUNDLE_BYTES),
+    ]);
+    const own: Diagnostic[] = [];
+    for (const u of [...head.unreadable])
+      own.push({
+        level: 'error',
+        rule: 'B-LAYOUT',
+        package: b.package,
+        message: `${b.dir}/${u.path}: ${u.problem}`,
+        file: `${b.dir}/${u.path}`,
+        line: 1,
+        hint: 'A bundle holds plain files only: replace it by the file itself.',
+      });
+    const released = base.bytes > 0 || base.files.size > 0;
+    if (head.files.size === 0 && head.bytes > MAX_BUNDLE_BYTES) {
+      own.push({
+        level: 'error',
+        rule: 'B-SIZE',
+        package: b.package,
+        message: `${b.dir} holds ${Math.round(head.bytes / 2 ** 20)} MiB of files, far more than a bundle (a few manifests) holds; it was not read`,
+        file: b.dir,
+        line: 1,
+        hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
+      });
+    } else {
+      const packageDir = packageDirOf(b.dir);
+      const ciYaml = await input.readFile(input.head, `${packageDir}/ci.yaml`);
+      let catalogs = catalogsByPackage.get(packageDir);
+      if (!catalogs)
+        catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
+      own.push(
+        ...checkBundle({
+          dir: b.dir,
+          package: b.package,
+          version: b.version,
+          files: head.files,
+          ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
+          ...(ciYaml !== undefined ? { ciYaml } : {}),
+          catalogs,
+        }),
+      );
+      if (released && base.bytes > MAX_BUNDLE_BYTES)
+        own.push({
+          level: 'error',
+          rule: 'B-RELEASED-EDITED',
+          package: b.package,
+          message: `${b.dir} is a released bundle, and a released bundle must never change`,
+          file: b.dir,
+          line: 1,
+          hint: `Release the change as a new version in a new directory, and leave ${b.dir} as it was.`,
+        });
+    }
+    findings.push(...own);
+    if (released) continue;
+    if (own.some((d) => d.level === 'error')) continue;
+    if (!head.files.has('release-config.yaml')) {
+      notes.push(
+        `${b.dir} has no release-config.yaml: it is not added to any catalog template, so no catalog update is computed`,
+      );
+      continue;
+    }
+    releasable.push(b);
+  }
+
+  const sections: string[] = [];
+  let conclusion: CheckResult['conclusion'] = findings.some((d) => d.level === 'error')
+    ? 'failure'
+    : 'success';
+  let title =
+    conclusion === 'failure'
+      ? `${count(findings.filter((d) => d.level === 'error').length, 'problem')} in ${count(dirs.length, 'bundle directory', 'bundle directories')}`
+      : `${count(dirs.length, 'bundle directory', 'bundle directories')} checked`;
+  if (releasable.length > 0) {
+    const release = await releaseInMemory(input, releasable, findings);
+    if (release) {
+      const commands = releasable.map((b) => `catalog-bot release ${b.dir}`);
+      const fix = `\`${commands.join(' && ')}\` in a clone of the repository at the base branch with the bundle added`;
+      const carried = release.files.filter((f) => f.head === f.after);
+      const missing = release.files.filter((f) => f.head !== f.after && f.head === f.before);
+      const differ = release.files.filter((f) => f.head !== f.after && f.head !== f.before);
+      if (release.files.length === 0) {
+        sections.push(
+          'The release changes no template or catalog: the bundle is already in every catalog it names.',
+        );
+      } else if (carried.length === release.files.length) {
+        sections.push(
+          `The pull request carries the catalog update, and it equals what \`${commands.join(' && ')}\` renders (${count(release.files.length, 'file')}).`,
+        );
+      } else if (missing.length === release.files.length) {
+        const diff = release.files.map((f) => unifiedDiff(f.path, f.before ?? '', f.after)).join('');
+        if (conclusion === 'success')
+          title = `${title}; the merge needs the catalog update of ${count(release.files.length, 'file')}`;
+        sections.push(
+          `**The merge needs this catalog update** (${count(release.files.length, 'file')}); the pull request carries only the bundle. It is produced by ${fix}:`,
+          fenced(capDiff(diff, MAX_SUMMARY_DIFF_CHARS)),
+        );
+        notes.push(
+          `the merge needs the catalog update of ${count(release.files.length, 'file')}: ${commands.join(' && ')}`,
+        );
+        notes.push(capDiff(diff, MAX_NOTE_DIFF_CHARS).trimEnd());
+      } else {
+        conclusion = 'failure';
+        title = `the catalog update differs from the render of ${count(releasable.length, 'bundle')}`;
+        const wrong = [...missing, ...differ];
+        for (const f of wrong) {
+          const first = lineDiff(f.head ?? '', f.after)[0];
+          findings.push({
+            level: 'error',
+            rule: 'B-RELEASE-DIFF',
+            package: release.packages.join(', '),
+            message:
+              f.head === f.before
+                ? `${f.path} is not updated, but the release of the bundle changes it`
+                : `${f.path} differs from what the release of the bundle renders`,
+            file: f.path,
+            line: first?.line ?? 1,
+            hint: `Produce the catalog update with ${fix}, and commit the result.`,
+          });
+        }
+        const diff = wrong.map((f) => unifiedDiff(f.path, f.head ?? '', f.after)).join('');
+        sections.push(
+          `**The catalog update in the pull request is not the render** of ${count(wrong.length, 'file')}. The diff from the pull request's files to the render:`,
+          fenced(capDiff(diff, MAX_SUMMARY_DIFF_CHARS)),
+          `To fix: ${fix}.`,
+        );
+        notes.push(capDiff(diff, MAX_NOTE_DIFF_CHARS).trimEnd());
+      }
+    } else if (!findings.some((d) => d.level === 'error')) {
+      // releaseInMemory added no finding: it was not attempted (a package too large).
+      conclusion = 'neutral';
+    }
+    if (findings.some((d) => d.level === 'error')) conclusion = 'failure';
+  }
+  return result(conclusion, title, findings, sections, notes);
+}
+
+interface ReleasedFile {
+  path: string;
+  before: string | undefined;
+  after: string;
+  head: string | undefined;
+}
+
+/**
+ * Release the bundles on the base's files with the head's bundle directories in place:
+ * the catalog update the merge needs. A refusal becomes a finding; undefined when nothing
+ * could be computed.
+ */
+async function releaseInMemory(
+  input: BundleChangeInput,
+  bundles: BundleDirectory[],
+  findings: Diagnostic[],
+): Promise<{ files: ReleasedFile[]; packages: string[] } | undefined> {
+  const texts = new Map<string, Buffer>();
+  const paths = new Set<string>();
+  let bytes = 0;
+  for (const packageDir of [...new Set(bundles.map((b) => packageDirOf(b.dir)))]) {
+    const base = await input.readDirectory(input.base, packageDir, MAX_PACKAGE_BYTES);
+    bytes += base.bytes;
+    if (bytes > MAX_PACKAGE_BYTES) {
+      findings.push({
+        level: 'warning',
+        rule: 'B-RELEASE',
+        message: `${packageDir} holds more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
+        file: packageDir,
+        line: 1,
+        hint: `Run catalog-bot release on the bundle directory in a clone, and commit the result.`,
+      });
+      return undefined;
+    }
+    for (const [p, data] of base.files) {
+      paths.add(`${packageDir}/${p}`);
+      texts.set(`${packageDir}/${p}`, data);
+    }
+  }
+  for (const b of bundles) {
+    for (const p of [...paths]) if (p.startsWith(`${b.dir}/`)) paths.delete(p);
+    const head = await input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES);
+    // Every file is held at once here: the package's and each new bundle's share one budget.
+    bytes += head.bytes;
+    if (bytes > MAX_PACKAGE_BYTES) {
+      findings.push({
+        level: 'warning',
+        rule: 'B-RELEASE',
+        message: `the bundles and their packages hold more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
+        file: b.dir,
+        line: 1,
+        hint: `Run catalog-bot release on each bundle directory in a clone, and commit the result.`,
+      });
+      return undefined;
+    }
+    for (const [p, data] of head.files) {
+      paths.add(`${b.dir}/${p}`);
+      texts.set(`${b.dir}/${p}`, data);
+    }
+  }
+  // The catalogs the base's ci.yaml files map templates to.
+  for (const packageDir of [...new Set(bundles.map((b) => packageDirOf(b.dir)))]) {
+    const ci = texts.get(`${packageDir}/ci.yaml`)?.toString('utf8');
+    if (ci === undefined) continue;
+    let outputs: string[] = [];
+    try {
+      outputs = templateMappingsFromCiYaml(`${packageDir}/ci.yaml`, ci).flatMap((m) => m.outputs);
+    } catch {
+      // releaseBundle refuses it with the reason
+    }
+    for (const o of outputs) {
+      const text = await input.readFile(input.base, o);
+      if (text === undefined) continue;
+      paths.add(o);
+      texts.set(o, Buffer.from(text));
+    }
+  }
+  const original = new Map(texts);
+  const tree: ReleaseTree = {
+    list: () => [...paths].sort(),
+    readBytes: (p) => texts.get(p),
+    read: (p) => texts.get(p)?.toString('utf8'),
+  };
+  const touched = new Set<string>();
+  for (const b of bundles) {
+    try {
+      const released = await releaseBundle(b.dir, { tree, settings: input.settings });
+      for (const e of released.edits) {
+        touched.add(e.path);
+        paths.add(e.path);
+        texts.set(e.path, Buffer.from(e.after));
+      }
+    } catch (err) {
+      if (!(err instanceof ReleaseRefusal)) throw err;
+      findings.push({
+        level: 'error',
+        rule: 'B-RELEASE',
+        package: b.package,
+        message: `${b.dir} cannot be added to its catalogs: ${err.message}`,
+        file: err.file ?? `${b.dir}/release-config.yaml`,
+        line: err.line ?? 1,
+        hint: `Fix what the message names; \`catalog-bot release ${b.dir}\` shows the same in a clone.`,
+      });
+      return undefined;
+    }
+  }
+  const files: ReleasedFile[] = [];
+  // In the release's order: templates first (what people read), then the catalogs.
+  for (const path of touched) {
+    const head = await input.readFile(input.head, path);
+    files.push({
+      path,
+      before: original.get(path)?.toString('utf8'),
+      after: texts.get(path)!.toString('utf8'),
+      head,
+    });
+  }
+  return { files, packages: [...new Set(bundles.map((b) => b.package))] };
+}
+
+/** The base's rendered catalogs a package's ci.yaml maps its templates to. */
+async function mappedCatalogs(
+  input: BundleChangeInput,
+  ciPath: string,
+): Promise<{ path: string; text: string; template: string; names: ReadonlySet<string> }[]> {
+  const ci = await input.readFile(input.base, ciPath);
+  if (ci === undefined) return [];
+  let mappings;
+  try {
+    mappings = templateMappingsFromCiYaml(ciPath, ci);
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const m of mappings)
+    for (const path of m.outputs) {
+      const text = await input.readFile(input.base, path);
+      if (text === undefined) continue;
+      out.push({ path, text, template: m.template.split('/').pop()!, names: bundleNames(text) });
+    }
+  return out;
+}
+
+function result(
+  conclusion: CheckResult['conclusion'],
+  title: string,
+  findings: Diagnostic[],
+  sections: string[],
+  notes: string[],
+): CheckResult {
+  const errors = findings.filter((d) => d.level === 'error');
+  // The list is cut short so that the release section (diff and command) stays in the summary.
+  const listed = findings.slice(0, MAX_SUMMARY_FINDINGS);
+  const list = listed.map(
+    (d) =>
+      `- ${d.level === 'error' ? '**error**' : d.level} ${d.file ? `\`${d.file}:${d.line ?? 1}\` ` : ''}${d.message}${d.hint ? ` — ${d.hint}` : ''}`,
+  );
+  const summary = [
+    errors.length > 0
+      ? `**${count(errors.length, 'problem')}** in the bundle directories (docs/bundles.md):`
+      : '',
+    ...list,
+    findings.length > listed.length
+      ? `… and ${findings.length - listed.length} more (see the annotations, or \`catalog-bot check\`).`
+      : '',
+    ...sections,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  return {
+    name: BUNDLE_CHECK,
+    conclusion,
+    title,
+    summary: summary || 'The bundle directories are well formed.',
+    findings,
+    annotations: toAnnotations(findings),
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function fenced(text: string): string {
+  const fence = text.includes('```') ? '~~~~' : '```';
+  return `${fence}diff\n${text}${text.endsWith('\n') ? '' : '\n'}${fence}`;
+}
+
+function capDiff(diff: string, max: number): string {
+  if (diff.length <= max) return diff;
+  const cut = diff.lastIndexOf('\n', max);
+  const shown = diff.slice(0, cut < 0 ? max : cut + 1);
+  const left = diff.slice(shown.length).split('\n').filter(Boolean).length;
+  return `${shown}... (${left} more diff line${left === 1 ? '' : 's'} not shown)\n`;
+}

@@ -1,0 +1,221 @@
+// catalog-bot/bundle on real pull requests: each branch of a real git repository
+// (test/helpers/bundle-repo.ts: the real jumpstarter-operator package before its 0.9.0
+// release) is one pull request on `main`.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleCheckForChange, bundleDirectories } from '../src/checks/bundle-pr.js';
+import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/release.js';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
+import { main } from '../src/cli.js';
+import {
+  BUNDLE_DIR as DIR,
+  BUNDLE_PKG as PKG,
+  makeBundleRepo,
+  type BundleRepo,
+} from './helpers/bundle-repo.js';
+
+let made: BundleRepo;
+let repo: string;
+
+beforeAll(() => {
+  made = makeBundleRepo();
+  repo = made.repo;
+  const { branch } = made;
+  branch('bundle-only');
+  branch('with-catalogs', made.applyRelease);
+  branch('wrong-catalogs', () => {
+    made.applyRelease();
+    const file = join(repo, 'catalogs/v4.20', PKG, 'catalog.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        'jumpstarter-operator.v0.9.0-rc.2\n',
+        'jumpstarter-operator.v0.8.1\n',
+      ),
+    );
+  });
+  branch('bad-csv', () => {
+    const csv = join(repo, DIR, 'manifests', 'jumpstarter-operator.clusterserviceversion.yaml');
+    writeFileSync(csv, readFileSync(csv, 'utf8').replace(/^spec:$/m, 'spec: [unclosed'));
+  });
+  branch('no-annotation', () => {
+    const file = join(repo, DIR, 'metadata', 'annotations.yaml');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        /^.*operators\.operatorframework\.io\.bundle\.package\.v1:.*\n/m,
+        '',
+      ),
+    );
+  });
+  branch(
+    'edit-released',
+    () => {
+      const file = join(repo, `operators/${PKG}/0.8.1/metadata/annotations.yaml`);
+      writeFileSync(file, readFileSync(file, 'utf8') + '  extra: value\n');
+    },
+    false,
+  );
+  branch(
+    'templates-only',
+    () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
+    false,
+  );
+}, 60_000);
+
+afterAll(() => made.cleanup());
+
+async function bundleCheck(head: string) {
+  const result = await runPrChecksInProcess({ repo, base: 'main', head });
+  return result.checks.find((c) => c.name === 'catalog-bot/bundle');
+}
+
+describe('catalog-bot/bundle on pull requests', () => {
+  it('shows the catalog update a bundle-only pull request needs, and the command', async () => {
+    const check = await bundleCheck('bundle-only');
+    expect(check?.conclusion).toBe('success');
+    expect(check?.title).toMatch(/the merge needs the catalog update of 6 files/);
+    expect(check?.summary).toContain(`catalog-bot release ${DIR}`);
+    // The diff is the real release: the template gains 0.9.0, every catalog its blob.
+    expect(check?.summary).toContain('+++ b/operators/jumpstarter-operator/catalog-templates/basic.yaml');
+    for (const v of ['v4.18', 'v4.19', 'v4.20', 'v4.21', 'v4.22'])
+      expect(check?.summary).toContain(`+++ b/catalogs/${v}/${PKG}/catalog.yaml`);
+    expect(check?.summary).toContain('+- name: jumpstarter-operator.v0.9.0\n');
+    expect(check?.summary).toContain('+name: jumpstarter-operator.v0.9.0\n');
+  });
+
+  it('passes a pull request that carries the catalog update the release renders', async () => {
+    const check = await bundleCheck('with-catalogs');
+    expect(check?.conclusion, check?.summary).toBe('success');
+    expect(check?.summary).toMatch(/carries the catalog update, and it equals/);
+  });
+
+  it('fails a catalog update that differs from the render, with the diff', async () => {
+    const check = await bundleCheck('wrong-catalogs');
+    expect(check?.conclusion).toBe('failure');
+    const diff = check?.findings.filter((d) => d.rule === 'B-RELEASE-DIFF') ?? [];
+    expect(diff.map((d) => d.file)).toEqual([`catalogs/v4.20/${PKG}/catalog.yaml`]);
+    expect(diff[0]?.line).toBeGreaterThan(1);
+    expect(check?.summary).toContain('-- name: jumpstarter-operator.v0.8.1\n');
+    expect(check?.summary).toContain('+- name: jumpstarter-operator.v0.9.0-rc.2\n');
+    expect(check?.summary).toContain(`catalog-bot release ${DIR}`);
+  });
+
+  it('fails a malformed CSV at its file and line, with a fix', async () => {
+    const check = await bundleCheck('bad-csv');
+    expect(check?.conclusion).toBe('failure');
+    const errors = check?.findings.filter((d) => d.level === 'error') ?? [];
+    expect(errors.map((d) => [d.rule, d.file])).toEqual([
+      ['B-MANIFEST-SYNTAX', `${DIR}/manifests/jumpstarter-operator.clusterserviceversion.yaml`],
+    ]);
+    // The broken line is the `spec:` line the branch edited (106) or the end of its flow sequence.
+    expect(errors[0]?.line).toBeGreaterThanOrEqual(106);
+    expect(errors[0]?.hint).toMatch(/^Fix the YAML at line \d+/);
+    expect(check?.annotations).toContainEqual(
+      expect.objectContaining({ path: errors[0]?.file, line: errors[0]?.line, level: 'failure' }),
+    );
+    // Nothing is released from a bundle that does not load.
+    expect(check?.summary).not.toContain('The merge needs');
+  });
+
+  it('fails a missing annotation, naming the annotation and the fix', async () => {
+    const check = await bundleCheck('no-annotation');
+    expect(check?.conclusion).toBe('failure');
+    const found = check?.findings.find((d) => d.rule === 'B-ANNOTATIONS');
+    expect(found?.file).toBe(`${DIR}/metadata/annotations.yaml`);
+    expect(found?.message).toContain('operators.operatorframework.io.bundle.package.v1');
+    expect(found?.hint).toContain(`operators.operatorframework.io.bundle.package.v1: ${PKG}`);
+  });
+
+  it('fails an edit of a released bundle', async () => {
+    const check = await bundleCheck('edit-released');
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => [d.rule, d.file])).toEqual([
+      ['B-RELEASED-EDITED', `operators/${PKG}/0.8.1/metadata/annotations.yaml`],
+    ]);
+  });
+
+  it('is not run on a change that touches no bundle directory', async () => {
+    expect(await bundleCheck('templates-only')).toBeUndefined();
+  });
+
+  it('catalog-bot check prints the release diff and the command, and fails a malformed bundle', async () => {
+    const run = async (head: string, format: string) => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      const code = await main(
+        ['check', '--repo', repo, '--base', 'main', '--head', head, '--format', format],
+        out,
+        new PassThrough(),
+      );
+      return { code, out: Buffer.concat(chunks).toString('utf8') };
+    };
+    const text = await run('bundle-only', 'text');
+    expect(text.out).toMatch(/✓ catalog-bot\/bundle: 1 bundle directory checked; the merge needs/);
+    expect(text.out).toContain(
+      `note: the merge needs the catalog update of 6 files: catalog-bot release ${DIR}`,
+    );
+    expect(text.out).toContain(`+++ b/operators/${PKG}/catalog-templates/basic.yaml`);
+    expect(text.out).toContain('+++ b/catalogs/v4.18/jumpstarter-operator/catalog.yaml');
+    expect(text.code).toBe(0);
+    const json = await run('bad-csv', 'json');
+    expect(json.code).toBe(1);
+    const { checks } = JSON.parse(json.out) as {
+      checks: { name: string; conclusion: string; findings: Record<string, unknown>[] }[];
+    };
+    const bundle = checks.find((c) => c.name === 'catalog-bot/bundle');
+    expect(bundle?.conclusion).toBe('failure');
+    expect(bundle?.findings[0]).toMatchObject({
+      rule: 'B-MANIFEST-SYNTAX',
+      file: `${DIR}/manifests/jumpstarter-operator.clusterserviceversion.yaml`,
+      line: expect.any(Number),
+      hint: expect.stringMatching(/^Fix the YAML at line/),
+    });
+  });
+});
+
+describe('which directories catalog-bot/bundle checks', () => {
+  it('takes version directories and bundle parts, not templates or ci.yaml', () => {
+    const dirs = bundleDirectories(
+      [
+        'operators/a/1.0.0/manifests/a.csv.yaml',
+        'operators/a/1.0.0/metadata/annotations.yaml',
+        'operators/a/ci.yaml',
+        'operators/a/catalog-templates/basic.yaml',
+        'operators/b/latest/manifests/b.csv.yaml',
+        'operators/c/2.0.0/release-config.yaml',
+        'catalogs/v4.18/a/catalog.yaml',
+      ],
+      'operators/{package}/{version}',
+    );
+    expect(dirs).toEqual([
+      { dir: 'operators/a/1.0.0', package: 'a', version: '1.0.0' },
+      { dir: 'operators/b/latest', package: 'b', version: 'latest' },
+      { dir: 'operators/c/2.0.0', package: 'c', version: '2.0.0' },
+    ]);
+  });
+
+  it('refuses to read more than 20 bundle directories of one pull request', async () => {
+    let reads = 0;
+    const check = await bundleCheckForChange({
+      base: 'main',
+      head: 'pr',
+      files: Array.from({ length: 21 }, (_, i) => `operators/p/1.0.${i}/manifests/csv.yaml`),
+      settings: DEFAULT_BUNDLE_SETTINGS,
+      readDirectory: async () => {
+        reads++;
+        return { files: new Map(), bytes: 0, unreadable: [] };
+      },
+      readFile: async () => {
+        reads++;
+        return undefined;
+      },
+    });
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => d.rule)).toEqual(['B-TOO-MANY']);
+    expect(reads).toBe(0);
+  });
+});
