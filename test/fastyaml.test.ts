@@ -180,6 +180,9 @@ describe('fast YAML path', () => {
       '\\',
       'é',
       '\r',
+      '\x01',
+      '\x85',
+      '\u2028',
     ];
     let mutants = 0;
     let fastMutants = 0;

@@ -4,7 +4,7 @@
 // that one run reports every broken document of a file.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
-import { readFastYamlDocument } from './fastyaml.js';
+import { OUTSIDE_SUBSET, readFastYamlDocument } from './fastyaml.js';
 import { goJsonSyntaxError } from './gojsonsyntax.js';
 import { goTrimSpace, isGoSpace } from './gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
@@ -215,7 +215,10 @@ function decodeYamlDocument(
   out: DecodedFile,
   options: DecodeOptions,
 ): DecodedValue | undefined {
-  const control = YAML_CONTROL_CHARACTER.exec(doc.text);
+  // One scan for the common case: no control characters and nothing the fast path leaves
+  // to the full reader (OUTSIDE_SUBSET includes every YAML_CONTROL_CHARACTER).
+  const unusual = OUTSIDE_SUBSET.test(doc.text);
+  const control = unusual ? YAML_CONTROL_CHARACTER.exec(doc.text) : null;
   if (control) {
     const before = doc.text.slice(0, control.index);
     const lineInDoc = before.split('\n').length;
@@ -228,7 +231,8 @@ function decodeYamlDocument(
     return undefined;
   }
   // What opm and the renderers write is read by the fast path; the rest by js-yaml.
-  const fast = options.fullReaderOnly ? undefined : readFastYamlDocument(doc.text, RECORDED_DEPTH);
+  const fast =
+    options.fullReaderOnly || unusual ? undefined : readFastYamlDocument(doc.text, RECORDED_DEPTH, true);
   if (fast) {
     yamlDocumentsRead.fast++;
     const { collections, lines } = fast;

@@ -23,7 +23,7 @@ const GIVE_UP = new Error('not in the fast subset');
 // LF, byte order marks, the unicode line separators, control characters (the full reader
 // reports them).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const OUTSIDE_SUBSET = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
+export const OUTSIDE_SUBSET = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
 // A key the full reader keeps as the same string: no resolution, no merge key, no prototype games.
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
 // Deeper than any catalog; the full reader reports absurd nesting its own way.
@@ -468,8 +468,13 @@ function isSpaceOrEnd(c: number): boolean {
  * Records collections up to `recordedDepth` with the line the full reader records for each
  * (the line where its node starts: a value's key line, an item's dash line).
  */
-export function readFastYamlDocument(text: string, recordedDepth: number): FastDocument | undefined {
-  if (OUTSIDE_SUBSET.test(text)) return undefined;
+export function readFastYamlDocument(
+  text: string,
+  recordedDepth: number,
+  /** The caller has seen that OUTSIDE_SUBSET does not match (saves a second scan). */
+  screened = false,
+): FastDocument | undefined {
+  if (!screened && OUTSIDE_SUBSET.test(text)) return undefined;
   const reader = new Reader(text, recordedDepth);
   try {
     if (text.startsWith('---')) {
