@@ -15,7 +15,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -148,6 +148,8 @@ const v416 = roots.find((r) => r.name.endsWith('v4.16')) ?? largest;
 const scaled = { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaledCatalog(v416.path, SCALE) };
 process.on('exit', () => rmSync(scaled.path, { recursive: true, force: true }));
 
+// Other work on the machine moves every figure; say how busy it was.
+const startLoad = loadavg()[0].toFixed(1);
 const rows = [];
 for (const target of [...roots, medianPackage, largestPackage, scaled]) {
   const bytes = sizeOf(target.path);
@@ -176,7 +178,7 @@ const lines = [
   '# Benchmark: load + validate',
   '',
   `Measured by \`npm run bench\` (\`BENCH_ONLY=validate npm run bench\` for this table alone) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ` +
-    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}. Paired runs: ${runs} rounds per catalog, each running ` +
+    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${startLoad} when it started. Paired runs: ${runs} rounds per catalog, each running ` +
     '`catalog-bot validate` and `opm validate` as fresh processes back to back (alternating which goes first); ' +
     'times are medians, "ratio" is the median of the per-round ratios catalog-bot / opm (lower is better; the goal is 0.5), peak RSS is the highest of the rounds.',
   '',
