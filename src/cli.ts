@@ -5,9 +5,8 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { channelGraph, dot, findChannel, graphText, mermaid, type ChannelGraph } from './catalog/graph.js';
+import type { ChannelGraph } from './catalog/graph.js';
 import { tryParseRange } from './catalog/range.js';
-import { InvalidVersionRangeError } from './catalog/v1.js';
 import { tryParseVersion } from './catalog/semver.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
@@ -362,6 +361,9 @@ async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise
     return { name: spec.slice(0, at), version: version.version };
   });
   await requireDirectory(root);
+  // Loaded here: `validate`, the most used command, does not need the graph code.
+  const [{ channelGraph, dot, findChannel, graphText, mermaid }, { InvalidVersionRangeError }] =
+    await Promise.all([import('./catalog/graph.js'), import('./catalog/v1.js')]);
   const report = await validateCatalog(new DirectorySource(root));
   const found = findChannel(report.model, packageName, values.channel);
   if ('error' in found) throw new Error(found.error);

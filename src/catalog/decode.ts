@@ -4,6 +4,7 @@
 // that one run reports every broken document of a file.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
+import { OUTSIDE_SUBSET, readFastYamlDocument } from './fastyaml.js';
 import { goJsonSyntaxError } from './gojsonsyntax.js';
 import { goTrimSpace, isGoSpace } from './gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
@@ -65,7 +66,15 @@ function looksLikeJson(text: string): boolean {
   return false;
 }
 
-export function decodeFile(bytes: Uint8Array): DecodedFile {
+export interface DecodeOptions {
+  /** Read every YAML document with the full reader (the fast path's reference, in tests). */
+  fullReaderOnly?: boolean;
+}
+
+/** How many YAML documents each reader has read in this process (for tests and benchmarks). */
+export const yamlDocumentsRead = { fast: 0, full: 0 };
+
+export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): DecodedFile {
   const out: DecodedFile = { values: [], problems: [], notes: [] };
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // ASCII (most catalogs) decodes fastest as latin1, which gives the same string.
@@ -82,14 +91,14 @@ export function decodeFile(bytes: Uint8Array): DecodedFile {
         ...at.position,
       });
     }
-    decodeJsonStream(text, bytes, valid, out);
+    decodeJsonStream(text, bytes, valid, out, options);
   } else {
     if (!valid) {
       const at = firstBadUtf8(bytes);
       out.problems.push({ rule: 'L-ENCODING', message: `yaml: ${at.reason}`, ...at.position });
       return out;
     }
-    decodeYamlStream(text, 0, 0, out);
+    decodeYamlStream(text, 0, 0, out, options);
   }
   return out;
 }
@@ -177,9 +186,15 @@ function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): Y
   return docs;
 }
 
-function decodeYamlStream(text: string, baseLine: number, baseColumn: number, out: DecodedFile): void {
+function decodeYamlStream(
+  text: string,
+  baseLine: number,
+  baseColumn: number,
+  out: DecodedFile,
+  options: DecodeOptions,
+): void {
   for (const doc of splitYamlDocuments(text, baseLine, out)) {
-    const decoded = decodeYamlDocument(doc, out);
+    const decoded = decodeYamlDocument(doc, out, options);
     if (decoded) {
       if (decoded.line === doc.firstLine + 1 && baseColumn > 0) decoded.column += baseColumn;
       out.values.push(decoded);
@@ -195,8 +210,15 @@ const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|e
 const YAML_CONTROL_CHARACTER = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
 
 /** go-yaml v2 reads only the first node of a document and ignores what follows. */
-function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue | undefined {
-  const control = YAML_CONTROL_CHARACTER.exec(doc.text);
+function decodeYamlDocument(
+  doc: YamlDocument,
+  out: DecodedFile,
+  options: DecodeOptions,
+): DecodedValue | undefined {
+  // One scan for the common case: no control characters and nothing the fast path leaves
+  // to the full reader (OUTSIDE_SUBSET includes every YAML_CONTROL_CHARACTER).
+  const unusual = OUTSIDE_SUBSET.test(doc.text);
+  const control = unusual ? YAML_CONTROL_CHARACTER.exec(doc.text) : null;
   if (control) {
     const before = doc.text.slice(0, control.index);
     const lineInDoc = before.split('\n').length;
@@ -208,6 +230,20 @@ function decodeYamlDocument(doc: YamlDocument, out: DecodedFile): DecodedValue |
     });
     return undefined;
   }
+  // What opm and the renderers write is read by the fast path; the rest by js-yaml.
+  const fast =
+    options.fullReaderOnly || unusual ? undefined : readFastYamlDocument(doc.text, RECORDED_DEPTH, true);
+  if (fast) {
+    yamlDocumentsRead.fast++;
+    const { collections, lines } = fast;
+    for (let i = 0; i < collections.length; i++) {
+      const collection = collections[i] as object;
+      if (!collectionLines.has(collection))
+        collectionLines.set(collection, doc.firstLine + (lines[i] as number) + 1);
+    }
+    return { value: fast.value, line: doc.firstLine + fast.rootLine + 1, column: 1 };
+  }
+  yamlDocumentsRead.full++;
   try {
     return parseYamlNode(doc.text, doc.firstLine, out);
   } catch (err) {
@@ -464,7 +500,13 @@ function recordJsonLines(value: unknown, scan: JsonScan): number | undefined {
   return duplicateAt;
 }
 
-function decodeJsonStream(text: string, bytes: Uint8Array, validUtf8: boolean, out: DecodedFile): void {
+function decodeJsonStream(
+  text: string,
+  bytes: Uint8Array,
+  validUtf8: boolean,
+  out: DecodedFile,
+  options: DecodeOptions,
+): void {
   let pos = 0;
   let decoded = 0;
   let lastGoodEnd = 0;
@@ -498,7 +540,14 @@ function decodeJsonStream(text: string, bytes: Uint8Array, validUtf8: boolean, o
         // apimachinery falls back to YAML for the rest of the file (since opm v1.56).
         const offset = errorByte - byteStart + 1;
         const message = reason === 'unexpected EOF' ? reason : `json: offset ${offset}: ${reason}`;
-        fallBackToYaml(text, lastGoodEnd, validUtf8, { rule: 'L-JSON-SYNTAX', message, ...where }, out);
+        fallBackToYaml(
+          text,
+          lastGoodEnd,
+          validUtf8,
+          { rule: 'L-JSON-SYNTAX', message, ...where },
+          out,
+          options,
+        );
       } else {
         out.problems.push({ rule: 'L-JSON-SYNTAX', message: reason, ...where });
       }
@@ -526,6 +575,7 @@ function fallBackToYaml(
   validUtf8: boolean,
   jsonProblem: DecodeProblem,
   out: DecodedFile,
+  options: DecodeOptions,
 ): void {
   // Whitespace up to the first newline after the last good object is dropped.
   let start = from;
@@ -539,7 +589,7 @@ function fallBackToYaml(
   }
   const base = lineAndColumn(text, start);
   const attempt: DecodedFile = { values: [], problems: [], notes: [] };
-  decodeYamlStream(rest, base.line - 1, base.column - 1, attempt);
+  decodeYamlStream(rest, base.line - 1, base.column - 1, attempt, options);
   if (attempt.problems.length > 0 && attempt.values.length === 0) {
     out.problems.push(jsonProblem);
     return;

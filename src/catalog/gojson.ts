@@ -181,7 +181,7 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     if (previous !== undefined && previous > key) continue;
     chosenKey[field] = key;
     const savedStruct = ctx.structName;
-    ctx.structName = t.goName.replace(/^.*\./, '');
+    ctx.structName = shortName(t);
     ctx.path.push(field);
     const decoded = decodeValue(obj[key], t.fields[field] as GoType, ctx);
     ctx.path.pop();
@@ -191,6 +191,18 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     else delete out[field];
   }
   return ctx.build ? out : v;
+}
+
+const shortNames = new WeakMap<object, string>();
+
+/** The struct's name without its package (`declcfg.Bundle` -> `Bundle`), computed once per type. */
+function shortName(t: Extract<GoType, { kind: 'struct' }>): string {
+  let name = shortNames.get(t);
+  if (name === undefined) {
+    name = t.goName.replace(/^.*\./, '');
+    shortNames.set(t, name);
+  }
+  return name;
 }
 
 const lowerFieldNames = new WeakMap<object, Map<string, string>>();

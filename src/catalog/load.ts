@@ -568,7 +568,8 @@ function readBundleObjects(
   bundle: Bundle,
   options: LoadOptions,
 ): { message: string; line?: number } | undefined {
-  const where = `package ${goQuote(bundle.package)}, bundle ${goQuote(bundle.name)}`;
+  // Only for messages: quoting every bundle's names up front showed in profiles.
+  const where = (): string => `package ${goQuote(bundle.package)}, bundle ${goQuote(bundle.name)}`;
   // opm decodes every property into the same variable: a later `{}` keeps earlier data.
   let data = '';
   for (let i = 0; i < bundle.properties.length; i++) {
@@ -576,14 +577,14 @@ function readBundleObjects(
     if (prop.type !== 'olm.bundle.object') continue;
     if (prop.value === undefined) {
       return {
-        message: `${where}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
+        message: `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
         line: prop.line,
       };
     }
     const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES['olm.bundle.object']!);
     if (error !== undefined) {
       return {
-        message: `${where}: parse property at index ${i} as bundle object: ${error}`,
+        message: `${where()}: parse property at index ${i} as bundle object: ${error}`,
         line: prop.line,
       };
     }
@@ -596,7 +597,7 @@ function readBundleObjects(
       const problem = parsed.problems[0];
       if (problem) {
         return {
-          message: `${where}: convert bundle object property at index ${i} to JSON: ${problem.message}`,
+          message: `${where()}: convert bundle object property at index ${i} to JSON: ${problem.message}`,
           line: prop.line,
         };
       }

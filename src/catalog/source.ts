@@ -157,8 +157,9 @@ export class DirectorySource implements CatalogSource {
     const handle = await open(this.targets.get(p) ?? join(this.root, ...p.split('/')), 'r');
     try {
       const limit = this.sizes.get(p) ?? (await handle.stat()).size;
-      // One byte more than the limit tells a file that grew.
-      const buffer = Buffer.alloc(limit + 1);
+      // One byte more than the limit tells a file that grew. Not zero-filled: only the bytes
+      // read are returned.
+      const buffer = Buffer.allocUnsafe(limit + 1);
       let length = 0;
       while (length < buffer.length) {
         const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);

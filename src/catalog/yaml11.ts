@@ -3,7 +3,8 @@
 // number, `0777` is octal, and timestamps stay strings.
 import { Schema, Type, types } from 'js-yaml';
 
-const NOT_RESOLVED = Symbol('not resolved');
+/** What resolvePlainScalar gives for a plain scalar that stays a string. */
+export const NOT_RESOLVED = Symbol('not resolved');
 type Resolved = null | boolean | number | string | typeof NOT_RESOLVED;
 
 const KNOWN_PLAIN = new Map<string, null | boolean | number>();

@@ -1,0 +1,501 @@
+// A fast reader for the YAML that opm and the template renderers write (go-yaml v2 and
+// sigs.k8s.io/yaml marshal output): block mappings and sequences, plain and quoted
+// one-line scalars, `|` and `|-` literal blocks, `[]` and `{}`. It gives exactly what the
+// full reader (js-yaml with the go-yaml schema, decode.ts) gives, or nothing: anything
+// outside that subset makes it give up on the document, which the full reader then reads.
+// Most catalog files are in the subset, and this is several times faster (README, "Benchmark").
+import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
+
+/** A document read by the fast path: the value and the 0-based lines (in the document) of its collections. */
+export interface FastDocument {
+  value: unknown;
+  /** 0-based line of the root node in the document text. */
+  rootLine: number;
+  /** Collections at depth <= recordedDepth and the 0-based line the full reader records for each. */
+  collections: object[];
+  lines: number[];
+}
+
+/** Thrown (and caught below) when the document is not in the subset. */
+const GIVE_UP = new Error('not in the fast subset');
+
+// Where go-yaml and js-yaml may differ or where the subset stops: line breaks other than
+// LF, byte order marks, the unicode line separators, control characters (the full reader
+// reports them).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+export const OUTSIDE_SUBSET = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
+// A key the full reader keeps as the same string: no resolution, no merge key, no prototype games.
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+// Deeper than any catalog; the full reader reports absurd nesting its own way.
+const MAX_FAST_DEPTH = 100;
+
+class Reader {
+  /** Start of the current line. */
+  pos = 0;
+  /** 0-based number of the current line. */
+  line = 0;
+  /** Indentation (spaces) and end of the current line; set by peek(). */
+  indent = 0;
+  eol = 0;
+  readonly collections: object[] = [];
+  readonly lines: number[] = [];
+
+  constructor(
+    readonly text: string,
+    readonly recordedDepth: number,
+  ) {}
+
+  /**
+   * Move to the next line with content; false at the end. Empty and comment lines between
+   * entries are skipped; a line of only spaces or a tab in the indentation ends the fast path.
+   */
+  peek(): boolean {
+    const text = this.text;
+    for (;;) {
+      if (this.pos >= text.length) return false;
+      let eol = text.indexOf('\n', this.pos);
+      if (eol < 0) eol = text.length;
+      if (eol === this.pos) {
+        this.pos = eol + 1;
+        this.line++;
+        continue;
+      }
+      let i = this.pos;
+      while (text.charCodeAt(i) === 0x20) i++;
+      const c = text.charCodeAt(i);
+      if (c === 0x23 /* # */) {
+        // A comment line: skipped, as between entries the full reader skips it.
+        this.pos = eol + 1;
+        this.line++;
+        continue;
+      }
+      if (i === eol || c === 0x09) throw GIVE_UP;
+      this.indent = i - this.pos;
+      this.eol = eol;
+      return true;
+    }
+  }
+
+  nextLine(): void {
+    this.pos = this.eol + 1;
+    this.line++;
+  }
+
+  record(collection: object, line: number, depth: number): void {
+    if (depth <= this.recordedDepth) {
+      this.collections.push(collection);
+      this.lines.push(line);
+    }
+  }
+
+  /** A block mapping whose keys are at `indent`; the first key starts at `start` on the current line. */
+  mapping(indent: number, start: number, depth: number): Record<string, unknown> {
+    const text = this.text;
+    const result: Record<string, unknown> = {};
+    if (depth > MAX_FAST_DEPTH) throw GIVE_UP;
+    for (;;) {
+      const keyLine = this.line;
+      const eol = this.eol;
+      let key: string;
+      let p: number;
+      const c = text.charCodeAt(start);
+      if (c === 0x22 || c === 0x27) {
+        const quoted = this.quoted(start, indent);
+        key = quoted.value;
+        p = quoted.end;
+        if (quoted.line !== keyLine || text.charCodeAt(p) !== 0x3a) throw GIVE_UP;
+      } else {
+        p = text.indexOf(':', start);
+        if (p < 0 || p > eol) throw GIVE_UP;
+        key = text.slice(start, p);
+        if (!PLAIN_KEY.test(key) || resolvePlainScalar(key) !== NOT_RESOLVED) throw GIVE_UP;
+      }
+      if (key === '__proto__' || Object.prototype.hasOwnProperty.call(result, key)) throw GIVE_UP;
+      p++; // past ':'
+      let value: unknown;
+      if (p === eol) {
+        // The value is on the next lines: a nested block, an indentless sequence, or null.
+        this.nextLine();
+        if (this.peek() && this.indent > indent) {
+          value = this.block(this.indent, depth + 1, keyLine);
+        } else if (this.peekIsIndentlessItem(indent)) {
+          value = this.sequence(indent, depth + 1, keyLine);
+        } else {
+          value = null;
+        }
+      } else {
+        if (text.charCodeAt(p) !== 0x20) throw GIVE_UP;
+        p++;
+        value = this.inlineValue(p, indent, depth + 1, keyLine);
+      }
+      result[key] = value;
+      if (!this.peek() || this.indent < indent) return result;
+      if (this.indent > indent) throw GIVE_UP;
+      start = this.pos + indent;
+      if (text.charCodeAt(start) === 0x2d && isSpaceOrEnd(text.charCodeAt(start + 1))) throw GIVE_UP;
+    }
+  }
+
+  private peekIsIndentlessItem(indent: number): boolean {
+    if (this.pos >= this.text.length || this.indent !== indent) return false;
+    const at = this.pos + indent;
+    return this.text.charCodeAt(at) === 0x2d && isSpaceOrEnd(this.text.charCodeAt(at + 1));
+  }
+
+  /** A block node starting on the current line (already peeked) at `indent`. */
+  private block(indent: number, depth: number, line: number): unknown {
+    const at = this.pos + indent;
+    if (this.text.charCodeAt(at) === 0x2d && isSpaceOrEnd(this.text.charCodeAt(at + 1))) {
+      return this.sequence(indent, depth, line);
+    }
+    const value = this.mapping(indent, at, depth);
+    this.record(value, line, depth);
+    return value;
+  }
+
+  /** A block sequence whose dashes are at `indent`, the current line being its first item. */
+  sequence(indent: number, depth: number, line: number): unknown[] {
+    const text = this.text;
+    const result: unknown[] = [];
+    if (depth > MAX_FAST_DEPTH) throw GIVE_UP;
+    this.record(result, line, depth);
+    for (;;) {
+      const start = this.pos + indent;
+      // `- ` then content on the same line; anything else (`-` alone, `- - x`) is not in the subset.
+      if (text.charCodeAt(start + 1) !== 0x20) throw GIVE_UP;
+      const itemStart = start + 2;
+      const c = text.charCodeAt(itemStart);
+      if (itemStart >= this.eol || c === 0x20 || (c === 0x2d && isSpaceOrEnd(text.charCodeAt(itemStart + 1))))
+        throw GIVE_UP;
+      const itemLine = this.line;
+      if (this.startsMappingEntry(itemStart, indent)) {
+        const item = this.mapping(itemStart - this.pos, itemStart, depth + 1);
+        this.record(item, itemLine, depth + 1);
+        result.push(item);
+      } else {
+        result.push(this.inlineValue(itemStart, indent, depth + 1, itemLine));
+      }
+      if (!this.peek() || this.indent < indent) return result;
+      if (this.indent > indent) throw GIVE_UP;
+      const next = this.pos + indent;
+      if (text.charCodeAt(next) !== 0x2d || !isSpaceOrEnd(text.charCodeAt(next + 1))) return result;
+    }
+  }
+
+  /** Does a `key:` start at p (a compact mapping in a sequence item)? */
+  private startsMappingEntry(p: number, parentIndent: number): boolean {
+    const text = this.text;
+    const c = text.charCodeAt(p);
+    if (c === 0x22 || c === 0x27) return text.charCodeAt(this.quoted(p, parentIndent).end) === 0x3a;
+    const colon = text.indexOf(': ', p);
+    if (colon >= 0 && colon < this.eol) return true;
+    return text.charCodeAt(this.eol - 1) === 0x3a;
+  }
+
+  /**
+   * A scalar or `[]`/`{}` after `key: ` or `- ` at p, or a literal block. Scalars may go on
+   * over more indented lines (go-yaml folds long ones). Leaves the reader on the next line.
+   */
+  private inlineValue(p: number, parentIndent: number, depth: number, line: number): unknown {
+    const text = this.text;
+    const c = text.charCodeAt(p);
+    let value: unknown;
+    switch (c) {
+      case 0x22: // "
+      case 0x27: {
+        // '
+        const quoted = this.quoted(p, parentIndent);
+        if (quoted.end !== quoted.eol) throw GIVE_UP;
+        this.line = quoted.line;
+        this.pos = quoted.lineStart;
+        this.eol = quoted.eol;
+        value = quoted.value;
+        break;
+      }
+      case 0x7c: // |
+        return this.literal(p, parentIndent);
+      case 0x5b: // [
+      case 0x7b: {
+        // {
+        const eol = this.eol;
+        if (eol !== p + 2 || text.charCodeAt(p + 1) !== (c === 0x5b ? 0x5d : 0x7d)) throw GIVE_UP;
+        const empty = c === 0x5b ? [] : {};
+        this.record(empty, line, depth);
+        value = empty;
+        break;
+      }
+      default:
+        value = this.plain(p, parentIndent);
+    }
+    this.nextLine();
+    return value;
+  }
+
+  /** A plain scalar from p, resolved as the full reader resolves it. */
+  private plain(p: number, parentIndent: number): unknown {
+    const text = this.text;
+    const c = text.charCodeAt(p);
+    // Indicators that start something else (or something this reader leaves to the full one).
+    if (
+      c === 0x2d /* - */ ? isSpaceOrEnd(text.charCodeAt(p + 1)) : INDICATOR.has(c) || c === 0x20 || c === 0x09
+    )
+      throw GIVE_UP;
+    let s = plainSegment(text, p, this.eol);
+    // More indented lines go on with the scalar: one line break is a space, more are newlines.
+    for (;;) {
+      const next = this.continuation(this.eol, this.line, parentIndent, false);
+      if (next === undefined) break;
+      if (text.charCodeAt(next.pos) === 0x23) throw GIVE_UP; // a comment
+      s += next.breaks === 1 ? ' ' : '\n'.repeat(next.breaks - 1);
+      s += plainSegment(text, next.pos, next.eol);
+      this.line = next.line;
+      this.pos = next.lineStart;
+      this.eol = next.eol;
+    }
+    if (s === '<<') throw GIVE_UP;
+    const resolved = resolvePlainScalar(s);
+    return resolved === NOT_RESOLVED ? s : resolved;
+  }
+
+  /**
+   * After the line break at i (on line `line`): skip empty lines; the next line must be
+   * indented more than parentIndent to go on (else undefined, or giving up if `required`).
+   */
+  private continuation(
+    i: number,
+    line: number,
+    parentIndent: number,
+    required: boolean,
+  ): { pos: number; breaks: number; line: number; lineStart: number; eol: number } | undefined {
+    const text = this.text;
+    let breaks = 0;
+    for (;;) {
+      if (i >= text.length) {
+        if (required) throw GIVE_UP;
+        return undefined;
+      }
+      i++;
+      breaks++;
+      line++;
+      let j = i;
+      while (text.charCodeAt(j) === 0x20) j++;
+      const c = text.charCodeAt(j);
+      if (c === 0x0a || j >= text.length) {
+        if (j !== i) throw GIVE_UP; // a line of spaces
+        i = j;
+        continue;
+      }
+      if (c === 0x09) throw GIVE_UP;
+      if (j - i <= parentIndent) {
+        if (required) throw GIVE_UP;
+        return undefined;
+      }
+      let eol = text.indexOf('\n', j);
+      if (eol < 0) eol = text.length;
+      return { pos: j, breaks, line, lineStart: i, eol };
+    }
+  }
+
+  /**
+   * A quoted scalar, folded over lines as the full reader folds it. `end` is just after the
+   * closing quote, on the line that starts at `lineStart` and ends at `eol`.
+   */
+  quoted(
+    p: number,
+    parentIndent: number,
+  ): { value: string; end: number; line: number; lineStart: number; eol: number } {
+    const text = this.text;
+    const double = text.charCodeAt(p) === 0x22;
+    let line = this.line;
+    let lineStart = this.pos;
+    let eol = this.eol;
+    let value = '';
+    let i = p + 1;
+    let captureStart = i;
+    let captureEnd = i;
+    for (;;) {
+      if (i >= text.length) throw GIVE_UP;
+      const ch = text.charCodeAt(i);
+      if (double ? ch === 0x22 : ch === 0x27) {
+        value += text.slice(captureStart, i);
+        i++;
+        if (double || text.charCodeAt(i) !== 0x27) break;
+        captureStart = i; // '' is a quote
+        i++;
+        captureEnd = i;
+      } else if (ch === 0x0a) {
+        // A line break folds: trailing spaces go, one break is a space, more are newlines.
+        value += text.slice(captureStart, captureEnd);
+        const next = this.continuation(i, line, parentIndent, true)!;
+        value += next.breaks === 1 ? ' ' : '\n'.repeat(next.breaks - 1);
+        ({ pos: i, line, lineStart, eol } = next);
+        captureStart = captureEnd = i;
+      } else if (double && ch === 0x5c) {
+        value += text.slice(captureStart, i);
+        const e = text.charCodeAt(i + 1);
+        if (e === 0x0a) {
+          // An escaped line break joins the lines with nothing between.
+          const next = this.continuation(i + 1, line, parentIndent, true)!;
+          ({ pos: i, line, lineStart, eol } = next);
+        } else {
+          const simple = SIMPLE_ESCAPES.get(e);
+          if (simple !== undefined) {
+            value += simple;
+            i += 2;
+          } else {
+            const digits = e === 0x78 ? 2 : e === 0x75 ? 4 : e === 0x55 ? 8 : 0;
+            const hex = text.slice(i + 2, i + 2 + digits);
+            if (digits === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== digits) throw GIVE_UP;
+            const code = parseInt(hex, 16);
+            if (code > 0x10ffff) throw GIVE_UP;
+            value += String.fromCodePoint(code);
+            i += 2 + digits;
+          }
+        }
+        captureStart = captureEnd = i;
+      } else if (ch === 0x09) {
+        throw GIVE_UP;
+      } else {
+        i++;
+        if (ch !== 0x20) captureEnd = i;
+      }
+    }
+    return { value, end: i, line, lineStart, eol };
+  }
+
+  /** A `|` or `|-` literal block (`|2-`...); p is at the `|`. */
+  private literal(p: number, parentIndent: number): string {
+    const text = this.text;
+    // The header: `-` (strip) and an indentation digit, in either order (go-yaml writes
+    // `|2-` when the text starts with a space or an empty line). Keep (`+`) and comments
+    // are left to the full reader.
+    const header = /^\|(?:-?([1-9])?|([1-9])-)$/.exec(text.slice(p, this.eol));
+    if (!header) throw GIVE_UP;
+    const strip = header[0].includes('-');
+    const digit = header[1] ?? header[2];
+    this.nextLine();
+    let result = '';
+    let emptyLines = 0;
+    // As the full reader: an explicit indentation counts from the parent's.
+    let textIndent = digit === undefined ? -1 : parentIndent + Number(digit);
+    let didReadContent = false;
+    while (this.pos < text.length) {
+      let eol = text.indexOf('\n', this.pos);
+      if (eol < 0) eol = text.length;
+      let i = this.pos;
+      if (textIndent < 0) {
+        // Lines before the first content line must be empty.
+        while (text.charCodeAt(i) === 0x20) i++;
+        if (i === eol) {
+          if (i !== this.pos) throw GIVE_UP;
+          emptyLines++;
+          this.pos = eol + 1;
+          this.line++;
+          continue;
+        }
+        if (i - this.pos <= parentIndent) throw GIVE_UP; // an empty block: left to the full reader
+        textIndent = i - this.pos;
+      } else {
+        const limit = this.pos + textIndent;
+        while (i < limit && text.charCodeAt(i) === 0x20) i++;
+        if (i === eol) {
+          emptyLines++;
+          this.pos = eol + 1;
+          this.line++;
+          continue;
+        }
+        if (i < limit) break; // less indented: the block ends
+      }
+      if (didReadContent) result += emptyLines === 0 ? '\n' : '\n'.repeat(1 + emptyLines);
+      else if (emptyLines > 0) result += '\n'.repeat(emptyLines);
+      result += text.slice(i, eol);
+      didReadContent = true;
+      emptyLines = 0;
+      this.pos = eol + 1;
+      this.line++;
+    }
+    if (!didReadContent) throw GIVE_UP;
+    if (!strip) result += '\n';
+    return result;
+  }
+}
+
+// The full reader's one-character escapes in double-quoted scalars (a tab after `\\` aside).
+const SIMPLE_ESCAPES = new Map<number, string>(
+  (
+    [
+      ['0', '\0'],
+      ['a', '\x07'],
+      ['b', '\b'],
+      ['t', '\t'],
+      ['n', '\n'],
+      ['v', '\v'],
+      ['f', '\f'],
+      ['r', '\r'],
+      ['e', '\x1b'],
+      [' ', ' '],
+      ['"', '"'],
+      ['/', '/'],
+      ['\\', '\\'],
+      ['N', '\x85'],
+      ['_', '\xa0'],
+      ['L', '\u2028'],
+      ['P', '\u2029'],
+    ] as const
+  ).map(([k, v]) => [k.charCodeAt(0), v]),
+);
+
+/** One line of a plain scalar: what the subset allows, with no trailing space. */
+function plainSegment(text: string, from: number, eol: number): string {
+  const last = text.charCodeAt(eol - 1);
+  if (last === 0x20 || last === 0x09 || last === 0x3a) throw GIVE_UP;
+  const s = text.slice(from, eol);
+  // `: ` would make a mapping, ` #` a comment; tabs are left to the full reader.
+  if (s.includes(': ') || s.includes(' #') || s.includes('\t')) throw GIVE_UP;
+  return s;
+}
+
+// Characters that cannot start a plain scalar here (YAML indicators), `-` handled apart.
+const INDICATOR = new Set([...'?:,[]{}#&*!|>\'"%@`'].map((ch) => ch.charCodeAt(0)));
+
+function isSpaceOrEnd(c: number): boolean {
+  return c === 0x20 || c === 0x0a || Number.isNaN(c);
+}
+
+/**
+ * Read one YAML document (the text between `---` separators, possibly starting with the
+ * `---` line) if it is in the fast subset; undefined means "use the full reader".
+ * Records collections up to `recordedDepth` with the line the full reader records for each
+ * (the line where its node starts: a value's key line, an item's dash line).
+ */
+export function readFastYamlDocument(
+  text: string,
+  recordedDepth: number,
+  /** The caller has seen that OUTSIDE_SUBSET does not match (saves a second scan). */
+  screened = false,
+): FastDocument | undefined {
+  if (!screened && OUTSIDE_SUBSET.test(text)) return undefined;
+  const reader = new Reader(text, recordedDepth);
+  try {
+    if (text.startsWith('---')) {
+      let eol = text.indexOf('\n');
+      if (eol < 0) eol = text.length;
+      if (eol !== 3) return undefined;
+      reader.pos = 4;
+      reader.line = 1;
+    }
+    if (!reader.peek() || reader.indent !== 0) return undefined;
+    const rootLine = reader.line;
+    const first = reader.pos;
+    const c = text.charCodeAt(first);
+    if (c === 0x2d || c === 0x2e || c === 0x25) return undefined; // sequences, `...`, directives
+    const value = reader.mapping(0, first, 1);
+    reader.record(value, rootLine, 1);
+    if (reader.peek()) return undefined;
+    return { value, rootLine, collections: reader.collections, lines: reader.lines };
+  } catch (err) {
+    if (err === GIVE_UP) return undefined;
+    // Anything else (a stack overflow on absurd nesting...) is the full reader's to report.
+    return undefined;
+  }
+}
