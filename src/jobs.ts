@@ -8,6 +8,8 @@ import { mergeJob, type MergeTarget } from './handlers/merge.js';
 import {
   enqueueChecks,
   runChecksJob,
+  writeResultsJob,
+  type ResultsJob,
   type ChecksJob,
   type JobContext,
   type PrHandlerOptions,
@@ -36,6 +38,8 @@ export function jobRunner(
         return;
       case 'pr-checks':
         return runChecksJob(context, options, job.data as ChecksJob, job.key, job.attempt ?? 1);
+      case 'pr-results':
+        return writeResultsJob(context, options, job.data as ResultsJob, job.key, job.attempt ?? 1);
       case 'commands':
         return runCommandsJob(context, options, job.data as CommentJob, job.key);
       case 'note-head':

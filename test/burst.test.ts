@@ -11,7 +11,7 @@
 //
 // BURST_UNPACED=1 measures writes without pacing (neither the fake nor the App pace), e.g.
 // to compare with an older version of the App quickly; the assertions stay the same.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -22,7 +22,7 @@ import { pullRequestPayload, startAppServer, type AppServer } from './helpers/ap
 import { makeBareRepo, until } from './helpers/fleet.js';
 import { GitHubServer, isWrite, type ServerPull, type ServerRepo } from './helpers/github-server.js';
 
-const PRS = 20;
+const PRS = Number(process.env.BURST_PRS ?? 20);
 const HEADS = 5; // opened + 4 pushes
 const DEADLINE_MS = 4 * 60_000;
 const unpaced = process.env.BURST_UNPACED === '1';
@@ -142,6 +142,11 @@ describe('a burst of deliveries against a GitHub that paces writes (issue 21)', 
         checkRuns: gh.checkRuns.length,
       };
       console.log(`burst: ${JSON.stringify(figures)}`);
+      if (process.env.BURST_TRACE)
+        writeFileSync(
+          process.env.BURST_TRACE,
+          gh.requests.map((r) => `${r.at - started} ${r.method} ${r.path} ${r.status}`).join('\n'),
+        );
 
       expect(settled, `not settled in ${DEADLINE_MS} ms`).toBe(true);
       for (const pr of prs) {

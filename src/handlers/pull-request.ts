@@ -9,7 +9,7 @@ import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { mergeIfReady, resultsFor } from './merge.js';
+import { resultsFor, type MergeTarget } from './merge.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { teamMembers } from './teams.js';
 import {
@@ -17,6 +17,7 @@ import {
   completeCheckRun,
   createCompletedRun,
   type CheckedAgainst,
+  type Completion,
   createCheckRuns,
   isGreen,
   PR_CHECK_NAMES,
@@ -202,8 +203,6 @@ export async function runChecksJob(
   const externalId = key ? { externalId: key } : {};
   // What the results are computed against; the merge gate counts them only for this pull request and base.
   let checked: CheckedAgainst | undefined;
-  /** Names whose runs hold this attempt's results. */
-  const written = new Set<string>();
   try {
     const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
     if (current.head.sha !== job.headSha) {
@@ -318,66 +317,36 @@ export async function runChecksJob(
         }
       }
       result = await work;
-    } else if (runs.size === 0) {
-      // Nothing written yet: results for a head pushed over meanwhile are for no one to see.
-      const { data: now } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
-      if (now.head.sha !== job.headSha) {
-        log.info({ pr: job.number, head: job.headSha }, 'head superseded while checking: results dropped');
-        return;
-      }
     }
-    const checks = result.checks;
-    await Promise.all(
-      PR_CHECK_NAMES.map(async (name) => {
-        const check = checks.find((c) => c.name === name) ?? {
-          conclusion: 'neutral' as const,
-          title: 'Not run',
-          summary: `${name} did not run on this change.`,
-        };
-        const completion = { ...check, checked: against };
-        const id = runs.get(name);
-        if (id !== undefined) await completeCheckRun(octokit, job.ref, id, completion);
-        else
-          runs.set(
-            name,
-            await createCompletedRun(octokit, job.ref, job.headSha, name, completion, {
-              ...externalId,
-              startedAt,
-            }),
-          );
-        written.add(name);
-        metrics?.checkOutcomes.inc({ check: name, conclusion: check.conclusion });
-      }),
-    );
-    // The `approved` label mirrors the permissions decision, for people to see.
-    const permissions = checks.find((c) => c.name === PERMISSIONS_CHECK);
-    const labels = (current.labels ?? []).map((l) => l.name);
-    if (permissions && slug) {
-      await setLabel(
-        octokit,
-        job.ref,
-        job.number,
-        labels,
-        LABELS.approved,
-        permissions.conclusion === 'success',
-      );
+    // The writes wait their turn in the installation's write queue (one write a second), so the
+    // repository's next pull request is checked meanwhile (docs/github-limits.md).
+    const completions: Record<string, Completion> = {};
+    for (const name of PR_CHECK_NAMES) {
+      const check = result.checks.find((c) => c.name === name);
+      completions[name] = check
+        ? {
+            conclusion: check.conclusion,
+            title: check.title,
+            summary: check.summary,
+            annotations: check.annotations,
+          }
+        : { conclusion: 'neutral', title: 'Not run', summary: `${name} did not run on this change.` };
     }
-    const { queue } = options;
-    const green = checks.every((c) => isGreen(c.conclusion));
-    if (slug && queue && green && !labels.includes(LABELS.hold)) {
-      const outcome = await mergeIfReady(
-        context,
-        {
-          ref: job.ref,
-          number: job.number,
-          cloneUrl: job.cloneUrl,
-          repoId: job.repoId,
-          installationId: job.installationId,
-        },
-        { queue, workDir, appSlug: async () => slug },
-      );
-      log.info({ pr: job.number, outcome }, 'auto-merge');
-    }
+    const results: ResultsJob = {
+      job,
+      checked: against,
+      startedAt,
+      runs: Object.fromEntries(runs),
+      completions,
+      green: result.checks.every((c) => isGreen(c.conclusion)),
+      labels: (current.labels ?? []).map((l) => l.name),
+    };
+    await options.queue?.enqueue({
+      key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:results`,
+      group: writeGroup(job),
+      kind: 'pr-results',
+      data: results,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const transient = isTransient(error);
@@ -398,8 +367,7 @@ export async function runChecksJob(
       ...(checked ? { checked } : {}),
     };
     try {
-      const shown = new Map([...runs].filter(([name]) => !written.has(name)));
-      await completeAll(octokit, job.ref, shown, failure);
+      await completeAll(octokit, job.ref, runs, failure);
       // No run yet: a lasting error is shown; a transient one is tried again first.
       if (runs.size === 0 && !transient)
         await Promise.all(
@@ -411,6 +379,111 @@ export async function runChecksJob(
       log.error({ err: again }, 'could not report the failure on the check runs');
     }
     if (transient) throw error;
+  }
+}
+
+/** The installation's write queue: its writes are paced, one job at a time across replicas. */
+function writeGroup(job: PrJob): string {
+  return `writes:${job.installationId ?? `repo:${job.repoId}`}`;
+}
+
+/** A pull request head's results, to be written (plain JSON: it may travel through Redis). */
+export interface ResultsJob {
+  job: PrJob;
+  checked: CheckedAgainst;
+  /** When the checks started (the runs' `started_at`). */
+  startedAt: string;
+  /** Runs shown in progress while the checks ran: completed, not created. */
+  runs: Record<string, number>;
+  /** Per check name, what its run says. */
+  completions: Record<string, Completion>;
+  /** Every check that ran is green (the merge gate looks then). */
+  green: boolean;
+  /** The pull request's labels when it was checked. */
+  labels: string[];
+}
+
+/**
+ * Write a head's results: each run created completed (or, shown in progress, completed),
+ * the `approved` label when it changes, then the merge gate is queued in the repository's
+ * group. A head pushed over while the results waited gets nothing, unless its runs were
+ * already shown. `key` is the runs' external id: a retry updates the runs it made.
+ */
+export async function writeResultsJob(
+  context: JobContext,
+  options: Partial<PrHandlerOptions>,
+  data: ResultsJob,
+  key: string,
+  attempt = 1,
+): Promise<void> {
+  const { octokit, log } = context;
+  const { job } = data;
+  const runs = new Map(Object.entries(data.runs));
+  try {
+    let labels = data.labels;
+    if (attempt > 1) {
+      const listed = (await octokit.paginate(octokit.rest.checks.listForRef, {
+        ...job.ref,
+        ref: job.headSha,
+        filter: 'all',
+        per_page: 100,
+      })) as ListedRun[];
+      for (const r of listed) if (r.external_id === key && !runs.has(r.name)) runs.set(r.name, r.id);
+    }
+    if (runs.size === 0) {
+      const { data: now } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
+      if (now.head.sha !== job.headSha) {
+        log.info({ pr: job.number, head: job.headSha }, 'head superseded while its results waited: dropped');
+        return;
+      }
+      labels = (now.labels ?? []).map((l) => l.name);
+    }
+    await Promise.all(
+      PR_CHECK_NAMES.map(async (name) => {
+        const completion = { ...data.completions[name]!, checked: data.checked };
+        const id = runs.get(name);
+        if (id !== undefined) await completeCheckRun(octokit, job.ref, id, completion);
+        else
+          await createCompletedRun(octokit, job.ref, job.headSha, name, completion, {
+            externalId: key,
+            startedAt: data.startedAt,
+          });
+        options.metrics?.checkOutcomes.inc({ check: name, conclusion: completion.conclusion });
+      }),
+    );
+    const slug = options.appSlug ? await options.appSlug() : undefined;
+    // The `approved` label mirrors the permissions decision, for people to see.
+    const permissions = data.completions[PERMISSIONS_CHECK];
+    if (permissions && slug)
+      await setLabel(
+        octokit,
+        job.ref,
+        job.number,
+        labels,
+        LABELS.approved,
+        permissions.conclusion === 'success',
+      );
+    if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
+      const target: MergeTarget = {
+        ref: job.ref,
+        number: job.number,
+        cloneUrl: job.cloneUrl,
+        repoId: job.repoId,
+        installationId: job.installationId,
+      };
+      await options.queue.enqueue({
+        key: `${key}:merge`,
+        group: `repo:${job.repoId}`,
+        kind: 'merge',
+        data: target,
+      });
+    }
+  } catch (error) {
+    log.error(
+      { err: error },
+      `could not write the results of ${job.ref.owner}/${job.ref.repo}#${job.number}`,
+    );
+    if (isTransient(error)) throw error;
   }
 }
 

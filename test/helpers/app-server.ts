@@ -61,6 +61,8 @@ export async function startAppServer(
   };
 }
 
+const examples = new Map<string, Payload>();
+
 /** A pull_request delivery for the fake server's pull request at head `sha`. */
 export function pullRequestPayload(
   repo: ServerRepo,
@@ -68,7 +70,10 @@ export function pullRequestPayload(
   action: 'opened' | 'synchronize' | 'edited',
   sha: string,
 ): Payload {
-  const payload = webhookExample('pull_request', action === 'synchronize' ? 'synchronize' : 'opened');
+  // The examples file is large: read it once.
+  const kind = action === 'synchronize' ? 'synchronize' : 'opened';
+  if (!examples.has(kind)) examples.set(kind, webhookExample('pull_request', kind));
+  const payload = structuredClone(examples.get(kind));
   payload.action = action;
   payload.number = pull.number;
   payload.installation = { id: 4242 };
