@@ -6,7 +6,10 @@
 // Checks that every pull request ends with exactly one completed set of catalog-bot check
 // runs on its final head (none lost, none duplicated) and reports the webhook answer time
 // (HTTP round trip of a delivery) and the end-to-end latency (final head's delivery sent ->
-// its last check run completed).
+// its last check run completed), and the writes GitHub accepted per pull request. The fake
+// paces writes like github.com (one a second per installation, sooner is a secondary rate
+// limit) and the replicas pace theirs as the App does by default (docs/github-limits.md);
+// LOAD_PACING=off turns both off.
 //
 //   node bench/load.mjs [deliveries] [prs] [repos]      (after npm run build)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,11 +42,14 @@ const fmt = (ms) => (Number.isFinite(ms) ? ms.toFixed(ms < 10 ? 1 : 0) : 'n/a');
  * is `opened`, the rest `synchronize` with the head moved on) in `repos` repositories.
  */
 export async function benchLoad({
-  deliveries = 1000,
-  prs = 200,
-  repos = 20,
+  /** Pace writes like github.com (the fake) and as the App does by default (the replicas). */
+  pace = true,
+  // Paced, writes take about a second each: fewer pull requests by default.
+  deliveries = pace ? 200 : 1000,
+  prs = pace ? 40 : 200,
+  repos = pace ? 4 : 20,
   replicas = 2,
-  timeoutMs = 5 * 60_000,
+  timeoutMs = 10 * 60_000,
   concurrency = 16,
   /** CATALOG_BOT_ROLE per replica; deliveries go to the ones that answer webhooks (web, all). */
   roles,
@@ -62,8 +68,10 @@ export async function benchLoad({
     replicas,
     server: join(project, 'dist', 'server.js'),
     ...(roles ? { roles } : {}),
-    env: { LOG_LEVEL: 'warn' },
+    // The App's default: its writes paced (the fleet turns that off unless asked).
+    env: { LOG_LEVEL: 'warn', ...(pace ? { CATALOG_BOT_WRITE_PACING: 'on' } : {}) },
   });
+  if (pace) fleet.gh.paceWrites({ minGapMs: 1000 });
   const hardStop = setTimeout(() => {
     log('load: hard timeout, stopping everything');
     void fleet.stop(500).finally(() => process.exit(2));
@@ -140,6 +148,9 @@ export async function benchLoad({
       ),
       skipped: runs.filter((r) => r.conclusion === 'skipped').length,
       apiRequests: fleet.gh.requests.length,
+      pace,
+      writes: fleet.gh.writes.length,
+      refusedWrites: fleet.gh.requests.filter((r) => r.status === 403 && r.method !== 'GET').length,
     };
     return figures;
   } finally {
@@ -159,6 +170,8 @@ export function loadTable(f) {
     `| problems (lost, duplicated, unfinished) | ${f.problems} |`,
     `| check runs created / of them skipped | ${f.checkRuns} / ${f.skipped} |`,
     `| GitHub API requests | ${f.apiRequests} |`,
+    `| writes accepted (per pull request) / refused as too soon | ${f.writes} (${(f.writes / f.prs).toFixed(1)}) / ${f.refusedWrites} |`,
+    `| writes paced (App and fake GitHub) | ${f.pace ? 'yes, one a second' : 'no'} |`,
     `| total wall time (s) | ${f.totalSeconds.toFixed(1)} |`,
   ].join('\n');
 }
@@ -172,6 +185,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     ...(deliveries ? { deliveries } : {}),
     ...(prs ? { prs } : {}),
     ...(repos ? { repos } : {}),
+    pace: process.env.LOAD_PACING !== 'off',
   });
   process.stdout.write(`${loadTable(figures)}\n`);
   if (figures.problemSample.length > 0) process.stderr.write(`${figures.problemSample.join('\n')}\n`);

@@ -13,7 +13,7 @@ import { jobRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
-import type { PrHandlerOptions } from './handlers/pull-request.js';
+import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { startReconciler } from './reconcile.js';
 
@@ -36,6 +36,8 @@ export interface AppOptions {
   bundles?: PrHandlerOptions['bundles'];
   /** Image existence for `catalog-bot/images` (default: asked of the registries through `registry`). */
   images?: PrHandlerOptions['images'];
+  /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
+  announceAfterMs?: number;
 }
 
 /** Renderers kept, one per credential scope (their caches hold what those credentials saw). */
@@ -100,7 +102,16 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       resolveBundle: (image: string, policy?: RegistryPolicy) => rendererFor(policy).resolver(image),
       manifests: (image: string, policy?: RegistryPolicy) => bundleManifests(rendererFor(policy))(image),
     };
-    const handlerOptions = { queue, workDir, metrics, appSlug, images, registry, bundles };
+    const handlerOptions = {
+      queue,
+      workDir,
+      metrics,
+      appSlug,
+      images,
+      registry,
+      bundles,
+      announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
+    };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));

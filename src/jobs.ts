@@ -6,8 +6,10 @@ import { noteHeadJob, type HeadJob } from './handlers/heads.js';
 import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
 import { mergeJob, type MergeTarget } from './handlers/merge.js';
 import {
-  announceChecksJob,
+  enqueueChecks,
   runChecksJob,
+  writeResultsJob,
+  type ResultsJob,
   type ChecksJob,
   type JobContext,
   type PrHandlerOptions,
@@ -31,9 +33,13 @@ export function jobRunner(
     const context: JobContext = { octokit, log: app.log.child({ job: job.key, kind: job.kind }) };
     switch (job.kind) {
       case 'announce-checks':
-        return announceChecksJob(context, options, job.data as PrJob, job.key, (job.attempt ?? 1) > 1);
+        // Queued by an earlier version (runs were announced at once): checked in the repository's group now.
+        await enqueueChecks(context, options, job.data as PrJob, `${job.key}:checks`);
+        return;
       case 'pr-checks':
-        return runChecksJob(context, options, job.data as ChecksJob);
+        return runChecksJob(context, options, job.data as ChecksJob, job.key, job.attempt ?? 1);
+      case 'pr-results':
+        return writeResultsJob(context, options, job.data as ResultsJob, job.key, job.attempt ?? 1);
       case 'commands':
         return runCommandsJob(context, options, job.data as CommentJob, job.key);
       case 'note-head':

@@ -122,11 +122,13 @@ export class InProcessQueue implements JobQueue {
       const job = jobs[0] as JobSpec;
       const attempt = (this.#started.get(job.key) ?? 0) + 1;
       let failed = false;
+      let failure: unknown;
       try {
         // `attempt` > 1 tells jobs that create things on GitHub to look for what an earlier start made.
         await this.#run({ ...job, attempt } as JobSpec);
       } catch (error) {
         failed = true;
+        failure = error;
         try {
           this.#onError(error, job);
         } catch {
@@ -134,7 +136,7 @@ export class InProcessQueue implements JobQueue {
         }
       }
       jobs.shift();
-      if (failed) this.#retryOrFinish(job, attempt);
+      if (failed) this.#retryOrFinish(job, attempt, failure);
       else {
         this.#started.delete(job.key);
         this.#finish(job.key);
@@ -150,7 +152,7 @@ export class InProcessQueue implements JobQueue {
   }
 
   /** After a throw: queue the job again after its back-off, or give up on it. */
-  #retryOrFinish(job: JobSpec, attempt: number): void {
+  #retryOrFinish(job: JobSpec, attempt: number, error?: unknown): void {
     if (attempt >= this.#attempts || this.#closed) {
       this.#started.delete(job.key);
       this.#finish(job.key);
@@ -165,7 +167,8 @@ export class InProcessQueue implements JobQueue {
         else this.#groups.set(group, [job]);
         void this.#drain(group);
       },
-      this.#backoffMs * 2 ** (attempt - 1),
+      // GitHub said how long to wait (a rate limit): not sooner than that.
+      Math.max(this.#backoffMs * 2 ** (attempt - 1), waitAskedFor(error)),
     );
     // A pending retry must not keep a stopping process alive; close() still waits for it.
     timer.unref?.();
@@ -182,4 +185,25 @@ export class InProcessQueue implements JobQueue {
       if (oldest !== undefined) this.#finished.delete(oldest);
     }
   }
+}
+
+/** The longest a retry waits for a rate limit to pass (GitHub's primary limits reset hourly). */
+export const MAX_RATE_LIMIT_WAIT_MS = 60 * 60_000;
+
+/**
+ * How long GitHub asked to wait before trying again, from a failed request's answer:
+ * `retry-after` (secondary rate limits), or `x-ratelimit-reset` when `x-ratelimit-remaining`
+ * is 0 (the primary limit); 0 when it did not say. Bounded by MAX_RATE_LIMIT_WAIT_MS.
+ */
+export function waitAskedFor(error: unknown, now = Date.now()): number {
+  const headers = (error as { response?: { headers?: Record<string, unknown> } } | undefined)?.response
+    ?.headers;
+  if (!headers) return 0;
+  let ms = 0;
+  const after = Number(headers['retry-after']);
+  if (Number.isFinite(after) && after > 0) ms = after * 1000;
+  const reset = Number(headers['x-ratelimit-reset']);
+  if (String(headers['x-ratelimit-remaining']) === '0' && Number.isFinite(reset))
+    ms = Math.max(ms, reset * 1000 - now + 1000);
+  return Math.min(Math.max(0, ms), MAX_RATE_LIMIT_WAIT_MS);
 }

@@ -78,9 +78,14 @@ export function metricsServer(
  * rate limits): about one pull-request head per 12 s per replica. A GitHub Enterprise
  * Server without rate limits (or a test host) does not need it. Rate-limit answers are
  * still waited out, or the job is retried.
+ *
+ * Rate-limit answers are waited out as GitHub asks, within bounds (waitOut), and logged.
  */
 export function octokitFromEnv(env: NodeJS.ProcessEnv = process.env): typeof ProbotOctokit {
   const paced = env.CATALOG_BOT_WRITE_PACING !== 'off';
+  // CATALOG_BOT_RATE_LIMIT_WAIT_SECONDS: the longest one request waits out a rate limit (default 300).
+  const wait = Number(env.CATALOG_BOT_RATE_LIMIT_WAIT_SECONDS ?? 300);
+  const maxWaitSeconds = Number.isFinite(wait) && wait >= 0 ? wait : 300;
   // plugin-throttling takes its write limiter from `throttle.write`: one that never waits.
   const unpaced = {
     key: () => ({
@@ -94,8 +99,44 @@ export function octokitFromEnv(env: NodeJS.ProcessEnv = process.env): typeof Pro
       Bottleneck: _bottleneck,
       ...throttle
     } = (options.throttle ?? {}) as Record<string, unknown>;
-    return { ...options, throttle: { ...throttle, ...(paced ? {} : { write: unpaced }) } };
+    return {
+      ...options,
+      throttle: {
+        ...throttle,
+        onSecondaryRateLimit: waitOut('secondary rate limit', maxWaitSeconds),
+        onRateLimit: waitOut('rate limit', maxWaitSeconds),
+        ...(paced ? {} : { write: unpaced }),
+      },
+    };
   });
+}
+
+/**
+ * What a request does when GitHub answers with a rate limit (docs/github-limits.md): it
+ * waits as long as GitHub says (`retry-after`, or until `x-ratelimit-reset`) and goes on, up
+ * to `maxWaitSeconds` and 4 times per request; beyond that the request fails and the queue
+ * runs its job again later (with back-off, and not before GitHub's time). Logged either way.
+ */
+export function waitOut(
+  what: string,
+  maxWaitSeconds: number,
+): (
+  retryAfter: number,
+  options: { method?: string; url?: string },
+  octokit: { log: { warn: (message: string) => void } },
+  retryCount?: number,
+) => boolean {
+  return (retryAfter, options, octokit, retryCount = 0) => {
+    const request = `${options.method ?? ''} ${options.url ?? ''}`;
+    if (retryCount < 4 && retryAfter <= maxWaitSeconds) {
+      octokit.log.warn(`GitHub ${what} on "${request}": waiting ${retryAfter} s as asked, then trying again`);
+      return true;
+    }
+    octokit.log.warn(
+      `GitHub ${what} on "${request}": asked to wait ${retryAfter} s (try ${retryCount + 1}); not waiting here, the job is retried later`,
+    );
+    return false;
+  };
 }
 
 function isMain(): boolean {

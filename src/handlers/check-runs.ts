@@ -92,7 +92,7 @@ export async function createCheckRuns(
   ref: RepoRef,
   headSha: string,
   names: readonly string[] = PR_CHECK_NAMES,
-  options: { externalId?: string; again?: boolean } = {},
+  options: { externalId?: string; again?: boolean; startedAt?: string } = {},
 ): Promise<Map<string, number>> {
   const { externalId, again } = options;
   const runs = new Map<string, number>();
@@ -106,7 +106,7 @@ export async function createCheckRuns(
     for (const r of existing)
       if (r.external_id === externalId && names.includes(r.name) && !runs.has(r.name)) runs.set(r.name, r.id);
   }
-  const startedAt = new Date().toISOString();
+  const startedAt = options.startedAt ?? new Date().toISOString();
   await Promise.all(
     names
       .filter((name) => !runs.has(name))
@@ -137,13 +137,8 @@ export interface Completion {
   checked?: CheckedAgainst;
 }
 
-/** Complete a check run; annotations go in batches of 50, the last request completes it. */
-export async function completeCheckRun(
-  octokit: Octokit,
-  ref: RepoRef,
-  id: number,
-  c: Completion,
-): Promise<void> {
+/** The output of a completed run, its annotations in batches of 50 (GitHub's limit per request). */
+function completedOutput(c: Completion) {
   const title = truncate(c.title, 255);
   // The pull-request checks cap their annotations and say how to list the rest
   // (capAnnotations); this keeps every other caller within the same few requests.
@@ -167,6 +162,23 @@ export async function completeCheckRun(
     batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
   }
   if (batches.length === 0) batches.push([]);
+  const output = (batch: typeof annotations) => ({
+    title,
+    summary,
+    ...text,
+    ...(batch.length > 0 ? { annotations: batch } : {}),
+  });
+  return { batches, output };
+}
+
+/** Complete a check run; annotations go in batches of 50, the last request completes it. */
+export async function completeCheckRun(
+  octokit: Octokit,
+  ref: RepoRef,
+  id: number,
+  c: Completion,
+): Promise<void> {
+  const { batches, output } = completedOutput(c);
   for (const [i, batch] of batches.entries()) {
     const last = i === batches.length - 1;
     await octokit.rest.checks.update({
@@ -175,9 +187,39 @@ export async function completeCheckRun(
       ...(last
         ? { status: 'completed' as const, conclusion: c.conclusion, completed_at: new Date().toISOString() }
         : {}),
-      output: { title, summary, ...text, ...(batch.length > 0 ? { annotations: batch } : {}) },
+      output: output(batch),
     });
   }
+}
+
+/**
+ * Create a check run already completed: one request (docs/github-limits.md: writes are paced
+ * at one a second), with the first 50 annotations; more annotations, when there are, go in
+ * further requests that add to the same run.
+ */
+export async function createCompletedRun(
+  octokit: Octokit,
+  ref: RepoRef,
+  headSha: string,
+  name: string,
+  c: Completion,
+  options: { externalId?: string; startedAt?: string } = {},
+): Promise<number> {
+  const { batches, output } = completedOutput(c);
+  const { data } = await octokit.rest.checks.create({
+    ...ref,
+    name,
+    head_sha: headSha,
+    status: 'completed',
+    conclusion: c.conclusion,
+    ...(options.startedAt ? { started_at: options.startedAt } : {}),
+    completed_at: new Date().toISOString(),
+    ...(options.externalId !== undefined ? { external_id: options.externalId } : {}),
+    output: output(batches[0]!),
+  });
+  for (const batch of batches.slice(1))
+    await octokit.rest.checks.update({ ...ref, check_run_id: data.id, output: output(batch) });
+  return data.id;
 }
 
 /** Complete every run with the same outcome (errors, superseded heads). */

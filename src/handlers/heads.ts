@@ -17,6 +17,8 @@ export interface HeadJob {
   ref: RepoRef;
   number: number;
   installationId?: number;
+  /** The head the event announced: once the pull request has moved on, that head's own job records it. */
+  headSha?: string;
 }
 
 export function headEventHandler(
@@ -28,6 +30,7 @@ export function headEventHandler(
       ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
       number: payload.pull_request.number,
       installationId: (payload as { installation?: { id: number } }).installation?.id,
+      headSha: payload.pull_request.head.sha,
     };
     await options.queue.enqueue({
       key: `delivery:${context.id}:head`,
@@ -49,6 +52,9 @@ export async function noteHeadJob(
     const slug = options.appSlug ? await options.appSlug() : undefined;
     if (!slug) return;
     const seen = await observeHead(octokit, job.ref, job.number, undefined);
+    // A newer push's event is queued behind this one and records its head: no write now
+    // (docs/github-limits.md; writes are paced).
+    if (job.headSha && seen.sha !== job.headSha) return;
     const status = await loadState(octokit, job.ref, job.number, `${slug}[bot]`);
     const previous = status.state.head;
     // The same head with no rewrite since: it has been the head all along, keep the older time.

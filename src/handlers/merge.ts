@@ -15,7 +15,7 @@ import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.
 import type { JobQueue } from '../queue.js';
 import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
-import type { PrJob } from './pull-request.js';
+import { enqueueChecks, type PrJob } from './pull-request.js';
 import { teamMembers } from './teams.js';
 
 export interface MergeTarget {
@@ -186,11 +186,7 @@ export async function mergeIfReady(
         cloneUrl: target.cloneUrl,
         repoId: target.repoId,
       };
-      return options.queue.enqueue({
-        key: `recheck:${why}:${number}:${head}`,
-        kind: 'announce-checks',
-        data: job,
-      });
+      return enqueueChecks(ctx, options, job, `recheck:${why}:${number}:${head}`);
     };
     if ('stale' in recheck) {
       // The new runs, once green, bring the pull request back here.

@@ -9,13 +9,15 @@ import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { mergeIfReady } from './merge.js';
+import { resultsFor, type MergeTarget } from './merge.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { teamMembers } from './teams.js';
 import {
   completeAll,
   completeCheckRun,
+  createCompletedRun,
   type CheckedAgainst,
+  type Completion,
   createCheckRuns,
   isGreen,
   PR_CHECK_NAMES,
@@ -47,6 +49,8 @@ export interface PrHandlerOptions {
   bundles?: PolicyBundles;
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
   images?: PrCheckInput['images'];
+  /** Checks slower than this show their runs in progress meanwhile (default: announceAfterMsFromEnv()). */
+  announceAfterMs?: number;
 }
 
 /** What a job runs with: an installation's client and a logger. */
@@ -64,6 +68,11 @@ export interface PrJob {
   installationId?: number;
   cloneUrl: string;
   repoId: number;
+  /**
+   * When the work was asked for (ms since the epoch): a complete set of runs for this pull
+   * request on this head started later already answers it (many deliveries, one check).
+   */
+  queuedAt?: number;
 }
 
 /** Whether an event asks for the checks: `edited` only when the base branch changed. */
@@ -92,9 +101,10 @@ export function pullRequestHandler(options: PrHandlerOptions): (context: PrConte
 }
 
 /**
- * Queue the checks of a pull request head. The first job (no group, so it never waits
- * behind the repository's other work) puts the check runs on the head in progress; it
- * then queues the job that completes them. A duplicate delivery (same key) does nothing.
+ * Queue the checks of a pull request head, in the repository's queue group. No check run is
+ * written yet (docs/github-limits.md): the job writes its runs when its results are ready,
+ * and a head that is no longer the pull request's head by the time the job starts gets none.
+ * A duplicate delivery (same key) does nothing.
  */
 export async function enqueueChecks(
   context: Pick<Context, 'log'>,
@@ -102,42 +112,31 @@ export async function enqueueChecks(
   job: PrJob,
   key: string,
 ): Promise<boolean> {
-  const accepted = await options.queue.enqueue({ key, kind: 'announce-checks', data: job });
+  const data: ChecksJob = { job: { ...job, queuedAt: job.queuedAt ?? Date.now() } };
+  const accepted = await options.queue.enqueue({
+    key,
+    group: `repo:${job.repoId}`,
+    kind: 'pr-checks',
+    data,
+  });
   if (!accepted) context.log.info({ key }, 'duplicate delivery ignored');
   return accepted;
 }
 
 export interface ChecksJob {
   job: PrJob;
-  /** Check-run name -> id, created by the announce job: a retry updates the same runs. */
-  runs: Record<string, number>;
+  /** Check-run name -> id of runs already created in progress (jobs queued by an earlier version). */
+  runs?: Record<string, number>;
 }
 
 /**
- * Create the check runs in progress, then queue the job that completes them. GitHub
- * failing (5xx, rate limits) throws, so the queue tries again later: nothing is dropped.
- * `again` (the job may have run before) reuses the runs it created then, by their
- * external id (the job's key): one set per delivery however often it runs.
+ * How long the checks may take before their runs are shown in progress (default 10 s,
+ * CATALOG_BOT_ANNOUNCE_AFTER_SECONDS). Results ready sooner are written once, completed:
+ * one request per check instead of two (docs/github-limits.md).
  */
-export async function announceChecksJob(
-  context: JobContext,
-  options: PrHandlerOptions,
-  job: PrJob,
-  key: string,
-  again = false,
-): Promise<void> {
-  let runs: Map<string, number>;
-  try {
-    runs = await createCheckRuns(context.octokit, job.ref, job.headSha, PR_CHECK_NAMES, {
-      externalId: key,
-      again,
-    });
-  } catch (error) {
-    context.log.error({ err: error }, `could not create check runs on ${job.headSha}`);
-    throw error;
-  }
-  const data: ChecksJob = { job, runs: Object.fromEntries(runs) };
-  await options.queue.enqueue({ key: `${key}:checks`, group: `repo:${job.repoId}`, kind: 'pr-checks', data });
+export function announceAfterMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.CATALOG_BOT_ANNOUNCE_AFTER_SECONDS ?? 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 10_000;
 }
 
 /**
@@ -154,25 +153,63 @@ export function isTransient(error: unknown): boolean {
   );
 }
 
+type ListedRun = {
+  id: number;
+  name: string;
+  status: string;
+  conclusion: string | null;
+  external_id?: string | null;
+  started_at?: string | null;
+  app?: { slug?: string } | null;
+  output?: { text?: string | null };
+};
+
 /**
- * The queued work for one pull-request event. An error completes the runs as failed, with
- * the reason; when GitHub's answer was transient the error is thrown as well, so the queue
- * runs the job again (the same runs, updated again).
+ * Whether the newest runs of this App on the head, one per check, are complete for this
+ * pull request and base branch and were started after `since`: the work asked for then is
+ * done (one job for many deliveries of the same head).
+ */
+export function answeredSince(runs: ListedRun[], baseRef: string, number: number, since: number): boolean {
+  const results = resultsFor(runs, baseRef, number);
+  return PR_CHECK_NAMES.every((name) => {
+    const run = results.get(name) as ListedRun | undefined;
+    const started = Date.parse(run?.started_at ?? '');
+    return run?.status === 'completed' && !Number.isNaN(started) && started >= since;
+  });
+}
+
+const NOT_COMPLETED = Symbol('slow');
+
+/**
+ * The queued work for one pull-request head (docs/github-limits.md). A head that is no
+ * longer the pull request's head when the job starts, or whose checks another job already
+ * ran since this one was asked for, costs no write. Results ready within `announceAfterMs`
+ * are written once, each run created completed; slower checks first show their runs in
+ * progress. An error completes the runs as failed, with the reason; when GitHub's answer
+ * was transient the error is thrown as well, so the queue runs the job again. `key` (the
+ * job's) is the runs' external id: a job run again (`attempt` > 1) updates the runs it made.
  */
 export async function runChecksJob(
   context: JobContext,
   options: Partial<PrHandlerOptions>,
   data: ChecksJob,
+  key = '',
+  attempt = 1,
 ): Promise<void> {
   const { octokit, log } = context;
   const { workDir, metrics, appSlug } = options;
   const { job } = data;
-  const runs = new Map(Object.entries(data.runs));
+  const runs = new Map(Object.entries(data.runs ?? {}));
+  const externalId = key ? { externalId: key } : {};
   // What the results are computed against; the merge gate counts them only for this pull request and base.
   let checked: CheckedAgainst | undefined;
   try {
     const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
     if (current.head.sha !== job.headSha) {
+      if (runs.size === 0) {
+        log.info({ pr: job.number, head: job.headSha }, 'head superseded before its checks started: dropped');
+        return;
+      }
       await completeAll(octokit, job.ref, runs, {
         conclusion: 'skipped',
         title: 'Superseded by a newer commit',
@@ -182,6 +219,40 @@ export async function runChecksJob(
       return;
     }
     const slug = appSlug ? await appSlug() : undefined;
+    if (runs.size === 0) {
+      // One read (answered from the ETag cache when nothing changed) instead of writes.
+      const listed = await octokit
+        .paginate(octokit.rest.checks.listForRef, {
+          ...job.ref,
+          ref: job.headSha,
+          filter: 'all',
+          per_page: 100,
+        })
+        .then((all) => (all as ListedRun[]).filter((r) => slug === undefined || r.app?.slug === slug))
+        .catch((error: unknown) => {
+          // A retry must find the runs it made; a first start can do without the list.
+          if (attempt > 1) throw error;
+          log.debug({ err: error }, 'could not list the check runs of the head');
+          return undefined;
+        });
+      if (listed && key && attempt > 1)
+        for (const r of listed)
+          if (
+            r.external_id === key &&
+            (PR_CHECK_NAMES as readonly string[]).includes(r.name) &&
+            !runs.has(r.name)
+          )
+            runs.set(r.name, r.id);
+      if (
+        listed &&
+        runs.size === 0 &&
+        job.queuedAt !== undefined &&
+        answeredSince(listed, current.base.ref, job.number, job.queuedAt)
+      ) {
+        log.info({ pr: job.number, head: job.headSha }, 'checked since this was asked for: dropped');
+        return;
+      }
+    }
     const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
     const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
@@ -194,7 +265,8 @@ export async function runChecksJob(
       token,
       fetch: [base, `refs/pull/${job.number}/head`],
     };
-    const result = await withMirror(
+    const startedAt = new Date().toISOString();
+    const work = withMirror(
       mirror,
       async (dir) => {
         for (const sha of [base, job.headSha]) {
@@ -222,21 +294,167 @@ export async function runChecksJob(
       },
       { workDir },
     );
+    // Settled either way here, so waiting on the timer first leaves no rejection unheard.
+    work.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<typeof NOT_COMPLETED>((resolve) => {
+      timer = setTimeout(() => resolve(NOT_COMPLETED), options.announceAfterMs ?? announceAfterMsFromEnv());
+    });
+    let result = await Promise.race([work, slow]).finally(() => clearTimeout(timer));
+    if (result === NOT_COMPLETED) {
+      // Slow checks: people see them running meanwhile.
+      const missing = PR_CHECK_NAMES.filter((name) => !runs.has(name));
+      if (missing.length > 0) {
+        try {
+          const created = await createCheckRuns(octokit, job.ref, job.headSha, missing, {
+            ...externalId,
+            startedAt,
+          });
+          for (const [name, id] of created) runs.set(name, id);
+        } catch (error) {
+          log.error({ err: error }, `could not create check runs on ${job.headSha}`);
+          throw error;
+        }
+      }
+      result = await work;
+    }
+    // The writes wait their turn in the installation's write queue (one write a second), so the
+    // repository's next pull request is checked meanwhile (docs/github-limits.md).
+    const completions: Record<string, Completion> = {};
+    for (const name of PR_CHECK_NAMES) {
+      const check = result.checks.find((c) => c.name === name);
+      completions[name] = check
+        ? {
+            conclusion: check.conclusion,
+            title: check.title,
+            summary: check.summary,
+            annotations: check.annotations,
+          }
+        : { conclusion: 'neutral', title: 'Not run', summary: `${name} did not run on this change.` };
+    }
+    const results: ResultsJob = {
+      job,
+      checked: against,
+      startedAt,
+      runs: Object.fromEntries(runs),
+      completions,
+      green: result.checks.every((c) => isGreen(c.conclusion)),
+      labels: (current.labels ?? []).map((l) => l.name),
+    };
+    await options.queue?.enqueue({
+      key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:results`,
+      group: writeGroup(job),
+      kind: 'pr-results',
+      data: results,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const transient = isTransient(error);
+    log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
+    for (const name of PR_CHECK_NAMES) metrics?.checkOutcomes.inc({ check: name, conclusion: 'error' });
+    const failure = {
+      conclusion: 'failure' as const,
+      title: 'catalog-bot could not check this pull request',
+      summary: [
+        'catalog-bot hit an error before it could finish the checks, so this change is not verified.',
+        'Push a new commit or re-run the checks to try again.',
+        '',
+        '```',
+        message.slice(0, 4000),
+        '```',
+      ].join('\n'),
+      // A failure for this base is the newest result for it: an older green one no longer counts.
+      ...(checked ? { checked } : {}),
+    };
+    try {
+      await completeAll(octokit, job.ref, runs, failure);
+      // No run yet: a lasting error is shown; a transient one is tried again first.
+      if (runs.size === 0 && !transient)
+        await Promise.all(
+          PR_CHECK_NAMES.map((name) =>
+            createCompletedRun(octokit, job.ref, job.headSha, name, failure, externalId),
+          ),
+        );
+    } catch (again) {
+      log.error({ err: again }, 'could not report the failure on the check runs');
+    }
+    if (transient) throw error;
+  }
+}
+
+/** The installation's write queue: its writes are paced, one job at a time across replicas. */
+function writeGroup(job: PrJob): string {
+  return `writes:${job.installationId ?? `repo:${job.repoId}`}`;
+}
+
+/** A pull request head's results, to be written (plain JSON: it may travel through Redis). */
+export interface ResultsJob {
+  job: PrJob;
+  checked: CheckedAgainst;
+  /** When the checks started (the runs' `started_at`). */
+  startedAt: string;
+  /** Runs shown in progress while the checks ran: completed, not created. */
+  runs: Record<string, number>;
+  /** Per check name, what its run says. */
+  completions: Record<string, Completion>;
+  /** Every check that ran is green (the merge gate looks then). */
+  green: boolean;
+  /** The pull request's labels when it was checked. */
+  labels: string[];
+}
+
+/**
+ * Write a head's results: each run created completed (or, shown in progress, completed),
+ * the `approved` label when it changes, then the merge gate is queued in the repository's
+ * group. A head pushed over while the results waited gets nothing, unless its runs were
+ * already shown. `key` is the runs' external id: a retry updates the runs it made.
+ */
+export async function writeResultsJob(
+  context: JobContext,
+  options: Partial<PrHandlerOptions>,
+  data: ResultsJob,
+  key: string,
+  attempt = 1,
+): Promise<void> {
+  const { octokit, log } = context;
+  const { job } = data;
+  const runs = new Map(Object.entries(data.runs));
+  try {
+    let labels = data.labels;
+    if (attempt > 1) {
+      const listed = (await octokit.paginate(octokit.rest.checks.listForRef, {
+        ...job.ref,
+        ref: job.headSha,
+        filter: 'all',
+        per_page: 100,
+      })) as ListedRun[];
+      for (const r of listed) if (r.external_id === key && !runs.has(r.name)) runs.set(r.name, r.id);
+    }
+    if (runs.size === 0) {
+      const { data: now } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
+      if (now.head.sha !== job.headSha) {
+        log.info({ pr: job.number, head: job.headSha }, 'head superseded while its results waited: dropped');
+        return;
+      }
+      labels = (now.labels ?? []).map((l) => l.name);
+    }
     await Promise.all(
-      [...runs].map(async ([name, id]) => {
-        const check = result.checks.find((c) => c.name === name) ?? {
-          conclusion: 'neutral' as const,
-          title: 'Not run',
-          summary: `${name} did not run on this change.`,
-        };
-        await completeCheckRun(octokit, job.ref, id, { ...check, checked: against });
-        metrics?.checkOutcomes.inc({ check: name, conclusion: check.conclusion });
+      PR_CHECK_NAMES.map(async (name) => {
+        const completion = { ...data.completions[name]!, checked: data.checked };
+        const id = runs.get(name);
+        if (id !== undefined) await completeCheckRun(octokit, job.ref, id, completion);
+        else
+          await createCompletedRun(octokit, job.ref, job.headSha, name, completion, {
+            externalId: key,
+            startedAt: data.startedAt,
+          });
+        options.metrics?.checkOutcomes.inc({ check: name, conclusion: completion.conclusion });
       }),
     );
+    const slug = options.appSlug ? await options.appSlug() : undefined;
     // The `approved` label mirrors the permissions decision, for people to see.
-    const permissions = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
-    const labels = (current.labels ?? []).map((l) => l.name);
-    if (permissions && slug) {
+    const permissions = data.completions[PERMISSIONS_CHECK];
+    if (permissions && slug)
       await setLabel(
         octokit,
         job.ref,
@@ -245,45 +463,26 @@ export async function runChecksJob(
         LABELS.approved,
         permissions.conclusion === 'success',
       );
-    }
-    const { queue } = options;
-    const green = result.checks.every((c) => isGreen(c.conclusion));
-    if (slug && queue && green && !labels.includes(LABELS.hold)) {
-      const outcome = await mergeIfReady(
-        context,
-        {
-          ref: job.ref,
-          number: job.number,
-          cloneUrl: job.cloneUrl,
-          repoId: job.repoId,
-          installationId: job.installationId,
-        },
-        { queue, workDir, appSlug: async () => slug },
-      );
-      log.info({ pr: job.number, outcome }, 'auto-merge');
+    if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
+      const target: MergeTarget = {
+        ref: job.ref,
+        number: job.number,
+        cloneUrl: job.cloneUrl,
+        repoId: job.repoId,
+        installationId: job.installationId,
+      };
+      await options.queue.enqueue({
+        key: `${key}:merge`,
+        group: `repo:${job.repoId}`,
+        kind: 'merge',
+        data: target,
+      });
     }
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
-    for (const name of runs.keys()) metrics?.checkOutcomes.inc({ check: name, conclusion: 'error' });
-    try {
-      await completeAll(octokit, job.ref, runs, {
-        conclusion: 'failure',
-        title: 'catalog-bot could not check this pull request',
-        summary: [
-          'catalog-bot hit an error before it could finish the checks, so this change is not verified.',
-          'Push a new commit or re-run the checks to try again.',
-          '',
-          '```',
-          message.slice(0, 4000),
-          '```',
-        ].join('\n'),
-        // A failure for this base is the newest result for it: an older green one no longer counts.
-        ...(checked ? { checked } : {}),
-      });
-    } catch (again) {
-      log.error({ err: again }, 'could not report the failure on the check runs');
-    }
+    log.error(
+      { err: error },
+      `could not write the results of ${job.ref.owner}/${job.ref.repo}#${job.number}`,
+    );
     if (isTransient(error)) throw error;
   }
 }

@@ -32,6 +32,7 @@ export interface FakeCheckRun {
   conclusion: string | null;
   app: { slug: string };
   external_id?: string;
+  started_at?: string;
   output?: { title?: string; summary?: string; text?: string };
 }
 
@@ -229,13 +230,18 @@ export class FakeGitHub {
       // check runs
       .post(`${repoPath}/check-runs`)
       .reply(201, (_u, body) => {
-        const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'>;
+        const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'> & {
+          conclusion?: string;
+          started_at?: string;
+        };
         const run: FakeCheckRun = {
           id: ++this.#id,
           name: b.name,
           head_sha: b.head_sha,
-          status: b.status,
-          conclusion: null,
+          // A conclusion completes the run at once (GitHub does so).
+          status: b.conclusion !== undefined ? 'completed' : b.status,
+          conclusion: b.conclusion ?? null,
+          ...(b.started_at !== undefined ? { started_at: b.started_at } : {}),
           app: { slug: this.slug },
           ...(b.external_id !== undefined ? { external_id: b.external_id } : {}),
           ...(b.output ? { output: b.output } : {}),

@@ -152,7 +152,12 @@ ${entries.join('\n')}
  * own directory (pull requests never conflict), each head one more bundle on the channel.
  * Made with one `git fast-import`.
  */
-function makeBareRepo(bare: string, prs: number, heads: number, automerge: boolean): Map<number, string[]> {
+export function makeBareRepo(
+  bare: string,
+  prs: number,
+  heads: number,
+  automerge: boolean,
+): Map<number, string[]> {
   const parts: string[] = [];
   const file = (path: string, text: string) =>
     parts.push(`M 100644 inline ${path}\ndata ${Buffer.byteLength(text)}\n${text}\n`);

@@ -5,6 +5,9 @@
 // the git side is a real bare repository per repository. Every request is recorded, and
 // faults can be injected: 5xx for the next N requests or for a while, and GitHub's primary
 // (403, `x-ratelimit-remaining: 0`) and secondary (403 or 429 with `retry-after`) rate limits.
+// Like github.com it can pace content-creating requests (POST, PATCH, PUT, DELETE): a write
+// sooner than a second after the installation's previous one is refused with a secondary
+// rate limit (paceWrites).
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
@@ -43,7 +46,7 @@ export interface ServerCheckRun {
   external_id?: string;
   started_at?: string;
   completed_at?: string;
-  output?: { title?: string; summary?: string };
+  output?: { title?: string; summary?: string; text?: string };
   /** When it was created and completed (Date.now() of this process). */
   createdAt: number;
   completedAt?: number;
@@ -80,6 +83,9 @@ export interface RecordedRequest {
 
 type Fault = { kind: '5xx'; status: number } | { kind: 'primary' | 'secondary' | '429'; until: number };
 
+/** One injected answer: a 5xx status, or a rate limit that asks for `seconds` (default 1). */
+export type PlannedFault = number | { kind: 'primary' | 'secondary'; seconds?: number };
+
 type Reply = [number, unknown, Record<string, string>?];
 
 export interface HeldRequest {
@@ -114,6 +120,10 @@ export class GitHubServer {
   #failCount = 0;
   #failStatus = 502;
   #window: { fault: Fault; until: number } | undefined;
+  #planned: { match: (r: { method: string; path: string }) => boolean; faults: PlannedFault[] }[] = [];
+  #pace: { minGapMs: number; toleranceMs: number } | undefined;
+  /** installation token -> when its last write was accepted. */
+  #lastWrite = new Map<string, number>();
   #holds: {
     match: (r: HeldRequest) => boolean;
     skip: number;
@@ -265,6 +275,64 @@ export class GitHubServer {
   clearFaults(): void {
     this.#failCount = 0;
     this.#window = undefined;
+    this.#planned = [];
+  }
+
+  /**
+   * Answer the next requests that match (default: every API request) with these faults, in
+   * order, one each: e.g. `[{ kind: 'secondary' }, 502]`.
+   */
+  injectFaults(
+    faults: PlannedFault[],
+    match: (r: { method: string; path: string }) => boolean = () => true,
+  ): void {
+    this.#planned.push({ match, faults: [...faults] });
+  }
+
+  /**
+   * Pace content-creating requests like github.com: per installation, a write less than
+   * `minGapMs` (less `toleranceMs` of network jitter) after the last accepted one gets a
+   * secondary rate limit (403, `retry-after: 1`). Undefined: no pacing.
+   */
+  paceWrites(pace: { minGapMs?: number; toleranceMs?: number } | undefined = {}): void {
+    this.#pace = pace && { minGapMs: pace.minGapMs ?? 1000, toleranceMs: pace.toleranceMs ?? 100 };
+  }
+
+  /** Writes (content-creating requests) GitHub accepted, in order. */
+  get writes(): RecordedRequest[] {
+    return this.requests.filter((r) => isWrite(r.method, r.path) && r.status > 0 && r.status < 400);
+  }
+
+  #plannedFault(method: string, path: string): Reply | undefined {
+    for (const plan of this.#planned) {
+      if (plan.faults.length === 0 || !plan.match({ method, path })) continue;
+      const fault = plan.faults.shift()!;
+      if (typeof fault === 'number') return [fault, { message: 'Server Error' }];
+      const seconds = fault.seconds ?? 1;
+      if (fault.kind === 'secondary') return secondaryLimit(seconds);
+      return [
+        403,
+        { message: 'API rate limit exceeded for installation ID 4242.' },
+        {
+          'x-ratelimit-limit': '5000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-used': '5000',
+          'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + seconds),
+        },
+      ];
+    }
+    return undefined;
+  }
+
+  /** A write that comes too soon after the installation's last one. */
+  #tooSoon(method: string, path: string, token: string): Reply | undefined {
+    if (!this.#pace || !isWrite(method, path)) return undefined;
+    const last = this.#lastWrite.get(token);
+    const now = Date.now();
+    if (last !== undefined && now - last < this.#pace.minGapMs - this.#pace.toleranceMs)
+      return secondaryLimit(1);
+    this.#lastWrite.set(token, now);
+    return undefined;
   }
 
   #fault(): Reply | undefined {
@@ -295,15 +363,8 @@ export class GitHubServer {
           'x-ratelimit-reset': String(Math.ceil(fault.until / 1000)),
         },
       ];
-    return [
-      fault.kind === '429' ? 429 : 403,
-      {
-        message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
-        documentation_url:
-          'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
-      },
-      { 'retry-after': String(seconds) },
-    ];
+    const [status, body, headers] = secondaryLimit(seconds);
+    return [fault.kind === '429' ? 429 : status, body, headers];
   }
 
   // --- HTTP ---
@@ -329,7 +390,8 @@ export class GitHubServer {
       req.socket.destroy();
       return;
     }
-    const injected = this.#fault();
+    const token = String(req.headers.authorization ?? '');
+    const injected = this.#plannedFault(method, path) ?? this.#fault() ?? this.#tooSoon(method, path, token);
     if (injected) {
       reply = injected;
       fault = String(injected[0]);
@@ -401,7 +463,11 @@ export class GitHubServer {
     if (method === 'POST' && /^\/app\/installations\/\d+\/access_tokens$/.test(path))
       return [
         201,
-        { token: 'ghs_fake', expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: {} },
+        {
+          token: `ghs_fake_${/\d+/.exec(path)![0]}`,
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+          permissions: {},
+        },
       ];
     if (method === 'GET' && path === '/app') return [200, { id: 1, slug: this.slug, name: this.slug }];
     if (method === 'GET' && path === '/app/installations')
@@ -433,14 +499,21 @@ export class GitHubServer {
         repo: full,
         name: String(body.name),
         head_sha: String(body.head_sha),
-        status: String(body.status ?? 'queued'),
-        conclusion: null,
+        // A conclusion completes the run at once, whatever the status says (GitHub does so).
+        status: body.conclusion !== undefined ? 'completed' : String(body.status ?? 'queued'),
+        conclusion: body.conclusion !== undefined ? String(body.conclusion) : null,
         app: { slug: this.slug },
         createdAt: Date.now(),
+        ...(body.started_at !== undefined ? { started_at: String(body.started_at) } : {}),
+        ...(body.completed_at !== undefined ? { completed_at: String(body.completed_at) } : {}),
         ...(body.external_id !== undefined ? { external_id: String(body.external_id) } : {}),
         ...(body.output ? { output: body.output as ServerCheckRun['output'] } : {}),
       };
       this.checkRuns.push(run);
+      if (run.status === 'completed') {
+        run.completedAt = run.createdAt;
+        this.onCompleted?.(run);
+      }
       return [201, run];
     }
     if (method === 'PATCH' && (m = /^\/check-runs\/(\d+)$/.exec(rest))) {
@@ -594,4 +667,22 @@ export class GitHubServer {
     }
     return [404, { message: 'Not Found' }];
   }
+}
+
+/** A content-creating request (what github.com paces); fetching an installation token is not. */
+export function isWrite(method: string, path: string): boolean {
+  if (!['POST', 'PATCH', 'PUT', 'DELETE'].includes(method)) return false;
+  return !/^\/app\/installations\/\d+\/access_tokens/.test(path);
+}
+
+function secondaryLimit(seconds: number): Reply {
+  return [
+    403,
+    {
+      message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+      documentation_url:
+        'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+    },
+    { 'retry-after': String(seconds) },
+  ];
 }
