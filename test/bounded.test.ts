@@ -190,7 +190,8 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
       port,
       log: await quietLog(),
     });
-    await server.load(serverApp({ queue, workDir }));
+    // Runs shown in progress at once, then completed: the mocks below count the completions.
+    await server.load(serverApp({ queue, workDir, announceAfterMs: 0 }));
     await server.start();
     url = `http://127.0.0.1:${server.port}`;
     // A running App: it has answered pull requests before, with two check workers started.

@@ -67,7 +67,8 @@ describe('catalog-bot app: a bundle pull request', () => {
       port,
       log: await quietLog(),
     });
-    await server.load(serverApp({ queue, workDir }));
+    // Runs shown in progress at once, then completed: the mocks below expect both.
+    await server.load(serverApp({ queue, workDir, announceAfterMs: 0 }));
     await server.start();
     url = `http://127.0.0.1:${server.port}`;
   }, 60_000);

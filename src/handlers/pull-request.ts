@@ -438,7 +438,9 @@ export async function writeResultsJob(
       }
       labels = (now.labels ?? []).map((l) => l.name);
     }
-    await Promise.all(
+    // Every write settles before the job fails: a retry lists the runs this attempt made, so
+    // a write still waiting its turn when another failed must not land after that listing.
+    const written = await Promise.allSettled(
       PR_CHECK_NAMES.map(async (name) => {
         const completion = { ...data.completions[name]!, checked: data.checked };
         const id = runs.get(name);
@@ -451,6 +453,8 @@ export async function writeResultsJob(
         options.metrics?.checkOutcomes.inc({ check: name, conclusion: completion.conclusion });
       }),
     );
+    const failed = written.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+    if (failed) throw failed.reason;
     const slug = options.appSlug ? await options.appSlug() : undefined;
     // The `approved` label mirrors the permissions decision, for people to see.
     const permissions = data.completions[PERMISSIONS_CHECK];
