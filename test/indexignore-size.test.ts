@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, type CatalogSource } from '../src/catalog/index.js';
 import { MAX_INDEX_IGNORE_SIZE } from '../src/catalog/indexignore.js';
+import { MAX_SYMLINK_TARGET_BYTES } from '../src/catalog/source.js';
 import { loadCatalog, type LoadResult } from '../src/catalog/load.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
@@ -193,6 +194,36 @@ describe('symlink target cap', () => {
       ['huge.yaml', `symlink target is ${BIG} bytes, over the 4096-byte limit (PATH_MAX); not followed`],
       ['long.yaml', 'symlink target is 4097 bytes, over the 4096-byte limit (PATH_MAX); not followed'],
     ]);
+  }, 60_000);
+});
+
+describe('symlink targets of a listing', () => {
+  it('reads at most 1 MiB of symlink targets per tree: links past it fail L-FS unread', async () => {
+    const repo = writeTree({});
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    // 600 links with distinct 4000-byte targets (2.4 MB), written with one git process.
+    const count = 600;
+    const targets = Array.from({ length: count }, (_, i) => join(repo, `target-${i}`));
+    targets.forEach((file, i) => writeFileSync(file, `${'A'.repeat(3990)}${String(i).padStart(10, '0')}`));
+    const blobs = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin-paths'], {
+      input: targets.join('\n') + '\n',
+    })
+      .toString()
+      .trim()
+      .split('\n');
+    const lines = blobs
+      .map((blob, i) => `120000 blob ${blob}\tlink-${String(i).padStart(4, '0')}.yaml\n`)
+      .join('');
+    const tree = execFileSync('git', ['-C', repo, 'mktree'], { input: lines }).toString().trim();
+    const head = git(repo, 'commit-tree', tree, '-m', 'links').trim();
+    const result = await loadCatalog(new GitTreeSource(repo, head, ''));
+    const unread = result.diagnostics.filter(
+      (d) => d.rule === 'L-FS' && d.message.includes(`over the ${MAX_SYMLINK_TARGET_BYTES}-byte limit`),
+    );
+    expect(unread).toHaveLength(count - Math.floor(MAX_SYMLINK_TARGET_BYTES / 4000));
+    // The others were read (their targets point at nothing) and fail too.
+    expect(result.diagnostics.filter((d) => d.rule === 'L-FS')).toHaveLength(count);
   }, 60_000);
 });
 

@@ -41,6 +41,13 @@ export const READ_BATCH_BYTES = 16 * 1024 * 1024;
 /** PATH_MAX: a symlink whose target is longer is not one the bot follows (docs/security.md). */
 export const MAX_SYMLINK_TARGET = 4096;
 
+/**
+ * The most bytes of symlink targets one listing reads: real catalogs have a few links, and
+ * the targets are Buffer memory the worker's heap cap does not bound (docs/security.md).
+ * Links past it are not followed.
+ */
+export const MAX_SYMLINK_TARGET_BYTES = 1024 * 1024;
+
 /** Go sorts directory entries by byte order, not by locale. */
 function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -243,7 +250,17 @@ export class GitTreeSource implements CatalogSource {
     const byPath = new Map(entries.map((e) => [e.path, e]));
     const out: SourceEntry[] = [];
     // A target longer than PATH_MAX is not read at all (its blob could be any size).
-    const links = entries.filter((e) => e.mode === '120000' && e.size <= MAX_SYMLINK_TARGET);
+    const links: TreeEntry[] = [];
+    const unread = new Set<TreeEntry>();
+    let linkBytes = 0;
+    for (const e of entries) {
+      if (e.mode !== '120000' || e.size > MAX_SYMLINK_TARGET) continue;
+      if (linkBytes + e.size > MAX_SYMLINK_TARGET_BYTES) unread.add(e);
+      else {
+        links.push(e);
+        linkBytes += e.size;
+      }
+    }
     const linkTargets = await readBlobs(this.repo, links);
     for (const e of entries) {
       const path = this.relativePath(e.path);
@@ -255,6 +272,13 @@ export class GitTreeSource implements CatalogSource {
           kind: 'unreadable',
           size: 0,
           problem: 'a git submodule; its files are not part of this tree',
+        });
+      } else if (unread.has(e)) {
+        out.push({
+          path,
+          kind: 'symlink',
+          size: 0,
+          problem: `symlink not followed: the symlink targets of this tree are over the ${MAX_SYMLINK_TARGET_BYTES}-byte limit`,
         });
       } else if (e.mode === '120000' && e.size > MAX_SYMLINK_TARGET) {
         out.push({
