@@ -102,13 +102,14 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
     expect((await Promise.all(first)).map((a) => a.status)).toEqual(f.prs.map(() => 200));
     await until(() => f.gh.requests.some((r) => r.fault === '502'), 5000, 20);
     await until(() => Date.now() >= startedAt + 3000, 5000, 50);
-    // Primary rate limit (403, x-ratelimit-remaining 0, reset in 2 s) while the next heads arrive.
-    f.gh.rateLimitFor(2000, 'primary');
+    // Primary rate limit (403, x-ratelimit-remaining 0, reset in 5 s) while the next heads
+    // arrive: long enough that their jobs (queued behind the first heads' retries) meet it.
+    f.gh.rateLimitFor(5000, 'primary');
     const second = f.prs.map((pr) => f.advance(pr, (pr.pull.number + 1) % 2));
     expect((await Promise.all(second)).map((a) => a.status)).toEqual(f.prs.map(() => 200));
     await sleep(2500);
     // Secondary rate limit (403 with retry-after): Probot does not retry it; the queue does.
-    f.gh.rateLimitFor(2000, 'secondary');
+    f.gh.rateLimitFor(5000, 'secondary');
     expect(await settle(f, 60_000)).toBe(true);
     expect(f.verify(names)).toEqual([]);
     const faults = new Set(f.gh.requests.map((r) => r.fault).filter(Boolean));
