@@ -111,7 +111,7 @@ const BOT_LINE_WIDTH = 80;
 // ---- where the bundle is
 
 /** `bundles.path` as a pattern: each placeholder is one path segment, the same one each time. */
-function pathPattern(template: string): RegExp {
+export function pathPattern(template: string): RegExp {
   const seen = new Set<string>();
   const parts = template.split(/(\{package\}|\{version\})/).map((part) => {
     const name = /^\{(package|version)\}$/.exec(part)?.[1];

@@ -6,7 +6,13 @@
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { templateMappingsFromCiYaml } from '../catalog/promote.js';
 import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
-import { releaseBundle, ReleaseRefusal, type BundleSettings, type ReleaseTree } from '../catalog/release.js';
+import {
+  pathPattern,
+  releaseBundle,
+  ReleaseRefusal,
+  type BundleSettings,
+  type ReleaseTree,
+} from '../catalog/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES } from './bundle.js';
 import { toAnnotations, type CheckResult } from './check.js';
 
@@ -51,19 +57,6 @@ export interface BundleDirectory {
   dir: string;
   package: string;
   version: string;
-}
-
-/** `bundles.path` as a pattern over directory paths (placeholders are one segment each). */
-function pathPattern(template: string): RegExp {
-  const seen = new Set<string>();
-  const parts = template.split(/(\{package\}|\{version\})/).map((part) => {
-    const name = /^\{(package|version)\}$/.exec(part)?.[1];
-    if (!name) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    if (seen.has(name)) return `\\k<${name}>`;
-    seen.add(name);
-    return `(?<${name}>[^/]+)`;
-  });
-  return new RegExp(`^${parts.join('')}$`);
 }
 
 /**
