@@ -262,6 +262,7 @@ export class GitTreeSource implements CatalogSource {
       }
     }
     const linkTargets = await readBlobs(this.repo, links);
+    let directories: Set<string> | undefined;
     for (const e of entries) {
       const path = this.relativePath(e.path);
       if (e.notUtf8) {
@@ -302,7 +303,9 @@ export class GitTreeSource implements CatalogSource {
             problem: 'symlink points outside the catalog root; not followed',
           });
         } else if (!hit) {
-          const isDir = entries.some((x) => x.path.startsWith(resolved + '/'));
+          // One set of directories per listing: thousands of dangling links must not scan the tree each.
+          directories ??= directoriesOf(entries);
+          const isDir = directories.has(resolved);
           out.push({
             path,
             kind: 'symlink',
@@ -361,6 +364,19 @@ interface PendingRead {
  * cost more than the checks). A missing path or one that is not a file reads as undefined;
  * a file over `maxBytes` is an error, and its bytes are skipped as they stream, never held.
  */
+/** Every directory that holds an entry of a tree listing. */
+function directoriesOf(entries: readonly TreeEntry[]): Set<string> {
+  const dirs = new Set<string>();
+  for (const e of entries) {
+    for (let cut = e.path.lastIndexOf('/'); cut > 0; cut = e.path.lastIndexOf('/', cut - 1)) {
+      const dir = e.path.slice(0, cut);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  return dirs;
+}
+
 /** The longest answer line GitFiles reads ("<request> missing" echoes the request). */
 const MAX_HEADER_BYTES = 4096;
 
