@@ -1,7 +1,7 @@
 // catalog-bot/bundle on real pull requests: each branch of a real git repository
 // (test/helpers/bundle-repo.ts: the real jumpstarter-operator package before its 0.9.0
 // release) is one pull request on `main`.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +58,12 @@ beforeAll(() => {
     },
     false,
   );
+  branch('no-release-config-ci-off', () => {
+    // The pull request drops release-config.yaml and turns fbc off in its own ci.yaml.
+    rmSync(join(repo, DIR, 'release-config.yaml'));
+    const ci = join(repo, `operators/${PKG}/ci.yaml`);
+    writeFileSync(ci, readFileSync(ci, 'utf8').replace('enabled: true', 'enabled: false'));
+  });
   branch(
     'templates-only',
     () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
@@ -134,6 +140,15 @@ describe('catalog-bot/bundle on pull requests', () => {
     expect(check?.conclusion).toBe('failure');
     expect(check?.findings.map((d) => [d.rule, d.file])).toEqual([
       ['B-RELEASED-EDITED', `operators/${PKG}/0.8.1/metadata/annotations.yaml`],
+    ]);
+  });
+
+  it("warns of a missing release-config.yaml by the base's ci.yaml, which the pull request cannot turn off", async () => {
+    const check = await bundleCheck('no-release-config-ci-off');
+    expect(check?.findings.map((d) => [d.rule, d.level, d.file])).toContainEqual([
+      'B-RELEASE-CONFIG',
+      'warning',
+      DIR,
     ]);
   });
 

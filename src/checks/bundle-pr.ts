@@ -134,7 +134,10 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       });
     } else {
       const packageDir = packageDirOf(b.dir);
-      const ciYaml = await input.readFile(input.head, `${packageDir}/ci.yaml`);
+      const [ciYaml, baseCiYaml] = await Promise.all([
+        input.readFile(input.head, `${packageDir}/ci.yaml`),
+        input.readFile(input.base, `${packageDir}/ci.yaml`),
+      ]);
       let catalogs = catalogsByPackage.get(packageDir);
       if (!catalogs)
         catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
@@ -146,6 +149,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           files: head.files,
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
           ...(ciYaml !== undefined ? { ciYaml } : {}),
+          ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
         }),
       );
