@@ -42,7 +42,7 @@ export interface BundleCheckInput {
 }
 
 /** More than this is far more than a bundle holds: it is reported, not parsed. */
-export const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
+export const MAX_BUNDLE_BYTES = 16 * 2 ** 20;
 
 type Finding = Omit<Diagnostic, 'level'> & { level?: Diagnostic['level'] };
 
