@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCheckForChange, bundleDirectories } from '../src/checks/bundle-pr.js';
-import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/release.js';
+import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import {

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DirectorySource } from '../src/catalog/source.js';
+import { DirectorySource } from '../src/catalog/fbc/source.js';
 import { CACHE_KEY_ANNOTATION, clearCacheLayers, hostPlatform } from '../src/publish/cache.js';
 import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_LAYER_TAR, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';

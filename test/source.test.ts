@@ -3,8 +3,8 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
-import type { DecodedFile } from '../src/catalog/decode.js';
-import { GitFiles } from '../src/catalog/source.js';
+import type { DecodedFile } from '../src/catalog/fbc/decode.js';
+import { GitFiles } from '../src/catalog/fbc/source.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>

@@ -4,15 +4,15 @@
 // needs, or to compare it with the one the pull request carries. Files come from the caller
 // (git objects); nothing from the pull request is run or written.
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { templateMappingsFromCiYaml } from '../catalog/promote.js';
-import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
+import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
   pathPattern,
   releaseBundle,
   ReleaseRefusal,
   type BundleSettings,
   type ReleaseTree,
-} from '../catalog/release.js';
+} from '../catalog/edits/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES } from './bundle.js';
 import { toAnnotations, type CheckResult } from './check.js';
 

@@ -4,9 +4,9 @@
 // already released never edited. Pure: every file is given; nothing is run.
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
 import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
-import { decodeFile } from '../catalog/decode.js';
+import { decodeFile } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { tryParseVersion } from '../catalog/semver.js';
+import { tryParseVersion } from '../catalog/versions/semver.js';
 
 export const BUNDLE_CHECK = 'catalog-bot/bundle';
 

@@ -1,7 +1,7 @@
 // Build a catalog image once and push it to every tag.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { CatalogSource } from '../catalog/source.js';
+import type { CatalogSource } from '../catalog/fbc/source.js';
 import {
   buildCacheLayer,
   cacheKey,
