@@ -4,8 +4,18 @@
 // and the gRPC answers must equal what the catalog files say. Also: the cache layer is
 // reused so the same content gives the same digest, and a base without a runnable opm
 // falls back to the cache-less image with a warning.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  symlinkSync,
+  writeFileSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -346,6 +356,68 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
     // Nothing of the cache build is left behind.
     expect(readdirSync(tmpdir()).filter((n) => n.startsWith('catalog-bot-opm-cache-'))).toEqual([]);
   }, 60_000);
+
+  it('finds /bin/opm through a symlinked /bin in a lower layer, and not under a whiteout', async () => {
+    // Layers made by the system tar: /bin -> usr/bin (as on merged-/usr bases), and a stand-in
+    // opm that writes a cache file where it is told; a second base deletes it in a top layer.
+    const dir = join(work, 'linked');
+    mkdirSync(join(dir, 'usr/bin'), { recursive: true });
+    writeFileSync(
+      join(dir, 'usr/bin/opm'),
+      '#!/bin/sh\nfor a; do case "$a" in --cache-dir=*) d="${a#--cache-dir=}";; esac; done\nmkdir -p "$d/db" && echo ok > "$d/db/index"\n',
+      { mode: 0o755 },
+    );
+    symlinkSync('usr/bin', join(dir, 'bin'));
+    mkdirSync(join(dir, 'top/usr/bin'), { recursive: true });
+    writeFileSync(join(dir, 'top/usr/bin/.wh.opm'), '');
+    const tarOf = (cwd: string, paths: string[]): Buffer =>
+      spawnSync('tar', ['-C', cwd, '-c', '--owner=0', '--group=0', ...paths], { maxBuffer: 2 ** 24 }).stdout;
+    const lower = blob(OCI_LAYER_TAR, tarOf(dir, ['bin', 'usr']));
+    const upper = blob(OCI_LAYER_TAR, tarOf(join(dir, 'top'), ['usr']));
+    const push = async (repository: string, layers: (typeof lower)[]): Promise<string> => {
+      const ref = { registry: registry.host, repository, tag: 'v1' };
+      const config = blob(
+        OCI_CONFIG,
+        Buffer.from(
+          JSON.stringify({
+            ...hostPlatform(),
+            rootfs: { type: 'layers', diff_ids: layers.map((l) => sha256(l.data)) },
+          }),
+        ),
+      );
+      for (const b of [...layers, config]) await client.ensureBlob(ref, b.descriptor.digest, b.data);
+      const manifest = {
+        schemaVersion: 2,
+        mediaType: OCI_MANIFEST,
+        config: config.descriptor,
+        layers: layers.map((l) => l.descriptor),
+      };
+      await client.putManifest(ref, 'v1', OCI_MANIFEST, Buffer.from(JSON.stringify(manifest)));
+      return `${registry.host}/${repository}:v1`;
+    };
+    const linked = await buildCatalogImage({
+      source: new DirectorySource(FIXTURE),
+      baseImage: await push('base/linked', [lower]),
+      client,
+      ...options,
+    });
+    expect(linked.warnings).toEqual([]);
+    expect(linked.cache).toBeDefined();
+    const listing = spawnSync('tar', ['-tvz'], {
+      input: linked.cache?.data as Buffer,
+      encoding: 'utf8',
+    }).stdout;
+    expect(listing).toMatch(/drwxrwxrwt .* tmp\/\n/);
+    expect(listing).toMatch(/-rw-rw-rw- .* tmp\/cache\/db\/index/);
+    const deleted = await buildCatalogImage({
+      source: new DirectorySource(FIXTURE),
+      baseImage: await push('base/deleted', [lower, upper]),
+      client,
+      ...options,
+    });
+    expect(deleted.cache).toBeUndefined();
+    expect(deleted.warnings[0]).toMatch(/has no \/bin\/opm/);
+  });
 
   it('falls back to the cache-less image with a warning when the base has no runnable opm', async () => {
     const cases: {

@@ -191,7 +191,12 @@ export async function extractOpm(
       const found = scanTar(tar, wanted);
       const hit = found.get(path);
       if (hit?.type === 'file') return hit.data ?? Buffer.alloc(0);
-      if (hit?.type === 'whiteout') throw new NoCacheError('the base image has no /bin/opm');
+      // The file or a directory above it deleted in this layer: lower layers do not count.
+      if (
+        hit?.type === 'whiteout' ||
+        parts.some((_, n) => found.get(parts.slice(0, n + 1).join('/'))?.type === 'whiteout')
+      )
+        throw new NoCacheError('the base image has no /bin/opm');
       for (let n = parts.length; n >= 1; n--) {
         const prefix = parts.slice(0, n).join('/');
         const entry = n === parts.length ? hit : found.get(prefix);
