@@ -313,12 +313,13 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
     const tag = `${registry.host}/catalogs/repro:v1`;
     const publish = () =>
       publishCatalog({
-        source: new DirectorySource(FIXTURE),
+        source: new DirectorySource(catalog),
         tags: [tag],
         baseImage: `${registry.host}/base/opm:real`,
         client,
         ...options,
       });
+    // The catalog of the test above: its cache layer was built there, in this process.
     const [first] = await publish();
     const [again] = await publish();
     expect(again?.digest).toBe(first?.digest);
@@ -328,7 +329,7 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
     expect(restarted?.digest).toBe(first?.digest);
 
     const image = await buildCatalogImage({
-      source: new DirectorySource(FIXTURE),
+      source: new DirectorySource(catalog),
       baseImage: `${registry.host}/base/opm:real`,
       client,
       ...options,
@@ -352,7 +353,7 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
     // No path of the building machine in the image.
     expect(configText).not.toContain(work);
     expect(configText).not.toContain('catalog-bot-opm-cache-');
-    expect(configText).not.toContain(FIXTURE);
+    expect(configText).not.toContain(catalog);
     // Nothing of the cache build is left behind.
     expect(readdirSync(tmpdir()).filter((n) => n.startsWith('catalog-bot-opm-cache-'))).toEqual([]);
   }, 60_000);
