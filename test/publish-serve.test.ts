@@ -420,6 +420,23 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
     expect(deleted.warnings[0]).toMatch(/has no \/bin\/opm/);
   });
 
+  it('CATALOG_BOT_OPM_CACHE=off never runs the base opm: the cache-less image, no warning', async () => {
+    process.env.CATALOG_BOT_OPM_CACHE = 'off';
+    try {
+      const image = await buildCatalogImage({
+        source: new DirectorySource(FIXTURE),
+        baseImage: `${registry.host}/base/opm:real`,
+        client,
+        ...options,
+      });
+      expect(image.cache).toBeUndefined();
+      expect(image.warnings).toEqual([]);
+      expect(JSON.parse(image.platforms[0]!.config.data.toString('utf8')).config.Cmd).toEqual(UNCACHED_CMD);
+    } finally {
+      delete process.env.CATALOG_BOT_OPM_CACHE;
+    }
+  });
+
   it('falls back to the cache-less image with a warning when the base has no runnable opm', async () => {
     const cases: {
       repository: string;

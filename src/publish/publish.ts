@@ -72,7 +72,8 @@ async function chooseCache(
   layer: CatalogLayer,
   files: Map<string, Buffer>,
 ): Promise<CacheChoice> {
-  if (options.opmCache === false) return {};
+  // CATALOG_BOT_OPM_CACHE=off: never run the base's opm on this machine (docs/publishing.md).
+  if (options.opmCache === false || process.env.CATALOG_BOT_OPM_CACHE === 'off') return {};
   const key = cacheKey(layer.digest, base.digest);
   let cache: CacheLayer | undefined =
     rememberedCache(key) ??
