@@ -26,7 +26,7 @@ import { CACHE_KEY_ANNOTATION, clearCacheLayers, hostPlatform } from '../src/pub
 import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_LAYER_TAR, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
 import { CACHED_CMD, ENTRYPOINT, UNCACHED_CMD } from '../src/publish/image.js';
-import { buildCatalogImage, publishCatalog } from '../src/publish/publish.js';
+import { buildCatalogImage, commitTime, publishCatalog } from '../src/publish/publish.js';
 import { RegistryClient, type RepoRef } from '../src/publish/registry.js';
 import { publishCheck } from '../src/publish/report.js';
 import { GrpcClient, messages, str, waitServing } from './helpers/grpc.js';
@@ -186,6 +186,24 @@ async function startUnpacked(bundle: string): Promise<Served> {
       }),
   };
 }
+
+describe('image created time', () => {
+  it('is the commit time, in UTC, whatever the committer time zone', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'catalog-bot-created-'));
+    try {
+      const git = (...args: string[]) =>
+        spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@e', ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, GIT_COMMITTER_DATE: '2024-05-06T09:08:09+02:00' },
+        });
+      git('init', '-q');
+      git('commit', '-q', '--allow-empty', '-m', 'c');
+      expect(await commitTime(repo, 'HEAD')).toBe('2024-05-06T07:08:09Z');
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+});
 
 describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', () => {
   let registry: RunningRegistry;
