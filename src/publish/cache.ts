@@ -221,6 +221,8 @@ export async function extractOpm(
 export interface CacheBuildOptions {
   /** Kill opm after this long (default 5 minutes). */
   timeoutMs?: number;
+  /** Where the temporary directory is made (default the system's). */
+  scratchDir?: string;
 }
 
 const OUTPUT_TAIL_BYTES = 2048;
@@ -283,7 +285,7 @@ export async function buildCacheLayer(
   key: string,
   options: CacheBuildOptions = {},
 ): Promise<CacheLayer> {
-  const work = await mkdtemp(join(tmpdir(), 'catalog-bot-opm-cache-'));
+  const work = await mkdtemp(join(options.scratchDir ?? tmpdir(), 'catalog-bot-opm-cache-'));
   try {
     const configs = join(work, 'configs');
     for (const [path, data] of files) {
