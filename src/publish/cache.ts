@@ -136,6 +136,7 @@ export function scanTar(tar: Buffer, wanted: Set<string>): Map<string, TarFile> 
 }
 
 const MAX_LAYER_TAR_BYTES = 1024 * 2 ** 20;
+const KEEP_TAR_BYTES = 256 * 2 ** 20;
 
 async function layerTar(
   client: RegistryClient,
@@ -183,7 +184,8 @@ export async function extractOpm(
       let tar = tars.get(i);
       if (!tar) {
         tar = await layerTar(client, base.ref, layer.mediaType, layer.digest);
-        tars.set(i, tar);
+        // Kept for the next hop of a link, while that holds little memory.
+        if ([...tars.values()].reduce((n, t) => n + t.length, tar.length) <= KEEP_TAR_BYTES) tars.set(i, tar);
       }
       // A link in a lower directory (`/bin` -> `usr/bin`) is followed too.
       const parts = path.split('/');
