@@ -6,8 +6,8 @@
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
 import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
+import { promote } from '../promotion/promote.js';
 import {
-  promote,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,

@@ -10,7 +10,10 @@ import {
   type BundleFiles,
   type ParsedBundle,
 } from '../catalog/bundle.js';
-import { TemplateError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
+import { BundleRenderError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
+
+// The core declares the error (the templates report it as a render failure); publishing throws it.
+export { BundleRenderError };
 import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type ManifestResult, type RepoRef } from './registry.js';
 
@@ -32,15 +35,6 @@ export interface ImageSource {
 
 /** An image config is a few KiB of JSON. */
 const MAX_CONFIG_BYTES = 4 * 2 ** 20;
-
-/** Why a bundle image could not be rendered; `cause` is the RegistryError when the registry failed. */
-export class BundleRenderError extends TemplateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message);
-    this.name = 'BundleRenderError';
-    if (options?.cause !== undefined) this.cause = options.cause;
-  }
-}
 
 // ---- image layers -------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // opm's `--migrate-level bundle-object-to-csv-metadata` (alpha/action/migrations): a
 // bundle's `olm.bundle.object` properties are dropped and an `olm.csv.metadata` property
 // built from its CSV is appended, encoded as Go encodes property.CSVMetadata.
-import { csvOfBundle } from './index.js';
+import { csvOfBundle } from './bundle-object.js';
 import { RawJson, type JsonObject } from './write.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
