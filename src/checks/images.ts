@@ -1,5 +1,6 @@
 // The `catalog-bot/images` check: every bundle and related image a change adds exists in
-// its registry. Pure: the existence answers are given (declared in registry-policy.ts, looked up by src/publish/exists.ts).
+// its registry. Pure: the existence answers are given (declared in registry-policy.ts,
+// looked up by src/publish/exists.ts).
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { parseRef } from '../catalog/image-ref.js';

@@ -6,6 +6,7 @@
 // src/promotion/promote.ts.
 import { validateCatalog, type CatalogReport } from '../index.js';
 import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
+import { goStringCompare } from '../go/gostrings.js';
 import { compareVersions, formatVersion, parseVersion, type Version } from '../versions/semver.js';
 import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import {
@@ -80,7 +81,7 @@ export class PromoteError extends Error {
 // ---- catalog loading from the tree
 
 function treeSource(files: Map<string, string>, label: string): CatalogSource {
-  const sorted = [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const sorted = [...files.keys()].sort(goStringCompare);
   return {
     label,
     list: async (): Promise<SourceEntry[]> =>
