@@ -35,8 +35,29 @@ function sourceFiles(dir: string, prefix = ''): string[] {
   });
 }
 
-// Comments are removed first so that an import shown in a comment is not counted.
-const COMMENTS = /\/\*[\s\S]*?\*\/|(^|[^:'"`\\])\/\/[^\n]*/g;
+/** The text without its comments (an import shown in a comment is not one); strings are kept. */
+function withoutComments(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length;) {
+    const c = text[i]!;
+    if (c === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+    } else if (c === "'" || c === '"' || c === '`') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
 const SPECIFIERS = [
   /\b(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/g,
   /\bimport\s*['"]([^'"]+)['"]/g,
@@ -49,7 +70,7 @@ function importGraph(src = SRC): Map<string, string[]> {
   const known = new Set(files);
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const text = readFileSync(path.join(src, file), 'utf8').replace(COMMENTS, '$1');
+    const text = withoutComments(readFileSync(path.join(src, file), 'utf8'));
     const targets = new Set<string>();
     for (const re of SPECIFIERS)
       for (const m of text.matchAll(re)) {
