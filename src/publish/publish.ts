@@ -12,7 +12,6 @@ import {
   rememberedCache,
   runnablePlatform,
   type CacheBuildOptions,
-  type CacheLayer,
 } from './cache.js';
 import {
   buildImage,
@@ -21,6 +20,7 @@ import {
   type BuildOptions,
   type BuiltImage,
   type CacheChoice,
+  type CacheLayer,
 } from './image.js';
 import { layerFromFiles, readCatalogFiles, type CatalogLayer } from './layer.js';
 import type { Blob } from './oci.js';
