@@ -1,8 +1,8 @@
 // `catalog-bot crd-diff <old-bundle> <new-bundle> --root <root>`: the CRD upgrade verdict
 // for one edge, read from a catalog directory (only the files holding the two bundles are
 // read with their manifests).
-import { bundleCrds, diffBundleCrds, type CrdChange } from '../catalog/crd-diff.js';
-import type { Bundle } from '../catalog/declcfg.js';
+import { bundleCrds, diffBundleCrds, type CrdChange } from '../catalog/olm/crd-diff.js';
+import type { Bundle } from '../catalog/fbc/declcfg.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { directoryObjectLoader, upgradeEdges } from '../checks/crd-upgrade.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, isDirectory, UsageError } from './command.js';

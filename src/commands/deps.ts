@@ -1,6 +1,6 @@
 // `catalog-bot deps <root> <package>`: what a fresh install of the package pulls in from
 // the catalog, with the provider classic OLM prefers for each requirement and why.
-import { depsMermaid, depsText, depsTree } from '../catalog/deps-tree.js';
+import { depsMermaid, depsText, depsTree } from '../catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';

@@ -1,8 +1,8 @@
 // `catalog-bot explain <bundle>`: whether and how clusters get a bundle, under classic OLM
 // and OLM v1, in plain words (docs/explain.md).
-import { explainBundle, explainMermaid, explainText, findBundle } from '../catalog/explain.js';
+import { explainBundle, explainMermaid, explainText, findBundle } from '../catalog/olm/explain.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { formatVersion, tryParseVersion } from '../catalog/semver.js';
+import { formatVersion, tryParseVersion } from '../catalog/versions/semver.js';
 import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
 

@@ -1,10 +1,10 @@
 // `catalog-bot graph <root> <package>`: one channel's upgrade graph under classic OLM and
 // OLM v1.
-import type { ChannelGraph } from '../catalog/graph.js';
+import type { ChannelGraph } from '../catalog/olm/graph.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { tryParseVersion } from '../catalog/semver.js';
-import { channelGraph, dot, findChannel, graphText, mermaid } from '../catalog/graph.js';
-import { InvalidVersionRangeError } from '../catalog/v1.js';
+import { tryParseVersion } from '../catalog/versions/semver.js';
+import { channelGraph, dot, findChannel, graphText, mermaid } from '../catalog/olm/graph.js';
+import { InvalidVersionRangeError } from '../catalog/olm/v1.js';
 import { defineCommand, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
 

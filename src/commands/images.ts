@@ -1,7 +1,7 @@
 // `catalog-bot images <root>`: does every bundle image and related image of the catalog
 // exist in its registry? The `catalog-bot/images` check, locally.
-import { loadCatalog } from '../catalog/load.js';
-import { DirectorySource } from '../catalog/source.js';
+import { loadCatalog } from '../catalog/fbc/load.js';
+import { DirectorySource } from '../catalog/fbc/source.js';
 import { imagesCheck, imageUses } from '../checks/images.js';
 import { checkImages } from '../publish/exists.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';

@@ -3,7 +3,7 @@
 // default channel in each cell and the ocp-continuity findings (docs/ocp-lifecycle.md).
 import { join } from 'node:path';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { ocpCatalogVersion } from '../catalog/ocp-continuity.js';
+import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import { matrixCellText, matrixMarkdown, ocpMatrix, type OcpCatalog } from '../checks/ocp-continuity.js';
 import { CommandFailure, defineCommand, UsageError } from './command.js';

@@ -6,8 +6,8 @@ import {
   ocpPromote,
   OcpPromoteError,
   type OcpPackageResult,
-} from '../catalog/ocp-promote.js';
-import type { FileTree } from '../catalog/promote.js';
+} from '../catalog/edits/ocp-promote.js';
+import type { FileTree } from '../catalog/edits/promote.js';
 import { defineCommand, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { openWorkingTree, writeEdits } from './working-tree.js';

@@ -8,7 +8,7 @@ import {
   unifiedDiff,
   type PromoteInput,
   type PromoteResult,
-} from '../catalog/promote.js';
+} from '../catalog/edits/promote.js';
 import { CommandFailure, defineCommand, type CommandIO } from './command.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
 

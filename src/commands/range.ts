@@ -1,7 +1,7 @@
 // `catalog-bot range <skipRange> <version>...`: a skipRange under OLM's (blang/semver v4)
 // semantics, and which versions it matches.
-import { tryParseRange } from '../catalog/range.js';
-import { tryParseVersion } from '../catalog/semver.js';
+import { tryParseRange } from '../catalog/versions/range.js';
+import { tryParseVersion } from '../catalog/versions/semver.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK } from './command.js';
 import { writeJson } from './output.js';
 

@@ -4,8 +4,8 @@
 // map to is re-rendered. Nothing is written unless every file could be computed.
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import { lineDiff } from '../catalog/promote-diff.js';
-import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/release.js';
+import { lineDiff } from '../catalog/edits/promote-diff.js';
+import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/edits/release.js';
 import { defineCommand, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { openWorkingTree, writeEdits } from './working-tree.js';

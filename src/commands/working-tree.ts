@@ -4,7 +4,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import type { ReleaseTree } from '../catalog/release.js';
+import type { ReleaseTree } from '../catalog/edits/release.js';
 import { CommandFailure } from './command.js';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);

@@ -10,7 +10,7 @@ import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { runPrChecks } from '../checks/pr.js';
-import { runGit } from '../catalog/source.js';
+import { runGit } from '../catalog/fbc/source.js';
 import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
 import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
