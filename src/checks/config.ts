@@ -1,4 +1,4 @@
-// The repository config `.github/catalog-bot.yml` (design.md, Repository contract): its JSON
+// The repository config `.github/catalog-bot.yml` (README "Repository configuration"): its JSON
 // Schema, and a loader that reports every problem with the key path and its line and column.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import configSchema from './config.schema.json' with { type: 'json' };

@@ -1,5 +1,5 @@
 // `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]`:
-// open a new OpenShift catalog on a working tree (design.md "OCP catalog lifecycle").
+// open a new OpenShift catalog on a working tree (docs/ocp-lifecycle.md).
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import {
   DEFAULT_CSV_METADATA_FROM,

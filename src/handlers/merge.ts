@@ -1,5 +1,5 @@
-// Auto-merge (design.md): merge a pull request whose catalog-bot checks and required checks
-// are green on its current head, that is neither a draft nor on hold, whose permissions are
+// Auto-merge (README "Comment commands and auto-merge"): merge a pull request whose
+// catalog-bot checks and required checks are green on its current head, that is neither a draft nor on hold, whose permissions are
 // satisfied, and that still validates when combined with the CURRENT base (two pull
 // requests that are fine alone can break a channel together). The merge passes the head
 // sha that was checked, so a push in between is never merged unchecked. Runs in the
