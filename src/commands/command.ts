@@ -65,7 +65,7 @@ export function defineCommand<const O extends Options>(spec: CommandSpec<O>): Co
         options: spec.options,
         allowPositionals: spec.positionals !== undefined,
         strict: true,
-      }) as Parsed<O>;
+      });
       const rule = spec.positionals;
       if (rule) {
         const count = parsed.positionals.length;
