@@ -62,6 +62,7 @@ export const command = defineCommand({
         root,
         ...(values['repo-url'] ? { repoUrl: values['repo-url'] } : {}),
         ...(values.commit ? { commit: values.commit } : {}),
+        reuseCacheFrom: tags, // opm's cache is not reproducible: reuse the one already pushed
       });
       if (values['oci-dir'])
         await writeOciLayout(
