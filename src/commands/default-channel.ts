@@ -1,7 +1,7 @@
 // `catalog-bot default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]`:
 // set a package's default channel where it is written, checked before anything is written.
 import { CONFIG_PATH } from '../checks/config.js';
-import { setDefaultChannel } from '../catalog/edits/default-channel.js';
+import { setDefaultChannel } from '../promotion/default-channel.js';
 import { defineCommand } from './command.js';
 import { CHANNEL_EDIT_OPTIONS, editChannel } from './promote.js';
 

@@ -1,8 +1,8 @@
 // `catalog-bot promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]`: the
 // `/promote` edit on a local working tree. Prints what it did and a diff of every file.
 import { CONFIG_PATH } from '../checks/config.js';
+import { promote } from '../promotion/promote.js';
 import {
-  promote,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,
