@@ -33,7 +33,10 @@ export interface PublishResult {
   warnings?: string[];
 }
 
-/** `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit (design.md). */
+/**
+ * `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit
+ * (README "Repository configuration", `publish.images`).
+ */
 export function expandTags(patterns: string[], root: string, sha: string): string[] {
   if (sha === '' && patterns.some((p) => p.includes('{sha}')))
     throw new Error(
