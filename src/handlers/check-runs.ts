@@ -1,21 +1,12 @@
 // Check runs on GitHub: create them in progress, complete them from a CheckResult.
 import type { Context } from 'probot';
 import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/check.js';
+import { PR_CHECK_NAMES } from '../checks/pr-checks.js';
 
 export type Octokit = Context['octokit'];
 
-/** design.md: the check-run names MUST be exact. */
-export const PR_CHECK_NAMES = [
-  'catalog-bot/permissions',
-  'catalog-bot/validate',
-  'catalog-bot/upgrade-graph',
-  'catalog-bot/dependencies',
-  'catalog-bot/crd-upgrade',
-  'catalog-bot/images',
-  'catalog-bot/templates',
-  'catalog-bot/ocp-continuity',
-  'catalog-bot/bundle',
-] as const;
+/** The check-run names, from the one list of checks (src/checks/pr-checks.ts). */
+export { PR_CHECK_NAMES };
 
 /** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */
 export function isGreen(conclusion: string | null | undefined): boolean {

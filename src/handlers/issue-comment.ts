@@ -1,8 +1,7 @@
 // Comment commands on pull requests: parse, then (in the repository's queue) authorize and
 // act. State stays on GitHub: labels, and the bot's status comment for approvals.
 import type { Context } from 'probot';
-import { runPrChecks } from '../checks/pr.js';
-import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
+import { PERMISSIONS_CHECK, unapprovedChanges } from '../checks/permissions.js';
 import type { RepoRef } from './check-runs.js';
 import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
@@ -16,7 +15,7 @@ import {
   wasHeadWhenWritten,
 } from './pr-state.js';
 import { promoteFromComment, renderFromComment } from './promote.js';
-import { teamMembers } from './teams.js';
+import { openSession, pullTarget, type PullTarget } from './session.js';
 
 export const COMMENT_EVENTS = [
   'issue_comment.created',
@@ -28,9 +27,7 @@ type CommentContext =
   Context<'issue_comment.created'> | Context<'issue_comment.edited'> | Context<'issue_comment.deleted'>;
 
 /** What the job needs, taken from the payload. */
-export interface CommentJob {
-  ref: RepoRef;
-  number: number;
+export interface CommentJob extends PullTarget {
   commentId: number;
   commenter: string;
   parsed: ParsedComment;
@@ -43,9 +40,6 @@ export interface CommentJob {
   writtenAt?: string;
   /** A reply that needs no command run: an edit by someone other than the comment's author. */
   notice?: string;
-  installationId?: number;
-  cloneUrl: string;
-  repoId: number;
 }
 
 export function issueCommentHandler(options: PrHandlerOptions): (context: CommentContext) => Promise<void> {
@@ -81,17 +75,13 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
     }
     if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw && !notice) return;
     const job: CommentJob = {
-      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
-      number: payload.issue.number,
+      ...pullTarget(payload, payload.issue.number),
       commentId: comment.id,
       commenter: comment.user?.login ?? '',
       parsed,
       withdraw,
       ...(notice ? { notice } : {}),
       writtenAt: (payload.action === 'edited' ? comment.updated_at : comment.created_at) ?? undefined,
-      installationId: (payload as { installation?: { id: number } }).installation?.id,
-      cloneUrl: payload.repository.clone_url,
-      repoId: payload.repository.id,
     };
     await options.queue.enqueue({
       key: `delivery:${context.id}`,
@@ -330,32 +320,26 @@ async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: str
  * digests the approval is given for.
  */
 async function mayApproveAll(
-  context: Pick<Context, 'octokit'>,
+  context: JobContext,
   job: CommentJob,
   base: string,
   head: string,
   options: PrHandlerOptions,
 ): Promise<{ may: boolean; subjects: Record<string, string>; why: string }> {
-  const { octokit } = context;
-  const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-  const result = await withMirror(
-    { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch: [base, `refs/pull/${job.number}/head`] },
-    async (dir) => {
-      await fetchMissingBlobs(dir, [base, head], token);
-      return runPrChecks({
-        repo: dir,
-        base: await mergeBase(dir, base, head),
-        rules: base,
-        head,
-        author: job.commenter,
-        approvers: [],
-        teams: teamMembers(octokit, job.installationId),
-      });
-    },
-    { workDir: options.workDir },
+  const commits = { fetch: [base, `refs/pull/${job.number}/head`], blobs: [base, head] };
+  // Only the permissions decision: who may approve needs no validation, graph or render.
+  const result = await openSession(context, options, job, 'approve', commits, async (session) =>
+    session.run({
+      base: await session.mergeBase(base, head),
+      rules: base,
+      head,
+      author: job.commenter,
+      approvers: [],
+      only: [PERMISSIONS_CHECK],
+    }),
   );
-  const check = result.checks.find((c) => c.name === 'catalog-bot/permissions');
-  const missing = check?.findings.filter((f) => f.rule === 'PERM-NOT-APPROVED').map((f) => f.message) ?? [];
+  const check = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
+  const missing = check ? unapprovedChanges(check) : [];
   return {
     may: check?.conclusion === 'success',
     subjects: Object.fromEntries(result.subjects ?? []),
