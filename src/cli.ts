@@ -5,9 +5,9 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ChannelGraph } from './catalog/graph.js';
-import { tryParseRange } from './catalog/range.js';
-import { tryParseVersion } from './catalog/semver.js';
+import type { ChannelGraph } from './catalog/olm/graph.js';
+import { tryParseRange } from './catalog/versions/range.js';
+import { tryParseVersion } from './catalog/versions/semver.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
   DirectorySource,
@@ -363,7 +363,7 @@ async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise
   await requireDirectory(root);
   // Loaded here: `validate`, the most used command, does not need the graph code.
   const [{ channelGraph, dot, findChannel, graphText, mermaid }, { InvalidVersionRangeError }] =
-    await Promise.all([import('./catalog/graph.js'), import('./catalog/v1.js')]);
+    await Promise.all([import('./catalog/olm/graph.js'), import('./catalog/olm/v1.js')]);
   const report = await validateCatalog(new DirectorySource(root));
   const found = findChannel(report.model, packageName, values.channel);
   if ('error' in found) throw new Error(found.error);

@@ -3,11 +3,11 @@
 // only some checks names them (`/approve` runs only the permissions decision), and each
 // check does its own work, so nothing is loaded or validated for a check that is not asked
 // for. The order is the order of the results (`catalog-bot check` prints them so).
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
-import { templateMappingsFromCiYaml } from '../catalog/promote.js';
-import { runGit } from '../catalog/source.js';
+import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import { runGit } from '../catalog/fbc/source.js';
 import type { PolicyBundles, RegistryPolicy } from '../publish/exists.js';
 import { BUNDLE_CHECK } from './bundle.js';
 import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';

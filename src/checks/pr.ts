@@ -2,9 +2,9 @@
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree). The
 // checks themselves are the list in pr-checks.ts; this prepares the change they read.
 import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
-import type { DecodedFile } from '../catalog/decode.js';
-import { GitFiles } from '../catalog/source.js';
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
+import type { DecodedFile } from '../catalog/fbc/decode.js';
+import { GitFiles } from '../catalog/fbc/source.js';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
 import { capAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';

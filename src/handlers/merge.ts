@@ -9,7 +9,7 @@ import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { runGit } from '../catalog/source.js';
+import { runGit } from '../catalog/fbc/source.js';
 import { blobAt } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
 import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst } from './check-runs.js';
