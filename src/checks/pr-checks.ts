@@ -75,6 +75,11 @@ export interface PrCheck {
   readonly name: string;
   /** Reads the validated catalogs (checkedRoots()): when any check run does, the others share them. */
   readonly validates: boolean;
+  /**
+   * Decided on every change (the others apply only to some: templates, OpenShift
+   * continuity, bundle directories, images when registries can be asked).
+   */
+  readonly always: boolean;
   /** The check's result, or undefined when it does not apply to this change. */
   run(change: PrChange): Promise<CheckResult | undefined>;
 }
@@ -83,11 +88,13 @@ export const PR_CHECKS = [
   {
     name: PERMISSIONS_CHECK,
     validates: false,
+    always: true,
     run: permissions,
   },
   {
     name: VALIDATE_CHECK,
     validates: true,
+    always: true,
     run: async (change) =>
       withConfigProblems(
         validateCheck(
@@ -99,11 +106,13 @@ export const PR_CHECKS = [
   {
     name: UPGRADE_GRAPH_CHECK,
     validates: true,
+    always: true,
     run: async (change) => upgradeGraphCheck(await change.checkedRoots()),
   },
   {
     name: DEPENDENCIES_CHECK,
     validates: true,
+    always: true,
     run: async (change) =>
       dependenciesCheck(await change.checkedRoots(), {
         externalProviders: change.config.dependencies.externalProviders,
@@ -112,6 +121,7 @@ export const PR_CHECKS = [
   {
     name: CRD_UPGRADE_CHECK,
     validates: true,
+    always: true,
     run: async (change) =>
       crdUpgradeCheck(
         await change.checkedRoots(),
@@ -122,6 +132,7 @@ export const PR_CHECKS = [
   {
     name: OCP_CONTINUITY_CHECK,
     validates: true,
+    always: false,
     // Untouched neighbours of a touched OpenShift catalog are the same at base and head.
     run: async (change) =>
       ocpContinuityForChange({
@@ -136,6 +147,7 @@ export const PR_CHECKS = [
   {
     name: BUNDLE_CHECK,
     validates: false,
+    always: false,
     // Bundle directories are found by the base's bundles.path: the change cannot move them.
     run: (change) => {
       const { bundles } = change.config;
@@ -159,6 +171,7 @@ export const PR_CHECKS = [
   {
     name: TEMPLATES_CHECK,
     validates: false,
+    always: false,
     run: async (change) => {
       const templates = await templatesFor(
         change.head,
@@ -177,6 +190,7 @@ export const PR_CHECKS = [
   {
     name: IMAGES_CHECK,
     validates: true,
+    always: false,
     // The only check that needs the network: run when the caller can ask registries.
     run: async (change) => {
       const ask = change.input.images;
@@ -197,6 +211,11 @@ export type PrCheckName = (typeof PR_CHECKS)[number]['name'];
 
 /** Every check-run name, in the order of the list. */
 export const PR_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.map((c) => c.name);
+
+/** The checks decided on every change (the merge gate requires them whatever a record says). */
+export const ALWAYS_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.filter((c) => c.always).map(
+  (c) => c.name,
+);
 
 /** The permissions decision: with an author only (`catalog-bot check` without `--author` has none). */
 async function permissions(change: PrChange): Promise<CheckResult | undefined> {
