@@ -1,12 +1,19 @@
 // Check runs on GitHub: create them in progress, complete them from a CheckResult.
 import type { Context } from 'probot';
 import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/check.js';
-import { PR_CHECK_NAMES } from '../checks/pr-checks.js';
+import { ALWAYS_CHECK_NAMES, PR_CHECK_NAMES } from '../checks/pr-checks.js';
 
 export type Octokit = Context['octokit'];
 
 /** The check-run names, from the one list of checks (src/checks/pr-checks.ts). */
 export { PR_CHECK_NAMES };
+
+/**
+ * The checks the App decides on every change (the list's `always`; the others apply only to
+ * some changes). The merge gate requires these whatever a record says
+ * (docs/github-limits.md, "Checks that do not apply").
+ */
+export { ALWAYS_CHECK_NAMES };
 
 /** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */
 export function isGreen(conclusion: string | null | undefined): boolean {
@@ -28,6 +35,12 @@ export interface CheckedAgainst {
   pr?: number;
   author?: string;
   config?: string;
+  /**
+   * The checks that apply to this change, as the job that wrote the run computed them: it
+   * writes a run for each of them and none for the others (docs/github-limits.md). Absent
+   * (older records, a job that failed before its results): every check applies.
+   */
+  checks?: string[];
 }
 
 const CHECKED = '<!-- catalog-bot:checked ';
@@ -51,6 +64,11 @@ export function readChecked(text: string | null | undefined): CheckedAgainst | u
     if (data.config !== undefined && typeof data.config !== 'string') return undefined;
     if (data.pr !== undefined && !Number.isSafeInteger(data.pr)) return undefined;
     if (data.author !== undefined && typeof data.author !== 'string') return undefined;
+    if (
+      data.checks !== undefined &&
+      !(Array.isArray(data.checks) && data.checks.every((c) => typeof c === 'string'))
+    )
+      return undefined;
     return data;
   } catch {
     return undefined;
