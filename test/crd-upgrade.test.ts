@@ -15,7 +15,7 @@ import {
   upgradeEdges,
   type LoadBundleObjects,
 } from '../src/checks/crd-upgrade.js';
-import type { CheckedRoot } from '../src/checks/pr.js';
+import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { crdDiffCommand } from '../src/commands/crd-diff.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';

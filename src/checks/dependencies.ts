@@ -23,7 +23,7 @@ import { sortDiagnostics, type Diagnostic } from '../catalog/diagnostics.js';
 import type { Model } from '../catalog/fbc/model.js';
 import { formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
-import type { CheckedRoot } from './pr.js';
+import type { CheckedRoot } from './checked-root.js';
 
 export const DEPENDENCIES_CHECK = 'catalog-bot/dependencies';
 

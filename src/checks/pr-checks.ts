@@ -6,9 +6,9 @@
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
-import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
 import { runGit } from '../catalog/fbc/source.js';
-import type { PolicyBundles, RegistryPolicy } from '../publish/exists.js';
+import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
 import { BUNDLE_CHECK } from './bundle.js';
 import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';
 import { catalogRoots, packageDigests } from './changes.js';
@@ -27,7 +27,8 @@ import {
   PERMISSIONS_CHECK,
   permissionsCheck,
 } from './permissions.js';
-import type { CheckedRoot, PrCheckInput } from './pr.js';
+import type { CheckedRoot } from './checked-root.js';
+import type { PrCheckInput } from './pr-input.js';
 import { templatesCheck, TEMPLATES_CHECK, type TemplateMappingInput } from './templates.js';
 import { upgradeGraphCheck, UPGRADE_GRAPH_CHECK } from './upgrade-graph/index.js';
 import { validateCheck, VALIDATE_CHECK } from './validate.js';

@@ -1,82 +1,24 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree). The
 // checks themselves are the list in pr-checks.ts; this prepares the change they read.
-import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
+import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
 import { GitFiles } from '../catalog/fbc/source.js';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
 import { capAnnotations, type CheckResult } from './check.js';
+import type { CheckedRoot } from './checked-root.js';
 import { configProblemsAsDiagnostics } from './config.js';
-import type { TeamMembers } from './permissions.js';
-import {
-  bundlesWithPolicy,
-  registryPolicy,
-  type ImageCheck,
-  type PolicyBundles,
-  type RegistryPolicy,
-} from '../publish/exists.js';
 import type { DirectoryFiles } from './bundle-pr.js';
 import { PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
+import type { PrCheckInput, PrCheckResult } from './pr-input.js';
+import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
 
-export interface PrCheckInput {
-  repo: string;
-  /** The commit the change is measured from (a pull request's merge base). */
-  base: string;
-  /**
-   * The commit whose config and owners files apply (default: `base`). The App passes the
-   * base branch's tip: a pull request branched from an old commit still meets today's rules.
-   */
-  rules?: string;
-  head: string;
-  /** Catalog root globs; default: the base commit's `.github/catalog-bot.yml`, else `catalogs/*`. */
-  globs?: string[];
-  /** The PR author and who said /approve: with an author, `catalog-bot/permissions` is decided too. */
-  author?: string;
-  approvers?: string[];
-  /**
-   * Recorded `/approve`s with the content digests they saw (`subjects`: permission row ->
-   * digest). Each counts only for the rows whose content is still the same.
-   */
-  approvals?: { login: string; subjects: Record<string, string> }[];
-  /** `org/team` -> members; without it teams cannot be resolved (reported). */
-  teams?: TeamMembers;
-  /**
-   * Asks registries whether images exist: with it, `catalog-bot/images` is decided too (the
-   * only check that needs the network).
-   */
-  images?: (refs: string[], policy: RegistryPolicy) => Promise<Map<string, ImageCheck>>;
-  /**
-   * Renders bundle images new to a template (the registry); without it `catalog-bot/templates`
-   * cannot render them. Called with the base config's policy, and only for allowed registries.
-   */
-  resolveBundle?: PolicyBundles['resolveBundle'];
-  /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
-  bundleManifests?: PolicyBundles['manifests'];
-  /**
-   * Only these checks (names from PR_CHECKS), e.g. `/approve` asks only for the permissions
-   * decision; default: every check. A check that is not asked for does no work.
-   */
-  only?: readonly string[];
-}
-
-export interface CheckedRoot {
-  path: string;
-  base?: CatalogReport;
-  head?: CatalogReport;
-  /** Packages whose content differs between base and head. */
-  packages: Set<string>;
-}
-
-export interface PrCheckResult {
-  roots: CheckedRoot[];
-  checks: CheckResult[];
-  /** With an author: each permission row (package or file) -> a digest of its content at head. */
-  subjects?: Map<string, string>;
-  /** The work done: the checks that ran and how many catalog roots were loaded and validated. */
-  ran?: { checks: string[]; validatedRoots: number };
-}
+// The input and result types live apart so that the worker runner (isolate.ts) can name
+// them without importing this module.
+export type { PrCheckInput, PrCheckResult } from './pr-input.js';
+export type { CheckedRoot } from './checked-root.js';
 
 /**
  * The checks of a pull request, off the event loop: in a worker thread with a wall-clock

@@ -79,6 +79,7 @@ export async function buildCommand(
       root,
       ...(values['repo-url'] ? { repoUrl: values['repo-url'] } : {}),
       ...(values.commit ? { commit: values.commit } : {}),
+      reuseCacheFrom: tags, // opm's cache is not reproducible: reuse the one already pushed
     });
     if (values['oci-dir'])
       await writeOciLayout(

@@ -4,7 +4,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_PATH } from '../checks/config.js';
-import { setDefaultChannel } from '../catalog/edits/default-channel.js';
+import { setDefaultChannel } from '../promotion/default-channel.js';
 import {
   PromoteError,
   templateMappingsFromTree,

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
+import { promote } from '../promotion/promote.js';
 import {
-  promote,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,

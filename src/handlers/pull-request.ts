@@ -9,7 +9,6 @@ import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { requiredChecks, resultsFor, unanswered, type MergeTarget } from './merge.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import {
   openSession,
@@ -20,6 +19,9 @@ import {
   type SessionOptions,
 } from './session.js';
 import {
+  requiredChecks,
+  resultsFor,
+  unanswered,
   completeAll,
   completeCheckRun,
   createCompletedRun,
@@ -456,7 +458,7 @@ export async function writeResultsJob(
         permissions.conclusion === 'success',
       );
     if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
-      const target: MergeTarget = pullTargetOf(job);
+      const target: PullTarget = pullTargetOf(job);
       await options.queue.enqueue({
         key: `${key}:merge`,
         group: `repo:${job.repoId}`,

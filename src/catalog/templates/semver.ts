@@ -9,7 +9,8 @@ import {
   parseVersion,
   type Version,
 } from '../versions/semver.js';
-import { goStringCompare, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
+import { goStringCompare } from '../go/gostrings.js';
+import type { FbcObject, JsonObject, OutputConfig } from './write.js';
 
 export class TemplateError extends Error {
   constructor(message: string) {

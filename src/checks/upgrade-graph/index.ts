@@ -7,7 +7,7 @@ import type { Model } from '../../catalog/fbc/model.js';
 import { lintSkipRange } from '../../catalog/versions/range-lint.js';
 import type { Version } from '../../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from '../check.js';
-import type { CheckedRoot } from '../pr.js';
+import type { CheckedRoot } from '../checked-root.js';
 import { compareFindings } from './compare.js';
 import { singleCatalogFindings } from './single.js';
 

@@ -2,9 +2,9 @@
 // read, who may use it, what it does, and its help. The table of them is ./index.ts; the
 // comment is read by ../commands.ts and run by ../issue-comment.ts.
 import type { Context } from 'probot';
-import type { CommentJob } from '../issue-comment.js';
 import type { RecordedApproval, SeenHead, StatusComment } from '../pr-state.js';
 import type { EditTarget } from '../promote.js';
+import type { PullTarget } from '../session.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';
 
 /** Where a command was written: its line in the comment and the line's text. */
@@ -57,7 +57,8 @@ export interface ApprovalDecision {
 export interface CommandRun {
   context: JobContext;
   options: PrHandlerOptions;
-  job: CommentJob;
+  /** The comment's job (the whole of it: ../issue-comment.ts CommentJob). */
+  job: PullTarget & { commentId: number; writtenAt?: string };
   pr: Pull;
   author: string;
   commenter: string;
