@@ -494,10 +494,10 @@ describe('CONFIG_SCHEMA', () => {
 });
 
 describe('published schema', () => {
-  it('docs/catalog-bot.schema.json is the schema the app validates with', async () => {
+  it('src/checks/config.schema.json is the schema the app validates with', async () => {
     const { readFileSync } = await import('node:fs');
     const published = JSON.parse(
-      readFileSync(new URL('../docs/catalog-bot.schema.json', import.meta.url), 'utf8'),
+      readFileSync(new URL('../src/checks/config.schema.json', import.meta.url), 'utf8'),
     );
     expect(published).toEqual(JSON.parse(JSON.stringify(CONFIG_SCHEMA)));
   });

@@ -16,9 +16,11 @@ import {
   type LoadBundleObjects,
 } from '../src/checks/crd-upgrade.js';
 import type { CheckedRoot } from '../src/checks/checked-root.js';
-import { crdDiffCommand } from '../src/commands/crd-diff.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const crdDiffCommand = cliCommand('crd-diff');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

@@ -1,6 +1,6 @@
-// The one list of pull-request checks (design.md: the check-run names MUST be exact). The
-// check-run writer, the merge gate and `catalog-bot check` all read it; a flow that needs
-// only some checks names them (`/approve` runs only the permissions decision), and each
+// The one list of pull-request checks (their check-run names are exact: branch protection
+// and people require them by name). The check-run writer, the merge gate and `catalog-bot
+// check` all read it; a flow that needs only some checks names them (`/approve` runs only the permissions decision), and each
 // check does its own work, so nothing is loaded or validated for a check that is not asked
 // for. The order is the order of the results (`catalog-bot check` prints them so).
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';

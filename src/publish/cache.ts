@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, posix, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
-import type { BaseImage, BasePlatform } from './image.js';
+import { CACHE_KEY_ANNOTATION, type BaseImage, type BasePlatform, type CacheLayer } from './image.js';
 import { createTar, gzipFixed, type TarEntry } from './layer.js';
 import { OCI_LAYER_GZIP, OCI_LAYER_TAR, ociMediaType, sha256, type Platform } from './oci.js';
 import { referenceOf, type ImageRef, type RegistryClient } from './registry.js';
@@ -21,22 +21,10 @@ const gunzip = promisify(gunzipCallback);
 
 /** Where opm's generated Dockerfile puts the cache, and where the command points. */
 export const CACHE_DIR = 'tmp/cache';
-/** The layer descriptor annotation naming what the cache was built from (see `cacheKey`). */
-export const CACHE_KEY_ANNOTATION = 'io.catalog-bot.opm-cache.key';
-export const CACHE_HISTORY = 'catalog-bot: RUN /bin/opm serve /configs --cache-dir=/tmp/cache --cache-only';
 
 /** The inputs that decide the cache: opm comes from the base, the content from the catalog layer. */
 export function cacheKey(catalogLayerDigest: string, baseDigest: string): string {
   return `${catalogLayerDigest} ${baseDigest}`;
-}
-
-export interface CacheLayer {
-  key: string;
-  digest: string;
-  diffId: string;
-  size: number;
-  /** The gzipped tar, or how to fetch it (a layer reused from an image already pushed). */
-  data: Buffer | (() => Promise<Buffer>);
 }
 
 /** The OCI platform of this machine (the one opm can run on here). */

@@ -1,7 +1,6 @@
 // The catalog image: every platform of the base image plus one layer holding the catalog
 // root at /configs, configured for `opm serve`. Built in memory, reproducibly: the same
 // base and catalog content give the same digests.
-import { CACHE_HISTORY, CACHE_KEY_ANNOTATION, type CacheLayer } from './cache.js';
 import type { CatalogLayer } from './layer.js';
 import {
   blob,
@@ -19,6 +18,20 @@ import {
   type Platform,
 } from './oci.js';
 import { formatRef, referenceOf, type ImageRef, type RegistryClient } from './registry.js';
+
+/** The layer descriptor annotation naming what the cache was built from (see `cacheKey`). */
+export const CACHE_KEY_ANNOTATION = 'io.catalog-bot.opm-cache.key';
+export const CACHE_HISTORY = 'catalog-bot: RUN /bin/opm serve /configs --cache-dir=/tmp/cache --cache-only';
+
+/** opm's serve cache as an image layer (src/publish/cache.ts builds it). */
+export interface CacheLayer {
+  key: string;
+  digest: string;
+  diffId: string;
+  size: number;
+  /** The gzipped tar, or how to fetch it (a layer reused from an image already pushed). */
+  data: Buffer | (() => Promise<Buffer>);
+}
 
 export const CONFIGS_LABEL = 'operators.operatorframework.io.index.configs.v1';
 export const ENTRYPOINT = ['/bin/opm'];

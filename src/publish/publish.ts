@@ -12,7 +12,6 @@ import {
   rememberedCache,
   runnablePlatform,
   type CacheBuildOptions,
-  type CacheLayer,
 } from './cache.js';
 import {
   buildImage,
@@ -21,6 +20,7 @@ import {
   type BuildOptions,
   type BuiltImage,
   type CacheChoice,
+  type CacheLayer,
 } from './image.js';
 import { layerFromFiles, readCatalogFiles, type CatalogLayer } from './layer.js';
 import type { Blob } from './oci.js';
@@ -33,7 +33,10 @@ export interface PublishResult {
   warnings?: string[];
 }
 
-/** `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit (design.md). */
+/**
+ * `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit
+ * (README "Repository configuration", `publish.images`).
+ */
 export function expandTags(patterns: string[], root: string, sha: string): string[] {
   if (sha === '' && patterns.some((p) => p.includes('{sha}')))
     throw new Error(

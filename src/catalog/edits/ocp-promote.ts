@@ -231,7 +231,7 @@ function packagesOf(tree: FileTree, name: string): Map<string, string[]> {
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** Promote catalog `<from>` to `<to>` (design.md "OCP catalog lifecycle"). */
+/** Promote catalog `<from>` to `<to>` (docs/ocp-lifecycle.md). */
 export async function ocpPromote(tree: FileTree, request: OcpPromoteRequest): Promise<OcpPromoteResult> {
   const from = parseOcpVersion(request.from);
   const to = parseOcpVersion(request.to);

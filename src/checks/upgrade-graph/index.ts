@@ -1,6 +1,7 @@
-// The `catalog-bot/upgrade-graph` check (olm-semantics.md section 9): graph rules on the
-// new catalog, old-vs-new rules so that no installed user is stranded, and the skipRange
-// lint, for the packages a change touches. Pure: it is given both catalogs.
+// The `catalog-bot/upgrade-graph` check (docs/olm-upgrades.md, "What the checks ask of a
+// graph"): graph rules on the new catalog, old-vs-new rules so that no installed user is
+// stranded, and the skipRange lint, for the packages a change touches. Pure: it is given
+// both catalogs.
 import type { Diagnostic } from '../../catalog/diagnostics.js';
 import { channelGraph, mermaid } from '../../catalog/olm/graph.js';
 import type { Model } from '../../catalog/fbc/model.js';
