@@ -14,6 +14,7 @@ import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
 import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
+import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { startReconciler } from './reconcile.js';
 
@@ -38,6 +39,8 @@ export interface AppOptions {
   images?: PrHandlerOptions['images'];
   /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
   announceAfterMs?: number;
+  /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
+  observeChecks?: ObserveChecks;
 }
 
 /** Renderers kept, one per credential scope (their caches hold what those credentials saw). */
@@ -111,6 +114,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       registry,
       bundles,
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
+      ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
     };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));

@@ -1,5 +1,7 @@
 // Job kinds to the functions that run them. A job is data (see queue.ts); here it gets an
-// installation's client and a logger, so any replica can run any job.
+// installation's client and a logger, so any replica can run any job. Each kind says what
+// its data looks like (checked before it runs: a job may come from Redis, written by an
+// earlier version) and which installation it runs as.
 import type { Probot } from 'probot';
 import { checkOpenPullsJob, removeMirrorJob, type OpenPullsJob } from './handlers/installation.js';
 import { noteHeadJob, type HeadJob } from './handlers/heads.js';
@@ -16,44 +18,128 @@ import {
   type PrJob,
 } from './handlers/pull-request.js';
 import { publishJob, type PublishJob } from './handlers/push.js';
+import type { PullTarget, RepoTarget } from './handlers/session.js';
 import { ConditionalCache, useConditionalRequests } from './conditional-requests.js';
 import type { JobRunner, JobSpec } from './queue.js';
 
-export function jobRunner(
-  app: Probot,
-  options: PrHandlerOptions & { appSlug: () => Promise<string> },
-): JobRunner {
+type JobOptions = PrHandlerOptions & { appSlug: () => Promise<string> };
+
+/** What a runner gets besides the data: the job's key and which attempt this is. */
+interface JobRun {
+  key: string;
+  attempt: number;
+}
+
+interface JobKind<T> {
+  /** Whether queued data is this kind's (the fields its runner relies on are there). */
+  is: (data: unknown) => data is T;
+  /** The installation the job runs as. */
+  installation: (data: T) => number | undefined;
+  run: (context: JobContext, options: JobOptions, data: T, job: JobRun) => Promise<void>;
+}
+
+/** One kind, its data type closed over: the table holds them all under one type. */
+type Runner = {
+  installation: (data: unknown) => number | undefined;
+  run: (context: JobContext, options: JobOptions, data: unknown, job: JobRun) => Promise<void>;
+};
+
+function kind<T>(k: JobKind<T>): Runner {
+  const malformed = () => new Error('the job data is not of its kind; dropped');
+  return {
+    installation: (data) => (k.is(data) ? k.installation(data) : undefined),
+    run: async (context, options, data, job) => {
+      if (!k.is(data)) throw malformed();
+      return k.run(context, options, data, job);
+    },
+  };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+type Fields = Record<string, unknown>;
+const isRepoTarget = (v: unknown): v is RepoTarget & Fields =>
+  isRecord(v) &&
+  isRecord(v.ref) &&
+  typeof v.ref.owner === 'string' &&
+  typeof v.ref.repo === 'string' &&
+  typeof v.repoId === 'number' &&
+  typeof v.cloneUrl === 'string';
+const isPullTarget = (v: unknown): v is PullTarget & Fields =>
+  isRepoTarget(v) && typeof v.number === 'number';
+const isPrJob = (v: unknown): v is PrJob & Fields => isPullTarget(v) && typeof v.headSha === 'string';
+const wrapsPrJob = (v: unknown): v is { job: PrJob } & Fields => isRecord(v) && isPrJob(v.job);
+const own = (data: { installationId?: number }) => data.installationId;
+
+/** Every job kind (JobSpec.kind) and what runs it. */
+export const JOB_KINDS: Record<string, Runner> = {
+  // Queued by an earlier version (runs were announced at once): checked in the repository's group now.
+  'announce-checks': kind<PrJob>({
+    is: isPrJob,
+    installation: own,
+    run: async (context, options, data, { key }) => {
+      await enqueueChecks(context, options, data, `${key}:checks`);
+    },
+  }),
+  'pr-checks': kind<ChecksJob>({
+    is: wrapsPrJob,
+    installation: (data) => data.job.installationId,
+    run: (context, options, data, { key, attempt }) => runChecksJob(context, options, data, key, attempt),
+  }),
+  'pr-results': kind<ResultsJob>({
+    is: (v): v is ResultsJob => wrapsPrJob(v) && isRecord(v.completions) && isRecord(v.checked),
+    installation: (data) => data.job.installationId,
+    run: (context, options, data, { key, attempt }) => writeResultsJob(context, options, data, key, attempt),
+  }),
+  commands: kind<CommentJob>({
+    is: (v): v is CommentJob => isPullTarget(v) && typeof v.commentId === 'number' && isRecord(v.parsed),
+    installation: own,
+    run: (context, options, data, { key }) => runCommandsJob(context, options, data, key),
+  }),
+  'note-head': kind<HeadJob>({
+    is: (v): v is HeadJob => isRecord(v) && isRecord(v.ref) && typeof v.number === 'number',
+    installation: own,
+    run: (context, options, data) => noteHeadJob(context, options, data),
+  }),
+  merge: kind<MergeTarget>({
+    is: isPullTarget,
+    installation: own,
+    run: (context, options, data) => mergeJob(context, options, data),
+  }),
+  'check-open-pulls': kind<OpenPullsJob>({
+    is: (v): v is OpenPullsJob =>
+      isRecord(v) &&
+      isRecord(v.repo) &&
+      typeof v.repo.full_name === 'string' &&
+      typeof v.installationId === 'number',
+    installation: own,
+    run: (context, options, data, { key }) => checkOpenPullsJob(context, options, data, key),
+  }),
+  publish: kind<PublishJob>({
+    is: (v): v is PublishJob =>
+      isRepoTarget(v) && typeof v.after === 'string' && typeof v.branch === 'string',
+    installation: own,
+    run: (context, options, data) => publishJob(context, options, data),
+  }),
+  'remove-mirror': kind<{ repoId: number }>({
+    is: (v): v is { repoId: number } => isRecord(v) && typeof v.repoId === 'number',
+    installation: () => undefined,
+    run: (_context, options, data) => removeMirrorJob(options, data),
+  }),
+};
+
+export function jobRunner(app: Probot, options: JobOptions): JobRunner {
   // Re-reads of the same pull request, comments and check runs are conditional requests.
   const cache = new ConditionalCache();
   return async (job: JobSpec & { attempt?: number }) => {
-    const data = job.data as { installationId?: number; job?: { installationId?: number } };
-    const installationId = data.installationId ?? data.job?.installationId;
+    const runner = Object.hasOwn(JOB_KINDS, job.kind) ? JOB_KINDS[job.kind] : undefined;
+    const installationId = runner?.installation(job.data);
     const octokit = await app.auth(installationId);
     useConditionalRequests(octokit, cache, String(installationId));
     const context: JobContext = { octokit, log: app.log.child({ job: job.key, kind: job.kind }) };
-    switch (job.kind) {
-      case 'announce-checks':
-        // Queued by an earlier version (runs were announced at once): checked in the repository's group now.
-        await enqueueChecks(context, options, job.data as PrJob, `${job.key}:checks`);
-        return;
-      case 'pr-checks':
-        return runChecksJob(context, options, job.data as ChecksJob, job.key, job.attempt ?? 1);
-      case 'pr-results':
-        return writeResultsJob(context, options, job.data as ResultsJob, job.key, job.attempt ?? 1);
-      case 'commands':
-        return runCommandsJob(context, options, job.data as CommentJob, job.key);
-      case 'note-head':
-        return noteHeadJob(context, options, job.data as HeadJob);
-      case 'merge':
-        return mergeJob(context, options, job.data as MergeTarget);
-      case 'check-open-pulls':
-        return checkOpenPullsJob(context, options, job.data as OpenPullsJob, job.key);
-      case 'publish':
-        return publishJob(context, options, job.data as PublishJob);
-      case 'remove-mirror':
-        return removeMirrorJob(options, job.data as { repoId: number });
-      default:
-        context.log.error(`unknown job kind ${job.kind}; dropped`);
+    if (!runner) {
+      context.log.error(`unknown job kind ${job.kind}; dropped`);
+      return;
     }
+    await runner.run(context, options, job.data, { key: job.key, attempt: job.attempt ?? 1 });
   };
 }

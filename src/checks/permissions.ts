@@ -332,13 +332,20 @@ function whoList(mayApprove: string[]): string {
   return mayApprove.map((e) => `\`${e}\``).join(', ');
 }
 
+/** What a failed permissions check says nobody who may has approved (its own rule, read here). */
+export function unapprovedChanges(check: CheckResult): string[] {
+  return check.findings.filter((f) => f.rule === NOT_APPROVED).map((f) => f.message);
+}
+
+const NOT_APPROVED = 'PERM-NOT-APPROVED';
+
 export function permissionsCheck(result: PermissionDecision): CheckResult {
   const findings: Diagnostic[] = [];
   for (const row of result.rows) {
     if (row.satisfiedBy !== null) continue;
     const who = row.mayApprove.length === 0 ? 'nobody' : row.mayApprove.join(', ');
     findings.push({
-      rule: 'PERM-NOT-APPROVED',
+      rule: NOT_APPROVED,
       level: 'error',
       message: `${row.what} is ${row.change}, and neither the author nor an approver may approve it; who may: ${who}`,
       ...(row.file !== undefined ? { file: row.file } : {}),

@@ -39,6 +39,11 @@ export interface PrCheckInput {
   resolveBundle?: PolicyBundles['resolveBundle'];
   /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
   bundleManifests?: PolicyBundles['manifests'];
+  /**
+   * Only these checks (names from PR_CHECKS, src/checks/pr-checks.ts), e.g. `/approve` asks
+   * only for the permissions decision; default: every check. A check not asked for does no work.
+   */
+  only?: readonly string[];
 }
 
 export interface PrCheckResult {
@@ -46,4 +51,6 @@ export interface PrCheckResult {
   checks: CheckResult[];
   /** With an author: each permission row (package or file) -> a digest of its content at head. */
   subjects?: Map<string, string>;
+  /** The work done: the checks that ran and how many catalog roots were loaded and validated. */
+  ran?: { checks: string[]; validatedRoots: number };
 }

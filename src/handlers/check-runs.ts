@@ -1,34 +1,19 @@
 // Check runs on GitHub: create them in progress, complete them from a CheckResult.
 import type { Context } from 'probot';
 import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/check.js';
+import { ALWAYS_CHECK_NAMES, PR_CHECK_NAMES } from '../checks/pr-checks.js';
 
 export type Octokit = Context['octokit'];
 
-/** The check-run names are exact: branch protection and people require them by name. */
-export const PR_CHECK_NAMES = [
-  'catalog-bot/permissions',
-  'catalog-bot/validate',
-  'catalog-bot/upgrade-graph',
-  'catalog-bot/dependencies',
-  'catalog-bot/crd-upgrade',
-  'catalog-bot/images',
-  'catalog-bot/templates',
-  'catalog-bot/ocp-continuity',
-  'catalog-bot/bundle',
-] as const;
+/** The check-run names, from the one list of checks (src/checks/pr-checks.ts). */
+export { PR_CHECK_NAMES };
 
 /**
- * The checks the App decides on every change (the others apply only to some changes:
- * templates, OpenShift continuity, bundle directories). The merge gate requires these
- * whatever a record says (docs/github-limits.md, "Checks that do not apply").
+ * The checks the App decides on every change (the list's `always`; the others apply only to
+ * some changes). The merge gate requires these whatever a record says
+ * (docs/github-limits.md, "Checks that do not apply").
  */
-export const ALWAYS_CHECK_NAMES: readonly string[] = [
-  'catalog-bot/permissions',
-  'catalog-bot/validate',
-  'catalog-bot/upgrade-graph',
-  'catalog-bot/dependencies',
-  'catalog-bot/crd-upgrade',
-];
+export { ALWAYS_CHECK_NAMES };
 
 /** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */
 export function isGreen(conclusion: string | null | undefined): boolean {
@@ -254,4 +239,68 @@ export async function completeAll(
   c: Completion,
 ): Promise<void> {
   await Promise.all([...runs.values()].map((id) => completeCheckRun(octokit, ref, id, c)));
+}
+
+export type ListedRun = {
+  id: number;
+  name: string;
+  status: string;
+  conclusion: string | null;
+  output?: { text?: string | null };
+};
+
+/**
+ * The result of each check for pull request `number` into `baseRef`: per name, the newest
+ * run of this App on the head that was computed for that pull request against that base
+ * branch, or still runs (docs/security.md: results belong to (head, base, config)). A run
+ * for the same head in another pull request (another author, another base branch and its
+ * config) never counts, nor does a record that names no pull request.
+ */
+export function resultsFor<R extends ListedRun>(
+  runs: R[],
+  baseRef: string,
+  number: number,
+): Map<string, R & { checked?: CheckedAgainst }> {
+  const results = new Map<string, R & { checked?: CheckedAgainst }>();
+  for (const run of runs) {
+    const checked = readChecked(run.output?.text);
+    if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
+    const seen = results.get(run.name);
+    if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
+  }
+  return results;
+}
+
+/**
+ * The checks whose runs must be complete (for the merge gate: green) among `resultsFor`'s
+ * runs: those the newest completed record names as applying to the change, every check
+ * when it names none (older records, a job that failed before its results) or when there
+ * is none, and always ALWAYS_CHECK_NAMES (docs/github-limits.md, "Checks that do not
+ * apply"). The list comes only from a run of this App (the caller keeps only its runs): a
+ * check it names without a run is missing, never "does not apply".
+ */
+export function requiredChecks(results: Map<string, ListedRun & { checked?: CheckedAgainst }>): string[] {
+  let newest: (ListedRun & { checked?: CheckedAgainst }) | undefined;
+  for (const run of results.values())
+    if (run.status === 'completed' && run.checked && (!newest || run.id > newest.id)) newest = run;
+  const applying = newest?.checked?.checks ?? PR_CHECK_NAMES;
+  return [...new Set([...ALWAYS_CHECK_NAMES, ...applying])];
+}
+
+/**
+ * Why the results do not yet answer the pull request, or undefined when they do: a required
+ * check without a completed run, or any of this App's runs still in progress. With `green`,
+ * a required check that is not green too.
+ */
+export function unanswered(
+  results: Map<string, ListedRun & { checked?: CheckedAgainst }>,
+  green = false,
+): string | undefined {
+  for (const run of results.values()) if (run.status !== 'completed') return `${run.name} is still running`;
+  for (const name of requiredChecks(results)) {
+    const run = results.get(name);
+    if (!run) return `${name} has no run`;
+    if (green && !isGreen(run.conclusion)) return `${name} is not green`;
+  }
+  return undefined;
 }

@@ -1,12 +1,10 @@
 // Comment commands (README "Comment commands and auto-merge"): one per line, anywhere in
-// a comment, never inside a code block or a quote. Pure: text in, commands out.
+// a comment, never inside a code block or a quote. Pure: text in, commands out; each
+// command's arguments are read by its own entry of the table (./commands/index.ts).
+import { commandTyped, helpText, type Command } from './commands/index.js';
 
-export type CommandName = 'approve' | 'lgtm' | 'hold' | 'retest' | 'promote' | 'render' | 'help';
-
-export type Command =
-  | { name: 'approve' | 'lgtm' | 'hold'; cancel: boolean; line: number; text: string }
-  | { name: 'retest' | 'render' | 'help'; line: number; text: string }
-  | { name: 'promote'; bundle: string; channel: string; root?: string; line: number; text: string };
+export type { Command, CommandName } from './commands/index.js';
+export { helpText };
 
 /** A line that looks like a command but is not one we know or has the wrong arguments. */
 export interface CommandProblem {
@@ -23,17 +21,6 @@ export interface ParsedComment {
 /** How much of a comment is read, and how many commands one comment may carry. */
 export const MAX_COMMENT_CHARS = 65_536;
 export const MAX_COMMANDS = 20;
-
-export const COMMAND_HELP: Record<CommandName, string> = {
-  approve: '`/approve` approves the change for the packages you own (`/approve cancel` takes it back)',
-  lgtm: '`/lgtm` says the change looks good to you (`/lgtm cancel` takes it back)',
-  hold: '`/hold` stops the automatic merge (`/hold cancel` or `/unhold` lifts it)',
-  retest: '`/retest` runs the checks again on the current head',
-  promote:
-    '`/promote <bundle-name> <channel> [<catalog-root>]` adds an existing bundle to a channel, with safe edges',
-  render: '`/render` renders the templates and pushes the result to the pull request',
-  help: '`/help` lists these commands',
-};
 
 // `/name` then arguments; a path such as `/etc/hosts` is not a command (the name ends at a space).
 const COMMAND_LINE = /^\/([A-Za-z][A-Za-z-]*)(?:[ \t]+(.*))?$/;
@@ -86,47 +73,14 @@ export function parseComment(body: string): ParsedComment {
     }
     const name = (m[1] as string).toLowerCase();
     const args = (m[2] ?? '').trim().split(/\s+/).filter(Boolean);
-    const problem = (reason: string) => problems.push({ line, text, reason });
-    switch (name) {
-      case 'approve':
-      case 'lgtm':
-      case 'hold':
-        if (args.length === 0) commands.push({ name, cancel: false, line, text });
-        else if (args.length === 1 && args[0]!.toLowerCase() === 'cancel')
-          commands.push({ name, cancel: true, line, text });
-        else problem(`\`/${name}\` takes no argument other than \`cancel\``);
-        return;
-      case 'unhold':
-        if (args.length === 0) commands.push({ name: 'hold', cancel: true, line, text });
-        else problem('`/unhold` takes no argument');
-        return;
-      case 'retest':
-      case 'render':
-      case 'help':
-        if (args.length === 0) commands.push({ name, line, text });
-        else problem(`\`/${name}\` takes no argument`);
-        return;
-      case 'promote': {
-        if (args.length < 2 || args.length > 3) {
-          problem('usage: `/promote <bundle-name> <channel> [<catalog-root>]`');
-          return;
-        }
-        const [bundle, channel, root] = args as [string, string, string | undefined];
-        const bad = [bundle, channel, root].find((a) => a !== undefined && !SAFE_ARGUMENT.test(a));
-        if (bad !== undefined) {
-          problem(`\`${bad.slice(0, 100)}\` is not a bundle, channel or catalog-root name`);
-          return;
-        }
-        commands.push(
-          root === undefined
-            ? { name, bundle, channel, line, text }
-            : { name, bundle, channel, root, line, text },
-        );
-        return;
-      }
-      default:
-        problem(`\`/${name.slice(0, 50)}\` is not a catalog-bot command`);
+    const command = commandTyped(name);
+    if (!command) {
+      problems.push({ line, text, reason: `\`/${name.slice(0, 50)}\` is not a catalog-bot command` });
+      return;
     }
+    const parsed = command.parse(args, name, { line, text });
+    if ('problem' in parsed) problems.push({ line, text, reason: parsed.problem });
+    else commands.push(parsed);
   });
   return { commands, problems };
 }
@@ -161,20 +115,9 @@ function stripHtmlComments(line: string, open: boolean): { text: string; open: b
   return { text, open: false, hid };
 }
 
-// Names as they appear in catalogs and repository paths; no `..` path segments.
-const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
-
 /** Commands of `now` that `before` (the comment's previous body) did not have: an edit runs only those. */
 export function addedCommands(before: string, now: string): ParsedComment {
   const seen = new Set(parseComment(before).commands.map((c) => c.text));
   const parsed = parseComment(now);
   return { commands: parsed.commands.filter((c) => !seen.has(c.text)), problems: parsed.problems };
-}
-
-export function helpText(): string {
-  return [
-    'catalog-bot commands (one per line, anywhere in a comment):',
-    '',
-    ...Object.values(COMMAND_HELP).map((h) => `- ${h}`),
-  ].join('\n');
 }

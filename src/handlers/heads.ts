@@ -3,7 +3,7 @@
 // move the head has the bot look at it (in the repository's queue, like the comment
 // commands) and keep in its status comment the head and a GitHub time it was the head at.
 import type { Context } from 'probot';
-import type { RepoRef } from './check-runs.js';
+import { installationOf, type PullTarget } from './session.js';
 import { isTransient, type JobContext, type PrHandlerOptions } from './pull-request.js';
 import { loadState, observeHead, saveState } from './pr-state.js';
 
@@ -13,10 +13,7 @@ export const HEAD_EVENTS = [
   'pull_request.synchronize',
 ] as const;
 
-export interface HeadJob {
-  ref: RepoRef;
-  number: number;
-  installationId?: number;
+export interface HeadJob extends Pick<PullTarget, 'ref' | 'number' | 'installationId'> {
   /** The head the event announced: once the pull request has moved on, that head's own job records it. */
   headSha?: string;
 }
@@ -29,7 +26,7 @@ export function headEventHandler(
     const job: HeadJob = {
       ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
       number: payload.pull_request.number,
-      installationId: (payload as { installation?: { id: number } }).installation?.id,
+      installationId: installationOf(payload),
       headSha: payload.pull_request.head.sha,
     };
     await options.queue.enqueue({

@@ -3,6 +3,7 @@
 // repository's mirror is deleted (the app may no longer read it).
 import type { Context } from 'probot';
 import { removeMirror } from '../git-mirror.js';
+import type { PullTarget } from './session.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 
 export const INSTALLATION_EVENTS = [
@@ -85,15 +86,14 @@ export async function checkOpenPullsJob(
     );
     for (const pr of pulls.slice(0, MAX_PULLS_PER_REPOSITORY)) {
       // The base repository's URL: a fork's head is fetched through refs/pull/N/head.
-      const job: PrJob = {
+      const target: PullTarget = {
         ref: { owner, repo: name },
         number: pr.number,
-        headSha: pr.head.sha,
-        author: pr.user?.login ?? '',
-        installationId,
         cloneUrl: pr.base.repo.clone_url,
         repoId: repo.id,
+        installationId,
       };
+      const job: PrJob = { ...target, headSha: pr.head.sha, author: pr.user?.login ?? '' };
       await enqueueChecks(context, options, job, `${key}:${pr.number}`);
     }
     context.log.info({ repo: repo.full_name, pulls: pulls.length }, 'checking open pull requests');

@@ -1,22 +1,20 @@
 // Comment commands on pull requests: parse, then (in the repository's queue) authorize and
 // act. State stays on GitHub: labels, and the bot's status comment for approvals.
 import type { Context } from 'probot';
-import { runPrChecks } from '../checks/pr.js';
-import { fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
+import { PERMISSIONS_CHECK, unapprovedChanges } from '../checks/permissions.js';
 import type { RepoRef } from './check-runs.js';
-import { addedCommands, helpText, parseComment, type Command, type ParsedComment } from './commands.js';
-import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import { addedCommands, parseComment, type ParsedComment } from './commands.js';
 import {
-  LABELS,
-  loadState,
-  observeHead,
-  reply,
-  saveState,
-  setLabel,
-  wasHeadWhenWritten,
-} from './pr-state.js';
-import { promoteFromComment, renderFromComment } from './promote.js';
-import { teamMembers } from './teams.js';
+  commandNamed,
+  helpText,
+  type Command,
+  type CommandOutcome,
+  type CommandRun,
+} from './commands/index.js';
+import type { ApprovalDecision } from './commands/command.js';
+import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
+import { loadState, reply, saveState } from './pr-state.js';
+import { openSession, pullTarget, pullTargetOf, type PullTarget } from './session.js';
 
 export const COMMENT_EVENTS = [
   'issue_comment.created',
@@ -28,9 +26,7 @@ type CommentContext =
   Context<'issue_comment.created'> | Context<'issue_comment.edited'> | Context<'issue_comment.deleted'>;
 
 /** What the job needs, taken from the payload. */
-export interface CommentJob {
-  ref: RepoRef;
-  number: number;
+export interface CommentJob extends PullTarget {
   commentId: number;
   commenter: string;
   parsed: ParsedComment;
@@ -43,9 +39,6 @@ export interface CommentJob {
   writtenAt?: string;
   /** A reply that needs no command run: an edit by someone other than the comment's author. */
   notice?: string;
-  installationId?: number;
-  cloneUrl: string;
-  repoId: number;
 }
 
 export function issueCommentHandler(options: PrHandlerOptions): (context: CommentContext) => Promise<void> {
@@ -81,17 +74,13 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
     }
     if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw && !notice) return;
     const job: CommentJob = {
-      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
-      number: payload.issue.number,
+      ...pullTarget(payload, payload.issue.number),
       commentId: comment.id,
       commenter: comment.user?.login ?? '',
       parsed,
       withdraw,
       ...(notice ? { notice } : {}),
       writtenAt: (payload.action === 'edited' ? comment.updated_at : comment.created_at) ?? undefined,
-      installationId: (payload as { installation?: { id: number } }).installation?.id,
-      cloneUrl: payload.repository.clone_url,
-      repoId: payload.repository.id,
     };
     await options.queue.enqueue({
       key: `delivery:${context.id}`,
@@ -111,11 +100,8 @@ function sameUser(
   return typeof a.id !== 'number' || typeof b.id !== 'number' || a.id === b.id;
 }
 
-interface Outcome {
+interface Outcome extends CommandOutcome {
   command: Command;
-  ok: boolean;
-  /** A line for the reply: why it was refused, or what it produced (`/help`). */
-  say?: string;
 }
 
 /** Authorize and carry out the commands of one comment. Never throws. */
@@ -130,150 +116,53 @@ export async function runCommandsJob(
   try {
     const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
     const author = pr.user?.login ?? '';
-    const labels = pr.labels.map((l) => l.name);
     const slug = options.appSlug ? await options.appSlug() : undefined;
     const status = slug ? await loadState(octokit, ref, number, `${slug}[bot]`) : undefined;
-    let approvals = status?.state.approvals ?? [];
-    let seenHead = status?.state.head;
-    let recheck = false;
-
     // Who may do what, each looked up once and only when needed.
     let write: Promise<boolean> | undefined;
-    const hasWrite = () => (write ??= writeAccess(context.octokit, ref, commenter));
-    let owner: Promise<{ may: boolean; subjects: Record<string, string>; why: string }> | undefined;
-    const ownsAll = () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options));
+    let owner: Promise<ApprovalDecision> | undefined;
+    const run: CommandRun = {
+      context,
+      options,
+      job,
+      pr,
+      author,
+      commenter,
+      labels: pr.labels.map((l) => l.name),
+      ...(status ? { status } : {}),
+      approvals: status?.state.approvals ?? [],
+      ...(status?.state.head ? { seenHead: status.state.head } : {}),
+      recheck: false,
+      hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
+      ownsAll: () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options)),
+      target: { ...pullTargetOf(job), commenter },
+      helpText: helpText(),
+    };
 
     if (job.withdraw) {
-      const left = approvals.filter((a) => a.comment !== job.commentId);
-      if (left.length !== approvals.length) {
-        approvals = left;
-        recheck = true;
+      const left = run.approvals.filter((a) => a.comment !== job.commentId);
+      if (left.length !== run.approvals.length) {
+        run.approvals = left;
+        run.recheck = true;
       }
     }
 
-    const target = {
-      ref,
-      number,
-      commenter,
-      cloneUrl: job.cloneUrl,
-      repoId: job.repoId,
-      installationId: job.installationId,
-    };
     const outcomes: Outcome[] = [];
     for (const command of job.parsed.commands) {
-      const refuse = (say: string) => outcomes.push({ command, ok: false, say });
-      switch (command.name) {
-        case 'help':
-          outcomes.push({ command, ok: true, say: helpText() });
-          break;
-        case 'hold': {
-          if (commenter !== author && !(await hasWrite()) && !(await ownsAll()).may) {
-            refuse(
-              `\`${command.text}\`: only the author, someone with write access or an owner may hold or unhold.`,
-            );
-            break;
-          }
-          await setLabel(octokit, ref, number, labels, LABELS.hold, !command.cancel);
-          if (command.cancel) recheck = true; // the hold may have been all that kept it from merging
-          outcomes.push({ command, ok: true });
-          break;
-        }
-        case 'lgtm': {
-          if (!command.cancel && commenter === author) {
-            refuse('`/lgtm`: you cannot LGTM your own pull request.');
-            break;
-          }
-          if (!command.cancel && !(await hasWrite()) && !(await ownsAll()).may) {
-            refuse(
-              '`/lgtm`: only someone with write access or an owner of the changed packages may say this.',
-            );
-            break;
-          }
-          await setLabel(octokit, ref, number, labels, LABELS.lgtm, !command.cancel);
-          outcomes.push({ command, ok: true });
-          break;
-        }
-        case 'approve': {
-          if (command.cancel) {
-            const left = approvals.filter((a) => a.login.toLowerCase() !== commenter.toLowerCase());
-            recheck ||= left.length !== approvals.length;
-            approvals = left;
-            outcomes.push({ command, ok: true });
-            break;
-          }
-          if (!status) {
-            refuse('`/approve`: approvals cannot be recorded by this installation.');
-            break;
-          }
-          // The approval is for the head the approver saw: the one the pull request had
-          // when the comment was written, not whatever was pushed before this job ran.
-          if (!(await wasHeadWhenWritten(octokit, ref, number, seenHead, pr.head.sha, job.writtenAt))) {
-            // Look now, so that an `/approve` written after this reply can count.
-            seenHead = await observeHead(octokit, ref, number, seenHead);
-            refuse(
-              `\`/approve\`: catalog-bot cannot tell that ${pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed since). Nothing was approved; please look at the pull request again and comment \`/approve\` anew.`,
-            );
-            break;
-          }
-          const decision = await ownsAll();
-          if (!decision.may) {
-            refuse(`\`/approve\`: ${decision.why}`);
-            break;
-          }
-          approvals = [
-            ...approvals.filter((a) => a.login.toLowerCase() !== commenter.toLowerCase()),
-            { login: commenter, comment: job.commentId, sha: pr.head.sha, subjects: decision.subjects },
-          ];
-          recheck = true;
-          outcomes.push({ command, ok: true });
-          break;
-        }
-        case 'retest': {
-          if (commenter !== author && !(await hasWrite()) && !(await ownsAll()).may) {
-            refuse(
-              '`/retest`: only the author, someone with write access or an owner may re-run the checks.',
-            );
-            break;
-          }
-          recheck = true;
-          outcomes.push({ command, ok: true });
-          break;
-        }
-        case 'promote': {
-          const outcome = await promoteFromComment(context, options, target, pr, {
-            bundle: command.bundle,
-            channel: command.channel,
-            ...(command.root ? { root: command.root } : {}),
-          });
-          outcomes.push({ command, ok: outcome.ok, say: outcome.say });
-          break;
-        }
-        case 'render': {
-          const outcome = await renderFromComment(
-            context,
-            options,
-            target,
-            pr,
-            options.bundles?.resolveBundle,
-          );
-          outcomes.push({ command, ok: outcome.ok, say: outcome.say });
-          break;
-        }
-      }
+      const entry = commandNamed(command.name);
+      const refusal = await entry.mayUse(run, command);
+      outcomes.push(
+        refusal !== undefined
+          ? { command, ok: false, say: refusal }
+          : { command, ...(await entry.act(run, command)) },
+      );
     }
 
+    const { approvals, seenHead } = run;
     if (status && (approvals !== status.state.approvals || seenHead !== status.state.head))
       await saveState(octokit, ref, number, status, { approvals, ...(seenHead ? { head: seenHead } : {}) });
-    if (recheck && pr.state === 'open') {
-      const prJob: PrJob = {
-        ref,
-        number,
-        headSha: pr.head.sha,
-        author,
-        installationId: job.installationId,
-        cloneUrl: job.cloneUrl,
-        repoId: job.repoId,
-      };
+    if (run.recheck && pr.state === 'open') {
+      const prJob: PrJob = { ...pullTargetOf(job), headSha: pr.head.sha, author };
       await enqueueChecks(context, options, prJob, `${key}:checks`);
     }
     await acknowledge(context, job, outcomes);
@@ -330,32 +219,26 @@ async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: str
  * digests the approval is given for.
  */
 async function mayApproveAll(
-  context: Pick<Context, 'octokit'>,
+  context: JobContext,
   job: CommentJob,
   base: string,
   head: string,
   options: PrHandlerOptions,
-): Promise<{ may: boolean; subjects: Record<string, string>; why: string }> {
-  const { octokit } = context;
-  const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-  const result = await withMirror(
-    { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch: [base, `refs/pull/${job.number}/head`] },
-    async (dir) => {
-      await fetchMissingBlobs(dir, [base, head], token);
-      return runPrChecks({
-        repo: dir,
-        base: await mergeBase(dir, base, head),
-        rules: base,
-        head,
-        author: job.commenter,
-        approvers: [],
-        teams: teamMembers(octokit, job.installationId),
-      });
-    },
-    { workDir: options.workDir },
+): Promise<ApprovalDecision> {
+  const commits = { fetch: [base, `refs/pull/${job.number}/head`], blobs: [base, head] };
+  // Only the permissions decision: who may approve needs no validation, graph or render.
+  const result = await openSession(context, options, job, 'approve', commits, async (session) =>
+    session.run({
+      base: await session.mergeBase(base, head),
+      rules: base,
+      head,
+      author: job.commenter,
+      approvers: [],
+      only: [PERMISSIONS_CHECK],
+    }),
   );
-  const check = result.checks.find((c) => c.name === 'catalog-bot/permissions');
-  const missing = check?.findings.filter((f) => f.rule === 'PERM-NOT-APPROVED').map((f) => f.message) ?? [];
+  const check = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
+  const missing = check ? unapprovedChanges(check) : [];
   return {
     may: check?.conclusion === 'success',
     subjects: Object.fromEntries(result.subjects ?? []),

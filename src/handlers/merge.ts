@@ -10,33 +10,19 @@ import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { runPrChecks } from '../checks/pr.js';
 import { runGit } from '../catalog/fbc/source.js';
-import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
+import { blobAt } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
-import {
-  ALWAYS_CHECK_NAMES,
-  isGreen,
-  PR_CHECK_NAMES,
-  readChecked,
-  type CheckedAgainst,
-  type RepoRef,
-} from './check-runs.js';
+import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
-import { teamMembers } from './teams.js';
+import { openSession, pullTarget, pullTargetOf, type PullTarget, type SessionOptions } from './session.js';
 
-export interface MergeTarget {
-  ref: RepoRef;
-  number: number;
-  cloneUrl: string;
-  repoId: number;
-  installationId?: number;
-}
+/** The merge gate's job: the pull request alone. */
+export type MergeTarget = PullTarget;
 
-export interface MergeOptions {
+export interface MergeOptions extends SessionOptions {
   queue: JobQueue;
-  workDir?: string;
   /** The App's slug: only its check runs count as the catalog-bot checks. */
   appSlug: () => Promise<string>;
 }
@@ -71,69 +57,8 @@ function notMergeable(pr: PullState): string | undefined {
   return undefined;
 }
 
-type ListedRun = {
-  id: number;
-  name: string;
-  status: string;
-  conclusion: string | null;
-  output?: { text?: string | null };
-};
-
-/**
- * The result of each check for pull request `number` into `baseRef`: per name, the newest
- * run of this App on the head that was computed for that pull request against that base
- * branch, or still runs (docs/security.md: results belong to (head, base, config)). A run
- * for the same head in another pull request (another author, another base branch and its
- * config) never counts, nor does a record that names no pull request.
- */
-export function resultsFor<R extends ListedRun>(
-  runs: R[],
-  baseRef: string,
-  number: number,
-): Map<string, R & { checked?: CheckedAgainst }> {
-  const results = new Map<string, R & { checked?: CheckedAgainst }>();
-  for (const run of runs) {
-    const checked = readChecked(run.output?.text);
-    if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
-    const seen = results.get(run.name);
-    if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
-  }
-  return results;
-}
-
-/**
- * The checks whose runs must be complete (for the merge gate: green) among `resultsFor`'s
- * runs: those the newest completed record names as applying to the change, every check
- * when it names none (older records, a job that failed before its results) or when there
- * is none, and always ALWAYS_CHECK_NAMES (docs/github-limits.md, "Checks that do not
- * apply"). The list comes only from a run of this App (the caller keeps only its runs): a
- * check it names without a run is missing, never "does not apply".
- */
-export function requiredChecks(results: Map<string, ListedRun & { checked?: CheckedAgainst }>): string[] {
-  let newest: (ListedRun & { checked?: CheckedAgainst }) | undefined;
-  for (const run of results.values())
-    if (run.status === 'completed' && run.checked && (!newest || run.id > newest.id)) newest = run;
-  const applying = newest?.checked?.checks ?? PR_CHECK_NAMES;
-  return [...new Set([...ALWAYS_CHECK_NAMES, ...applying])];
-}
-
-/**
- * Why the results do not yet answer the pull request, or undefined when they do: a required
- * check without a completed run, or any of this App's runs still in progress. With `green`,
- * a required check that is not green too.
- */
-export function unanswered(
-  results: Map<string, ListedRun & { checked?: CheckedAgainst }>,
-  green = false,
-): string | undefined {
-  for (const run of results.values()) if (run.status !== 'completed') return `${run.name} is still running`;
-  for (const name of requiredChecks(results)) {
-    const run = results.get(name);
-    if (!run) return `${name} has no run`;
-    if (green && !isGreen(run.conclusion)) return `${name} is not green`;
-  }
-  return undefined;
-}
+// The results of the checks as this App's runs record them (check-runs.ts).
+export { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 
 /** Merge the pull request if it is ready; says why not otherwise. Never throws. */
 export async function mergeIfReady(
@@ -170,7 +95,6 @@ export async function mergeIfReady(
     if (!MERGEABLE.has(pr.mergeable_state))
       return { merged: false, reason: `GitHub reports the pull request as ${pr.mergeable_state}` };
 
-    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const { data: branch } = await octokit.rest.repos.getBranch({ ...ref, branch: pr.base.ref });
     const baseTip = branch.commit.sha;
     // Permissions as the base branch has them now (its config and owners files): a change
@@ -179,54 +103,38 @@ export async function mergeIfReady(
     const approvals = rulesMoved
       ? (await loadState(octokit, ref, number, `${slug}[bot]`)).state.approvals
       : [];
-    const recheck = await withMirror(
-      {
-        cloneUrl: target.cloneUrl,
-        repoId: target.repoId,
-        token,
-        fetch: [baseTip, `refs/pull/${number}/head`],
-      },
-      async (dir) => {
-        const { config } = await readRepoConfig(dir, baseTip);
-        if (!config.automerge.enabled) return { enabled: false as const };
-        // Results computed under another config of the base branch do not count: check again.
-        const configBlob = await blobAt(dir, baseTip, CONFIG_PATH);
-        if (required.some((r) => r.checked?.config !== configBlob))
-          return { enabled: true as const, stale: true as const };
-        await fetchMissingBlobs(dir, [baseTip, head], token);
-        const permissions = rulesMoved
-          ? (
-              await runPrChecks({
-                repo: dir,
-                base: await mergeBase(dir, baseTip, head),
-                rules: baseTip,
-                head,
-                author: pr.user?.login ?? '',
-                approvers: [],
-                approvals,
-                teams: teamMembers(octokit, target.installationId),
-              })
-            ).checks.find((c) => c.name === PERMISSIONS_CHECK)
-          : undefined;
-        const merged = await mergeTree(dir, baseTip, head);
-        if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
-        const { checks } = await runPrChecks({ repo: dir, base: baseTip, head: merged });
-        const broken = checks.filter((c) => c.conclusion === 'failure');
-        return { enabled: true as const, conflict: false as const, broken, permissions, config };
-      },
-      { workDir: options.workDir },
-    );
+    const commits = { fetch: [baseTip, `refs/pull/${number}/head`] };
+    const recheck = await openSession(ctx, options, target, 'merge', commits, async (session) => {
+      const { dir } = session;
+      const { config } = await readRepoConfig(dir, baseTip);
+      if (!config.automerge.enabled) return { enabled: false as const };
+      // Results computed under another config of the base branch do not count: check again.
+      const configBlob = await blobAt(dir, baseTip, CONFIG_PATH);
+      if (required.some((r) => r.checked?.config !== configBlob))
+        return { enabled: true as const, stale: true as const };
+      await session.fetchBlobs([baseTip, head]);
+      const permissions = rulesMoved
+        ? (
+            await session.run({
+              base: await session.mergeBase(baseTip, head),
+              rules: baseTip,
+              head,
+              author: pr.user?.login ?? '',
+              approvers: [],
+              approvals,
+              only: [PERMISSIONS_CHECK],
+            })
+          ).checks.find((c) => c.name === PERMISSIONS_CHECK)
+        : undefined;
+      const merged = await mergeTree(dir, baseTip, head);
+      if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
+      const { checks } = await session.run({ base: baseTip, head: merged });
+      const broken = checks.filter((c) => c.conclusion === 'failure');
+      return { enabled: true as const, conflict: false as const, broken, permissions, config };
+    });
     if (!recheck.enabled) return { merged: false, reason: 'auto-merge is off in the base branch config' };
     const checkAgain = (why: string) => {
-      const job: PrJob = {
-        ref,
-        number,
-        headSha: head,
-        author: pr.user?.login ?? '',
-        installationId: target.installationId,
-        cloneUrl: target.cloneUrl,
-        repoId: target.repoId,
-      };
+      const job: PrJob = { ...pullTargetOf(target), headSha: head, author: pr.user?.login ?? '' };
       return enqueueChecks(ctx, options, job, `recheck:${why}:${number}:${head}`);
     };
     if ('stale' in recheck) {
@@ -378,13 +286,7 @@ export function mergeEventHandler(
       numbers = [payload.pull_request.number];
     }
     for (const number of numbers) {
-      const target: MergeTarget = {
-        ref: { owner: repository.owner.login, repo: repository.name },
-        number,
-        cloneUrl: repository.clone_url,
-        repoId: repository.id,
-        installationId: (payload as { installation?: { id: number } }).installation?.id,
-      };
+      const target: MergeTarget = pullTarget(payload, number);
       await options.queue.enqueue({
         key: `delivery:${context.id}:${number}`,
         group: `repo:${repository.id}`,

@@ -15,20 +15,16 @@ import {
 } from '../catalog/edits/promote.js';
 import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
-import { runPrChecks, templatesFor } from '../checks/pr.js';
+import { PERMISSIONS_CHECK } from '../checks/permissions.js';
+import { templatesFor } from '../checks/pr-checks.js';
 import { renderTemplateOutputs } from '../checks/templates.js';
-import { commitFiles, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
+import { commitFiles, mergeBase } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
-import { teamMembers } from './teams.js';
+import { openSession, type PullTarget } from './session.js';
 
-export interface EditTarget {
-  ref: RepoRef;
-  number: number;
+export interface EditTarget extends PullTarget {
   commenter: string;
-  cloneUrl: string;
-  repoId: number;
-  installationId?: number;
 }
 
 type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
@@ -160,35 +156,29 @@ async function editFromComment(
     !sameRepo || branch === repo.default_branch || tip.protected || (await hasRules(octokit, ref, branch));
   const ontoPr = sameRepo && !guarded;
   const parent = tip.commit.sha;
-  const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-
-  const planned = await withMirror(
-    { cloneUrl: target.cloneUrl, repoId: target.repoId, token, fetch: [parent, pr.base.sha] },
-    async (dir) => {
-      await fetchMissingBlobs(dir, [parent], token);
-      const result = await plan(dir, parent);
-      if ('refused' in result) return result;
-      if (result.edits.length === 0) return { refused: 'nothing to change' };
-      const message = `${result.title}\n\nRequested by @${target.commenter} in #${target.number}.`;
-      const files = result.edits.map((e) => ({ path: e.path, text: e.after }));
-      const commit = await commitFiles(dir, parent, files, message);
-      // The edit as a change by the commenter: their permissions, and every check.
-      const { checks } = await runPrChecks({
-        repo: dir,
-        base: parent,
-        rules: pr.base.sha,
-        head: commit,
-        author: target.commenter,
-        approvers: [],
-        teams: teamMembers(octokit, target.installationId),
-      });
-      return { result, message, checks };
-    },
-    { workDir: options.workDir },
-  );
+  const commits = { fetch: [parent, pr.base.sha], blobs: [parent] };
+  const planned = await openSession(context, options, target, command.slice(1), commits, async (session) => {
+    const { dir } = session;
+    const result = await plan(dir, parent);
+    if ('refused' in result) return result;
+    if (result.edits.length === 0) return { refused: 'nothing to change' };
+    const message = `${result.title}\n\nRequested by @${target.commenter} in #${target.number}.`;
+    const files = result.edits.map((e) => ({ path: e.path, text: e.after }));
+    const commit = await commitFiles(dir, parent, files, message);
+    // The edit as a change by the commenter: their permissions, and (a promotion) every check.
+    const { checks } = await session.run({
+      base: parent,
+      rules: pr.base.sha,
+      head: commit,
+      author: target.commenter,
+      approvers: [],
+      ...(gate === 'permissions' ? { only: [PERMISSIONS_CHECK] } : {}),
+    });
+    return { result, message, checks };
+  });
   if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${planned.refused}` };
   const { result, message, checks } = planned;
-  const permissions = checks.find((c) => c.name === 'catalog-bot/permissions');
+  const permissions = checks.find((c) => c.name === PERMISSIONS_CHECK);
   if (permissions && permissions.conclusion !== 'success')
     return {
       ok: false,

@@ -1,18 +1,27 @@
 // pull_request events: parse, decide, enqueue. The job mirrors the repository, runs the
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
-import { runPrChecks, type PrCheckInput } from '../checks/pr.js';
-import { blobAt, fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
+import type { PrCheckInput } from '../checks/pr.js';
+import { blobAt } from '../git-mirror.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { requiredChecks, resultsFor, unanswered, type MergeTarget } from './merge.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
-import { teamMembers } from './teams.js';
 import {
+  openSession,
+  pullTarget,
+  pullTargetOf,
+  type PullTarget,
+  type SessionContext,
+  type SessionOptions,
+} from './session.js';
+import {
+  requiredChecks,
+  resultsFor,
+  unanswered,
   completeAll,
   completeCheckRun,
   createCompletedRun,
@@ -21,7 +30,6 @@ import {
   createCheckRuns,
   isGreen,
   PR_CHECK_NAMES,
-  type RepoRef,
 } from './check-runs.js';
 
 export const PR_EVENTS = [
@@ -32,10 +40,8 @@ export const PR_EVENTS = [
   'pull_request.edited',
 ] as const;
 
-export interface PrHandlerOptions {
+export interface PrHandlerOptions extends SessionOptions {
   queue: JobQueue;
-  /** Where the mirrors live (default: CATALOG_BOT_WORKDIR or the temp dir). */
-  workDir?: string;
   /** Counts check outcomes for GET /metrics. */
   metrics?: AppMetrics;
   /**
@@ -54,20 +60,15 @@ export interface PrHandlerOptions {
 }
 
 /** What a job runs with: an installation's client and a logger. */
-export type JobContext = Pick<Context, 'octokit' | 'log'>;
+export type JobContext = SessionContext;
 
 type PrContext = Context<'pull_request'>;
 
 /** What the job needs, taken from the payload (plain JSON: it may travel through Redis). */
-export interface PrJob {
-  ref: RepoRef;
-  number: number;
+export interface PrJob extends PullTarget {
   headSha: string;
   /** The pull request's author; looked up with the pull request when unknown (re-runs). */
   author?: string;
-  installationId?: number;
-  cloneUrl: string;
-  repoId: number;
   /**
    * When the work was asked for (ms since the epoch): a complete set of runs for this pull
    * request on this head started later already answers it (many deliveries, one check).
@@ -88,13 +89,9 @@ export function pullRequestHandler(options: PrHandlerOptions): (context: PrConte
     const { payload } = context;
     const pr = payload.pull_request;
     const job: PrJob = {
-      ref: { owner: payload.repository.owner.login, repo: payload.repository.name },
-      number: pr.number,
+      ...pullTarget(payload, pr.number),
       headSha: pr.head.sha,
       author: pr.user?.login ?? '',
-      installationId: (payload as { installation?: { id: number } }).installation?.id,
-      cloneUrl: payload.repository.clone_url,
-      repoId: payload.repository.id,
     };
     await enqueueChecks(context, options, job, `delivery:${context.id}`);
   };
@@ -197,7 +194,7 @@ export async function runChecksJob(
   attempt = 1,
 ): Promise<void> {
   const { octokit, log } = context;
-  const { workDir, metrics, appSlug } = options;
+  const { metrics, appSlug } = options;
   const { job } = data;
   const runs = new Map(Object.entries(data.runs ?? {}));
   const externalId = key ? { externalId: key } : {};
@@ -254,46 +251,33 @@ export async function runChecksJob(
       }
     }
     const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
-    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     const base = current.base.sha;
     const author = job.author ?? current.user?.login ?? '';
     checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
-    const mirror = {
-      cloneUrl: job.cloneUrl,
-      repoId: job.repoId,
-      token,
-      fetch: [base, `refs/pull/${job.number}/head`],
-    };
     const startedAt = new Date().toISOString();
-    const work = withMirror(
-      mirror,
-      async (dir) => {
-        for (const sha of [base, job.headSha]) {
-          if ((await revParse(dir, sha).catch(() => '')) !== sha)
-            throw new Error(`commit ${sha} was not fetched`);
-        }
-        await fetchMissingBlobs(dir, [base, job.headSha], token);
-        against.config = await blobAt(dir, base, CONFIG_PATH);
-        // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
-        // how it combines with newer base commits is checked right before a merge.
-        return runPrChecks({
-          repo: dir,
-          base: await mergeBase(dir, base, job.headSha),
-          rules: base,
-          head: job.headSha,
-          author,
-          approvers: [],
-          approvals: status?.state.approvals ?? [],
-          ...(options.images ? { images: options.images } : {}),
-          ...(options.bundles
-            ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
-            : {}),
-          teams: teamMembers(octokit, job.installationId),
-        });
-      },
-      { workDir },
-    );
+    const commits = {
+      fetch: [base, `refs/pull/${job.number}/head`],
+      verify: [base, job.headSha],
+      blobs: [base, job.headSha],
+    };
+    const work = openSession(context, options, job, 'pr-checks', commits, async (session) => {
+      against.config = await blobAt(session.dir, base, CONFIG_PATH);
+      // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
+      // how it combines with newer base commits is checked right before a merge.
+      return session.run({
+        base: await session.mergeBase(base, job.headSha),
+        rules: base,
+        head: job.headSha,
+        author,
+        approvers: [],
+        approvals: status?.state.approvals ?? [],
+        ...(options.images ? { images: options.images } : {}),
+        ...(options.bundles
+          ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
+          : {}),
+      });
+    });
     // Settled either way here, so waiting on the timer first leaves no rejection unheard.
     work.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -474,13 +458,7 @@ export async function writeResultsJob(
         permissions.conclusion === 'success',
       );
     if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
-      const target: MergeTarget = {
-        ref: job.ref,
-        number: job.number,
-        cloneUrl: job.cloneUrl,
-        repoId: job.repoId,
-        installationId: job.installationId,
-      };
+      const target: PullTarget = pullTargetOf(job);
       await options.queue.enqueue({
         key: `${key}:merge`,
         group: `repo:${job.repoId}`,

@@ -7,22 +7,19 @@ import type { Context } from 'probot';
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
-import { fetchMissingBlobs, revParse, withMirror } from '../git-mirror.js';
+import { revParse } from '../git-mirror.js';
 import { commitTime, publishCatalog } from '../publish/publish.js';
 import { credentialHostsOf } from '../publish/registry.js';
 import { publishCheck, PUBLISH_CHECK, type RootPublication } from '../publish/report.js';
-import { completeCheckRun, createCheckRuns, type RepoRef } from './check-runs.js';
+import { completeCheckRun, createCheckRuns } from './check-runs.js';
+import { openSession, repoTarget, type RepoTarget } from './session.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
 export const PUSH_EVENTS = ['push'] as const;
 
-export interface PublishJob {
-  ref: RepoRef;
-  repoId: number;
-  cloneUrl: string;
+export interface PublishJob extends RepoTarget {
   /** For the OCI source annotation. */
   repoUrl: string;
-  installationId?: number;
   branch: string;
   /**
    * The branch's previous commit (all zeros for a new branch), or empty for "the pushed
@@ -40,14 +37,8 @@ export function pushHandler(options: PrHandlerOptions): (context: Context<'push'
     const branch = payload.repository.default_branch;
     if (payload.ref !== `refs/heads/${branch}` || payload.deleted || ZERO.test(payload.after)) return;
     const job: PublishJob = {
-      ref: {
-        owner: payload.repository.owner?.login ?? payload.repository.owner?.name ?? '',
-        repo: payload.repository.name,
-      },
-      repoId: payload.repository.id,
-      cloneUrl: payload.repository.clone_url,
+      ...repoTarget(payload),
       repoUrl: payload.repository.html_url,
-      installationId: (payload as { installation?: { id: number } }).installation?.id,
       branch,
       before: payload.before,
       after: payload.after,
@@ -78,92 +69,88 @@ export async function publishJob(
 ): Promise<void> {
   const { octokit, log } = context;
   try {
-    const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
-    await withMirror(
-      { cloneUrl: job.cloneUrl, repoId: job.repoId, token, fetch },
-      async (dir) => {
-        const { config } = await readRepoConfig(dir, job.after);
-        const { images, baseImage, dispatch } = config.publish;
-        if (images.length === 0 && !dispatch) return; // this repository publishes nothing
-        const roots = await changedRoots(dir, job, config);
-        if (roots.length === 0) return;
-        const runs = await createCheckRuns(octokit, job.ref, job.after, [PUBLISH_CHECK]);
-        const runId = runs.get(PUBLISH_CHECK) as number;
+    await openSession(context, options, job, 'publish', { fetch }, async (session) => {
+      const { dir } = session;
+      const { config } = await readRepoConfig(dir, job.after);
+      const { images, baseImage, dispatch } = config.publish;
+      if (images.length === 0 && !dispatch) return; // this repository publishes nothing
+      const roots = await changedRoots(dir, job, config);
+      if (roots.length === 0) return;
+      const runs = await createCheckRuns(octokit, job.ref, job.after, [PUBLISH_CHECK]);
+      const runId = runs.get(PUBLISH_CHECK) as number;
 
-        if (dispatch) {
-          const payload = { sha: job.after, roots };
-          if (dispatch.eventType)
-            await octokit.rest.repos.createDispatchEvent({
-              ...job.ref,
-              event_type: dispatch.eventType,
-              client_payload: payload,
-            });
-          else
-            await octokit.rest.actions.createWorkflowDispatch({
-              ...job.ref,
-              workflow_id: dispatch.workflow as string,
-              ref: job.branch,
-              inputs: { sha: job.after, roots: roots.join(',') },
-            });
-          await completeCheckRun(octokit, job.ref, runId, {
-            conclusion: 'success',
-            title: `Publishing handed to ${dispatch.eventType ? `repository_dispatch ${dispatch.eventType}` : `workflow ${dispatch.workflow}`}`,
-            summary: `Changed catalog roots: ${roots.map((r) => `\`${r}\``).join(', ')}. The images are built by that workflow.`,
+      if (dispatch) {
+        const payload = { sha: job.after, roots };
+        if (dispatch.eventType)
+          await octokit.rest.repos.createDispatchEvent({
+            ...job.ref,
+            event_type: dispatch.eventType,
+            client_payload: payload,
           });
-          return;
-        }
+        else
+          await octokit.rest.actions.createWorkflowDispatch({
+            ...job.ref,
+            workflow_id: dispatch.workflow as string,
+            ref: job.branch,
+            inputs: { sha: job.after, roots: roots.join(',') },
+          });
+        await completeCheckRun(octokit, job.ref, runId, {
+          conclusion: 'success',
+          title: `Publishing handed to ${dispatch.eventType ? `repository_dispatch ${dispatch.eventType}` : `workflow ${dispatch.workflow}`}`,
+          summary: `Changed catalog roots: ${roots.map((r) => `\`${r}\``).join(', ')}. The images are built by that workflow.`,
+        });
+        return;
+      }
 
-        await fetchMissingBlobs(dir, [job.after], token);
-        // Tags without {sha} move: only the branch head may write them.
-        const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
-        const current = branch.commit.sha === job.after;
-        const tags = current ? images : images.filter((t) => t.includes('{sha}'));
-        if (!options.registry) throw new Error('no registry client is configured');
-        // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
-        const client = options.registry().scoped(credentialHostsOf([...images, baseImage]));
-        const publications: RootPublication[] = [];
-        for (const root of roots) {
-          const source = new GitTreeSource(dir, job.after, root);
-          const report = await validateCatalog(source);
-          if (!report.valid) {
-            const errors = report.diagnostics.filter((d) => d.level === 'error').length;
-            publications.push({
-              root,
-              error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
-            });
-            continue;
-          }
-          try {
-            const results =
-              tags.length === 0
-                ? []
-                : await publishCatalog({
-                    source,
-                    root,
-                    tags,
-                    baseImage,
-                    repoUrl: job.repoUrl,
-                    commit: job.after,
-                    created: await commitTime(dir, job.after),
-                    client,
-                  });
-            publications.push({ root, results });
-          } catch (error) {
-            publications.push({ root, error: error instanceof Error ? error.message : String(error) });
-          }
+      await session.fetchBlobs([job.after]);
+      // Tags without {sha} move: only the branch head may write them.
+      const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+      const current = branch.commit.sha === job.after;
+      const tags = current ? images : images.filter((t) => t.includes('{sha}'));
+      if (!options.registry) throw new Error('no registry client is configured');
+      // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
+      const client = options.registry().scoped(credentialHostsOf([...images, baseImage]));
+      const publications: RootPublication[] = [];
+      for (const root of roots) {
+        const source = new GitTreeSource(dir, job.after, root);
+        const report = await validateCatalog(source);
+        if (!report.valid) {
+          const errors = report.diagnostics.filter((d) => d.level === 'error').length;
+          publications.push({
+            root,
+            error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
+          });
+          continue;
         }
-        const result = publishCheck(publications);
-        if (!current && images.length !== tags.length)
-          result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
-            .filter((t) => !t.includes('{sha}'))
-            .map((t) => `\`${t}\``)
-            .join(', ')}) are left to the newer commit.`;
-        await completeCheckRun(octokit, job.ref, runId, result);
-      },
-      { workDir: options.workDir },
-    );
+        try {
+          const results =
+            tags.length === 0
+              ? []
+              : await publishCatalog({
+                  source,
+                  root,
+                  tags,
+                  baseImage,
+                  repoUrl: job.repoUrl,
+                  commit: job.after,
+                  created: await commitTime(dir, job.after),
+                  client,
+                });
+          publications.push({ root, results });
+        } catch (error) {
+          publications.push({ root, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      const result = publishCheck(publications);
+      if (!current && images.length !== tags.length)
+        result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
+          .filter((t) => !t.includes('{sha}'))
+          .map((t) => `\`${t}\``)
+          .join(', ')}) are left to the newer commit.`;
+      await completeCheckRun(octokit, job.ref, runId, result);
+    });
   } catch (error) {
     log.error({ err: error, sha: job.after }, 'publishing failed');
     const message = error instanceof Error ? error.message : String(error);

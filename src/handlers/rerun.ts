@@ -4,6 +4,7 @@ import type { Context } from 'probot';
 import { PUBLISH_CHECK } from '../publish/report.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import type { PublishJob } from './push.js';
+import { pullTarget, repoTarget } from './session.js';
 
 export const RERUN_EVENTS = ['check_suite.rerequested', 'check_run.rerequested'] as const;
 
@@ -20,11 +21,8 @@ export function rerunHandler(options: PrHandlerOptions): (context: RerunContext)
     if ('check_run' in payload && payload.check_run.name === PUBLISH_CHECK) {
       // Publish that commit again (its changes: against its first parent).
       const job: PublishJob = {
-        ref: { owner: repository.owner.login, repo: repository.name },
-        repoId: repository.id,
-        cloneUrl: repository.clone_url,
+        ...repoTarget(payload),
         repoUrl: repository.html_url,
-        installationId: (payload as { installation?: { id: number } }).installation?.id,
         branch: repository.default_branch,
         before: '',
         after: headSha,
@@ -40,14 +38,7 @@ export function rerunHandler(options: PrHandlerOptions): (context: RerunContext)
     for (const pr of pulls) {
       // Only pull requests into this repository (a fork's suite may list others).
       if (pr.base.repo.id !== repository.id) continue;
-      const job: PrJob = {
-        ref: { owner: repository.owner.login, repo: repository.name },
-        number: pr.number,
-        headSha,
-        cloneUrl: repository.clone_url,
-        repoId: repository.id,
-        installationId: (payload as { installation?: { id: number } }).installation?.id,
-      };
+      const job: PrJob = { ...pullTarget(payload, pr.number), headSha };
       await enqueueChecks(context, options, job, `delivery:${context.id}:${pr.number}`);
     }
   };

@@ -1,0 +1,389 @@
+// The one list of pull-request checks (their check-run names are exact: branch protection
+// and people require them by name). The check-run writer, the merge gate and `catalog-bot
+// check` all read it; a flow that needs only some checks names them (`/approve` runs only the permissions decision), and each
+// check does its own work, so nothing is loaded or validated for a check that is not asked
+// for. The order is the order of the results (`catalog-bot check` prints them so).
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
+import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
+import { runGit } from '../catalog/fbc/source.js';
+import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
+import { BUNDLE_CHECK } from './bundle.js';
+import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';
+import { catalogRoots, packageDigests } from './changes.js';
+import { toAnnotations, type CheckResult } from './check.js';
+import type { RepoConfig } from './config.js';
+import { gitObjectLoader } from './crd-upgrade-objects.js';
+import { crdUpgradeCheck, CRD_UPGRADE_CHECK } from './crd-upgrade.js';
+import { dependenciesCheck, DEPENDENCIES_CHECK } from './dependencies.js';
+import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
+import { OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
+import {
+  blobFiles,
+  decidePermissions,
+  fileSubject,
+  packageSubject,
+  PERMISSIONS_CHECK,
+  permissionsCheck,
+} from './permissions.js';
+import type { CheckedRoot } from './checked-root.js';
+import type { PrCheckInput } from './pr-input.js';
+import { templatesCheck, TEMPLATES_CHECK, type TemplateMappingInput } from './templates.js';
+import { upgradeGraphCheck, UPGRADE_GRAPH_CHECK } from './upgrade-graph/index.js';
+import { validateCheck, VALIDATE_CHECK } from './validate.js';
+
+export type ReadFile = (rev: string, path: string) => Promise<string | undefined>;
+
+/** A touched catalog root as the permissions decision needs it: its configs, no validation. */
+export interface ChangedRoot {
+  path: string;
+  base?: DeclarativeConfig;
+  head?: DeclarativeConfig;
+  packages: Set<string>;
+}
+
+/** What every check of one pull request reads: the change, prepared once, loaded as needed. */
+export interface PrChange {
+  input: PrCheckInput;
+  repo: string;
+  base: string;
+  head: string;
+  /** The commit whose config and owners files apply. */
+  rules: string;
+  config: RepoConfig;
+  /** Problems of the base branch's config file (they fail `catalog-bot/validate`). */
+  configFindings: Diagnostic[];
+  globs: string[];
+  /** Registries are contacted only as the base branch's config allows (docs/security.md). */
+  policy: RegistryPolicy;
+  bundles: Partial<PolicyBundles>;
+  baseRoots: string[];
+  headRoots: string[];
+  /** Files the change touches. */
+  files: string[];
+  readFile: ReadFile;
+  readDirectory: (rev: string, dir: string, maxBytes: number) => Promise<DirectoryFiles>;
+  /** The touched roots loaded and validated at base and head (once, on first use). */
+  checkedRoots(): Promise<CheckedRoot[]>;
+  /** The touched roots' configs and changed packages: from checkedRoots() when loaded, else loaded without validating. */
+  changedRoots(): Promise<ChangedRoot[]>;
+  /** Set by the permissions check: each permission row -> a digest of its content at head. */
+  subjects?: Map<string, string>;
+}
+
+export interface PrCheck {
+  readonly name: string;
+  /** Reads the validated catalogs (checkedRoots()): when any check run does, the others share them. */
+  readonly validates: boolean;
+  /**
+   * Decided on every change (the others apply only to some: templates, OpenShift
+   * continuity, bundle directories, images when registries can be asked).
+   */
+  readonly always: boolean;
+  /** The check's result, or undefined when it does not apply to this change. */
+  run(change: PrChange): Promise<CheckResult | undefined>;
+}
+
+export const PR_CHECKS = [
+  {
+    name: PERMISSIONS_CHECK,
+    validates: false,
+    always: true,
+    run: permissions,
+  },
+  {
+    name: VALIDATE_CHECK,
+    validates: true,
+    always: true,
+    run: async (change) =>
+      withConfigProblems(
+        validateCheck(
+          (await change.checkedRoots()).flatMap((r) => (r.head ? [{ path: r.path, report: r.head }] : [])),
+        ),
+        change.configFindings,
+      ),
+  },
+  {
+    name: UPGRADE_GRAPH_CHECK,
+    validates: true,
+    always: true,
+    run: async (change) => upgradeGraphCheck(await change.checkedRoots()),
+  },
+  {
+    name: DEPENDENCIES_CHECK,
+    validates: true,
+    always: true,
+    run: async (change) =>
+      dependenciesCheck(await change.checkedRoots(), {
+        externalProviders: change.config.dependencies.externalProviders,
+      }),
+  },
+  {
+    name: CRD_UPGRADE_CHECK,
+    validates: true,
+    always: true,
+    run: async (change) =>
+      crdUpgradeCheck(
+        await change.checkedRoots(),
+        gitObjectLoader(change.repo, change.base, change.head),
+        change.bundles.manifests ? { renderBundle: change.bundles.manifests } : {},
+      ),
+  },
+  {
+    name: OCP_CONTINUITY_CHECK,
+    validates: true,
+    always: false,
+    // Untouched neighbours of a touched OpenShift catalog are the same at base and head.
+    run: async (change) =>
+      ocpContinuityForChange({
+        roots: await change.checkedRoots(),
+        baseRoots: change.baseRoots,
+        headRoots: change.headRoots,
+        config: change.config.ocp,
+        load: async (path) =>
+          (await validateCatalog(new GitTreeSource(change.repo, change.head, path))).model,
+      }),
+  },
+  {
+    name: BUNDLE_CHECK,
+    validates: false,
+    always: false,
+    // Bundle directories are found by the base's bundles.path: the change cannot move them.
+    run: (change) => {
+      const { bundles } = change.config;
+      return bundleCheckForChange({
+        base: change.base,
+        head: change.head,
+        files: change.files,
+        settings: {
+          path: bundles.path,
+          imageTemplate: bundles.imageTemplate,
+          opmVersion: bundles.renderer.opmVersion,
+          ...(bundles.renderer.csvMetadataFrom !== undefined
+            ? { csvMetadataFrom: bundles.renderer.csvMetadataFrom }
+            : {}),
+        },
+        readFile: change.readFile,
+        readDirectory: change.readDirectory,
+      });
+    },
+  },
+  {
+    name: TEMPLATES_CHECK,
+    validates: false,
+    always: false,
+    run: async (change) => {
+      const templates = await templatesFor(
+        change.head,
+        change.config.templates,
+        change.files,
+        change.readFile,
+      );
+      if (templates.length === 0) return undefined;
+      return templatesCheck({
+        mappings: templates,
+        read: (path: string) => change.readFile(change.head, path),
+        ...(change.bundles.resolveBundle ? { resolveBundle: change.bundles.resolveBundle } : {}),
+      });
+    },
+  },
+  {
+    name: IMAGES_CHECK,
+    validates: true,
+    always: false,
+    // The only check that needs the network: run when the caller can ask registries.
+    run: async (change) => {
+      const ask = change.input.images;
+      if (!ask) return undefined;
+      const uses = (await change.checkedRoots()).flatMap((r) =>
+        r.head ? addedImageUses(r.base?.config, r.head.config, r.path) : [],
+      );
+      const results = await ask(
+        uses.map((u) => u.image),
+        change.policy,
+      );
+      return imagesCheck(uses, results, { unverifiableRegistries: change.policy.unverifiableRegistries });
+    },
+  },
+] as const satisfies readonly PrCheck[];
+
+export type PrCheckName = (typeof PR_CHECKS)[number]['name'];
+
+/** Every check-run name, in the order of the list. */
+export const PR_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.map((c) => c.name);
+
+/** The checks decided on every change (the merge gate requires them whatever a record says). */
+export const ALWAYS_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.filter((c) => c.always).map(
+  (c) => c.name,
+);
+
+/** The permissions decision: with an author only (`catalog-bot check` without `--author` has none). */
+async function permissions(change: PrChange): Promise<CheckResult | undefined> {
+  const { input, repo, head, rules, files, globs, config } = change;
+  if (input.author === undefined) return undefined;
+  const roots = await change.changedRoots();
+  const subjects = await subjectDigests(repo, head, roots, files);
+  change.subjects = subjects;
+  const approvals = (input.approvals ?? []).map((a) => ({
+    login: a.login,
+    subjects: new Set(Object.keys(a.subjects).filter((what) => subjects.get(what) === a.subjects[what])),
+  }));
+  const baseFiles = { read: (path: string) => change.readFile(rules, path) };
+  const decision = await decidePermissions(
+    {
+      author: input.author,
+      approvers: input.approvers ?? [],
+      approvals,
+      changes: roots.map((r) => ({
+        root: r.path,
+        packages: r.packages,
+        basePackages: declaredPackages(r.base),
+        baseConfig: r.base,
+        headConfig: r.head,
+      })),
+      otherFiles: files,
+      config,
+      // Only a package added to a root is looked for in the others.
+      ...(roots.some(addsPackage) ? await basePlaces(repo, [change.base, rules], globs, roots) : {}),
+    },
+    baseFiles,
+    input.teams ??
+      (async (team) => {
+        throw new Error(`team ${team} cannot be resolved without GitHub`);
+      }),
+  );
+  return permissionsCheck(decision);
+}
+
+/** The packages a config declares (`olm.package` blobs with a name): the keys of its model. */
+export function declaredPackages(config: DeclarativeConfig | undefined): Set<string> {
+  return new Set((config?.packages ?? []).filter((p) => p.name !== '').map((p) => p.name));
+}
+
+/**
+ * Where packages sit in every catalog root of the base (the merge base and the commit whose
+ * rules apply): a package one root lacks may be another root's, and is then not new
+ * (docs/security.md). The other roots are loaded only when a package is added to a root.
+ */
+async function basePlaces(
+  repo: string,
+  commits: string[],
+  globs: string[],
+  checked: ChangedRoot[],
+): Promise<{ baseRoots: string[]; basePackageFiles: (pkg: string) => Promise<string[]> }> {
+  const revs = [...new Set(await Promise.all(commits.map((c) => resolveCommit(repo, c))))];
+  const rootsAt = await Promise.all(revs.map((rev) => catalogRoots(repo, rev, globs)));
+  let places: Promise<Map<string, Set<string>>> | undefined;
+  const load = async (): Promise<Map<string, Set<string>>> => {
+    const out = new Map<string, Set<string>>();
+    const known = new Map(checked.map((r) => [r.path, r.base]));
+    for (const [i, rev] of revs.entries()) {
+      for (const root of rootsAt[i] ?? []) {
+        const config =
+          (i === 0 ? known.get(root) : undefined) ??
+          (await loadCatalog(new GitTreeSource(repo, rev, root))).config;
+        for (const [pkg, files] of blobFiles(config)) {
+          const set = out.get(pkg) ?? new Set<string>();
+          for (const f of files) set.add(`${root}/${f}`);
+          out.set(pkg, set);
+        }
+      }
+    }
+    return out;
+  };
+  return {
+    baseRoots: [...new Set(rootsAt.flat())].sort(),
+    basePackageFiles: async (pkg) => [...((await (places ??= load())).get(pkg) ?? [])].sort(),
+  };
+}
+
+/** Does the change add a package to this root (one its base has no blob of)? */
+function addsPackage(root: ChangedRoot): boolean {
+  const inBase = root.base ? blobFiles(root.base) : new Map<string, Set<string>>();
+  const declared = declaredPackages(root.base);
+  return [...root.packages].some((p) => !declared.has(p) && !inBase.has(p));
+}
+
+async function resolveCommit(repo: string, rev: string): Promise<string> {
+  return (await runGit(repo, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`]))
+    .toString('utf8')
+    .trim();
+}
+
+/**
+ * What an approval is given for: each touched package (named as in the permissions table)
+ * and each other changed file, with a digest of its content at head.
+ */
+async function subjectDigests(
+  repo: string,
+  head: string,
+  roots: ChangedRoot[],
+  files: string[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const root of roots) {
+    const digests = root.head ? packageDigests(root.head) : new Map<string, string>();
+    for (const pkg of root.packages) out.set(packageSubject(pkg, root.path), digests.get(pkg) ?? 'removed');
+  }
+  if (files.length > 0) {
+    // One listing of the head tree (no argument list that grows with the change): blob
+    // ids are content digests.
+    const wanted = new Set(files);
+    const listing = (await runGit(repo, ['ls-tree', '-r', '-z', head])).toString('utf8');
+    const blobs = new Map<string, string>();
+    for (const entry of listing.split('\0')) {
+      const m = /^\S+ \S+ (\S+)\t(.*)$/s.exec(entry);
+      if (m && wanted.has(m[2] as string)) blobs.set(m[2] as string, m[1] as string);
+    }
+    for (const path of files) out.set(fileSubject(path), blobs.get(path) ?? 'removed');
+  }
+  return out;
+}
+
+/**
+ * The templates a change touches (the template or one of its outputs changed): from the
+ * config, and from community-operators `operators/<package>/ci.yaml` files of the head.
+ */
+export async function templatesFor(
+  head: string,
+  configured: { template: string; outputs: string[] }[],
+  files: string[],
+  readFile: ReadFile,
+): Promise<TemplateMappingInput[]> {
+  const changed = new Set(files);
+  const touched = (m: { template: string; outputs: string[] }) =>
+    changed.has(m.template) || m.outputs.some((o) => changed.has(o));
+  const mappings: TemplateMappingInput[] = configured.filter(touched);
+  const ciFiles = new Set<string>();
+  for (const f of files) {
+    // A template under operators/<package>/, or an output at catalogs/<version>/<package>/catalog.yaml.
+    const pkg =
+      /^operators\/([^/]+)\//.exec(f)?.[1] ?? /^catalogs\/[^/]+\/([^/]+)\/catalog\.yaml$/.exec(f)?.[1];
+    if (pkg) ciFiles.add(`operators/${pkg}/ci.yaml`);
+  }
+  for (const ci of [...ciFiles].sort()) {
+    const text = await readFile(head, ci);
+    if (text === undefined) continue; // no ci.yaml: no mapping
+    try {
+      mappings.push(...templateMappingsFromCiYaml(ci, text).filter(touched));
+    } catch {
+      // a ci.yaml that does not parse maps nothing
+    }
+  }
+  return mappings;
+}
+
+/** A bad repository config fails the validate check, naming the key and line. */
+function withConfigProblems(check: CheckResult, problems: Diagnostic[]): CheckResult {
+  if (problems.length === 0) return check;
+  const findings = [...problems, ...check.findings];
+  return {
+    ...check,
+    conclusion: 'failure',
+    title: `Bad repository config; ${check.title}`,
+    summary: `**${problems.length} problem${problems.length === 1 ? '' : 's'} in \`.github/catalog-bot.yml\`** (the base branch's copy applies; defaults are used until it is fixed).\n\n${check.summary}`,
+    findings,
+    annotations: [...toAnnotations(problems), ...check.annotations],
+  };
+}

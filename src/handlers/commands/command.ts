@@ -1,0 +1,151 @@
+// What a comment command is (like Prow's plugins, one file per command): how its line is
+// read, who may use it, what it does, and its help. The table of them is ./index.ts; the
+// comment is read by ../commands.ts and run by ../issue-comment.ts.
+import type { Context } from 'probot';
+import type { RecordedApproval, SeenHead, StatusComment } from '../pr-state.js';
+import type { EditTarget } from '../promote.js';
+import type { PullTarget } from '../session.js';
+import type { JobContext, PrHandlerOptions } from '../pull-request.js';
+
+/** Where a command was written: its line in the comment and the line's text. */
+export interface At {
+  line: number;
+  text: string;
+}
+
+type Cancelable<N extends string> = { name: N; cancel: boolean } & At;
+type Plain<N extends string> = { name: N } & At;
+
+/** A parsed command (plain JSON: it travels in the queued job). */
+export type Command =
+  | Cancelable<'approve'>
+  | Cancelable<'lgtm'>
+  | Cancelable<'hold'>
+  | Plain<'retest'>
+  | Plain<'render'>
+  | Plain<'help'>
+  | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At);
+
+export type CommandName = Command['name'];
+export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;
+
+/** One row of the README's command table. */
+export interface HelpRow {
+  usage: string;
+  who: string;
+  what: string;
+}
+
+export interface CommandHelp {
+  /** The line `/help` prints. */
+  line: string;
+  /** Its rows in the README's table. */
+  rows: HelpRow[];
+}
+
+type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
+
+/** May the commenter approve everything the pull request touches (the permissions decision, with them as author)? */
+export interface ApprovalDecision {
+  may: boolean;
+  /** Permission row -> content digest the approval is for. */
+  subjects: Record<string, string>;
+  why: string;
+}
+
+/** One comment's commands being run: what they read, and the state they change. */
+export interface CommandRun {
+  context: JobContext;
+  options: PrHandlerOptions;
+  /** The comment's job (the whole of it: ../issue-comment.ts CommentJob). */
+  job: PullTarget & { commentId: number; writtenAt?: string };
+  pr: Pull;
+  author: string;
+  commenter: string;
+  labels: string[];
+  /** The bot's status comment (absent when the App's slug is unknown: nothing can be recorded). */
+  status?: StatusComment;
+  approvals: RecordedApproval[];
+  seenHead?: SeenHead;
+  /** Run the checks again once the commands are done. */
+  recheck: boolean;
+  /** Write access to the repository (asked once). */
+  hasWrite(): Promise<boolean>;
+  /** The permissions decision with the commenter as author (decided once). */
+  ownsAll(): Promise<ApprovalDecision>;
+  /** The pull request and who asked, for commands that edit files. */
+  target: EditTarget;
+  helpText: string;
+}
+
+export interface CommandOutcome {
+  ok: boolean;
+  /** A line for the reply: why it was refused, or what it produced. */
+  say?: string;
+}
+
+export interface CommentCommand<N extends CommandName> {
+  name: N;
+  /** Other names it is typed as (`/unhold`). */
+  aliases?: string[];
+  help: CommandHelp;
+  /** The command from its arguments, or why they are wrong. `typed` is the name as written. */
+  parse(args: string[], typed: string, at: At): CommandOf<N> | { problem: string };
+  /** Undefined when the commenter may use it; otherwise the refusal. */
+  mayUse(run: CommandRun, command: CommandOf<N>): Promise<string | undefined>;
+  act(run: CommandRun, command: CommandOf<N>): Promise<CommandOutcome>;
+}
+
+/** A command of the table, its own type closed over. */
+export interface TableCommand {
+  name: CommandName;
+  aliases: string[];
+  help: CommandHelp;
+  parse(args: string[], typed: string, at: At): Command | { problem: string };
+  mayUse(run: CommandRun, command: Command): Promise<string | undefined>;
+  act(run: CommandRun, command: Command): Promise<CommandOutcome>;
+}
+
+export function defineCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
+  const mine = (command: Command): command is CommandOf<N> => command.name === def.name;
+  const other = (command: Command) => new Error(`/${command.name} is not /${def.name}`);
+  return {
+    name: def.name,
+    aliases: def.aliases ?? [],
+    help: def.help,
+    parse: (args, typed, at) => def.parse(args, typed, at),
+    mayUse: async (run, command) => {
+      if (!mine(command)) throw other(command);
+      return def.mayUse(run, command);
+    },
+    act: async (run, command) => {
+      if (!mine(command)) throw other(command);
+      return def.act(run, command);
+    },
+  };
+}
+
+/** `/name` or `/name cancel`. */
+export function cancelable<N extends 'approve' | 'lgtm' | 'hold'>(
+  name: N,
+  args: string[],
+  at: At,
+): Cancelable<N> | { problem: string } {
+  if (args.length === 0) return { name, cancel: false, ...at };
+  if (args.length === 1 && args[0]!.toLowerCase() === 'cancel') return { name, cancel: true, ...at };
+  return { problem: `\`/${name}\` takes no argument other than \`cancel\`` };
+}
+
+/** `/name` with no argument. */
+export function plain<N extends 'retest' | 'render' | 'help'>(
+  name: N,
+  args: string[],
+  at: At,
+): Plain<N> | { problem: string } {
+  return args.length === 0 ? { name, ...at } : { problem: `\`/${name}\` takes no argument` };
+}
+
+/** The author, someone with write access, or an owner of everything the pull request touches. */
+export async function authorWriterOrOwner(run: CommandRun): Promise<boolean> {
+  return run.commenter === run.author || (await run.hasWrite()) || (await run.ownsAll()).may;
+}

@@ -1,0 +1,55 @@
+// The comment commands, one file each (like Prow's plugins). `/help`, the README's command
+// table and the comment parser (../commands.ts) all read this table.
+import { approve } from './approve.js';
+import type { CommandName, HelpRow, TableCommand } from './command.js';
+import { help } from './help.js';
+import { hold } from './hold.js';
+import { lgtm } from './lgtm.js';
+import { promote } from './promote.js';
+import { render } from './render.js';
+import { retest } from './retest.js';
+
+export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
+
+/** In the order `/help` and the README list them. */
+export const COMMANDS: readonly TableCommand[] = [approve, lgtm, hold, retest, promote, render, help];
+
+const byTypedName = new Map<string, TableCommand>(
+  COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
+);
+
+/** The command a typed name (lower case) stands for, if any. */
+export function commandTyped(name: string): TableCommand | undefined {
+  return byTypedName.get(name);
+}
+
+/** The table entry of a parsed command. */
+export function commandNamed(name: CommandName): TableCommand {
+  const command = byTypedName.get(name);
+  if (!command) throw new Error(`no command /${name}`);
+  return command;
+}
+
+/** What `/help` says. */
+export function helpText(): string {
+  return [
+    'catalog-bot commands (one per line, anywhere in a comment):',
+    '',
+    ...COMMANDS.map((c) => `- ${c.help.line}`),
+  ].join('\n');
+}
+
+/** The rows of the README's command table. */
+export function helpRows(): HelpRow[] {
+  return COMMANDS.flatMap((c) => c.help.rows);
+}
+
+/** The README's command table, as markdown (prettier pads it). */
+export function commandsMarkdown(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  return [
+    '| command | who may | what it does |',
+    '| --- | --- | --- |',
+    ...helpRows().map((r) => `| ${cell(r.usage)} | ${cell(r.who)} | ${cell(r.what)} |`),
+  ].join('\n');
+}

@@ -1,0 +1,189 @@
+// `/approve` on a pull request runs only the permissions decision: no validation, upgrade
+// graph, dependency, CRD or template work (issue: one pull-request session). End to end
+// through the App: signed webhooks, a real bare repository, GitHub's API as a fake (nock).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+
+const CONFIG = `catalogs: [catalogs/*]
+maintainers: [alice]
+ownership:
+  packageOwners: operators/{package}/OWNERS
+images:
+  unverifiableRegistries: [quay.io]
+templates:
+  - template: operators/foo/template.yaml
+    outputs: [catalogs/v4.21/foo/catalog.yaml]
+`;
+const ROOT = 'catalogs/v4.21/foo';
+const bundle = (version: string) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: quay.io/example/foo-bundle:v${version}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+const catalog = (entries: string) => `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+${entries}`;
+
+function makeRepo() {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-approve-'));
+  const work = join(root, 'work');
+  const bare = join(root, 'origin.git');
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+  const commit = (message: string, files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+    git(work, 'add', '-A');
+    git(work, 'commit', '-qm', message);
+    return git(work, 'rev-parse', 'HEAD');
+  };
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  const base = commit('base', {
+    '.github/catalog-bot.yml': CONFIG,
+    'operators/foo/OWNERS': 'approvers: [bob]\n',
+    'operators/foo/template.yaml': 'schema: olm.template.basic\nentries: []\n',
+    [`${ROOT}/catalog.yaml`]: catalog('  - name: foo.v1.0.0\n'),
+    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
+  });
+  git(work, 'checkout', '-q', '-b', 'pr', base);
+  // carol (no rights on foo) adds v1.1.0 and touches the template: every check has work.
+  const head = commit('add 1.1.0', {
+    [`${ROOT}/catalog.yaml`]: catalog(
+      '  - name: foo.v1.0.0\n  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
+    ),
+    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+    'operators/foo/template.yaml': 'schema: olm.template.basic\nentries: [] # touched\n',
+  });
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  git(
+    work,
+    'push',
+    '-q',
+    bare,
+    'main:refs/heads/main',
+    `${head}:refs/pull/2/head`,
+    `${head}:refs/heads/pr-2`,
+  );
+  return { bare, head, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+describe('/approve runs only the permissions decision', () => {
+  let repo: ReturnType<typeof makeRepo>;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let probot: ReturnType<typeof testProbot>;
+  let ran: { flow: string; checks: string[]; validatedRoots: number }[];
+
+  beforeEach(() => {
+    nock.disableNetConnect();
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    queue = new InProcessQueue();
+    ran = [];
+    probot = testProbot();
+    probot.load(
+      createApp({
+        queue,
+        workDir,
+        observeChecks: (flow, work) => ran.push({ flow, ...work }),
+      }),
+    );
+  });
+  afterEach(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  function repository(): Payload {
+    const payload = webhookExample('pull_request', 'opened');
+    payload.repository.clone_url = repo.bare;
+    return payload.repository;
+  }
+
+  it('answers /approve from permissions alone, while the pull request checks do every check', async () => {
+    gh.addPull({ number: 2, head: repo.head, author: 'carol', mergeable_state: 'blocked' });
+    const opened = webhookExample('pull_request', 'opened');
+    opened.installation = { id: 4242 };
+    opened.repository = repository();
+    opened.number = opened.pull_request.number = 2;
+    opened.pull_request.user.login = 'carol';
+    opened.pull_request.head.sha = repo.head;
+    await probot.receive({ id: 'd-1', name: 'pull_request', payload: opened });
+    await queue.onIdle();
+    // The checks of the head: every check of the list that applies, on validated catalogs.
+    const checks = ran.filter((r) => r.flow === 'pr-checks');
+    expect(checks).toHaveLength(1);
+    expect(checks[0]!.checks).toEqual(
+      expect.arrayContaining([
+        'catalog-bot/permissions',
+        'catalog-bot/validate',
+        'catalog-bot/upgrade-graph',
+        'catalog-bot/dependencies',
+        'catalog-bot/crd-upgrade',
+        'catalog-bot/templates',
+      ]),
+    );
+    expect(checks[0]!.validatedRoots).toBe(1);
+    expect(gh.runsFor(repo.head, 'catalog-bot/permissions').at(-1)?.conclusion).toBe('failure');
+
+    // bob, foo's owner, approves.
+    const comment = webhookExample('issue_comment', 'created');
+    comment.installation = { id: 4242 };
+    comment.repository = repository();
+    comment.issue.number = 2;
+    comment.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
+    comment.comment.id = 9001;
+    comment.comment.body = '/approve';
+    comment.comment.created_at = comment.comment.updated_at = gh.tick().toISOString();
+    comment.comment.user = { ...comment.comment.user, login: 'bob', id: 12 };
+    comment.sender = { ...comment.sender, login: 'bob', id: 12 };
+    ran = [];
+    await probot.receive({ id: 'd-2', name: 'issue_comment', payload: comment });
+    await queue.onIdle();
+
+    // The approval is recorded, decided by the permissions check and nothing else.
+    const approvals = gh
+      .botComments(2)
+      .map((c) => readState(c.body))
+      .find(Boolean)?.approvals;
+    expect(approvals).toMatchObject([{ login: 'bob', comment: 9001, sha: repo.head }]);
+    expect(ran.filter((r) => r.flow === 'approve')).toEqual([
+      { flow: 'approve', checks: ['catalog-bot/permissions'], validatedRoots: 0 },
+    ]);
+    // Then the checks run again with the approval (a flow of its own, with every check).
+    expect(ran.filter((r) => r.flow === 'pr-checks')).toHaveLength(1);
+    expect(gh.runsFor(repo.head, 'catalog-bot/permissions').at(-1)?.conclusion).toBe('success');
+    expect(PR_CHECK_NAMES).toContain('catalog-bot/permissions');
+  });
+});
