@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DirectorySource } from '../dist/catalog/source.js';
+import { DirectorySource } from '../dist/catalog/fbc/source.js';
 import { clearLayerCache, createTar, gzipFixed } from '../dist/publish/layer.js';
 import { blob, OCI_CONFIG, OCI_INDEX, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../dist/publish/oci.js';
 import { publishCatalog } from '../dist/publish/publish.js';

@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeFile } from '../dist/catalog/decode.js';
-import { changedLines } from '../dist/catalog/promote-diff.js';
+import { decodeFile } from '../dist/catalog/fbc/decode.js';
+import { changedLines } from '../dist/catalog/edits/promote-diff.js';
 import { renderTemplateText } from '../dist/catalog/templates/index.js';
 import { bundleRenderer } from '../dist/publish/bundle-render.js';
 import { createTar, gzipFixed } from '../dist/publish/layer.js';

@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { relative, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { availableParallelism } from 'node:os';
-import type { ChannelGraph } from './catalog/graph.js';
+import type { ChannelGraph } from './catalog/olm/graph.js';
 import type { Diagnostic } from './catalog/index.js';
 // Only what starts `validate`'s second thread is loaded up front: the catalog code loads
 // meanwhile (README, "Benchmark").
-import { startLoadHelper } from './catalog/load-threads.js';
-import { DEFAULT_MAX_FILE_SIZE } from './catalog/source.js';
+import { startLoadHelper } from './catalog/fbc/load-threads.js';
+import { DEFAULT_MAX_FILE_SIZE } from './catalog/fbc/source.js';
 
 const EXIT_OK = 0;
 const EXIT_FAIL = 1;
@@ -290,8 +290,8 @@ export function githubAnnotation(d: Diagnostic): string {
 
 async function rangeCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const [{ tryParseRange }, { tryParseVersion }] = await Promise.all([
-    import('./catalog/range.js'),
-    import('./catalog/semver.js'),
+    import('./catalog/versions/range.js'),
+    import('./catalog/versions/semver.js'),
   ]);
   const { values, positionals } = parseArgs({
     args,
@@ -346,7 +346,7 @@ async function rangeCommand(args: string[], out: NodeJS.WritableStream): Promise
 
 async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
   const [{ tryParseVersion }, { DirectorySource, validateCatalog }] = await Promise.all([
-    import('./catalog/semver.js'),
+    import('./catalog/versions/semver.js'),
     import('./catalog/index.js'),
   ]);
   const { values, positionals } = parseArgs({
@@ -374,7 +374,7 @@ async function graphCommand(args: string[], out: NodeJS.WritableStream): Promise
   await requireDirectory(root);
   // Loaded here: `validate`, the most used command, does not need the graph code.
   const [{ channelGraph, dot, findChannel, graphText, mermaid }, { InvalidVersionRangeError }] =
-    await Promise.all([import('./catalog/graph.js'), import('./catalog/v1.js')]);
+    await Promise.all([import('./catalog/olm/graph.js'), import('./catalog/olm/v1.js')]);
   const report = await validateCatalog(new DirectorySource(root));
   const found = findChannel(report.model, packageName, values.channel);
   if ('error' in found) throw new Error(found.error);

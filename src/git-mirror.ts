@@ -2,7 +2,7 @@
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
 // A mirror follows the repository, not its name (docs/security.md): it is keyed by the
 // host and the repository id, and fetches from the payload's current `clone_url`.
-import { runGit } from './catalog/source.js';
+import { runGit } from './catalog/fbc/source.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,12 +1,12 @@
 // Reconciliation (issue: missed webhooks and crashes lose nothing): at start and then
-// periodically, every open pull request whose head lacks a completed set of catalog-bot
-// check runs is queued for its checks, and every default branch whose head has no
+// periodically, every open pull request whose head lacks a completed catalog-bot check
+// run for a check that applies is queued for its checks, and every default branch whose head has no
 // `catalog-bot/publish` run, or a failed one, while its config publishes is queued for
 // publishing (so a registry that was down gets another try). The
 // queue's keys make this safe to run on every replica at once.
 import type { Probot } from 'probot';
 import { parseRepoConfig } from './checks/config.js';
-import { PR_CHECK_NAMES } from './handlers/check-runs.js';
+import { resultsFor, unanswered } from './handlers/merge.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './handlers/pull-request.js';
 import type { PublishJob } from './handlers/push.js';
 import { PUBLISH_CHECK } from './publish/report.js';
@@ -48,10 +48,9 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
         });
         for (const pr of pulls) {
           const runs = await ours(pr.head.sha);
-          const complete = PR_CHECK_NAMES.every((name) =>
-            runs.some((r) => r.name === name && r.status === 'completed'),
-          );
-          if (complete) continue;
+          // Complete: a run for every check that applies (the newest record of this App for
+          // this pull request and base says which; docs/github-limits.md).
+          if (unanswered(resultsFor(runs, pr.base.ref, pr.number)) === undefined) continue;
           const job: PrJob = {
             ref,
             number: pr.number,

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
@@ -492,7 +492,7 @@ describe('comment commands: replies and permissions', () => {
         .runsFor(repo.bottom)
         .map((r) => r.name)
         .sort(),
-    ).toEqual([...PR_CHECK_NAMES].sort());
+    ).toEqual([...CATALOG_CHANGE_CHECKS].sort());
     await send('created', 'carol', '/unhold');
     expect(gh.labelsOf(2)).toEqual([]);
   });
@@ -593,9 +593,14 @@ describe('comment commands: replies and permissions', () => {
     const first = await reconcile(app, options);
     await q.onIdle();
     expect(first).toEqual({ repositories: 1, checksQueued: 1, publishQueued: 0 });
-    expect(gh.runsFor(repo.bottom).filter((r) => r.status === 'completed')).toHaveLength(
-      PR_CHECK_NAMES.length,
-    );
+    // Options without a registry: no `catalog-bot/images` check.
+    expect(
+      gh
+        .runsFor(repo.bottom)
+        .filter((r) => r.status === 'completed')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(CATALOG_CHANGE_CHECKS.filter((name) => name !== 'catalog-bot/images').sort());
     // Everything is complete now: a second pass (another replica, a restart) queues nothing.
     expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
   });

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import nock from 'nock';
 import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/dependencies.js';
+import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
 import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';

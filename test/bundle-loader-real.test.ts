@@ -10,7 +10,7 @@ import {
   DEFAULT_BUNDLE_IMAGE_TEMPLATE,
   loadBundleDirectory,
 } from '../src/catalog/bundle.js';
-import { decodeFile } from '../src/catalog/decode.js';
+import { decodeFile } from '../src/catalog/fbc/decode.js';
 import { bundleObject } from '../src/catalog/templates/index.js';
 import { encodeYaml, type JsonObject } from '../src/catalog/templates/write.js';
 import { SHARED_DATA } from './helpers/oracle.js';

@@ -1,12 +1,12 @@
 // catalog-bot/bundle on real pull requests: each branch of a real git repository
 // (test/helpers/bundle-repo.ts: the real jumpstarter-operator package before its 0.9.0
 // release) is one pull request on `main`.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCheckForChange, bundleDirectories } from '../src/checks/bundle-pr.js';
-import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/release.js';
+import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import {
@@ -58,6 +58,12 @@ beforeAll(() => {
     },
     false,
   );
+  branch('no-release-config-ci-off', () => {
+    // The pull request drops release-config.yaml and turns fbc off in its own ci.yaml.
+    rmSync(join(repo, DIR, 'release-config.yaml'));
+    const ci = join(repo, `operators/${PKG}/ci.yaml`);
+    writeFileSync(ci, readFileSync(ci, 'utf8').replace('enabled: true', 'enabled: false'));
+  });
   branch(
     'templates-only',
     () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
@@ -137,6 +143,15 @@ describe('catalog-bot/bundle on pull requests', () => {
     ]);
   });
 
+  it("warns of a missing release-config.yaml by the base's ci.yaml, which the pull request cannot turn off", async () => {
+    const check = await bundleCheck('no-release-config-ci-off');
+    expect(check?.findings.map((d) => [d.rule, d.level, d.file])).toContainEqual([
+      'B-RELEASE-CONFIG',
+      'warning',
+      DIR,
+    ]);
+  });
+
   it('is not run on a change that touches no bundle directory', async () => {
     expect(await bundleCheck('templates-only')).toBeUndefined();
   });
@@ -196,6 +211,30 @@ describe('which directories catalog-bot/bundle checks', () => {
       { dir: 'operators/b/latest', package: 'b', version: 'latest' },
       { dir: 'operators/c/2.0.0', package: 'c', version: '2.0.0' },
     ]);
+  });
+
+  it('holds at most 64 MiB of bundle directories of one pull request, however they are split', async () => {
+    // 10 new directories of 15 MiB each: every one is under the per-bundle bound.
+    const held: number[] = [];
+    const check = await bundleCheckForChange({
+      base: 'main',
+      head: 'pr',
+      files: Array.from({ length: 10 }, (_, i) => `operators/p/1.0.${i}/manifests/csv.yaml`),
+      settings: DEFAULT_BUNDLE_SETTINGS,
+      readDirectory: async (rev, _dir, maxBytes) => {
+        const bytes = rev === 'pr' ? 15 * 2 ** 20 : 0;
+        if (bytes > maxBytes) return { files: new Map(), bytes, unreadable: [] };
+        if (bytes > 0) held.push(bytes);
+        return { files: new Map([['manifests/csv.yaml', Buffer.alloc(0)]]), bytes, unreadable: [] };
+      },
+      readFile: async () => undefined,
+    });
+    expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(held.length).toBeGreaterThan(0);
+    const unread = check?.findings.filter((d) => d.rule === 'B-SIZE') ?? [];
+    expect(unread.length).toBe(10 - held.length);
+    expect(unread[0]?.message).toMatch(/more than 64 MiB together/);
+    expect(check?.conclusion).toBe('failure');
   });
 
   it('refuses to read more than 20 bundle directories of one pull request', async () => {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changedLines } from '../src/catalog/promote-diff.js';
+import { changedLines } from '../src/catalog/edits/promote-diff.js';
 import { bundleObject, renderTemplateText } from '../src/catalog/templates/index.js';
 import { emptyOutput, writeConfig } from '../src/catalog/templates/write.js';
 import {

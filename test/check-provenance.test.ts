@@ -2,8 +2,8 @@
 // (head, base, config)); the merge gate reads it back and picks the runs for its pull
 // request and base.
 import { describe, expect, it } from 'vitest';
-import { checkedText, readChecked } from '../src/handlers/check-runs.js';
-import { resultsFor } from '../src/handlers/merge.js';
+import { checkedText, PR_CHECK_NAMES, readChecked } from '../src/handlers/check-runs.js';
+import { requiredChecks, resultsFor, unanswered } from '../src/handlers/merge.js';
 
 describe('what a check run says it was computed against', () => {
   it('round-trips any branch name, and the gate takes the newest run per name for its pull request and base only', () => {
@@ -63,5 +63,91 @@ describe('what a check run says it was computed against', () => {
         'catalog-bot/validate',
       )?.id,
     ).toBe(4);
+  });
+
+  it('the checks that apply come from the newest record of this pull request; a listed check without a run is missing, never "does not apply"', () => {
+    const always = [
+      'catalog-bot/permissions',
+      'catalog-bot/validate',
+      'catalog-bot/upgrade-graph',
+      'catalog-bot/dependencies',
+      'catalog-bot/crd-upgrade',
+    ];
+    const record = (checks: string[] | undefined, pr = 7, base = 'main') =>
+      checkedText({ base, sha: 'c'.repeat(40), pr, config: '', ...(checks ? { checks } : {}) });
+    const run = (
+      id: number,
+      name: string,
+      conclusion: string,
+      text: string | null,
+      status = 'completed',
+    ) => ({
+      id,
+      name,
+      status,
+      conclusion,
+      output: { text },
+    });
+    const applying = [...always, 'catalog-bot/images', 'catalog-bot/templates'];
+    expect(readChecked(record(applying))?.checks).toEqual(applying);
+    // A list that is not a list of names: the record does not count at all.
+    expect(
+      readChecked('<!-- catalog-bot:checked {"base":"main","sha":"c","pr":7,"checks":"all"} -->'),
+    ).toBeUndefined();
+    const greens = (ids: number, names: string[], text: string) =>
+      names.map((name, i) => run(ids + i, name, 'success', text));
+    // Every applying check green: answered, and the checks that do not apply need no run.
+    const all = resultsFor(greens(1, applying, record(applying)), 'main', 7);
+    expect(requiredChecks(all).sort()).toEqual([...applying].sort());
+    expect(unanswered(all, true)).toBeUndefined();
+    // The templates run was never written (an error): missing, not "does not apply".
+    const lost = resultsFor(greens(1, applying.slice(0, -1), record(applying)), 'main', 7);
+    expect(unanswered(lost, true)).toBe('catalog-bot/templates has no run');
+    expect(unanswered(lost)).toBe('catalog-bot/templates has no run');
+    // A failing applying run stops the merge.
+    const red = resultsFor(
+      [
+        ...greens(1, applying.slice(0, -1), record(applying)),
+        run(20, 'catalog-bot/templates', 'failure', record(applying)),
+      ],
+      'main',
+      7,
+    );
+    expect(unanswered(red, true)).toBe('catalog-bot/templates is not green');
+    expect(unanswered(red)).toBeUndefined();
+    // A record that lists nothing (older runs, a job that failed early): every check applies.
+    const old = resultsFor(greens(1, applying, record(undefined)), 'main', 7);
+    expect(requiredChecks(old).sort()).toEqual([...PR_CHECK_NAMES].sort());
+    expect(unanswered(old, true)).toBe('catalog-bot/ocp-continuity has no run');
+    // No run at all: every check applies.
+    expect(requiredChecks(new Map()).sort()).toEqual([...PR_CHECK_NAMES].sort());
+    // A record that lists fewer checks never drops the ones decided on every change.
+    const short = resultsFor(
+      greens(1, ['catalog-bot/validate'], record(['catalog-bot/validate'])),
+      'main',
+      7,
+    );
+    expect(requiredChecks(short).sort()).toEqual([...always].sort());
+    expect(unanswered(short, true)).toBe('catalog-bot/permissions has no run');
+    // The list of another pull request (or another base) on the same head is not this one's.
+    const other = resultsFor(
+      [...greens(1, always, record(always)), run(30, 'catalog-bot/images', 'success', record(always, 8))],
+      'main',
+      7,
+    );
+    expect(requiredChecks(other).sort()).toEqual([...always].sort());
+    const mixed = resultsFor(
+      [...greens(1, applying, record(applying)), ...greens(40, always, record(always, 7, 'old'))],
+      'main',
+      7,
+    );
+    expect(requiredChecks(mixed).sort()).toEqual([...applying].sort());
+    // Anything still running: not answered yet, whatever the list says.
+    const running = resultsFor(
+      [...greens(1, always, record(always)), run(50, 'catalog-bot/bundle', 'success', null, 'in_progress')],
+      'main',
+      7,
+    );
+    expect(unanswered(running)).toBe('catalog-bot/bundle is still running');
   });
 });

@@ -15,10 +15,10 @@ import {
   classicNext,
   classicPath,
   type InstalledBundle,
-} from '../src/catalog/classic.js';
+} from '../src/catalog/olm/classic.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import type { ModelBundle, ModelChannel } from '../src/catalog/model.js';
-import { parseVersion } from '../src/catalog/semver.js';
+import type { ModelBundle, ModelChannel } from '../src/catalog/fbc/model.js';
+import { parseVersion } from '../src/catalog/versions/semver.js';
 import { bundle, channel, pkg, v, versionEntry, yamlStream, type Edges } from './helpers/catalogs.js';
 import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 

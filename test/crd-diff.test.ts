@@ -1,4 +1,4 @@
-// The CRD upgrade rules (src/catalog/crd-diff.ts), each with a CRD pair OLM refuses and one it
+// The CRD upgrade rules (src/catalog/olm/crd-diff.ts), each with a CRD pair OLM refuses and one it
 // applies, plus the changes operator-controller's docs (docs/concepts/crd-upgrade-safety.md)
 // and preflight tests (crdupgradesafety_test.go and its testdata) list as safe and unsafe.
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import {
   parseCrd,
   type Crd,
   type CrdChange,
-} from '../src/catalog/crd-diff.js';
+} from '../src/catalog/olm/crd-diff.js';
 
 type Obj = Record<string, unknown>;
 

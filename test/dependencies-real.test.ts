@@ -4,12 +4,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classicChannelEntries } from '../src/catalog/classic.js';
-import type { ExternalProviders } from '../src/catalog/dependencies.js';
+import { classicChannelEntries } from '../src/catalog/olm/classic.js';
+import type { ExternalProviders } from '../src/catalog/olm/dependencies.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import type { Model, ModelBundle } from '../src/catalog/model.js';
-import { parseRange } from '../src/catalog/range.js';
-import { parseVersion } from '../src/catalog/semver.js';
+import type { Model, ModelBundle } from '../src/catalog/fbc/model.js';
+import { parseRange } from '../src/catalog/versions/range.js';
+import { parseVersion } from '../src/catalog/versions/semver.js';
 import { dependencyFindings } from '../src/checks/dependencies.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 

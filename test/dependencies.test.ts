@@ -10,7 +10,7 @@ import {
   dependencyIndex,
   parseDependency,
   type CatalogBundle,
-} from '../src/catalog/dependencies.js';
+} from '../src/catalog/olm/dependencies.js';
 import type { Diagnostic } from '../src/catalog/diagnostics.js';
 import { DirectorySource, validateCatalog, type CatalogReport } from '../src/catalog/index.js';
 import { dependenciesCheck, dependencyFindings, DEPENDENCIES_CHECK } from '../src/checks/dependencies.js';

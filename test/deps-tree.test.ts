@@ -2,7 +2,7 @@
 // requirement in OLM's order of preference, and the command's formats and exit codes.
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { depsMermaid, depsText, depsTree } from '../src/catalog/deps-tree.js';
+import { depsMermaid, depsText, depsTree } from '../src/catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { depsCommand } from '../src/commands/deps.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';

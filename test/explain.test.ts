@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
-import { explainMermaid, type Explanation } from '../src/catalog/explain.js';
+import { explainMermaid, type Explanation } from '../src/catalog/olm/explain.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];

@@ -6,8 +6,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { decodeFile, lineOf, yamlDocumentsRead, type DecodedFile } from '../src/catalog/decode.js';
-import { readFastYamlDocument } from '../src/catalog/fastyaml.js';
+import { decodeFile, lineOf, yamlDocumentsRead, type DecodedFile } from '../src/catalog/fbc/decode.js';
+import { readFastYamlDocument } from '../src/catalog/fbc/fastyaml.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
 function filesUnder(dir: string): string[] {

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitTreeSource, loadCatalog, renderJson } from '../src/catalog/index.js';
 import { main } from '../src/cli.js';
-import { MAX_INDEX_IGNORE_LINE } from '../src/catalog/indexignore.js';
+import { MAX_INDEX_IGNORE_LINE } from '../src/catalog/fbc/indexignore.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 interface Case {

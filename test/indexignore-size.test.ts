@@ -5,9 +5,9 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, type CatalogSource } from '../src/catalog/index.js';
-import { MAX_INDEX_IGNORE_SIZE } from '../src/catalog/indexignore.js';
-import { MAX_SYMLINK_TARGET_BYTES } from '../src/catalog/source.js';
-import { loadCatalog, type LoadResult } from '../src/catalog/load.js';
+import { MAX_INDEX_IGNORE_SIZE } from '../src/catalog/fbc/indexignore.js';
+import { MAX_SYMLINK_TARGET_BYTES } from '../src/catalog/fbc/source.js';
+import { loadCatalog, type LoadResult } from '../src/catalog/fbc/load.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>

@@ -10,7 +10,7 @@ import {
   indexIgnoreProblem,
   MAX_INDEX_IGNORE_LINE,
   parseIndexIgnore,
-} from '../src/catalog/indexignore.js';
+} from '../src/catalog/fbc/indexignore.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';

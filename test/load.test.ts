@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeFile, lineOf } from '../src/catalog/decode.js';
-import { goJsonSyntaxError } from '../src/catalog/gojsonsyntax.js';
+import { decodeFile, lineOf } from '../src/catalog/fbc/decode.js';
+import { goJsonSyntaxError } from '../src/catalog/go/gojsonsyntax.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 

@@ -3,9 +3,9 @@ import {
   checkVersionField,
   parseMastermindsConstraint,
   parseMastermindsRange,
-} from '../src/catalog/masterminds.js';
-import { goQuote } from '../src/catalog/gostrings.js';
-import { parseVersionTolerant } from '../src/catalog/semver.js';
+} from '../src/catalog/versions/masterminds.js';
+import { goQuote } from '../src/catalog/go/gostrings.js';
+import { parseVersionTolerant } from '../src/catalog/versions/semver.js';
 
 const TOO_LONG = 'spec.source.catalog.version: Too long: may not be more than 64 bytes';
 const REGEX_MISMATCH = 'spec.source.catalog.version: Invalid value: "string": invalid version expression';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { runnableBundles } from '../src/catalog/ocp-continuity.js';
+import { runnableBundles } from '../src/catalog/olm/ocp-continuity.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import {
   DEFAULT_OCP_CONFIG,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeclarativeConfig } from '../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../src/catalog/fbc/declcfg.js';
 import {
   ancestorDirs,
   OwnersIndex,

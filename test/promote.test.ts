@@ -13,8 +13,8 @@ import {
   type FileTree,
   type PromoteResult,
   type TemplateMapping,
-} from '../src/catalog/promote.js';
-import type { CatalogSource } from '../src/catalog/source.js';
+} from '../src/catalog/edits/promote.js';
+import type { CatalogSource } from '../src/catalog/fbc/source.js';
 import {
   bundleResolverFromCatalog,
   renderTemplateText,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DirectorySource, GitTreeSource } from '../src/catalog/source.js';
+import { DirectorySource, GitTreeSource } from '../src/catalog/fbc/source.js';
 import { CMD, CONFIGS_LABEL, ENTRYPOINT } from '../src/publish/image.js';
 import { catalogLayer, createTar, entriesUnder, gzipFixed } from '../src/publish/layer.js';
 import { OCI_INDEX, OCI_MANIFEST } from '../src/publish/oci.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { lintSkipRange, RANGE_LINT_LEVELS } from '../src/catalog/range-lint.js';
-import type { RangeLint } from '../src/catalog/range-lint.js';
-import { parseRange, tryParseRange } from '../src/catalog/range.js';
-import { parseMastermindsConstraint } from '../src/catalog/masterminds.js';
-import { parseVersion } from '../src/catalog/semver.js';
+import { lintSkipRange, RANGE_LINT_LEVELS } from '../src/catalog/versions/range-lint.js';
+import type { RangeLint } from '../src/catalog/versions/range-lint.js';
+import { parseRange, tryParseRange } from '../src/catalog/versions/range.js';
+import { parseMastermindsConstraint } from '../src/catalog/versions/masterminds.js';
+import { parseVersion } from '../src/catalog/versions/semver.js';
 
 const v = (s: string) => parseVersion(s);
 

@@ -4,9 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { goUnquote, haveOpm, OPM } from './helpers/oracle.js';
-import { parseRange, RangeEvaluationError, RangeSyntaxError, tryParseRange } from '../src/catalog/range.js';
-import { goQuote } from '../src/catalog/gostrings.js';
-import { parseVersion } from '../src/catalog/semver.js';
+import {
+  parseRange,
+  RangeEvaluationError,
+  RangeSyntaxError,
+  tryParseRange,
+} from '../src/catalog/versions/range.js';
+import { goQuote } from '../src/catalog/go/gostrings.js';
+import { parseVersion } from '../src/catalog/versions/semver.js';
 
 function errorOf(range: string): string {
   try {

@@ -263,6 +263,14 @@ describe('internal networks', () => {
       'fe80::1',
       '::ffff:7f00:1',
       '::ffff:169.254.169.254',
+      // IPv6 forms that carry an IPv4 address, or reach a site's own network
+      '::127.0.0.1',
+      '::a9fe:a9fe',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::',
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '64:ff9b:1::a00:1',
+      'fec0::1',
     ])
       expect(isInternalAddress(internal), internal).toBe(true);
     for (const external of ['8.8.8.8', '23.1.2.3', '172.32.0.1', '2001:4860:4860::8888'])

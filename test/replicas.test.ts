@@ -5,11 +5,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { Fleet, haveRedis, sleep, until, type FleetOptions, type FleetPr } from './helpers/fleet.js';
 
 const server = fileURLToPath(new URL('../dist/server.js', import.meta.url));
-const names = PR_CHECK_NAMES;
+// The checks of these changes: a run for each, none for the others (docs/github-limits.md).
+const names = CATALOG_CHANGE_CHECKS;
 
 describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
   let fleet: Fleet | undefined;

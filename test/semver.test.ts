@@ -11,9 +11,9 @@ import {
   parseVersionTolerant,
   SemverError,
   tryParseVersion,
-} from '../src/catalog/semver.js';
-import type { Version } from '../src/catalog/semver.js';
-import { goQuote, goSplitN, goTrimSpace } from '../src/catalog/gostrings.js';
+} from '../src/catalog/versions/semver.js';
+import type { Version } from '../src/catalog/versions/semver.js';
+import { goQuote, goSplitN, goTrimSpace } from '../src/catalog/go/gostrings.js';
 
 function errorOf(fn: () => unknown): string {
   try {

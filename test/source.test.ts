@@ -3,8 +3,8 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
-import type { DecodedFile } from '../src/catalog/decode.js';
-import { GitFiles } from '../src/catalog/source.js';
+import type { DecodedFile } from '../src/catalog/fbc/decode.js';
+import { GitFiles } from '../src/catalog/fbc/source.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -163,6 +163,33 @@ describe('GitFiles', () => {
       await expect(files.read('HEAD', 'x\nHEAD:outside.yaml')).rejects.toThrow(/line break/);
       // The reader still works after a refused request.
       expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
+  it('refuses ./, ../ and over-long paths, which would end or jam the reader for the run', async () => {
+    const repo = makeRepo();
+    const files = new GitFiles(repo);
+    try {
+      // git takes ./x and ../x as work-tree paths and exits; a missing 5000-byte name is echoed
+      // back on one line longer than the reader takes. Either failed every later read.
+      await expect(files.read('HEAD', './outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
+      await expect(files.read('HEAD', '../outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
+      await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(/too long/);
+      expect(await files.read('HEAD', 'a/../outside.yaml')).toBeUndefined();
+      expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
+  it('answers a directory over the file limit as no file, not as an error', async () => {
+    const repo = makeRepo();
+    const files = new GitFiles(repo, 10);
+    try {
+      // The tree object of catalogs/v1 is larger than 10 bytes: still "not a file".
+      expect(await files.read('HEAD', 'catalogs/v1')).toBeUndefined();
     } finally {
       files.close();
     }

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { templateMappingsFromTree, type FileTree } from '../src/catalog/promote.js';
+import { templateMappingsFromTree, type FileTree } from '../src/catalog/edits/promote.js';
 import { bundleResolverFromCatalog } from '../src/catalog/templates/index.js';
 import {
   migrateLevelOf,

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeFile } from '../src/catalog/decode.js';
-import { changedLines } from '../src/catalog/promote-diff.js';
-import { parseVersion, type Version } from '../src/catalog/semver.js';
+import { decodeFile } from '../src/catalog/fbc/decode.js';
+import { changedLines } from '../src/catalog/edits/promote-diff.js';
+import { parseVersion, type Version } from '../src/catalog/versions/semver.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,

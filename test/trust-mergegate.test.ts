@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import nock from 'nock';
 import { Probot, Server } from 'probot';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
@@ -279,7 +279,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
       await pullRequest(3);
       // The newest runs on the head are all green (computed against `old`).
-      for (const name of PR_CHECK_NAMES)
+      for (const name of CATALOG_CHANGE_CHECKS)
         expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
       await otherSuiteCompleted(1);
       expect(gh.merges).toEqual([]);
@@ -309,7 +309,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         onMerge: () => repo.mergeInto('main', head),
       });
       await pullRequest(1);
-      for (const name of PR_CHECK_NAMES)
+      for (const name of CATALOG_CHANGE_CHECKS)
         expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
       // Any event that runs the gate for #2 does not merge it on #1's results.
       await otherSuiteCompleted(2);
@@ -352,7 +352,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       await otherSuiteCompleted(1);
       expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
       // Merged only on a second set of runs, computed under the new config.
-      expect(runsAtMerge).toEqual([2 * PR_CHECK_NAMES.length]);
+      expect(runsAtMerge).toEqual([2 * CATALOG_CHANGE_CHECKS.length]);
       const [first, second] = gh.runsFor(head, 'catalog-bot/validate').map((r) => r.output?.text);
       expect(second).toMatch(/Checked against `main`/);
       expect(second).not.toBe(first);
@@ -434,7 +434,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       repo.advanceMain('a note', { [`${ROOT}/catalog.yaml`]: CHANNEL + '# maintained by bob\n' });
       gh.addPull({ number: 1, head, author: 'bob', onMerge: () => repo.mergeInto('main', head) });
       await pullRequest(1);
-      for (const name of PR_CHECK_NAMES) {
+      for (const name of CATALOG_CHANGE_CHECKS) {
         const run = newest(head, name)!;
         expect(run.output?.title).not.toBe('catalog-bot could not check this pull request');
         expect(['success', 'neutral']).toContain(run.conclusion);
@@ -466,7 +466,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       repo.push(newer, 'refs/pull/1/head');
       gh.pulls.get(1)!.head = newer;
       await pullRequest(1, 'synchronize');
-      for (const name of PR_CHECK_NAMES) {
+      for (const name of CATALOG_CHANGE_CHECKS) {
         const run = newest(newer, name)!;
         expect(run.output?.title).not.toBe('catalog-bot could not check this pull request');
         expect(run.status).toBe('completed');

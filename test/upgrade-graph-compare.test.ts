@@ -10,7 +10,7 @@ import { dump, loadAll } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { Diagnostic } from '../src/catalog/diagnostics.js';
-import type { Model } from '../src/catalog/model.js';
+import type { Model } from '../src/catalog/fbc/model.js';
 import { compareFindings, differingPackages } from '../src/checks/upgrade-graph/compare.js';
 import { skipRangeFindings } from '../src/checks/upgrade-graph/index.js';
 import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';

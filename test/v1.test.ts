@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import type { ModelPackage } from '../src/catalog/model.js';
-import { parseVersion } from '../src/catalog/semver.js';
+import type { ModelPackage } from '../src/catalog/fbc/model.js';
+import { parseVersion } from '../src/catalog/versions/semver.js';
 import {
   InvalidVersionRangeError,
   v1Candidates,
@@ -16,7 +16,7 @@ import {
   v1Path,
   v1Successors,
   type InstalledBundle,
-} from '../src/catalog/v1.js';
+} from '../src/catalog/olm/v1.js';
 import {
   bundle,
   channel,

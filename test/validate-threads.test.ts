@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
-import type { LoadResult } from '../src/catalog/load.js';
-import { startLoadHelper } from '../src/catalog/load-threads.js';
+import type { LoadResult } from '../src/catalog/fbc/load.js';
+import { startLoadHelper } from '../src/catalog/fbc/load-threads.js';
 import { githubAnnotation, main } from '../src/cli.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 

@@ -3,7 +3,7 @@
 // alpha/action/render.go). Pure: the files come from a `BundleFiles` (a bundle image's
 // file system, or a bundle directory of a repository read into memory), and the image
 // reference is given. docs/bundles.md says where each field comes from.
-import { decodeFile } from './decode.js';
+import { decodeFile } from './fbc/decode.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
 import { RawJson, type JsonObject } from './templates/write.js';

@@ -1,10 +1,10 @@
 // The pure FBC core: load a catalog root, validate it like opm, render it.
 import { sortDiagnostics, type Diagnostic } from './diagnostics.js';
-import { loadCatalog, type LoadOptions, type LoadStats } from './load.js';
-import type { DeclarativeConfig } from './declcfg.js';
-import type { Model } from './model.js';
-import type { CatalogSource } from './source.js';
-import { validateConfig } from './validate.js';
+import { loadCatalog, type LoadOptions, type LoadStats } from './fbc/load.js';
+import type { DeclarativeConfig } from './fbc/declcfg.js';
+import type { Model } from './fbc/model.js';
+import type { CatalogSource } from './fbc/source.js';
+import { validateConfig } from './fbc/validate.js';
 
 export interface CatalogReport {
   /** True exactly when `opm validate` would pass. */
@@ -89,7 +89,7 @@ function withoutKnockOns(
 }
 
 export type { Diagnostic, Level } from './diagnostics.js';
-export type { DeclarativeConfig } from './declcfg.js';
-export { DirectorySource, GitTreeSource, type CatalogSource } from './source.js';
-export { loadCatalog, DEFAULT_MAX_FILE_SIZE, type LoadOptions } from './load.js';
-export { renderJson } from './render.js';
+export type { DeclarativeConfig } from './fbc/declcfg.js';
+export { DirectorySource, GitTreeSource, type CatalogSource } from './fbc/source.js';
+export { loadCatalog, DEFAULT_MAX_FILE_SIZE, type LoadOptions } from './fbc/load.js';
+export { renderJson } from './fbc/render.js';

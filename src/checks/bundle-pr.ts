@@ -4,15 +4,15 @@
 // needs, or to compare it with the one the pull request carries. Files come from the caller
 // (git objects); nothing from the pull request is run or written.
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { templateMappingsFromCiYaml } from '../catalog/promote.js';
-import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
+import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
   pathPattern,
   releaseBundle,
   ReleaseRefusal,
   type BundleSettings,
   type ReleaseTree,
-} from '../catalog/release.js';
+} from '../catalog/edits/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES } from './bundle.js';
 import { toAnnotations, type CheckResult } from './check.js';
 
@@ -46,6 +46,8 @@ export const MAX_BUNDLE_DIRS = 20;
  * larger ones are not released in the check (docs/bundles.md).
  */
 export const MAX_PACKAGE_BYTES = 64 * 2 ** 20;
+/** The bundle directories of one pull request (head and base) read together, at most. */
+export const MAX_PULL_REQUEST_BUNDLE_BYTES = 64 * 2 ** 20;
 /** Diff text shown in a check run's summary (GitHub caps a summary at 65535 characters). */
 const MAX_SUMMARY_DIFF_CHARS = 40_000;
 /** Findings listed in the summary (all are annotations, up to the annotation cap). */
@@ -105,11 +107,27 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
   const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
+  // Many directories each under the per-bundle bound must not add up to gigabytes held at once.
+  let budget = MAX_PULL_REQUEST_BUNDLE_BYTES;
   for (const b of dirs) {
+    const limit = Math.min(MAX_BUNDLE_BYTES, Math.floor(budget / 2));
     const [head, base] = await Promise.all([
-      input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES),
-      input.readDirectory(input.base, b.dir, MAX_BUNDLE_BYTES),
+      input.readDirectory(input.head, b.dir, limit),
+      input.readDirectory(input.base, b.dir, limit),
     ]);
+    if (limit < MAX_BUNDLE_BYTES && (head.bytes > limit || base.bytes > limit)) {
+      findings.push({
+        level: 'error',
+        rule: 'B-SIZE',
+        package: b.package,
+        message: `${b.dir} was not read: the bundle directories of this pull request hold more than ${MAX_PULL_REQUEST_BUNDLE_BYTES / 2 ** 20} MiB together`,
+        file: b.dir,
+        line: 1,
+        hint: 'Send the bundles in smaller pull requests (one bundle per pull request is the usual way).',
+      });
+      continue;
+    }
+    budget -= (head.bytes <= limit ? head.bytes : 0) + (base.bytes <= limit ? base.bytes : 0);
     const own: Diagnostic[] = [];
     for (const u of [...head.unreadable])
       own.push({
@@ -134,7 +152,10 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       });
     } else {
       const packageDir = packageDirOf(b.dir);
-      const ciYaml = await input.readFile(input.head, `${packageDir}/ci.yaml`);
+      const [ciYaml, baseCiYaml] = await Promise.all([
+        input.readFile(input.head, `${packageDir}/ci.yaml`),
+        input.readFile(input.base, `${packageDir}/ci.yaml`),
+      ]);
       let catalogs = catalogsByPackage.get(packageDir);
       if (!catalogs)
         catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
@@ -146,6 +167,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           files: head.files,
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
           ...(ciYaml !== undefined ? { ciYaml } : {}),
+          ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
         }),
       );

@@ -4,9 +4,9 @@
 // already released never edited. Pure: every file is given; nothing is run.
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
 import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
-import { decodeFile } from '../catalog/decode.js';
+import { decodeFile } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { tryParseVersion } from '../catalog/semver.js';
+import { tryParseVersion } from '../catalog/versions/semver.js';
 
 export const BUNDLE_CHECK = 'catalog-bot/bundle';
 
@@ -32,6 +32,8 @@ export interface BundleCheckInput {
   baseFiles?: ReadonlyMap<string, Buffer>;
   /** The package's `ci.yaml` at the head. */
   ciYaml?: string;
+  /** The package's `ci.yaml` at the base: a pull request does not turn off what the base asks. */
+  baseCiYaml?: string;
   /**
    * The rendered catalogs the bundle goes to, with the template each is rendered from
    * (replaces and skips of a release-config entry are looked up in its template's catalogs).
@@ -40,7 +42,7 @@ export interface BundleCheckInput {
 }
 
 /** More than this is far more than a bundle holds: it is reported, not parsed. */
-export const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
+export const MAX_BUNDLE_BYTES = 16 * 2 ** 20;
 
 type Finding = Omit<Diagnostic, 'level'> & { level?: Diagnostic['level'] };
 
@@ -428,10 +430,14 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
   }
 
   // ---- ci.yaml
-  if (input.ciYaml !== undefined) {
-    const ci = parseDocument(input.ciYaml);
-    const fbc = isMap(ci.contents) ? (ci.contents.toJSON() as Record<string, unknown>).fbc : undefined;
-    const enabled = isObject(fbc) && fbc.enabled === true;
+  {
+    // Rendered from templates if the base or the head says so: the head alone cannot say "no".
+    const enabled = [input.baseCiYaml, input.ciYaml].some((text) => {
+      if (text === undefined) return false;
+      const ci = parseDocument(text);
+      const fbc = isMap(ci.contents) ? (ci.contents.toJSON() as Record<string, unknown>).fbc : undefined;
+      return isObject(fbc) && fbc.enabled === true;
+    });
     if (enabled && !files.has('release-config.yaml'))
       add({
         rule: 'B-RELEASE-CONFIG',

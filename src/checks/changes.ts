@@ -1,10 +1,10 @@
 // What a change between two commits touches: which catalog roots, and inside each root
 // which packages, decided by content (design.md: never only by path).
 import { createHash } from 'node:crypto';
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
-import { blobDigest } from '../catalog/load.js';
-import { goFilepathMatch } from '../catalog/indexignore.js';
-import { readFileAt, runGit } from '../catalog/source.js';
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
+import { blobDigest } from '../catalog/fbc/load.js';
+import { goFilepathMatch } from '../catalog/fbc/indexignore.js';
+import { readFileAt, runGit } from '../catalog/fbc/source.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
 /** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */

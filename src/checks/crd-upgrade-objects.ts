@@ -2,9 +2,14 @@
 // bundles it needs: pull-request reports are loaded without `olm.bundle.object` contents.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Bundle } from '../catalog/declcfg.js';
-import { loadCatalog } from '../catalog/load.js';
-import { DirectorySource, GitTreeSource, type CatalogSource, type SourceEntry } from '../catalog/source.js';
+import type { Bundle } from '../catalog/fbc/declcfg.js';
+import { loadCatalog } from '../catalog/fbc/load.js';
+import {
+  DirectorySource,
+  GitTreeSource,
+  type CatalogSource,
+  type SourceEntry,
+} from '../catalog/fbc/source.js';
 
 export type Side = 'base' | 'head';
 

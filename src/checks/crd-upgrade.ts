@@ -1,15 +1,15 @@
 // The `catalog-bot/crd-upgrade` check: along every upgrade edge a user can take in the new
 // catalog (classic OLM candidates and OLM v1 successors: replaces, skips, skipRange), each
-// CRD of the old bundle must change only in ways OLM applies (src/catalog/crd-diff.ts).
+// CRD of the old bundle must change only in ways OLM applies (src/catalog/olm/crd-diff.ts).
 // Pure apart from the `loadObjects` callback, which reads only the files holding the
 // bundles it needs (pull-request reports are loaded without bundle manifests).
-import { classicCandidates } from '../catalog/classic.js';
-import { bundleCrds, diffBundleCrds, type Crd, type CrdChange } from '../catalog/crd-diff.js';
-import type { Bundle } from '../catalog/declcfg.js';
+import { classicCandidates } from '../catalog/olm/classic.js';
+import { bundleCrds, diffBundleCrds, type Crd, type CrdChange } from '../catalog/olm/crd-diff.js';
+import type { Bundle } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import type { Model, ModelBundle } from '../catalog/model.js';
-import type { Version } from '../catalog/semver.js';
-import { v1Successors } from '../catalog/v1.js';
+import type { Model, ModelBundle } from '../catalog/fbc/model.js';
+import type { Version } from '../catalog/versions/semver.js';
+import { v1Successors } from '../catalog/olm/v1.js';
 import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
 import type { CheckedRoot } from './pr.js';

@@ -3,7 +3,7 @@
 // package that another package's channel head requires without a provider among the
 // channel heads; plus warnings for version deadlocks, two heads providing one API, ranges
 // with a maximum and package/GVK requirements that OLM cannot AND together. Pure: it is
-// given both catalogs. Semantics: src/catalog/dependencies.ts.
+// given both catalogs. Semantics: src/catalog/olm/dependencies.ts.
 import {
   dependencyIndex,
   externallyMet,
@@ -18,10 +18,10 @@ import {
   type DependencyIndex,
   type ExternalProviders,
   type GVK,
-} from '../catalog/dependencies.js';
+} from '../catalog/olm/dependencies.js';
 import { sortDiagnostics, type Diagnostic } from '../catalog/diagnostics.js';
-import type { Model } from '../catalog/model.js';
-import { formatVersion } from '../catalog/semver.js';
+import type { Model } from '../catalog/fbc/model.js';
+import { formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { CheckedRoot } from './pr.js';
 

@@ -1,6 +1,6 @@
 // The `catalog-bot/images` check: every bundle and related image a change adds exists in
 // its registry. Pure: the existence answers (src/publish/exists.ts) are given.
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { registryListed, type ImageCheck } from '../publish/exists.js';
 import { parseRef } from '../publish/registry.js';

@@ -2,9 +2,9 @@
 // from v4.N to v4.N+1 switches to the next catalog, and must find there every operator it
 // runs (the same bundle, or a way forward, in the same channel). Plus the rules that depend
 // on a catalog's OpenShift version. Pure: loaded models in, findings out.
-import type { Bundle } from '../catalog/declcfg.js';
+import type { Bundle } from '../catalog/fbc/declcfg.js';
 import { sortDiagnostics, type Diagnostic } from '../catalog/diagnostics.js';
-import type { Model, ModelBundle, ModelChannel, ModelPackage } from '../catalog/model.js';
+import type { Model, ModelBundle, ModelChannel, ModelPackage } from '../catalog/fbc/model.js';
 import {
   formatOcp,
   holdsClustersBefore,
@@ -17,9 +17,9 @@ import {
   wayForward,
   type OcpMinor,
   type Reach,
-} from '../catalog/ocp-continuity.js';
-import { classicChannel } from '../catalog/classic.js';
-import { compareVersions, formatVersion } from '../catalog/semver.js';
+} from '../catalog/olm/ocp-continuity.js';
+import { classicChannel } from '../catalog/olm/classic.js';
+import { compareVersions, formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
 
 export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';

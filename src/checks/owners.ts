@@ -11,7 +11,7 @@
 // leading `@`. An entry with a `/` is a GitHub team (`org/team`). Bad YAML or a bad shape
 // makes that file list nobody, with a problem reported, never a crash.
 import { load as loadYaml, YAMLException } from 'js-yaml';
-import { GO_YAML_SCHEMA } from '../catalog/yaml11.js';
+import { GO_YAML_SCHEMA } from '../catalog/fbc/yaml11.js';
 
 /** Reads a file at the base commit; undefined when there is no such file. */
 export interface FileReader {

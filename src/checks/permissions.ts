@@ -18,7 +18,7 @@
 //   approver, only the maintainers may approve it. Files that hold FBC blobs (in base or
 //   head) are judged by the packages they touch, not by path.
 // - Maintainers (users and `org/team`) may approve everything.
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
 import { isTeam, normLogin, OWNERS, OwnersIndex, type FileReader } from './owners.js';

@@ -1,9 +1,9 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree).
 import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
-import type { DecodedFile } from '../catalog/decode.js';
+import type { DecodedFile } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { GitFiles, runGit } from '../catalog/source.js';
+import { GitFiles, runGit } from '../catalog/fbc/source.js';
 import { catalogRoots, changedFiles, changedPackages, packageDigests, readRepoConfig } from './changes.js';
 import { capAnnotations, toAnnotations, type CheckResult } from './check.js';
 import { configProblemsAsDiagnostics } from './config.js';
@@ -29,7 +29,7 @@ import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
 import { templatesCheck, type TemplateMappingInput } from './templates.js';
-import { templateMappingsFromCiYaml } from '../catalog/promote.js';
+import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
 import { runIsolated } from './isolate.js';

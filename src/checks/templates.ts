@@ -3,7 +3,7 @@
 // commit. Pure: files come from a reader of the head commit; bundle images the committed
 // outputs already hold resolve from them, and only new images go to `resolveBundle`.
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { lineDiff, unifiedDiff } from '../catalog/promote-diff.js';
+import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,

@@ -2,7 +2,7 @@
 // digests, write it as an OCI layout (--oci-dir), or push it to every tag (--push).
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { DirectorySource, GitTreeSource, type CatalogSource } from '../catalog/source.js';
+import { DirectorySource, GitTreeSource, type CatalogSource } from '../catalog/fbc/source.js';
 import { writeOciLayout } from '../publish/layout.js';
 import { buildCatalogImage, expandTags, parseTarget, pushImage } from '../publish/publish.js';
 import { credentialHostsFromEnv, credentialHostsOf, RegistryClient } from '../publish/registry.js';

@@ -3,8 +3,8 @@
 // read with their manifests).
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { bundleCrds, diffBundleCrds, type CrdChange } from '../catalog/crd-diff.js';
-import type { Bundle } from '../catalog/declcfg.js';
+import { bundleCrds, diffBundleCrds, type CrdChange } from '../catalog/olm/crd-diff.js';
+import type { Bundle } from '../catalog/fbc/declcfg.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { directoryObjectLoader, upgradeEdges } from '../checks/crd-upgrade.js';
 

@@ -4,8 +4,13 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_PATH } from '../checks/config.js';
-import { setDefaultChannel } from '../catalog/default-channel.js';
-import { PromoteError, templateMappingsFromTree, unifiedDiff, type FileTree } from '../catalog/promote.js';
+import { setDefaultChannel } from '../catalog/edits/default-channel.js';
+import {
+  PromoteError,
+  templateMappingsFromTree,
+  unifiedDiff,
+  type FileTree,
+} from '../catalog/edits/promote.js';
 import { catalogRootsOf, directoryTree } from './promote.js';
 
 export const DEFAULT_CHANNEL_USAGE = `catalog-bot default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]

@@ -2,8 +2,8 @@
 // the catalog, with the provider classic OLM prefers for each requirement and why.
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import type { GVK } from '../catalog/dependencies.js';
-import { depsMermaid, depsText, depsTree } from '../catalog/deps-tree.js';
+import type { GVK } from '../catalog/olm/dependencies.js';
+import { depsMermaid, depsText, depsTree } from '../catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 
 export const DEPS_USAGE = `catalog-bot deps <root> <package> [--channel <name>] [--format text|json|mermaid]

@@ -2,9 +2,9 @@
 // and OLM v1, in plain words (docs/explain.md).
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { explainBundle, explainMermaid, explainText, findBundle } from '../catalog/explain.js';
+import { explainBundle, explainMermaid, explainText, findBundle } from '../catalog/olm/explain.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { formatVersion, tryParseVersion } from '../catalog/semver.js';
+import { formatVersion, tryParseVersion } from '../catalog/versions/semver.js';
 
 export const EXPLAIN_USAGE = `catalog-bot explain <bundle> [--from <version>] [--catalog <root>] [--format text|json|mermaid]
   Whether a new install can get the bundle (which channel, default or not), which installed

@@ -2,8 +2,8 @@
 // exist in its registry? The `catalog-bot/images` check, locally.
 import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { loadCatalog } from '../catalog/load.js';
-import { DirectorySource } from '../catalog/source.js';
+import { loadCatalog } from '../catalog/fbc/load.js';
+import { DirectorySource } from '../catalog/fbc/source.js';
 import { imagesCheck, imageUses } from '../checks/images.js';
 import { checkImages } from '../publish/exists.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';

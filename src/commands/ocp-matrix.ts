@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { ocpCatalogVersion } from '../catalog/ocp-continuity.js';
+import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import { matrixCellText, matrixMarkdown, ocpMatrix, type OcpCatalog } from '../checks/ocp-continuity.js';
 import { catalogRootsOf, directoryTree } from './promote.js';

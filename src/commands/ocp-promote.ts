@@ -9,8 +9,8 @@ import {
   ocpPromote,
   OcpPromoteError,
   type OcpPackageResult,
-} from '../catalog/ocp-promote.js';
-import type { FileTree } from '../catalog/promote.js';
+} from '../catalog/edits/ocp-promote.js';
+import type { FileTree } from '../catalog/edits/promote.js';
 import { directoryTree } from './promote.js';
 
 export const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]

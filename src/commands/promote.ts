@@ -11,7 +11,7 @@ import {
   templateMappingsFromTree,
   unifiedDiff,
   type FileTree,
-} from '../catalog/promote.js';
+} from '../catalog/edits/promote.js';
 
 export const PROMOTE_USAGE = `catalog-bot promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]
   Add a bundle the catalog already has to a channel (creating the channel if needed),

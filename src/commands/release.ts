@@ -6,8 +6,8 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from '
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import { lineDiff } from '../catalog/promote-diff.js';
-import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/release.js';
+import { lineDiff } from '../catalog/edits/promote-diff.js';
+import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/edits/release.js';
 
 export const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--format text|json]
   Release a bundle directory (manifests/, metadata/annotations.yaml, release-config.yaml)

@@ -17,6 +17,19 @@ export const PR_CHECK_NAMES = [
   'catalog-bot/bundle',
 ] as const;
 
+/**
+ * The checks the App decides on every change (the others apply only to some changes:
+ * templates, OpenShift continuity, bundle directories). The merge gate requires these
+ * whatever a record says (docs/github-limits.md, "Checks that do not apply").
+ */
+export const ALWAYS_CHECK_NAMES: readonly string[] = [
+  'catalog-bot/permissions',
+  'catalog-bot/validate',
+  'catalog-bot/upgrade-graph',
+  'catalog-bot/dependencies',
+  'catalog-bot/crd-upgrade',
+];
+
 /** Whether a conclusion lets a merge go: neutral is GitHub's "passed, with a note" (a registry that could not be asked). */
 export function isGreen(conclusion: string | null | undefined): boolean {
   return conclusion === 'success' || conclusion === 'neutral';
@@ -37,6 +50,12 @@ export interface CheckedAgainst {
   pr?: number;
   author?: string;
   config?: string;
+  /**
+   * The checks that apply to this change, as the job that wrote the run computed them: it
+   * writes a run for each of them and none for the others (docs/github-limits.md). Absent
+   * (older records, a job that failed before its results): every check applies.
+   */
+  checks?: string[];
 }
 
 const CHECKED = '<!-- catalog-bot:checked ';
@@ -60,6 +79,11 @@ export function readChecked(text: string | null | undefined): CheckedAgainst | u
     if (data.config !== undefined && typeof data.config !== 'string') return undefined;
     if (data.pr !== undefined && !Number.isSafeInteger(data.pr)) return undefined;
     if (data.author !== undefined && typeof data.author !== 'string') return undefined;
+    if (
+      data.checks !== undefined &&
+      !(Array.isArray(data.checks) && data.checks.every((c) => typeof c === 'string'))
+    )
+      return undefined;
     return data;
   } catch {
     return undefined;

@@ -10,10 +10,17 @@ import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { runPrChecks } from '../checks/pr.js';
-import { runGit } from '../catalog/source.js';
+import { runGit } from '../catalog/fbc/source.js';
 import { blobAt, fetchMissingBlobs, mergeBase, withMirror } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
-import { isGreen, PR_CHECK_NAMES, readChecked, type CheckedAgainst, type RepoRef } from './check-runs.js';
+import {
+  ALWAYS_CHECK_NAMES,
+  isGreen,
+  PR_CHECK_NAMES,
+  readChecked,
+  type CheckedAgainst,
+  type RepoRef,
+} from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
 import { teamMembers } from './teams.js';
@@ -78,12 +85,12 @@ type ListedRun = {
  * for the same head in another pull request (another author, another base branch and its
  * config) never counts, nor does a record that names no pull request.
  */
-export function resultsFor(
-  runs: ListedRun[],
+export function resultsFor<R extends ListedRun>(
+  runs: R[],
   baseRef: string,
   number: number,
-): Map<string, ListedRun & { checked?: CheckedAgainst }> {
-  const results = new Map<string, ListedRun & { checked?: CheckedAgainst }>();
+): Map<string, R & { checked?: CheckedAgainst }> {
+  const results = new Map<string, R & { checked?: CheckedAgainst }>();
   for (const run of runs) {
     const checked = readChecked(run.output?.text);
     if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
@@ -91,6 +98,40 @@ export function resultsFor(
     if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
   }
   return results;
+}
+
+/**
+ * The checks whose runs must be complete (for the merge gate: green) among `resultsFor`'s
+ * runs: those the newest completed record names as applying to the change, every check
+ * when it names none (older records, a job that failed before its results) or when there
+ * is none, and always ALWAYS_CHECK_NAMES (docs/github-limits.md, "Checks that do not
+ * apply"). The list comes only from a run of this App (the caller keeps only its runs): a
+ * check it names without a run is missing, never "does not apply".
+ */
+export function requiredChecks(results: Map<string, ListedRun & { checked?: CheckedAgainst }>): string[] {
+  let newest: (ListedRun & { checked?: CheckedAgainst }) | undefined;
+  for (const run of results.values())
+    if (run.status === 'completed' && run.checked && (!newest || run.id > newest.id)) newest = run;
+  const applying = newest?.checked?.checks ?? PR_CHECK_NAMES;
+  return [...new Set([...ALWAYS_CHECK_NAMES, ...applying])];
+}
+
+/**
+ * Why the results do not yet answer the pull request, or undefined when they do: a required
+ * check without a completed run, or any of this App's runs still in progress. With `green`,
+ * a required check that is not green too.
+ */
+export function unanswered(
+  results: Map<string, ListedRun & { checked?: CheckedAgainst }>,
+  green = false,
+): string | undefined {
+  for (const run of results.values()) if (run.status !== 'completed') return `${run.name} is still running`;
+  for (const name of requiredChecks(results)) {
+    const run = results.get(name);
+    if (!run) return `${name} has no run`;
+    if (green && !isGreen(run.conclusion)) return `${name} is not green`;
+  }
+  return undefined;
 }
 
 /** Merge the pull request if it is ready; says why not otherwise. Never throws. */
@@ -120,11 +161,10 @@ export async function mergeIfReady(
       pr.base.ref,
       number,
     );
-    for (const name of PR_CHECK_NAMES) {
-      const run = results.get(name);
-      if (!run || run.status !== 'completed' || !isGreen(run.conclusion))
-        return { merged: false, reason: `${name} is not green on ${head.slice(0, 12)} into ${pr.base.ref}` };
-    }
+    const notGreen = unanswered(results, true);
+    if (notGreen) return { merged: false, reason: `${notGreen} on ${head.slice(0, 12)} into ${pr.base.ref}` };
+    // Runs of checks that no longer apply (an older job's) are not the results.
+    const required = requiredChecks(results).map((name) => results.get(name)!);
     // Branch protection's required checks (and reviews) are GitHub's to count.
     if (!MERGEABLE.has(pr.mergeable_state))
       return { merged: false, reason: `GitHub reports the pull request as ${pr.mergeable_state}` };
@@ -150,7 +190,7 @@ export async function mergeIfReady(
         if (!config.automerge.enabled) return { enabled: false as const };
         // Results computed under another config of the base branch do not count: check again.
         const configBlob = await blobAt(dir, baseTip, CONFIG_PATH);
-        if ([...results.values()].some((r) => r.checked?.config !== configBlob))
+        if (required.some((r) => r.checked?.config !== configBlob))
           return { enabled: true as const, stale: true as const };
         await fetchMissingBlobs(dir, [baseTip, head], token);
         const permissions = rulesMoved

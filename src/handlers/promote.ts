@@ -5,14 +5,14 @@
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
-import { GitFiles, GitTreeSource } from '../catalog/source.js';
+import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
 import {
   promote,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,
   type FileTree,
-} from '../catalog/promote.js';
+} from '../catalog/edits/promote.js';
 import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import { runPrChecks, templatesFor } from '../checks/pr.js';
@@ -56,7 +56,7 @@ async function gitFileTree(dir: string, rev: string, wanted: (path: string) => b
   return { list: () => paths, read: (path) => texts.get(path) };
 }
 
-/** `/promote`: add an existing bundle to a channel (src/catalog/promote.ts). */
+/** `/promote`: add an existing bundle to a channel (src/catalog/edits/promote.ts). */
 export function promoteFromComment(
   context: JobContext,
   options: PrHandlerOptions,

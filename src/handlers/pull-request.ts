@@ -9,7 +9,7 @@ import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { resultsFor, type MergeTarget } from './merge.js';
+import { requiredChecks, resultsFor, unanswered, type MergeTarget } from './merge.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { teamMembers } from './teams.js';
 import {
@@ -165,16 +165,16 @@ type ListedRun = {
 };
 
 /**
- * Whether the newest runs of this App on the head, one per check, are complete for this
- * pull request and base branch and were started after `since`: the work asked for then is
- * done (one job for many deliveries of the same head).
+ * Whether the newest runs of this App on the head, one per check that applies (the newest
+ * record says which), are complete for this pull request and base branch and were started
+ * after `since`: the work asked for then is done (one job for many deliveries of the same head).
  */
 export function answeredSince(runs: ListedRun[], baseRef: string, number: number, since: number): boolean {
   const results = resultsFor(runs, baseRef, number);
-  return PR_CHECK_NAMES.every((name) => {
-    const run = results.get(name) as ListedRun | undefined;
-    const started = Date.parse(run?.started_at ?? '');
-    return run?.status === 'completed' && !Number.isNaN(started) && started >= since;
+  if (unanswered(results) !== undefined) return false;
+  return requiredChecks(results).every((name) => {
+    const started = Date.parse(results.get(name)?.started_at ?? '');
+    return !Number.isNaN(started) && started >= since;
   });
 }
 
@@ -320,21 +320,27 @@ export async function runChecksJob(
     }
     // The writes wait their turn in the installation's write queue (one write a second), so the
     // repository's next pull request is checked meanwhile (docs/github-limits.md).
+    // A run only for a check that applies to this change (docs/github-limits.md, "Checks that
+    // do not apply"); the record in every run names them, so the merge gate requires each.
+    // Runs already shown in progress for the others are completed as not run.
     const completions: Record<string, Completion> = {};
-    for (const name of PR_CHECK_NAMES) {
-      const check = result.checks.find((c) => c.name === name);
-      completions[name] = check
-        ? {
-            conclusion: check.conclusion,
-            title: check.title,
-            summary: check.summary,
-            annotations: check.annotations,
-          }
-        : { conclusion: 'neutral', title: 'Not run', summary: `${name} did not run on this change.` };
-    }
+    for (const check of result.checks)
+      completions[check.name] = {
+        conclusion: check.conclusion,
+        title: check.title,
+        summary: check.summary,
+        annotations: check.annotations,
+      };
+    const applying = PR_CHECK_NAMES.filter((name) => completions[name] !== undefined);
+    for (const name of runs.keys())
+      completions[name] ??= {
+        conclusion: 'neutral',
+        title: 'Not run',
+        summary: `${name} did not run on this change.`,
+      };
     const results: ResultsJob = {
       job,
-      checked: against,
+      checked: { ...against, checks: applying },
       startedAt,
       runs: Object.fromEntries(runs),
       completions,
@@ -441,7 +447,7 @@ export async function writeResultsJob(
     // Every write settles before the job fails: a retry lists the runs this attempt made, so
     // a write still waiting its turn when another failed must not land after that listing.
     const written = await Promise.allSettled(
-      PR_CHECK_NAMES.map(async (name) => {
+      PR_CHECK_NAMES.filter((name) => data.completions[name] !== undefined).map(async (name) => {
         const completion = { ...data.completions[name]!, checked: data.checked };
         const id = runs.get(name);
         if (id !== undefined) await completeCheckRun(octokit, job.ref, id, completion);

@@ -2,7 +2,7 @@
 // a fixed header. Same files in, same bytes (and digests) out, on any machine.
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { CatalogSource } from '../catalog/source.js';
+import type { CatalogSource } from '../catalog/fbc/source.js';
 import { sha256 } from './oci.js';
 
 const gzip = promisify(gzipCallback);

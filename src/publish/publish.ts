@@ -1,5 +1,5 @@
 // Build a catalog image once and push it to every tag.
-import type { CatalogSource } from '../catalog/source.js';
+import type { CatalogSource } from '../catalog/fbc/source.js';
 import { buildImage, fetchBase, type BuildOptions, type BuiltImage } from './image.js';
 import { catalogLayer } from './layer.js';
 import type { Blob } from './oci.js';

@@ -194,10 +194,16 @@ for (const [net, bits] of [
 ] as const)
   INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 127], // unspecified and loopback
-  ['64:ff9b::', 96], // NAT64: likewise
+  ['::', 96], // unspecified, loopback and IPv4-compatible (::127.0.0.1)
+  ['64:ff9b::', 96], // NAT64: carries an IPv4 address
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard-only
+  ['2001::', 32], // Teredo: carries an IPv4 address
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: carries an IPv4 address
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
   ['ff00::', 8],
 ] as const)
   INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv6');

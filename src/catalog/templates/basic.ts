@@ -1,9 +1,9 @@
 // The `olm.template.basic` template (operator-registry alpha/template/basic/basic.go): a
 // list of FBC blobs; each `olm.bundle` given only by `schema` and `image` is replaced by
 // the rendered bundle, and everything else is copied as written (no edges are made up).
-import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from '../declcfg.js';
-import { sortedJson } from '../load.js';
-import { channelJson, deprecationJson, packageJson } from '../render.js';
+import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from '../fbc/declcfg.js';
+import { sortedJson } from '../fbc/load.js';
+import { channelJson, deprecationJson, packageJson } from '../fbc/render.js';
 import { TemplateError } from './semver.js';
 import { RawJson, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
 

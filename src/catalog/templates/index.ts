@@ -1,8 +1,8 @@
 // opm catalog templates: read a template (YAML or JSON), render it to FBC objects with
 // bundles from a resolver, and write the result as `opm alpha render-template` does.
-import { decodeFile } from '../decode.js';
-import { loadCatalog } from '../load.js';
-import type { CatalogSource, SourceEntry } from '../source.js';
+import { decodeFile } from '../fbc/decode.js';
+import { loadCatalog } from '../fbc/load.js';
+import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import { readBasicTemplate, isBundleTemplate, renderBasic } from './basic.js';
 import { migrateBundleObjectToCsvMetadata } from './migrate.js';
 import {

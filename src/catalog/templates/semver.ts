@@ -2,7 +2,13 @@
 // listed per archetype (candidate, fast, stable) become `<archetype>-v<X>` and/or
 // `<archetype>-v<X>.<Y>` channels with generated edges and a default channel
 // (olm-semantics.md 6.2). Bundles come from a resolver, never from a registry here.
-import { compareVersions, formatVersion, SemverError, parseVersion, type Version } from '../semver.js';
+import {
+  compareVersions,
+  formatVersion,
+  SemverError,
+  parseVersion,
+  type Version,
+} from '../versions/semver.js';
 import { goStringCompare, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
 
 export class TemplateError extends Error {

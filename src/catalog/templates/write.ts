@@ -5,7 +5,7 @@
 // sigs.k8s.io/yaml JSONToYAML, i.e. go-yaml v2's Marshal of the JSON value, a document
 // each, after a `---` line. The YAML emitter below is a port of the parts of go-yaml v2
 // (v2.4.3, libyaml's emitterc.go) that block mappings, sequences and scalars reach.
-import { resolvePlainScalar } from '../yaml11.js';
+import { resolvePlainScalar } from '../fbc/yaml11.js';
 
 export type JsonObject = Record<string, unknown>;
 export type OutputFormat = 'json' | 'yaml';

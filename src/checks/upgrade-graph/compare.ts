@@ -10,8 +10,8 @@
  * Pure: two models in, findings out. Classic answers come from `classic.ts` (section 3), OLM
  * v1 answers from `v1.ts` (section 4) with the channel filter set to the channel checked.
  */
-import { classicChannel, classicChannelEntries, classicNext } from '../../catalog/classic.js';
-import type { Position } from '../../catalog/declcfg.js';
+import { classicChannel, classicChannelEntries, classicNext } from '../../catalog/olm/classic.js';
+import type { Position } from '../../catalog/fbc/declcfg.js';
 import { sortDiagnostics, type Diagnostic } from '../../catalog/diagnostics.js';
 import {
   versionString,
@@ -19,10 +19,10 @@ import {
   type ModelBundle,
   type ModelChannel,
   type ModelPackage,
-} from '../../catalog/model.js';
-import { RangeEvaluationError, tryParseRange } from '../../catalog/range.js';
-import { compareVersions, formatVersion, type Version } from '../../catalog/semver.js';
-import { v1Chosen, v1Successors } from '../../catalog/v1.js';
+} from '../../catalog/fbc/model.js';
+import { RangeEvaluationError, tryParseRange } from '../../catalog/versions/range.js';
+import { compareVersions, formatVersion, type Version } from '../../catalog/versions/semver.js';
+import { v1Chosen, v1Successors } from '../../catalog/olm/v1.js';
 
 export interface CompareOptions {
   /** Only these packages; default: the packages whose graph data differs between the catalogs. */

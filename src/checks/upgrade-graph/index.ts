@@ -2,10 +2,10 @@
 // new catalog, old-vs-new rules so that no installed user is stranded, and the skipRange
 // lint, for the packages a change touches. Pure: it is given both catalogs.
 import type { Diagnostic } from '../../catalog/diagnostics.js';
-import { channelGraph, mermaid } from '../../catalog/graph.js';
-import type { Model } from '../../catalog/model.js';
-import { lintSkipRange } from '../../catalog/range-lint.js';
-import type { Version } from '../../catalog/semver.js';
+import { channelGraph, mermaid } from '../../catalog/olm/graph.js';
+import type { Model } from '../../catalog/fbc/model.js';
+import { lintSkipRange } from '../../catalog/versions/range-lint.js';
+import type { Version } from '../../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from '../check.js';
 import type { CheckedRoot } from '../pr.js';
 import { compareFindings } from './compare.js';

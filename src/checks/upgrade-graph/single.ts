@@ -1,6 +1,6 @@
 /**
  * Upgrade-graph checks on one catalog (docs/olm-semantics.md section 9: checks 5-9, 11 and
- * 15-20). Checks 1-4 are opm's and live in `src/catalog/validate.ts`; check 10 (skipRange
+ * 15-20). Checks 1-4 are opm's and live in `src/catalog/fbc/validate.ts`; check 10 (skipRange
  * lint) and 12-14 (old catalog vs new) are separate modules.
  *
  * Everything here is pure: a validated model in, findings out. Each finding points at the
@@ -16,19 +16,24 @@ import {
   classicNext,
   classicPath,
   type ClassicChannel,
-} from '../../catalog/classic.js';
+} from '../../catalog/olm/classic.js';
 import { sortDiagnostics, type Diagnostic, type Level } from '../../catalog/diagnostics.js';
-import type { Bundle, Property } from '../../catalog/declcfg.js';
+import type { Bundle, Property } from '../../catalog/fbc/declcfg.js';
 import {
   parseRelease,
   type Model,
   type ModelBundle,
   type ModelChannel,
   type ModelPackage,
-} from '../../catalog/model.js';
-import { tryParseRange, type VersionRange } from '../../catalog/range.js';
-import { compareVersions, formatVersion, type PrereleasePart, type Version } from '../../catalog/semver.js';
-import { v1Chosen, v1Path, v1Successors } from '../../catalog/v1.js';
+} from '../../catalog/fbc/model.js';
+import { tryParseRange, type VersionRange } from '../../catalog/versions/range.js';
+import {
+  compareVersions,
+  formatVersion,
+  type PrereleasePart,
+  type Version,
+} from '../../catalog/versions/semver.js';
+import { v1Chosen, v1Path, v1Successors } from '../../catalog/olm/v1.js';
 
 export interface GraphCheckOptions {
   /** Only these packages (a PR's changed ones); default all. */

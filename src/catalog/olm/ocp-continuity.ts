@@ -2,8 +2,8 @@
 // bundles a cluster can run from one OpenShift catalog, and whether the next catalog has
 // each of them or a way forward from it, under classic OLM (classic.ts) and OLM v1 (v1.ts).
 import { classicChannel, classicNext } from './classic.js';
-import type { Bundle } from './declcfg.js';
-import type { ModelBundle, ModelChannel, ModelPackage } from './model.js';
+import type { Bundle } from '../fbc/declcfg.js';
+import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
 import { v1Chosen } from './v1.js';
 
 /** An OpenShift `major.minor`. */

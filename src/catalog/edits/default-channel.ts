@@ -2,8 +2,8 @@
 // written (the olm.package blob of a plain catalog, or of an olm.template.basic template,
 // whose outputs are then re-rendered), with the machinery of `promote` (promote.ts): edits
 // keep comments and layout, and every result is validated before it is returned.
-import type { Diagnostic } from './diagnostics.js';
-import { classicChannel } from './classic.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { classicChannel } from '../olm/classic.js';
 import {
   outputBehaviour,
   packageFiles,
@@ -28,14 +28,14 @@ import {
   parseNodes,
   setScalar,
 } from './promote-edit.js';
-import type { ModelPackage } from './model.js';
+import type { ModelPackage } from '../fbc/model.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,
   renderTemplateText,
   templateKind,
   TemplateError,
-} from './templates/index.js';
+} from '../templates/index.js';
 
 export interface DefaultChannelRequest {
   package: string;

@@ -6,7 +6,7 @@
  * rather than taken from the SemVer spec or npm `semver`.
  */
 
-import { goQuote, goSplitN, goTrimSpace, utf8Length } from './gostrings.js';
+import { goQuote, goSplitN, goTrimSpace, utf8Length } from '../go/gostrings.js';
 
 /** A numeric prerelease identifier is a bigint, an alphanumeric one a string. */
 export type PrereleasePart = bigint | string;

@@ -5,8 +5,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
 import { OUTSIDE_SUBSET, readFastYamlDocument } from './fastyaml.js';
-import { goJsonSyntaxError } from './gojsonsyntax.js';
-import { goTrimSpace, isGoSpace } from './gostrings.js';
+import { goJsonSyntaxError } from '../go/gojsonsyntax.js';
+import { goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { GO_YAML_SCHEMA } from './yaml11.js';
 
 export const MAX_NESTING_DEPTH = 1000;

@@ -15,7 +15,7 @@ import { formatVersion, compareVersions, tryParseVersion } from './semver.js';
 import type { Version } from './semver.js';
 import { comparatorMatches, tryParseRange } from './range.js';
 import type { Comparator, ComparatorOp, VersionRange } from './range.js';
-import { utf8Length } from './gostrings.js';
+import { utf8Length } from '../go/gostrings.js';
 
 export interface RangeLint {
   rule: string;

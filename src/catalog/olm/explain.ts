@@ -8,9 +8,9 @@ import {
   type InstalledBundle as ClassicInstalled,
 } from './classic.js';
 import { dependencyIndex, type CatalogBundle } from './dependencies.js';
-import type { Model, ModelBundle, ModelChannel, ModelPackage } from './model.js';
-import { tryParseRange } from './range.js';
-import { compareVersions, formatVersion, type Version } from './semver.js';
+import type { Model, ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
+import { tryParseRange } from '../versions/range.js';
+import { compareVersions, formatVersion, type Version } from '../versions/semver.js';
 import { v1Chosen, v1Path, v1Successors } from './v1.js';
 
 export interface ExplainOptions {

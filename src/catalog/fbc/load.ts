@@ -21,8 +21,8 @@ import {
   type Position,
   type Property,
 } from './declcfg.js';
-import type { Diagnostic } from './diagnostics.js';
-import { checkGo, decodeGo, validateGoBase64 } from './gojson.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { checkGo, decodeGo, validateGoBase64 } from '../go/gojson.js';
 import {
   INDEX_IGNORE,
   IndexIgnore,
@@ -30,7 +30,7 @@ import {
   MAX_INDEX_IGNORE_SIZE,
   parseIndexIgnore,
 } from './indexignore.js';
-import { goQuote } from './gostrings.js';
+import { goQuote } from '../go/gostrings.js';
 import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
 import {
   DEFAULT_MAX_FILE_SIZE,

@@ -1,7 +1,7 @@
 // `.indexignore` matching exactly as opm does it (joelanford/ignore on go-git's
 // gitignore patterns): every `.indexignore` in the tree contributes patterns scoped to
 // its directory, the last matching pattern wins, and `!` re-includes.
-import { goTrimSpace } from './gostrings.js';
+import { goTrimSpace } from '../go/gostrings.js';
 
 interface Pattern {
   domain: string[];

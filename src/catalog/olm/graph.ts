@@ -1,9 +1,9 @@
 // One channel's upgrade graph as classic OLM and OLM v1 see it: the data behind
 // `catalog-bot graph` (design.md, CLI contract) and the diagrams.
 import { classicChannel, classicNext } from './classic.js';
-import type { Model, ModelChannel, ModelPackage } from './model.js';
-import { tryParseRange } from './range.js';
-import { formatVersion, tryParseVersion, type Version } from './semver.js';
+import type { Model, ModelChannel, ModelPackage } from '../fbc/model.js';
+import { tryParseRange } from '../versions/range.js';
+import { formatVersion, tryParseVersion, type Version } from '../versions/semver.js';
 import { v1Chosen, v1LegacySuccessors, type InstalledBundle } from './v1.js';
 
 export interface GraphEntry {

@@ -19,7 +19,7 @@ import {
   type DependencyType,
   type ExternalProviders,
 } from './dependencies.js';
-import type { Model } from './model.js';
+import type { Model } from '../fbc/model.js';
 
 export interface DepsTreeOptions {
   /** The channel to install from; default: the package's default channel. */

@@ -3,9 +3,9 @@
 // the file and line to change and a hint. A catalog is valid exactly when opm says so.
 import type { Bundle, ChannelEntry, DeclarativeConfig, Position } from './declcfg.js';
 import { GO_PROPERTY_VALUES } from './declcfg.js';
-import type { Diagnostic } from './diagnostics.js';
-import { checkGo, decodeGo } from './gojson.js';
-import { validatePullSpec } from './image-ref.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { checkGo, decodeGo } from '../go/gojson.js';
+import { validatePullSpec } from '../image-ref.js';
 import {
   parseRelease,
   versionString,
@@ -14,9 +14,9 @@ import {
   type ModelChannel,
   type ModelPackage,
 } from './model.js';
-import { goQuote } from './gostrings.js';
-import { tryParseRange } from './range.js';
-import { compareVersions, formatVersion, tryParseVersion, type PrereleasePart } from './semver.js';
+import { goQuote } from '../go/gostrings.js';
+import { tryParseRange } from '../versions/range.js';
+import { compareVersions, formatVersion, tryParseVersion, type PrereleasePart } from '../versions/semver.js';
 
 export interface ValidationResult {
   model: Model;

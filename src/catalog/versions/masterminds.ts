@@ -10,7 +10,7 @@
  * ranges, `||`, comma or space AND, `~`, `^`, wildcards, partial versions, a `v` prefix,
  * leading-zero coercion and the prerelease rule all follow the Go code, quirks included.
  */
-import { goQuote } from './gostrings.js';
+import { goQuote } from '../go/gostrings.js';
 import type { Version } from './semver.js';
 
 export interface MastermindsRange {

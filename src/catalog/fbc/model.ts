@@ -1,8 +1,8 @@
 // The validated graph (operator-registry `model`): packages own channels, channels own
 // bundle entries with their edges. Built from a DeclarativeConfig by `validate.ts`.
 import type { Bundle, ChannelEntry, Position, Property, RelatedImage } from './declcfg.js';
-import { goQuote } from './gostrings.js';
-import { parsePrereleaseIdentifier, type PrereleasePart, type Version } from './semver.js';
+import { goQuote } from '../go/gostrings.js';
+import { parsePrereleaseIdentifier, type PrereleasePart, type Version } from '../versions/semver.js';
 
 export interface Deprecation {
   message: string;

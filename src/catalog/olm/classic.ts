@@ -7,10 +7,10 @@
  * The model is treated as immutable: the per-channel work is cached by channel object, and
  * the arrays returned from that cache are frozen.
  */
-import { goQuote } from './gostrings.js';
-import type { ModelBundle, ModelChannel } from './model.js';
-import { tryParseRange, type VersionRange } from './range.js';
-import { parseVersionTolerant, SemverError, type Version } from './semver.js';
+import { goQuote } from '../go/gostrings.js';
+import type { ModelBundle, ModelChannel } from '../fbc/model.js';
+import { tryParseRange, type VersionRange } from '../versions/range.js';
+import { parseVersionTolerant, SemverError, type Version } from '../versions/semver.js';
 
 /** The installed CSV: its name and `spec.version`, which need not be in the catalog. */
 export interface InstalledBundle {

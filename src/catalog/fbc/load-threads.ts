@@ -60,7 +60,7 @@ export function startLoadHelper(): LoadHelper {
   // the types; the built command runs dist/catalog/load-worker.js.
   const worker = here.endsWith('.ts')
     ? new Worker(
-        `require('node:module').register(${JSON.stringify(new URL('../checks/worker-ts-hooks.mjs', here).href)});` +
+        `require('node:module').register(${JSON.stringify(new URL('../../checks/worker-ts-hooks.mjs', here).href)});` +
           `import(${JSON.stringify(new URL('./load-worker.ts', here).href)});`,
         { eval: true },
       )

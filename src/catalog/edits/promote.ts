@@ -4,12 +4,12 @@
 // candidate edit is checked with the real validation and upgrade-graph checks before it
 // is chosen. Where a package is rendered from a template, the template is edited and the
 // outputs are re-rendered (bundles come from the committed outputs).
-import { upgradeGraphCheck } from '../checks/upgrade-graph/index.js';
-import type { Diagnostic } from './diagnostics.js';
-import { validateCatalog, type CatalogReport } from './index.js';
-import type { ModelBundle, ModelChannel, ModelPackage } from './model.js';
-import { compareVersions, formatVersion, parseVersion, type Version } from './semver.js';
-import type { CatalogSource, SourceEntry } from './source.js';
+import { upgradeGraphCheck } from '../../checks/upgrade-graph/index.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { validateCatalog, type CatalogReport } from '../index.js';
+import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
+import { compareVersions, formatVersion, parseVersion, type Version } from '../versions/semver.js';
+import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import {
   addPair,
   applySplices,
@@ -37,8 +37,8 @@ import {
   type SemverOptions,
   templateKind,
   type TemplateKind,
-} from './templates/index.js';
-import { readSemverTemplate, type Archetype } from './templates/semver.js';
+} from '../templates/index.js';
+import { readSemverTemplate, type Archetype } from '../templates/semver.js';
 
 /** Read access to a repository's files (a working tree or a git tree). */
 export interface FileTree {

@@ -12,7 +12,7 @@ import {
   visit,
   type Node as YamlNode,
 } from 'yaml';
-import { goYamlMarshal } from './templates/write.js';
+import { goYamlMarshal } from '../templates/write.js';
 
 export interface TScalar {
   kind: 'scalar';

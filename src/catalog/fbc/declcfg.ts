@@ -10,7 +10,7 @@ import {
   goStringSlice,
   goStruct,
   type GoType,
-} from './gojson.js';
+} from '../go/gojson.js';
 
 export const SCHEMA_PACKAGE = 'olm.package';
 export const SCHEMA_CHANNEL = 'olm.channel';

@@ -6,7 +6,7 @@
  * splitComparatorVersion, buildVersionRange, parseComparator), not a SemVer-range parser.
  * See docs/olm-semantics.md section 7.1 for the quirks in prose.
  */
-import { goQuote, goTrimSpace } from './gostrings.js';
+import { goQuote, goTrimSpace } from '../go/gostrings.js';
 import { compareVersions, formatVersion, parseVersion, SemverError } from './semver.js';
 import type { Version } from './semver.js';
 

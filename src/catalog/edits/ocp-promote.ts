@@ -4,7 +4,7 @@
 // the edits. The new catalog is what clusters on `<from>` already see (a byte copy), unless
 // `<to>` needs another migrate level (`olm.csv.metadata` from a configured version on),
 // in which case it is the render of the template that reproduces `<from>`.
-import { migrateLevelOf, OPM_BEHAVIOURS } from '../checks/templates.js';
+import { migrateLevelOf, OPM_BEHAVIOURS } from '../../checks/templates.js';
 import type { FileEdit, FileTree } from './promote.js';
 import {
   applySplices,
@@ -25,7 +25,7 @@ import {
   semverOptionsForOpm,
   templateKind,
   TemplateError,
-} from './templates/index.js';
+} from '../templates/index.js';
 
 export type PromotionStrategy = 'always' | 'review-needed' | 'never';
 export type OcpPackageStatus = 'promoted' | 'needs-review' | 'skipped' | 'refused';

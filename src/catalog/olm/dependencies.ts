@@ -24,10 +24,10 @@
  */
 import { Environment, type ASTNode, type ParseResult } from '@marcbachmann/cel-js';
 import { classicChannelEntries } from './classic.js';
-import type { Property } from './declcfg.js';
-import type { Model, ModelBundle } from './model.js';
-import { tryParseRange, type VersionRange } from './range.js';
-import { compareVersions, formatVersion, parseVersionTolerant, type Version } from './semver.js';
+import type { Property } from '../fbc/declcfg.js';
+import type { Model, ModelBundle } from '../fbc/model.js';
+import { tryParseRange, type VersionRange } from '../versions/range.js';
+import { compareVersions, formatVersion, parseVersionTolerant, type Version } from '../versions/semver.js';
 
 export interface GVK {
   group: string;

@@ -10,10 +10,10 @@
  * highest version+release, and takes the top one. It never validates the catalog, so this
  * works on any model, valid or not.
  */
-import { parseMastermindsRange, type MastermindsRange } from './masterminds.js';
-import { parseRelease, type ModelBundle, type ModelPackage } from './model.js';
-import { tryParseRange, type VersionRange } from './range.js';
-import { compareVersions, type PrereleasePart, type Version } from './semver.js';
+import { parseMastermindsRange, type MastermindsRange } from '../versions/masterminds.js';
+import { parseRelease, type ModelBundle, type ModelPackage } from '../fbc/model.js';
+import { tryParseRange, type VersionRange } from '../versions/range.js';
+import { compareVersions, type PrereleasePart, type Version } from '../versions/semver.js';
 
 export interface InstalledBundle {
   name: string;

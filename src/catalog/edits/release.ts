@@ -7,7 +7,7 @@
 // repository uses. Pure: files come from a tree, edits go back as before/after texts.
 // docs/bundles.md describes the layout and each refusal.
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
-import { BundleError, bundleImageReference, loadBundleDirectory, type LoadedBundle } from './bundle.js';
+import { BundleError, bundleImageReference, loadBundleDirectory, type LoadedBundle } from '../bundle.js';
 import {
   applySplices,
   contentEnd,
@@ -36,8 +36,8 @@ import {
   type BundleResolver,
   type SemverOptions,
   type TemplateKind,
-} from './templates/index.js';
-import { goYamlMarshal } from './templates/write.js';
+} from '../templates/index.js';
+import { goYamlMarshal } from '../templates/write.js';
 
 /** Read access to a repository's files. */
 export interface ReleaseTree {

@@ -30,7 +30,7 @@
  * Pure: JSON in, a list of changes out. Paths are crdify's "simple locations" (`^.spec.foo`,
  * `^.spec.list.items`, `^.x.allOf[0]`), which is what OLM v1 prints.
  */
-import { sortedJson } from './load.js';
+import { sortedJson } from '../fbc/load.js';
 
 export type CrdRule =
   | 'CRD-SCOPE-CHANGED'

@@ -318,6 +318,7 @@ export class GitTreeSource implements CatalogSource {
       }
     }
     const linkTargets = await readBlobs(this.repo, links);
+    let directories: Set<string> | undefined;
     for (const e of entries) {
       const path = this.relativePath(e.path);
       if (e.notUtf8) {
@@ -358,7 +359,9 @@ export class GitTreeSource implements CatalogSource {
             problem: 'symlink points outside the catalog root; not followed',
           });
         } else if (!hit) {
-          const isDir = entries.some((x) => x.path.startsWith(resolved + '/'));
+          // One set of directories per listing: thousands of dangling links must not scan the tree each.
+          directories ??= directoriesOf(entries);
+          const isDir = directories.has(resolved);
           out.push({
             path,
             kind: 'symlink',
@@ -417,6 +420,22 @@ interface PendingRead {
  * cost more than the checks). A missing path or one that is not a file reads as undefined;
  * a file over `maxBytes` is an error, and its bytes are skipped as they stream, never held.
  */
+/** Every directory that holds an entry of a tree listing. */
+function directoriesOf(entries: readonly TreeEntry[]): Set<string> {
+  const dirs = new Set<string>();
+  for (const e of entries) {
+    for (let cut = e.path.lastIndexOf('/'); cut > 0; cut = e.path.lastIndexOf('/', cut - 1)) {
+      const dir = e.path.slice(0, cut);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  return dirs;
+}
+
+/** The longest answer line GitFiles reads ("<request> missing" echoes the request). */
+const MAX_HEADER_BYTES = 4096;
+
 export class GitFiles {
   private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
   private readonly pending: PendingRead[] = [];
@@ -434,6 +453,14 @@ export class GitFiles {
     // The request is one line: a line break in it would ask for something else.
     if (/[\n\0]/.test(rev + path))
       return Promise.reject(new Error(`cannot read ${JSON.stringify(path)}: its name has a line break`));
+    // git takes a leading ./ or ../ as relative to a work tree and ends the whole process.
+    if (/^\.\.?\//.test(path))
+      return Promise.reject(
+        new Error(`cannot read ${JSON.stringify(path)}: a path in a commit has no ./ or ../`),
+      );
+    // git answers a missing name by echoing it: the answer's line must fit the reader's bound.
+    if (Buffer.byteLength(rev + path) > MAX_HEADER_BYTES - 64)
+      return Promise.reject(new Error(`cannot read a path of ${Buffer.byteLength(path)} bytes: too long`));
     if (this.failure) return Promise.reject(this.failure);
     const child = this.start();
     return new Promise((resolve, reject) => {
@@ -481,8 +508,9 @@ export class GitFiles {
     while (chunk.length > 0) {
       if (this.body) {
         const take = Math.min(this.body.left, chunk.length);
-        // Bytes of a file over the limit are dropped as they come.
-        if (this.body.size <= this.maxBytes) this.body.parts.push(chunk.subarray(0, take));
+        // Bytes of a file over the limit, and of trees, are dropped as they come.
+        if (this.body.type === 'blob' && this.body.size <= this.maxBytes)
+          this.body.parts.push(chunk.subarray(0, take));
         this.body.left -= take;
         chunk = chunk.subarray(take);
         if (this.body.left === 0) this.finishBody();
@@ -491,7 +519,7 @@ export class GitFiles {
       const nl = chunk.indexOf(0x0a);
       if (nl === -1) {
         this.buffered = Buffer.concat([this.buffered, chunk]);
-        if (this.buffered.length > 4096) throw new Error('git cat-file: header line too long');
+        if (this.buffered.length > MAX_HEADER_BYTES) throw new Error('git cat-file: header line too long');
         return;
       }
       const header = Buffer.concat([this.buffered, chunk.subarray(0, nl)]).toString('utf8');
@@ -513,12 +541,12 @@ export class GitFiles {
     this.body = undefined;
     const request = this.pending.shift();
     if (!request) return;
-    if (size > this.maxBytes) {
+    if (type !== 'blob') {
+      request.resolve(undefined);
+    } else if (size > this.maxBytes) {
       request.reject(
         new Error(`file is ${size} bytes, over the ${this.maxBytes}-byte limit for this file; not read`),
       );
-    } else if (type !== 'blob') {
-      request.resolve(undefined);
     } else {
       request.resolve(Buffer.concat(parts).subarray(0, size).toString('utf8'));
     }
