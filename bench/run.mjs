@@ -325,6 +325,14 @@ lines.push(
   '',
 );
 
+// Catalog pod start: catalog-bot's image (pre-built opm cache) vs opm's own Dockerfile way.
+const { benchServe, serveMarkdown } = await import('./serve.mjs');
+const serve = await benchServe({
+  catalogs: [v416, v421, { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaled.path }],
+  runs: Math.min(runs, 3),
+});
+lines.push(...serveMarkdown(serve));
+
 // Templates: render the largest real template with its bundles cached.
 const { benchTemplates } = await import('./templates.mjs');
 const tpl = await benchTemplates({ runs: Math.max(runs, 10) });

@@ -1,4 +1,4 @@
-// Prometheus metrics for GET /metrics (design.md runtime contract): webhooks received,
+// Prometheus metrics for GET /metrics (README "Running the GitHub App"): webhooks received,
 // job durations, queue depth and check outcomes. One registry per app instance, so tests
 // (and several apps in one process) never share counters.
 import type { IncomingMessage, ServerResponse } from 'node:http';

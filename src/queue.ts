@@ -1,8 +1,8 @@
 // The job queue between webhook handlers and the work they ask for. Handlers answer
 // GitHub fast and enqueue; jobs run later, one at a time per group (a repository). A job
-// is data only (a kind and a JSON payload), so a Redis-backed queue (BullMQ, design.md:
-// `REDIS_URL`) can carry it to another replica; the app gives the queue the function that
-// runs a job (`start`).
+// is data only (a kind and a JSON payload), so a Redis-backed queue (BullMQ, `REDIS_URL`:
+// README "Running the GitHub App") can carry it to another replica; the app gives the
+// queue the function that runs a job (`start`).
 
 export interface JobSpec<T = unknown> {
   /** Unique id of the job; the webhook delivery id (`X-GitHub-Delivery`) for webhook work. */

@@ -1,6 +1,6 @@
-// The shared queue for several replicas (design.md: `REDIS_URL` set). Jobs are data (see
-// queue.ts) in a BullMQ queue; any replica's worker may run any job. What the in-process
-// queue does in memory is done in Redis here:
+// The shared queue for several replicas (README "Running the GitHub App": `REDIS_URL` set).
+// Jobs are data (see queue.ts) in a BullMQ queue; any replica's worker may run any job.
+// What the in-process queue does in memory is done in Redis here:
 // - a delivery is done once: the first replica to claim its key (SET NX, kept a day)
 //   queues it, the others drop it;
 // - one job per group (repository) at a time across all replicas: a worker takes the

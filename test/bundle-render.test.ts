@@ -14,12 +14,14 @@ import {
   goMarshal,
   readTar,
 } from '../src/publish/bundle-render.js';
-import { renderTemplateCommand } from '../src/commands/render-template.js';
 import { createTar } from '../src/publish/layer.js';
 import { RegistryClient, RegistryError } from '../src/publish/registry.js';
 import { bundleLabels, pushBundle, pushImage, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import { cliCommand } from './helpers/cli.js';
+
+const renderTemplateCommand = cliCommand('render-template');
 
 const CSV = (name: string, version: string, extra = ''): string => `apiVersion: operators.coreos.com/v1alpha1
 kind: ClusterServiceVersion
@@ -388,13 +390,15 @@ describe.skipIf(!haveRegistryTools || !haveOpm)('bundle images: catalog-bot rend
         },
       });
       const env = { REGISTRY_INSECURE_HOSTS: registry.host };
-      expect(await renderTemplateCommand([join(dir, 't.json'), '-o', 'yaml'], out, env)).toBe(0);
+      expect(await renderTemplateCommand([join(dir, 't.json'), '-o', 'yaml'], out, undefined, env)).toBe(0);
       expect(printed).toBe(mine);
       printed = '';
       // without plain HTTP for the host the pull fails, with the reason (127.0.0.1 is
       // internal: listed as private, so that this is about plain HTTP only)
       expect(
-        await renderTemplateCommand([join(dir, 't.json')], out, { REGISTRY_PRIVATE_HOSTS: '127.0.0.1' }),
+        await renderTemplateCommand([join(dir, 't.json')], out, undefined, {
+          REGISTRY_PRIVATE_HOSTS: '127.0.0.1',
+        }),
       ).toBe(1);
       expect(printed).toMatch(/render reference ".*minimal:v1": .*REGISTRY_INSECURE_HOSTS/);
     } finally {

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { githubAnnotation, main } from '../src/cli.js';
+import { main } from '../src/cli.js';
+import { githubAnnotation } from '../src/commands/output.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));

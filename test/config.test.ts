@@ -492,13 +492,3 @@ describe('CONFIG_SCHEMA', () => {
     expect(validate(parseRepoConfig(DESIGN_EXAMPLE).config)).toBe(true);
   });
 });
-
-describe('published schema', () => {
-  it('docs/catalog-bot.schema.json is the schema the app validates with', async () => {
-    const { readFileSync } = await import('node:fs');
-    const published = JSON.parse(
-      readFileSync(new URL('../docs/catalog-bot.schema.json', import.meta.url), 'utf8'),
-    );
-    expect(published).toEqual(JSON.parse(JSON.stringify(CONFIG_SCHEMA)));
-  });
-});

@@ -15,10 +15,12 @@ import {
   upgradeEdges,
   type LoadBundleObjects,
 } from '../src/checks/crd-upgrade.js';
-import type { CheckedRoot } from '../src/checks/pr.js';
-import { crdDiffCommand } from '../src/commands/crd-diff.js';
+import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const crdDiffCommand = cliCommand('crd-diff');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

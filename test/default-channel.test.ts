@@ -4,9 +4,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultChannelCommand } from '../src/commands/default-channel.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { haveOpm, opmValidate, removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const defaultChannelCommand = cliCommand('default-channel');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

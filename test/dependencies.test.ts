@@ -14,7 +14,7 @@ import {
 import type { Diagnostic } from '../src/catalog/diagnostics.js';
 import { DirectorySource, validateCatalog, type CatalogReport } from '../src/catalog/index.js';
 import { dependenciesCheck, dependencyFindings, DEPENDENCIES_CHECK } from '../src/checks/dependencies.js';
-import type { CheckedRoot } from '../src/checks/pr.js';
+import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 

@@ -4,9 +4,11 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { depsMermaid, depsText, depsTree } from '../src/catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { depsCommand } from '../src/commands/deps.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const depsCommand = cliCommand('deps');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

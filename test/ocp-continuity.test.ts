@@ -19,6 +19,7 @@ import {
 import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { haveRealRepo, REAL_REPO } from './helpers/ocp-history.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
@@ -452,7 +453,7 @@ describe('in the pull-request checks (catalog-bot check)', () => {
 
 describe.skipIf(!haveRealRepo)('catalog-bot ocp-matrix', () => {
   async function matrix(...args: string[]): Promise<{ code: number; output: string }> {
-    const { ocpMatrixCommand } = await import('../src/commands/ocp-matrix.js');
+    const ocpMatrixCommand = cliCommand('ocp-matrix');
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on('data', (c: Buffer) => chunks.push(c));

@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ocpPromoteCommand } from '../src/commands/ocp-promote.js';
 import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
 import { removeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const ocpPromoteCommand = cliCommand('ocp-promote');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { promoteCommand } from '../src/commands/promote.js';
-import { renderTemplateCommand } from '../src/commands/render-template.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const promoteCommand = cliCommand('promote');
+const renderTemplateCommand = cliCommand('render-template');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));

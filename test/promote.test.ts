@@ -5,15 +5,14 @@ import { upgradeGraphCheck } from '../src/checks/upgrade-graph/index.js';
 import { validateCatalog } from '../src/catalog/index.js';
 import {
   changedLines,
-  promote,
   PromoteError,
-  templateMappingsFromCiYaml,
   templateMappingsFromTree,
   type FileEdit,
   type FileTree,
   type PromoteResult,
-  type TemplateMapping,
 } from '../src/catalog/edits/promote.js';
+import { templateMappingsFromCiYaml, type TemplateMapping } from '../src/catalog/templates/ci-yaml.js';
+import { promote } from '../src/promotion/promote.js';
 import type { CatalogSource } from '../src/catalog/fbc/source.js';
 import {
   bundleResolverFromCatalog,

@@ -9,8 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalog } from '../src/catalog/fbc/load.js';
 import { DirectorySource } from '../src/catalog/fbc/source.js';
 import { addedImageUses, imagesCheck, imageUses, IMAGES_CHECK, type ImageUse } from '../src/checks/images.js';
-import { buildCommand } from '../src/commands/build.js';
-import { imagesCommand } from '../src/commands/images.js';
 import { checkImages, ImageExistenceCache, registryAllowed, type ImageCheck } from '../src/publish/exists.js';
 import { parseRef, RegistryClient } from '../src/publish/registry.js';
 import { publishCheck, PUBLISH_CHECK } from '../src/publish/report.js';
@@ -26,6 +24,10 @@ import {
   type RunningRegistry,
   type TestBase,
 } from './helpers/registry.js';
+import { cliCommand } from './helpers/cli.js';
+
+const buildCommand = cliCommand('build');
+const imagesCommand = cliCommand('images');
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
 

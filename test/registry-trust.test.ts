@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRepoConfig } from '../src/checks/config.js';
-import { buildCommand } from '../src/commands/build.js';
 import { imagesCheck } from '../src/checks/images.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { bundleManifests, bundleRenderer } from '../src/publish/bundle-render.js';
@@ -36,6 +35,9 @@ import {
   type RunningProxy,
   type RunningRegistry,
 } from './helpers/registry.js';
+import { cliCommand } from './helpers/cli.js';
+
+const buildCommand = cliCommand('build');
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
 const SECRET = 'bot:s3cret';

@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { releaseCommand } from '../src/commands/release.js';
 import { SHARED_DATA } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const releaseCommand = cliCommand('release');
 
 const REAL = join(SHARED_DATA, 'real-repo');
 const SNAPSHOT = join(REAL, 'community-operators-prod');

@@ -21,8 +21,10 @@ import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { releaseCommand } from '../src/commands/release.js';
 import { SHARED_DATA } from './helpers/oracle.js';
+import { cliCommand } from './helpers/cli.js';
+
+const releaseCommand = cliCommand('release');
 
 const SNAPSHOT = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
 const HISTORY = join(SHARED_DATA, 'real-repo', 'history');

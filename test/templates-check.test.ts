@@ -5,12 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { templateMappingsFromTree, type FileTree } from '../src/catalog/edits/promote.js';
 import { bundleResolverFromCatalog } from '../src/catalog/templates/index.js';
-import {
-  migrateLevelOf,
-  renderTemplateOutputs,
-  templatesCheck,
-  type TemplateMappingInput,
-} from '../src/checks/templates.js';
+import { migrateLevelOf } from '../src/catalog/templates/behaviours.js';
+import { renderTemplateOutputs, templatesCheck, type TemplateMappingInput } from '../src/checks/templates.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
 const T = join(SHARED_DATA, 'real-templates');

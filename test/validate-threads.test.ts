@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
 import type { LoadResult } from '../src/catalog/fbc/load.js';
 import { startLoadHelper } from '../src/catalog/fbc/load-threads.js';
-import { githubAnnotation, main } from '../src/cli.js';
+import { main } from '../src/cli.js';
+import { githubAnnotation } from '../src/commands/output.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const catalogs = join(SHARED_DATA, 'real-catalogs');

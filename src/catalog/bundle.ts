@@ -4,6 +4,7 @@
 // file system, or a bundle directory of a repository read into memory), and the image
 // reference is given. docs/bundles.md says where each field comes from.
 import { decodeFile } from './fbc/decode.js';
+import { goStringCompare } from './go/gostrings.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
 import { RawJson, type JsonObject } from './templates/write.js';
@@ -24,9 +25,6 @@ export interface BundleFiles {
 }
 
 // ---- Go's encoding/json -------------------------------------------------------------
-
-export const goCompare = (a: string, b: string): number =>
-  a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 function goString(s: string, escapeHTML: boolean): string {
   let out = '"';
@@ -71,7 +69,7 @@ export function goMarshal(v: unknown, escapeHTML = true): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (Array.isArray(v)) return `[${v.map((x) => goMarshal(x, escapeHTML)).join(',')}]`;
   const o = v as JsonObject;
-  const keys = Object.keys(o).sort(goCompare);
+  const keys = Object.keys(o).sort(goStringCompare);
   return `{${keys.map((k) => `${goString(k, escapeHTML)}:${goMarshal(o[k], escapeHTML)}`).join(',')}}`;
 }
 
@@ -383,7 +381,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     packageProp ?? prop('olm.package', packageValue(annotations.package, asString(version), release)),
   );
   props.push(...gvks.values(), ...gvksRequired.values(), ...packageRequired, ...others);
-  props.sort((a, b) => (a.type !== b.type ? goCompare(a.type, b.type) : goCompare(a.raw, b.raw)));
+  props.sort((a, b) => (a.type !== b.type ? goStringCompare(a.type, b.type) : goStringCompare(a.raw, b.raw)));
   // render.go moveBundleObjectsToEndOfPropertySlices
   const heavy = (p: Prop): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
   const ordered = [...props.filter((p) => !heavy(p)), ...props.filter(heavy)];
@@ -425,7 +423,7 @@ export function bundleBlob(parsed: ParsedBundle, image: string): JsonObject {
     seen.add(img);
   }
   // Operator images come from a Go map, so their order before this sort is random.
-  related.sort((a, b) => goCompare(a.image, b.image));
+  related.sort((a, b) => goStringCompare(a.image, b.image));
   return {
     schema: 'olm.bundle',
     name: parsed.name,
@@ -468,7 +466,7 @@ export function bundleFilesFromMap(files: ReadonlyMap<string, Buffer>): BundleFi
         if (name !== '') names.set(name, (names.get(name) ?? false) || slash >= 0);
       }
       if (names.size === 0) return undefined;
-      return [...names].sort(([a], [b]) => goCompare(a, b)).map(([name, isDir]) => ({ name, isDir }));
+      return [...names].sort(([a], [b]) => goStringCompare(a, b)).map(([name, isDir]) => ({ name, isDir }));
     },
     readFile: (path) => files.get(path),
   };

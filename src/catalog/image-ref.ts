@@ -161,3 +161,27 @@ export function parseImageReference(ref: string): ImageReference | null {
   const result = parseNormalizedNamed(ref);
   return result.ok ? result.ref : null;
 }
+
+// ---- references as the registry client and the registry policy use them
+
+export interface RepoRef {
+  /** Registry host as written in references (`docker.io` for Docker Hub), with port. */
+  registry: string;
+  /** Repository path, normalised (`library/busybox`). */
+  repository: string;
+}
+
+export interface ImageRef extends RepoRef {
+  tag?: string;
+  digest?: string;
+}
+
+/** Parse a reference with docker's normalisation (`busybox` is `docker.io/library/busybox`). */
+export function parseRef(ref: string): ImageRef {
+  const parsed = parseImageReference(ref);
+  if (!parsed) throw new Error(`invalid image reference "${ref}": ${validatePullSpec(ref) ?? 'empty'}`);
+  const out: ImageRef = { registry: parsed.domain, repository: parsed.path };
+  if (parsed.tag !== undefined) out.tag = parsed.tag;
+  if (parsed.digest !== undefined) out.digest = parsed.digest;
+  return out;
+}

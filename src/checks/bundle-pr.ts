@@ -4,7 +4,7 @@
 // needs, or to compare it with the one the pull request carries. Files come from the caller
 // (git objects); nothing from the pull request is run or written.
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
 import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
   pathPattern,

@@ -1,5 +1,5 @@
 // What a change between two commits touches: which catalog roots, and inside each root
-// which packages, decided by content (design.md: never only by path).
+// which packages, decided by content (docs/security.md "Change detection sees every key").
 import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import { blobDigest } from '../catalog/fbc/load.js';

@@ -13,7 +13,7 @@ export interface Annotation {
 }
 
 export interface CheckResult {
-  /** The check-run name, e.g. `catalog-bot/validate` (design.md: names MUST be exact). */
+  /** The check-run name, e.g. `catalog-bot/validate` (exact: branch protection names it). */
   name: string;
   conclusion: Conclusion;
   /** One-line title for the check run. */

@@ -1,6 +1,7 @@
-// The repository config `.github/catalog-bot.yml` (design.md, Repository contract): its JSON
+// The repository config `.github/catalog-bot.yml` (README "Repository configuration"): its JSON
 // Schema, and a loader that reports every problem with the key path and its line and column.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import configSchema from './config.schema.json' with { type: 'json' };
 import {
   isAlias,
   isMap,
@@ -67,326 +68,12 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });
 
-// Patterns (ajv compiles them with the `u` flag; all are linear).
-const RELATIVE_GLOB = '^(?!/)(?!(?:.*/)?\\.\\.?(?:/|$))(?!.*//).+$';
-const GITHUB_PRINCIPAL = '^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)?$';
-const PACKAGE_PATH = '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))[^{}\\s]*\\{package\\}(?:[^{}\\s]|\\{package\\})*$';
-const IMAGE_TEMPLATE = '^(?:[^\\s{}]|\\{(?:root|sha)\\})+$';
-const IMAGE_REF = '^[^\\s{}]+$';
-const BUNDLE_PATH =
-  '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))(?=.*\\{package\\})(?=.*\\{version\\})(?:[^{}\\s]|\\{package\\}|\\{version\\})+$';
-const BUNDLE_IMAGE = '^(?:[^\\s{}]|\\{(?:package|version)\\})+$';
-
-/** The JSON Schema (draft 2020-12) of `.github/catalog-bot.yml`; every key has a description. */
-export const CONFIG_SCHEMA = deepFreeze({
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  title: 'catalog-bot repository configuration',
-  description:
-    'The file .github/catalog-bot.yml of a catalog repository. It is always read from the base branch of a pull request, so a pull request cannot change the rules that judge it. Every key is optional; a missing file means all defaults.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    catalogs: {
-      description:
-        'Globs of FBC catalog roots, relative to the repository root; each matching directory is one catalog. `*`, `?` and `[...]` match within one path segment.',
-      type: 'array',
-      minItems: 1,
-      items: {
-        description: 'A glob of directories, like `catalogs/*`.',
-        type: 'string',
-        pattern: RELATIVE_GLOB,
-      },
-      default: ['catalogs/*'],
-    },
-    maintainers: {
-      description:
-        'GitHub users (`alice`) and teams (`my-org/catalog-admins`) who may change anything in the repository and approve any change.',
-      type: 'array',
-      items: {
-        description: 'A GitHub user login, or a team as `org/team-slug` (no `@`).',
-        type: 'string',
-        pattern: GITHUB_PRINCIPAL,
-      },
-      default: [],
-    },
-    ownership: {
-      description: 'Who may change which package.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        ownersFiles: {
-          description:
-            'Use Prow-style OWNERS and OWNERS_ALIASES files along the changed paths to find who may approve a change.',
-          type: 'boolean',
-          default: true,
-        },
-        packageOwners: {
-          description:
-            'Optional per-package owners file, relative to the repository root, with `{package}` standing for the package name, like `operators/{package}/ci.yaml`. It is read in OWNERS format or as a ci.yaml with `reviewers:`.',
-          type: 'string',
-          pattern: PACKAGE_PATH,
-        },
-        newPackages: {
-          description:
-            'Who may add a package that the base branch does not have: `maintainers` only, or `anyone`.',
-          enum: ['maintainers', 'anyone'],
-          default: 'maintainers',
-        },
-      },
-      default: {},
-    },
-    automerge: {
-      description:
-        'Merge a pull request once every catalog-bot check and every required check is green on its head, it is not a draft nor on hold, and its permissions are satisfied.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        enabled: {
-          description:
-            'Turn auto-merge on. Off by default: the bot merges nothing unless the repository asks for it.',
-          type: 'boolean',
-          default: false,
-        },
-        method: {
-          description: 'How the bot merges: `merge`, `squash` or `rebase`.',
-          enum: ['merge', 'squash', 'rebase'],
-          default: 'squash',
-        },
-      },
-      default: {},
-    },
-    publish: {
-      description: 'Catalog images built and pushed for each changed catalog root after a merge.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        images: {
-          description:
-            'Image tags pushed for each changed catalog root. `{root}` is the root directory name, `{sha}` the first 12 hex digits of the merge commit. Empty: nothing is published.',
-          type: 'array',
-          items: {
-            description:
-              'An image reference with a tag, like `registry.example.com/org/catalog:{root}-{sha}`.',
-            type: 'string',
-            pattern: IMAGE_TEMPLATE,
-          },
-          default: [],
-        },
-        baseImage: {
-          description:
-            'The image whose layers the catalog image is built on; it must provide `opm` for `opm serve`.',
-          type: 'string',
-          pattern: IMAGE_REF,
-          default: 'quay.io/operator-framework/opm:latest',
-        },
-        dispatch: {
-          description:
-            'Build elsewhere: instead of pushing images, trigger a workflow with the merge commit and the changed catalog roots. Give `eventType` (a `repository_dispatch`) or `workflow` (a `workflow_dispatch` of that workflow file on the default branch).',
-          type: 'object',
-          additionalProperties: false,
-          minProperties: 1,
-          maxProperties: 1,
-          properties: {
-            eventType: {
-              description: 'The `repository_dispatch` event type, like `catalog-changed`.',
-              type: 'string',
-              pattern: '^[A-Za-z0-9_.-]{1,100}$',
-            },
-            workflow: {
-              description: 'The workflow file to run with `workflow_dispatch`, like `publish.yml`.',
-              type: 'string',
-              pattern: '^[A-Za-z0-9_.-]+\\.ya?ml$',
-            },
-          },
-        },
-      },
-      default: {},
-    },
-    dependencies: {
-      description:
-        'The `catalog-bot/dependencies` check: requirements of bundles on other operators and APIs.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        externalProviders: {
-          description:
-            'Providers that live outside this catalog (APIs of the cluster, operators from another catalog): requirements on them count as met.',
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            gvks: {
-              description:
-                'APIs provided outside the catalog, like `{group: cert-manager.io, version: v1, kind: Certificate}`.',
-              type: 'array',
-              items: {
-                description: 'One API: group (empty for the core group), version and kind.',
-                type: 'object',
-                additionalProperties: false,
-                required: ['group', 'version', 'kind'],
-                properties: {
-                  group: { description: 'The API group; empty for the core group.', type: 'string' },
-                  version: { description: 'The API version, like `v1`.', type: 'string', minLength: 1 },
-                  kind: { description: 'The kind, like `Certificate`.', type: 'string', minLength: 1 },
-                },
-              },
-              default: [],
-            },
-            packages: {
-              description: 'Operator packages provided outside the catalog (at any version).',
-              type: 'array',
-              items: { description: 'A package name.', type: 'string', minLength: 1 },
-              default: [],
-            },
-          },
-          default: {},
-        },
-      },
-      default: {},
-    },
-    templates: {
-      description:
-        'Catalog templates (`olm.semver`, `olm.template.basic`) and the committed files rendered from them: `catalog-bot/templates` checks that each output is the render of its template. community-operators `operators/<package>/ci.yaml` `fbc.catalog_mapping` entries are read too.',
-      type: 'array',
-      items: {
-        description: 'One template and its outputs.',
-        type: 'object',
-        additionalProperties: false,
-        required: ['template', 'outputs'],
-        properties: {
-          template: {
-            description: 'The template file, relative to the repository root, like `templates/etcd.yaml`.',
-            type: 'string',
-            pattern: RELATIVE_GLOB,
-          },
-          outputs: {
-            description: 'The rendered catalog files made from it, like `catalogs/v4.21/etcd/catalog.yaml`.',
-            type: 'array',
-            minItems: 1,
-            items: { description: 'A rendered catalog file.', type: 'string', pattern: RELATIVE_GLOB },
-          },
-        },
-      },
-      default: [],
-    },
-    images: {
-      description:
-        'The `catalog-bot/images` check: every bundle and related image a pull request adds must exist.',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        allowedRegistries: {
-          description:
-            'If not empty, images must come from one of these registries (host names such as `quay.io` or `registry.example.com:5000`).',
-          type: 'array',
-          items: {
-            description: 'A registry host, with a port if it has one.',
-            type: 'string',
-            pattern: '^[^\\s/]+$',
-          },
-          default: [],
-        },
-        unverifiableRegistries: {
-          description:
-            'Registries whose images may go unverified: when catalog-bot cannot ask about an image there (the registry refuses anonymous access and catalog-bot has no credentials it may send to it, or does not answer), the check is neutral instead of failing. Host names, repository prefixes (`registry.example.com/org`) or `*.example.com`. Default: none, so an image that cannot be checked fails the check.',
-          type: 'array',
-          items: {
-            description:
-              'A registry host (with a port if it has one), a host/repository prefix, or `*.` and a domain.',
-            type: 'string',
-            pattern: '^[^\\s]+$',
-          },
-          default: [],
-        },
-      },
-      default: {},
-    },
-    bundles: {
-      description:
-        'Bundle directories (`manifests/`, `metadata/`) and how `catalog-bot release` adds a bundle to the catalogs its `release-config.yaml` names (docs/bundles.md).',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        path: {
-          description:
-            'Where bundle directories live, relative to the repository root, with `{package}` and `{version}` (the directory name, which is the image tag).',
-          type: 'string',
-          pattern: BUNDLE_PATH,
-          default: 'operators/{package}/{version}',
-        },
-        imageTemplate: {
-          description:
-            'The image reference a released bundle gets in the catalogs, with `{package}` and `{version}`.',
-          type: 'string',
-          pattern: BUNDLE_IMAGE,
-          default: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
-        },
-        renderer: {
-          description: 'How the catalogs of released bundles are rendered from their templates.',
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            opmVersion: {
-              description:
-                'The opm release whose `alpha render-template` behaviour to reproduce, like `v1.46.0` (semver templates render edges differently before v1.57.0 and v1.61.0). A package whose committed catalogs were rendered by another opm keeps that behaviour.',
-              type: 'string',
-              pattern: '^v?\\d+\\.\\d+\\.\\d+$',
-              default: 'v1.46.0',
-            },
-            csvMetadataFrom: {
-              description:
-                'The first catalog name (like `v4.17`) rendered with `--migrate-level bundle-object-to-csv-metadata`; it and every later one carry `olm.csv.metadata` instead of `olm.bundle.object`.',
-              type: 'string',
-              pattern: '^[A-Za-z0-9._-]+$',
-              default: 'v4.17',
-            },
-          },
-          default: {},
-        },
-      },
-      default: {},
-    },
-    ocp: {
-      description:
-        'Catalogs per OpenShift version (directories named like `v4.21`): the `catalog-bot/ocp-continuity` check and its per-version rules (docs/ocp-lifecycle.md).',
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        bundleObjectForbiddenFrom: {
-          description:
-            'The first OpenShift catalog whose bundles must carry `olm.csv.metadata` instead of `olm.bundle.object`, like `v4.17`; `never` turns the rule off.',
-          type: 'string',
-          pattern: '^(?:v[0-9]{1,3}\\.[0-9]{1,3}|never)$',
-          default: 'v4.17',
-        },
-        kubernetesVersions: {
-          description:
-            'The Kubernetes version of OpenShift versions, for the minKubeVersion rule, like `[{openshift: v5.0, kubernetes: "1.36"}]`. OpenShift 4.N defaults to Kubernetes 1.(N+13).',
-          type: 'array',
-          items: {
-            description: 'One OpenShift catalog and the Kubernetes `major.minor` it runs.',
-            type: 'object',
-            additionalProperties: false,
-            required: ['openshift', 'kubernetes'],
-            properties: {
-              openshift: {
-                description: 'The catalog directory name, like `v5.0`.',
-                type: 'string',
-                pattern: '^v[0-9]{1,3}\\.[0-9]{1,3}$',
-              },
-              kubernetes: {
-                description: 'The Kubernetes `major.minor`, like `1.36`.',
-                type: 'string',
-                pattern: '^[0-9]{1,3}\\.[0-9]{1,3}$',
-              },
-            },
-          },
-          default: [],
-        },
-      },
-      default: {},
-    },
-  },
-});
+/**
+ * The JSON Schema (draft 2020-12) of `.github/catalog-bot.yml`; every key has a description.
+ * It lives in config.schema.json, the one copy: the App validates with it and editors use it
+ * (README "Configuration"). Its patterns are compiled with the `u` flag; all are linear.
+ */
+export const CONFIG_SCHEMA = deepFreeze(configSchema);
 
 const ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true, useDefaults: true });
 const validate = ajv.compile(CONFIG_SCHEMA);
@@ -409,6 +96,7 @@ interface SchemaNode {
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode;
   default?: unknown;
+  pattern?: string;
 }
 
 type Segment = string | number;
@@ -426,6 +114,13 @@ function schemaAt(path: readonly Segment[]): SchemaNode | undefined {
           : undefined;
   }
   return node;
+}
+
+/** The pattern the schema gives a string key. */
+function patternAt(path: readonly Segment[]): RegExp {
+  const pattern = schemaAt(path)?.pattern;
+  if (pattern === undefined) throw new Error(`the config schema has no pattern at ${path.join('.')}`);
+  return new RegExp(pattern, 'u');
 }
 
 /** Every key the schema knows, with the path of the mapping it belongs to. */
@@ -682,7 +377,7 @@ function imageProblems(data: Record<string, unknown>): { path: Segment[]; messag
   const publish = data['publish'];
   if (publish === null || typeof publish !== 'object' || Array.isArray(publish)) return out;
   const { images, baseImage } = publish as Record<string, unknown>;
-  const imageTemplate = new RegExp(IMAGE_TEMPLATE, 'u');
+  const imageTemplate = patternAt(['publish', 'images', 0]);
   if (Array.isArray(images)) {
     images.forEach((image, i) => {
       if (typeof image !== 'string' || !imageTemplate.test(image)) return;
@@ -703,7 +398,7 @@ function imageProblems(data: Record<string, unknown>): { path: Segment[]; messag
   }
   if (
     typeof baseImage === 'string' &&
-    new RegExp(IMAGE_REF, 'u').test(baseImage) &&
+    patternAt(['publish', 'baseImage']).test(baseImage) &&
     parseImageReference(baseImage) === null
   )
     out.push({

@@ -12,7 +12,7 @@ import type { Version } from '../catalog/versions/semver.js';
 import { v1Successors } from '../catalog/olm/v1.js';
 import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
-import type { CheckedRoot } from './pr.js';
+import type { CheckedRoot } from './checked-root.js';
 
 export type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
 export { directoryObjectLoader, gitObjectLoader } from './crd-upgrade-objects.js';

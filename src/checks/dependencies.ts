@@ -1,9 +1,10 @@
-// The `catalog-bot/dependencies` check (design.md): every bundle a user may install or
-// upgrade to can resolve its requirements within its catalog; no change leaves an API or
-// package that another package's channel head requires without a provider among the
-// channel heads; plus warnings for version deadlocks, two heads providing one API, ranges
-// with a maximum and package/GVK requirements that OLM cannot AND together. Pure: it is
-// given both catalogs. Semantics: src/catalog/olm/dependencies.ts.
+// The `catalog-bot/dependencies` check (docs/validation-rules.md, "Installability
+// findings"): every bundle a user may install or upgrade to can resolve its requirements
+// within its catalog; no change leaves an API or package that another package's channel
+// head requires without a provider among the channel heads; plus warnings for version
+// deadlocks, two heads providing one API, ranges with a maximum and package/GVK
+// requirements that OLM cannot AND together. Pure: it is given both catalogs. Semantics:
+// src/catalog/olm/dependencies.ts.
 import {
   dependencyIndex,
   externallyMet,
@@ -23,7 +24,7 @@ import { sortDiagnostics, type Diagnostic } from '../catalog/diagnostics.js';
 import type { Model } from '../catalog/fbc/model.js';
 import { formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
-import type { CheckedRoot } from './pr.js';
+import type { CheckedRoot } from './checked-root.js';
 
 export const DEPENDENCIES_CHECK = 'catalog-bot/dependencies';
 

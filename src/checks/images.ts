@@ -1,9 +1,10 @@
 // The `catalog-bot/images` check: every bundle and related image a change adds exists in
-// its registry. Pure: the existence answers (src/publish/exists.ts) are given.
+// its registry. Pure: the existence answers are given (declared in registry-policy.ts,
+// looked up by src/publish/exists.ts).
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { registryListed, type ImageCheck } from '../publish/exists.js';
-import { parseRef } from '../publish/registry.js';
+import { parseRef } from '../catalog/image-ref.js';
+import { registryListed, type ImageCheck } from './registry-policy.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
 
 export const IMAGES_CHECK = 'catalog-bot/images';

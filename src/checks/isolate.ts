@@ -6,7 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { PrCheckInput, PrCheckResult } from './pr.js';
+import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 
 /** The callbacks of PrCheckInput: functions cannot cross to the worker, calls to them can. */
 export const CALLBACKS = ['images', 'resolveBundle', 'bundleManifests', 'teams'] as const;

@@ -1,4 +1,4 @@
-// The `catalog-bot/permissions` decision (design.md, Repository contract): the author may
+// The `catalog-bot/permissions` decision (README "Repository configuration"): the author may
 // change every package and file touched, or someone who may has said `/approve`. Pure: the
 // owners files come from a reader of the BASE commit, team members from an injected function.
 //

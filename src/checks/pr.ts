@@ -1,6 +1,6 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree).
-import { GitTreeSource, loadCatalog, validateCatalog, type CatalogReport } from '../catalog/index.js';
+import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitFiles, runGit } from '../catalog/fbc/source.js';
@@ -13,15 +13,8 @@ import {
   fileSubject,
   packageSubject,
   permissionsCheck,
-  type TeamMembers,
 } from './permissions.js';
-import {
-  bundlesWithPolicy,
-  registryPolicy,
-  type ImageCheck,
-  type PolicyBundles,
-  type RegistryPolicy,
-} from '../publish/exists.js';
+import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { crdUpgradeCheck } from './crd-upgrade.js';
 import { ocpContinuityForChange } from './ocp-continuity.js';
 import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';
@@ -29,61 +22,16 @@ import { gitObjectLoader } from './crd-upgrade-objects.js';
 import { dependenciesCheck } from './dependencies.js';
 import { addedImageUses, imagesCheck } from './images.js';
 import { templatesCheck, type TemplateMappingInput } from './templates.js';
-import { templateMappingsFromCiYaml } from '../catalog/edits/promote.js';
+import type { CheckedRoot } from './checked-root.js';
+import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
 import { upgradeGraphCheck } from './upgrade-graph/index.js';
 import { validateCheck } from './validate.js';
 import { runIsolated } from './isolate.js';
+import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 
-export interface PrCheckInput {
-  repo: string;
-  /** The commit the change is measured from (a pull request's merge base). */
-  base: string;
-  /**
-   * The commit whose config and owners files apply (default: `base`). The App passes the
-   * base branch's tip: a pull request branched from an old commit still meets today's rules.
-   */
-  rules?: string;
-  head: string;
-  /** Catalog root globs; default: the base commit's `.github/catalog-bot.yml`, else `catalogs/*`. */
-  globs?: string[];
-  /** The PR author and who said /approve: with an author, `catalog-bot/permissions` is decided too. */
-  author?: string;
-  approvers?: string[];
-  /**
-   * Recorded `/approve`s with the content digests they saw (`subjects`: permission row ->
-   * digest). Each counts only for the rows whose content is still the same.
-   */
-  approvals?: { login: string; subjects: Record<string, string> }[];
-  /** `org/team` -> members; without it teams cannot be resolved (reported). */
-  teams?: TeamMembers;
-  /**
-   * Asks registries whether images exist: with it, `catalog-bot/images` is decided too (the
-   * only check that needs the network).
-   */
-  images?: (refs: string[], policy: RegistryPolicy) => Promise<Map<string, ImageCheck>>;
-  /**
-   * Renders bundle images new to a template (the registry); without it `catalog-bot/templates`
-   * cannot render them. Called with the base config's policy, and only for allowed registries.
-   */
-  resolveBundle?: PolicyBundles['resolveBundle'];
-  /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
-  bundleManifests?: PolicyBundles['manifests'];
-}
-
-export interface CheckedRoot {
-  path: string;
-  base?: CatalogReport;
-  head?: CatalogReport;
-  /** Packages whose content differs between base and head. */
-  packages: Set<string>;
-}
-
-export interface PrCheckResult {
-  roots: CheckedRoot[];
-  checks: CheckResult[];
-  /** With an author: each permission row (package or file) -> a digest of its content at head. */
-  subjects?: Map<string, string>;
-}
+// The input and result types live apart so that the worker runner (isolate.ts) can name
+// them without importing this module.
+export type { PrCheckInput, PrCheckResult } from './pr-input.js';
 
 /**
  * The checks of a pull request, off the event loop: in a worker thread with a wall-clock

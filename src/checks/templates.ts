@@ -7,13 +7,19 @@ import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,
-  renderTemplateText,
-  semverOptionsForOpm,
   templateKind,
   TemplateError,
   type BundleResolver,
   type TemplateKind,
 } from '../catalog/templates/index.js';
+import {
+  migrateLevelOf,
+  OPM_BEHAVIOURS,
+  opmBehavioursFor,
+  renderAsCommitted,
+  type BehaviourMatch,
+  type MigrateLevel,
+} from '../catalog/templates/behaviours.js';
 import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 
 export const TEMPLATES_CHECK = 'catalog-bot/templates';
@@ -36,23 +42,6 @@ export interface TemplatesCheckInput {
   /** Bytes of diff shown per output (default 12 000) and in all (default 50 000). */
   maxDiffChars?: number;
   maxSummaryDiffChars?: number;
-}
-
-/**
- * opm releases whose template behaviour differs (semver edges: v1.57.0, v1.61.0; package
- * icon and description: v1.65.0), newest first: the first that reproduces a committed
- * output is the one it was rendered with.
- */
-export const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
-
-type MigrateLevel = 'bundle-object-to-csv-metadata' | undefined;
-
-/** An output whose bundles carry `olm.csv.metadata` and no `olm.bundle.object` was migrated. */
-export function migrateLevelOf(committed: string | undefined): MigrateLevel {
-  if (!committed) return undefined;
-  const metadata = /"?type"?:\s*"?olm\.csv\.metadata"?/.test(committed);
-  const objects = /"?type"?:\s*"?olm\.bundle\.object"?/.test(committed);
-  return metadata && !objects ? 'bundle-object-to-csv-metadata' : undefined;
 }
 
 const formatOf = (path: string): 'json' | 'yaml' => (/\.json$/i.test(path) ? 'json' : 'yaml');
@@ -159,21 +148,16 @@ async function checkMapping(
       }
       return network(image);
     };
-    let best: { opm: string; out: string; changes: number } | undefined;
+    let best: BehaviourMatch | undefined;
     try {
-      for (const opm of kind === 'olm.semver' ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1)) {
-        const out = await renderTemplateText(text, formatOf(output), {
-          resolveBundle,
-          ...semverOptionsForOpm(opm),
-          ...(migrate ? { migrateLevel: migrate } : {}),
-        });
-        if (mine === undefined || out === mine) {
-          best = { opm, out, changes: 0 };
-          break;
-        }
-        const changes = lineDiff(mine, out).length;
-        if (!best || changes < best.changes) best = { opm, out, changes };
-      }
+      best = await renderAsCommitted(
+        text,
+        formatOf(output),
+        mine,
+        { resolveBundle, ...(migrate ? { migrateLevel: migrate } : {}) },
+        opmBehavioursFor(kind),
+        (a, b) => lineDiff(a, b).length,
+      );
     } catch (err) {
       if (renderFailed) continue;
       renderFailed = true;
@@ -202,11 +186,11 @@ async function checkMapping(
         line: 1,
         hint: `Run \`${command}\` and commit the file, or comment \`/render\`.`,
       });
-      results.push({ output, status: 'missing', rendered: best.out });
-    } else if (best.out === mine) {
+      results.push({ output, status: 'missing', rendered: best.rendered });
+    } else if (best.rendered === mine) {
       results.push({ output, status: 'ok', opm: best.opm });
     } else {
-      const first = lineDiff(mine, best.out)[0];
+      const first = lineDiff(mine, best.rendered)[0];
       findings.push({
         rule: 'TEMPLATE-OUT-OF-DATE',
         level: 'error',
@@ -219,9 +203,9 @@ async function checkMapping(
         output,
         status: 'differs',
         opm: best.opm,
-        rendered: best.out,
+        rendered: best.rendered,
         before: mine,
-        diff: capDiff(unifiedDiff(output, mine, best.out), input.maxDiffChars ?? 12_000),
+        diff: capDiff(unifiedDiff(output, mine, best.rendered), input.maxDiffChars ?? 12_000),
       });
     }
   }

@@ -1,16 +1,15 @@
 // `catalog-bot build <root> --tag <image>...`: build the catalog image natively; print its
 // digests, write it as an OCI layout (--oci-dir), or push it to every tag (--push).
-import { stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { DirectorySource, GitTreeSource, type CatalogSource } from '../catalog/fbc/source.js';
 import { writeOciLayout } from '../publish/layout.js';
 import { buildCatalogImage, expandTags, parseTarget, pushImage } from '../publish/publish.js';
 import { credentialHostsFromEnv, credentialHostsOf, RegistryClient } from '../publish/registry.js';
 import { platformString } from '../publish/oci.js';
+import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
 
 export const DEFAULT_BASE_IMAGE = 'quay.io/operator-framework/opm:latest';
 
-export const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image>]... [--base <image>]
+const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image>]... [--base <image>]
       [--push | --oci-dir <dir>] [--repo-url <url>] [--commit <sha>] [--rev <git-rev> [--repo <dir>]]
       [--format text|json]
   Build the catalog image (the base image's platforms plus <root> at /configs, served by
@@ -21,105 +20,90 @@ export const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image
   hosts and those in REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for REGISTRY_INSECURE_HOSTS.
 `;
 
-export async function buildCommand(
-  args: string[],
-  out: NodeJS.WritableStream,
-  err: NodeJS.WritableStream = process.stderr,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tag: { type: 'string', multiple: true, default: [] },
-        base: { type: 'string', default: DEFAULT_BASE_IMAGE },
-        push: { type: 'boolean', default: false },
-        'oci-dir': { type: 'string' },
-        'repo-url': { type: 'string' },
-        commit: { type: 'string' },
-        rev: { type: 'string' },
-        repo: { type: 'string', default: '.' },
-        format: { type: 'string', default: 'text' },
-      },
-    }));
-    if (positionals.length !== 1) throw new Error('build needs exactly one catalog root');
-    if (values.tag.length === 0) throw new Error('build needs at least one --tag');
-    if (values.format !== 'text' && values.format !== 'json')
-      throw new Error(`unknown format "${values.format}"`);
-  } catch (problem) {
-    err.write(`catalog-bot build: ${(problem as Error).message}\n\n${BUILD_USAGE}`);
-    return 2;
-  }
-  const root = positionals[0] as string;
-  // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts named here (docs/security.md).
-  const client = RegistryClient.fromEnvSafe(env, err, {
-    credentialHosts: [...credentialHostsOf([...values.tag, values.base]), ...credentialHostsFromEnv(env)],
-  });
-  if (!client) return 2;
-  try {
-    let source: CatalogSource;
-    if (values.rev) {
-      source = new GitTreeSource(values.repo, values.rev, root);
-    } else {
-      const info = await stat(root).catch(() => undefined);
-      if (!info?.isDirectory()) throw new Error(`${root}: not a directory`);
-      source = new DirectorySource(root);
-    }
-    const commit = values.commit ?? values.rev ?? '';
-    const tags = expandTags(values.tag, root, commit);
-    for (const t of tags) parseTarget(t);
-    const started = performance.now();
-    const image = await buildCatalogImage({
-      source,
-      baseImage: values.base,
-      client,
-      root,
-      ...(values['repo-url'] ? { repoUrl: values['repo-url'] } : {}),
-      ...(values.commit ? { commit: values.commit } : {}),
+export const command = defineCommand({
+  usage: BUILD_USAGE,
+  options: {
+    tag: { type: 'string', multiple: true, default: [] },
+    base: { type: 'string', default: DEFAULT_BASE_IMAGE },
+    push: { type: 'boolean', default: false },
+    'oci-dir': { type: 'string' },
+    'repo-url': { type: 'string' },
+    commit: { type: 'string' },
+    rev: { type: 'string' },
+    repo: { type: 'string', default: '.' },
+    format: { type: 'string', default: 'text' },
+  },
+  positionals: { min: 1, message: 'build needs exactly one catalog root' },
+  formats: ['text', 'json'],
+  async run({ values, positionals }, { out, err, env }) {
+    if (values.tag.length === 0) throw new UsageError('build needs at least one --tag');
+    const root = positionals[0] as string;
+    // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts named here (docs/security.md).
+    const client = RegistryClient.fromEnvSafe(env, err, {
+      credentialHosts: [...credentialHostsOf([...values.tag, values.base]), ...credentialHostsFromEnv(env)],
     });
-    if (values['oci-dir'])
-      await writeOciLayout(
-        values['oci-dir'],
-        image,
-        tags.map((t) => parseTarget(t).tag),
+    if (!client) return 2;
+    try {
+      let source: CatalogSource;
+      if (values.rev) {
+        source = new GitTreeSource(values.repo, values.rev, root);
+      } else {
+        if (!(await isDirectory(root))) throw new Error(`${root}: not a directory`);
+        source = new DirectorySource(root);
+      }
+      const commit = values.commit ?? values.rev ?? '';
+      const tags = expandTags(values.tag, root, commit);
+      for (const t of tags) parseTarget(t);
+      const started = performance.now();
+      const image = await buildCatalogImage({
+        source,
+        baseImage: values.base,
         client,
-      );
-    const results = values.push
-      ? await pushImage(client, image, tags)
-      : tags.map((tag) => ({ tag, digest: image.top.descriptor.digest }));
-    const seconds = (performance.now() - started) / 1000;
-    if (values.format === 'json') {
-      out.write(
-        JSON.stringify(
-          {
-            pushed: values.push,
-            results,
-            layer: { digest: image.layer.digest, diffId: image.layer.diffId, size: image.layer.size },
-            platforms: image.platforms.map((p) => ({
-              platform: platformString(p.platform),
-              digest: p.manifest.descriptor.digest,
-            })),
-          },
-          null,
-          2,
-        ) + '\n',
-      );
-    } else {
-      for (const r of results) out.write(`${r.tag} ${r.digest}\n`);
-      out.write(
-        `${values.push ? 'pushed' : 'built'} ${image.layer.files} files (layer ${image.layer.digest}, ` +
-          `${image.layer.size} bytes) on ${image.platforms.map((p) => platformString(p.platform)).join(', ')}` +
-          `${values['oci-dir'] ? `; OCI layout in ${values['oci-dir']}` : ''} in ${seconds.toFixed(2)} s\n`,
-      );
+        root,
+        ...(values['repo-url'] ? { repoUrl: values['repo-url'] } : {}),
+        ...(values.commit ? { commit: values.commit } : {}),
+        reuseCacheFrom: tags, // opm's cache is not reproducible: reuse the one already pushed
+      });
+      if (values['oci-dir'])
+        await writeOciLayout(
+          values['oci-dir'],
+          image,
+          tags.map((t) => parseTarget(t).tag),
+          client,
+        );
+      const results = values.push
+        ? await pushImage(client, image, tags)
+        : tags.map((tag) => ({ tag, digest: image.top.descriptor.digest }));
+      const seconds = (performance.now() - started) / 1000;
+      if (values.format === 'json') {
+        out.write(
+          JSON.stringify(
+            {
+              pushed: values.push,
+              results,
+              layer: { digest: image.layer.digest, diffId: image.layer.diffId, size: image.layer.size },
+              platforms: image.platforms.map((p) => ({
+                platform: platformString(p.platform),
+                digest: p.manifest.descriptor.digest,
+              })),
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+      } else {
+        for (const r of results) out.write(`${r.tag} ${r.digest}\n`);
+        out.write(
+          `${values.push ? 'pushed' : 'built'} ${image.layer.files} files (layer ${image.layer.digest}, ` +
+            `${image.layer.size} bytes) on ${image.platforms.map((p) => platformString(p.platform)).join(', ')}` +
+            `${values['oci-dir'] ? `; OCI layout in ${values['oci-dir']}` : ''} in ${seconds.toFixed(2)} s\n`,
+        );
+      }
+      return 0;
+    } catch (problem) {
+      throw new CommandFailure((problem as Error).message, 1);
+    } finally {
+      client.close();
     }
-    return 0;
-  } catch (problem) {
-    err.write(`catalog-bot build: ${(problem as Error).message}\n`);
-    return 1;
-  } finally {
-    client.close();
-  }
-}
+  },
+});

@@ -1,14 +1,14 @@
 // `catalog-bot images <root>`: does every bundle image and related image of the catalog
 // exist in its registry? The `catalog-bot/images` check, locally.
-import { stat } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { loadCatalog } from '../catalog/fbc/load.js';
 import { DirectorySource } from '../catalog/fbc/source.js';
 import { imagesCheck, imageUses } from '../checks/images.js';
 import { checkImages } from '../publish/exists.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
+import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
+import { jsonFinding, writeFindings, writeJson } from './output.js';
 
-export const IMAGES_USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registry <host>]...
+const USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registry <host>]...
       [--unverifiable-registry <host>]... [--concurrency <n>]
   Check that every bundle image and related image of the catalog exists in its registry
   (exit 0 all exist, or the ones that could not be checked are on --unverifiable-registry
@@ -17,78 +17,48 @@ export const IMAGES_USAGE = `catalog-bot images <root> [--format text|json] [--a
   entries each to their own host.
 `;
 
-export async function imagesCommand(
-  args: string[],
-  out: NodeJS.WritableStream,
-  err: NodeJS.WritableStream = process.stderr,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        format: { type: 'string', default: 'text' },
-        'allowed-registry': { type: 'string', multiple: true, default: [] },
-        'unverifiable-registry': { type: 'string', multiple: true, default: [] },
-        concurrency: { type: 'string', default: '8' },
-      },
-    }));
-    if (positionals.length !== 1) throw new Error('images needs exactly one catalog root');
-    if (values.format !== 'text' && values.format !== 'json')
-      throw new Error(`unknown format "${values.format}"`);
-    if (!(Number(values.concurrency) >= 1)) throw new Error('--concurrency must be a positive number');
-    const info = await stat(positionals[0] as string).catch(() => undefined);
-    if (!info?.isDirectory()) throw new Error(`${positionals[0]}: not a directory`);
-  } catch (problem) {
-    err.write(`catalog-bot images: ${(problem as Error).message}\n\n${IMAGES_USAGE}`);
-    return 2;
-  }
-  const root = positionals[0] as string;
-  const client = RegistryClient.fromEnvSafe(env, err, { credentialHosts: credentialHostsFromEnv(env) });
-  if (!client) return 2;
-  try {
-    const loaded = await loadCatalog(new DirectorySource(root));
-    const uses = imageUses(loaded.config, root);
-    const results = await checkImages(
-      uses.map((u) => u.image),
-      { client, concurrency: Number(values.concurrency), allowedRegistries: values['allowed-registry'] },
-    );
-    const check = imagesCheck(uses, results, { unverifiableRegistries: values['unverifiable-registry'] });
-    if (values.format === 'json') {
-      out.write(
-        JSON.stringify(
-          {
-            name: check.name,
-            conclusion: check.conclusion,
-            images: [...results.values()].map((r) => ({ image: r.ref, status: r.status, reason: r.reason })),
-            findings: check.findings.map((d) => ({
-              level: d.level,
-              rule: d.rule,
-              message: d.message,
-              file: d.file ?? null,
-              line: d.line ?? null,
-              package: d.package ?? null,
-            })),
-          },
-          null,
-          2,
-        ) + '\n',
+export const command = defineCommand({
+  usage: USAGE,
+  options: {
+    format: { type: 'string', default: 'text' },
+    'allowed-registry': { type: 'string', multiple: true, default: [] },
+    'unverifiable-registry': { type: 'string', multiple: true, default: [] },
+    concurrency: { type: 'string', default: '8' },
+  },
+  positionals: { min: 1, message: 'images needs exactly one catalog root' },
+  formats: ['text', 'json'],
+  async run({ values, positionals }, { out, err, env }) {
+    const root = positionals[0]!;
+    if (!(Number(values.concurrency) >= 1)) throw new UsageError('--concurrency must be a positive number');
+    if (!(await isDirectory(root))) throw new UsageError(`${root}: not a directory`);
+    const client = RegistryClient.fromEnvSafe(env, err, { credentialHosts: credentialHostsFromEnv(env) });
+    if (!client) return 2;
+    try {
+      const loaded = await loadCatalog(new DirectorySource(root));
+      const uses = imageUses(loaded.config, root);
+      const results = await checkImages(
+        uses.map((u) => u.image),
+        { client, concurrency: Number(values.concurrency), allowedRegistries: values['allowed-registry'] },
       );
-    } else {
-      for (const d of check.findings)
-        out.write(
-          `${d.file ? `${d.file}${d.line ? `:${d.line}` : ''}: ` : ''}${d.level} ${d.rule}: ${d.message}\n`,
-        );
-      out.write(`${check.conclusion}: ${check.title}\n`);
+      const check = imagesCheck(uses, results, {
+        unverifiableRegistries: values['unverifiable-registry'],
+      });
+      if (values.format === 'json') {
+        writeJson(out, {
+          name: check.name,
+          conclusion: check.conclusion,
+          images: [...results.values()].map((r) => ({ image: r.ref, status: r.status, reason: r.reason })),
+          findings: check.findings.map(jsonFinding),
+        });
+      } else {
+        writeFindings(out, check.findings, 'text');
+        out.write(`${check.conclusion}: ${check.title}\n`);
+      }
+      return check.conclusion === 'failure' ? 1 : 0;
+    } catch (problem) {
+      throw new CommandFailure((problem as Error).message, 2);
+    } finally {
+      client.close();
     }
-    return check.conclusion === 'failure' ? 1 : 0;
-  } catch (problem) {
-    err.write(`catalog-bot images: ${(problem as Error).message}\n`);
-    return 2;
-  } finally {
-    client.close();
-  }
-}
+  },
+});

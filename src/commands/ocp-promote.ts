@@ -1,8 +1,5 @@
 // `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]`:
-// open a new OpenShift catalog on a working tree (design.md "OCP catalog lifecycle").
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
+// open a new OpenShift catalog on a working tree (docs/ocp-lifecycle.md).
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import {
   DEFAULT_CSV_METADATA_FROM,
@@ -11,9 +8,11 @@ import {
   type OcpPackageResult,
 } from '../catalog/edits/ocp-promote.js';
 import type { FileTree } from '../catalog/edits/promote.js';
-import { directoryTree } from './promote.js';
+import { defineCommand, UsageError } from './command.js';
+import { writeJson } from './output.js';
+import { openWorkingTree, writeEdits } from './working-tree.js';
 
-export const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
   Open OpenShift catalog <to> from <from> (like v4.21 -> v4.22): every package of
   catalogs/<from> whose operators/<pkg>/ci.yaml fbc.version_promotion_strategy is
   "always" (and every --package, whatever its strategy) gets catalogs/<to>/<pkg>/catalog.yaml
@@ -38,83 +37,70 @@ const LABEL: Record<OcpPackageResult['status'], string> = {
   refused: 'refused',
 };
 
-export async function ocpPromoteCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        repo: { type: 'string', default: '.' },
-        package: { type: 'string', multiple: true, default: [] },
-        format: { type: 'string', default: 'text' },
-      },
-    }));
-    if (positionals.length !== 2) throw new Error('ocp-promote needs <from> and <to>, like v4.21 v4.22');
+export const command = defineCommand({
+  usage: OCP_PROMOTE_USAGE,
+  messages: 'out',
+  options: {
+    repo: { type: 'string', default: '.' },
+    package: { type: 'string', multiple: true, default: [] },
+    format: { type: 'string', default: 'text' },
+  },
+  positionals: { min: 2, message: 'ocp-promote needs <from> and <to>, like v4.21 v4.22' },
+  async run({ values, positionals }, { out }) {
     if (values.format !== 'text' && values.format !== 'json')
-      throw new Error('--format must be text or json');
-  } catch (problem) {
-    out.write(`catalog-bot ocp-promote: ${(problem as Error).message}\n\n${OCP_PROMOTE_USAGE}`);
-    return 2;
-  }
-  const [from, to] = positionals as [string, string];
-  const json = values.format === 'json';
-  const fail = (code: number, message: string): number => {
-    out.write(
-      json
-        ? `${JSON.stringify({ from, to, error: message, packages: [], written: [] })}\n`
-        : `catalog-bot ocp-promote: ${message}\n`,
-    );
-    return code;
-  };
-  let tree: FileTree;
-  try {
-    if (!statSync(values.repo).isDirectory()) throw new Error(`${values.repo} is not a directory`);
-    tree = directoryTree(values.repo);
-  } catch (problem) {
-    return fail(2, (problem as Error).message);
-  }
-  let result;
-  try {
-    result = await ocpPromote(tree, {
-      from,
-      to,
-      packages: values.package,
-      csvMetadataFrom: csvMetadataFrom(tree),
-    });
-  } catch (problem) {
-    if (problem instanceof OcpPromoteError) return fail(1, `refused: ${problem.message}`);
-    return fail(2, (problem as Error).message);
-  }
-  const refused = result.packages.some((p) => p.status === 'refused');
-  const written: string[] = [];
-  if (!refused) {
+      throw new UsageError('--format must be text or json');
+    const [from, to] = positionals as [string, string];
+    const json = values.format === 'json';
+    const fail = (code: number, message: string): number => {
+      out.write(
+        json
+          ? `${JSON.stringify({ from, to, error: message, packages: [], written: [] })}\n`
+          : `catalog-bot ocp-promote: ${message}\n`,
+      );
+      return code;
+    };
+    let tree: FileTree;
     try {
-      for (const edit of result.edits) {
-        const abs = join(values.repo, edit.path);
-        mkdirSync(dirname(abs), { recursive: true });
-        writeFileSync(abs, edit.after);
-        written.push(edit.path);
-      }
+      tree = openWorkingTree(values.repo);
     } catch (problem) {
-      return fail(2, `writing: ${(problem as Error).message}`);
+      return fail(2, (problem as Error).message);
     }
-  }
-  if (json) {
-    out.write(`${JSON.stringify({ from, to, packages: result.packages, written }, null, 2)}\n`);
-  } else {
-    out.write(`ocp-promote ${from} -> ${to}\n`);
-    for (const p of result.packages) {
-      out.write(`  ${LABEL[p.status].padEnd(12)} ${p.package}: ${p.reason}\n`);
-      for (const note of p.notes) out.write(`               note: ${note}\n`);
+    let result;
+    try {
+      result = await ocpPromote(tree, {
+        from,
+        to,
+        packages: values.package,
+        csvMetadataFrom: csvMetadataFrom(tree),
+      });
+    } catch (problem) {
+      if (problem instanceof OcpPromoteError) return fail(1, `refused: ${problem.message}`);
+      return fail(2, (problem as Error).message);
     }
-    const promoted = result.packages.filter((p) => p.status === 'promoted').length;
-    out.write(
-      refused
-        ? `\nrefused: nothing written (fix the packages marked refused, then run again)\n`
-        : `\n${promoted} package(s) promoted to ${to}: ${written.length} file(s) written\n`,
-    );
-  }
-  return refused ? 1 : 0;
-}
+    const refused = result.packages.some((p) => p.status === 'refused');
+    let written: string[] = [];
+    if (!refused) {
+      try {
+        written = writeEdits(values.repo, result.edits);
+      } catch (problem) {
+        return fail(2, `writing: ${(problem as Error).message}`);
+      }
+    }
+    if (json) {
+      writeJson(out, { from, to, packages: result.packages, written });
+    } else {
+      out.write(`ocp-promote ${from} -> ${to}\n`);
+      for (const p of result.packages) {
+        out.write(`  ${LABEL[p.status].padEnd(12)} ${p.package}: ${p.reason}\n`);
+        for (const note of p.notes) out.write(`               note: ${note}\n`);
+      }
+      const promoted = result.packages.filter((p) => p.status === 'promoted').length;
+      out.write(
+        refused
+          ? `\nrefused: nothing written (fix the packages marked refused, then run again)\n`
+          : `\n${promoted} package(s) promoted to ${to}: ${written.length} file(s) written\n`,
+      );
+    }
+    return refused ? 1 : 0;
+  },
+});

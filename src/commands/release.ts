@@ -2,14 +2,15 @@
 // what the release bot does after a bundle pull request (docs/bundles.md): the bundle is
 // added to every template its release-config.yaml names and every catalog those templates
 // map to is re-rendered. Nothing is written unless every file could be computed.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { parseArgs } from 'node:util';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import { lineDiff } from '../catalog/edits/promote-diff.js';
 import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/edits/release.js';
+import { defineCommand, UsageError } from './command.js';
+import { writeJson } from './output.js';
+import { openWorkingTree, writeEdits } from './working-tree.js';
 
-export const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--format text|json]
+const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--format text|json]
   Release a bundle directory (manifests/, metadata/annotations.yaml, release-config.yaml)
   as the release bot does: add it to every catalog template its release-config.yaml names
   (basic: channel entries with replaces/skips/skipRange and an olm.bundle image entry;
@@ -18,33 +19,6 @@ export const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [-
   its image reference comes from ${CONFIG_PATH} bundles.imageTemplate. <bundle-dir> is
   relative to --repo (default: the current directory). Exit 0 done, 1 refused, 2 usage/IO.
 `;
-
-const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
-
-/** A working tree's files; symbolic links are not followed (they could lead out of the tree). */
-export function workingTree(dir: string): ReleaseTree {
-  const paths: string[] = [];
-  const walk = (abs: string, rel: string): void => {
-    for (const name of readdirSync(abs).sort()) {
-      if (SKIPPED_DIRS.has(name)) continue;
-      const childAbs = join(abs, name);
-      const childRel = rel ? `${rel}/${name}` : name;
-      const info = lstatSync(childAbs);
-      if (info.isDirectory()) walk(childAbs, childRel);
-      else if (info.isFile()) paths.push(childRel);
-    }
-  };
-  walk(dir, '');
-  const known = new Set(paths);
-  const bytes = new Map<string, Buffer>();
-  const readBytes = (p: string): Buffer | undefined => {
-    if (!known.has(p)) return undefined;
-    let got = bytes.get(p);
-    if (!got) bytes.set(p, (got = readFileSync(join(dir, p))));
-    return got;
-  };
-  return { list: () => paths, readBytes, read: (p) => readBytes(p)?.toString('utf8') };
-}
 
 /** The bundle directory relative to the repository: as given, or made relative when it lies inside. */
 function bundlePath(repo: string, dir: string): string {
@@ -59,104 +33,86 @@ function bundlePath(repo: string, dir: string): string {
   return dir;
 }
 
-export async function releaseCommand(args: string[], out: NodeJS.WritableStream): Promise<number> {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        repo: { type: 'string', default: '.' },
-        format: { type: 'string', default: 'text' },
-      },
-    }));
-    if (positionals.length !== 1) throw new Error('release needs exactly one bundle directory');
+export const command = defineCommand({
+  usage: RELEASE_USAGE,
+  messages: 'out',
+  options: {
+    repo: { type: 'string', default: '.' },
+    format: { type: 'string', default: 'text' },
+  },
+  positionals: { min: 1, message: 'release needs exactly one bundle directory' },
+  async run({ values, positionals }, { out }) {
     if (values.format !== 'text' && values.format !== 'json')
-      throw new Error(`invalid --format value "${values.format}", expected text or json`);
-  } catch (problem) {
-    out.write(`catalog-bot release: ${(problem as Error).message}\n\n${RELEASE_USAGE}`);
-    return 2;
-  }
-  const json = values.format === 'json';
-  const fail = (code: number, message: string, file?: string, line?: number): number => {
-    if (json)
-      out.write(
-        `${JSON.stringify({ released: false, error: message, file: file ?? null, line: line ?? null }, null, 2)}\n`,
-      );
-    else out.write(`catalog-bot release: ${code === 1 ? 'refused: ' : ''}${message}\n`);
-    return code;
-  };
-  let tree: ReleaseTree;
-  let dir: string;
-  try {
-    if (!lstatSync(values.repo).isDirectory()) throw new Error(`${values.repo} is not a directory`);
-    tree = workingTree(values.repo);
-    dir = bundlePath(values.repo, positionals[0]!);
-  } catch (problem) {
-    return fail(2, (problem as Error).message);
-  }
-  const { config, problems } = parseRepoConfig(tree.read(CONFIG_PATH));
-  if (problems.length > 0 && !json)
-    out.write(
-      `warning: ${CONFIG_PATH} has problems, so the defaults apply: ${problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}\n`,
-    );
-  let result;
-  try {
-    result = await releaseBundle(dir, {
-      tree,
-      settings: {
-        path: config.bundles.path,
-        imageTemplate: config.bundles.imageTemplate,
-        opmVersion: config.bundles.renderer.opmVersion,
-        ...(config.bundles.renderer.csvMetadataFrom !== undefined
-          ? { csvMetadataFrom: config.bundles.renderer.csvMetadataFrom }
-          : {}),
-      },
-    });
-  } catch (problem) {
-    if (problem instanceof ReleaseRefusal) return fail(1, problem.message, problem.file, problem.line);
-    throw problem;
-  }
-  try {
-    for (const edit of result.edits) {
-      const target = join(values.repo, edit.path);
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, edit.after);
-    }
-  } catch (problem) {
-    return fail(2, `writing the files failed: ${(problem as Error).message}`);
-  }
-  const files = result.edits.map((e) => {
-    const changes = lineDiff(e.before ?? '', e.after);
-    return {
-      path: e.path,
-      status: e.before === undefined ? 'created' : 'modified',
-      added: changes.filter((c) => c.op === '+').length,
-      removed: changes.filter((c) => c.op === '-').length,
+      throw new UsageError(`invalid --format value "${values.format}", expected text or json`);
+    const json = values.format === 'json';
+    const fail = (code: number, message: string, file?: string, line?: number): number => {
+      if (json)
+        out.write(
+          `${JSON.stringify({ released: false, error: message, file: file ?? null, line: line ?? null }, null, 2)}\n`,
+        );
+      else out.write(`catalog-bot release: ${code === 1 ? 'refused: ' : ''}${message}\n`);
+      return code;
     };
-  });
-  if (json) {
-    out.write(
-      `${JSON.stringify(
-        {
-          released: true,
-          package: result.package,
-          version: result.version,
-          bundle: result.bundle,
-          image: result.image,
-          files,
-          notes: result.notes,
+    let tree: ReleaseTree;
+    let dir: string;
+    try {
+      tree = openWorkingTree(values.repo);
+      dir = bundlePath(values.repo, positionals[0]!);
+    } catch (problem) {
+      return fail(2, (problem as Error).message);
+    }
+    const { config, problems } = parseRepoConfig(tree.read(CONFIG_PATH));
+    if (problems.length > 0 && !json)
+      out.write(
+        `warning: ${CONFIG_PATH} has problems, so the defaults apply: ${problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}\n`,
+      );
+    let result;
+    try {
+      result = await releaseBundle(dir, {
+        tree,
+        settings: {
+          path: config.bundles.path,
+          imageTemplate: config.bundles.imageTemplate,
+          opmVersion: config.bundles.renderer.opmVersion,
+          ...(config.bundles.renderer.csvMetadataFrom !== undefined
+            ? { csvMetadataFrom: config.bundles.renderer.csvMetadataFrom }
+            : {}),
         },
-        null,
-        2,
-      )}\n`,
-    );
-  } else {
-    for (const note of result.notes) out.write(`${note}\n`);
-    for (const f of files)
-      out.write(`${f.status === 'created' ? 'created' : 'wrote'} ${f.path} (+${f.added} -${f.removed})\n`);
-    out.write(`released ${result.bundle} (${result.image}): ${files.length} file(s) written\n`);
-  }
-  return 0;
-}
+      });
+    } catch (problem) {
+      if (problem instanceof ReleaseRefusal) return fail(1, problem.message, problem.file, problem.line);
+      throw problem;
+    }
+    try {
+      writeEdits(values.repo, result.edits);
+    } catch (problem) {
+      return fail(2, `writing the files failed: ${(problem as Error).message}`);
+    }
+    const files = result.edits.map((e) => {
+      const changes = lineDiff(e.before ?? '', e.after);
+      return {
+        path: e.path,
+        status: e.before === undefined ? 'created' : 'modified',
+        added: changes.filter((c) => c.op === '+').length,
+        removed: changes.filter((c) => c.op === '-').length,
+      };
+    });
+    if (json) {
+      writeJson(out, {
+        released: true,
+        package: result.package,
+        version: result.version,
+        bundle: result.bundle,
+        image: result.image,
+        files,
+        notes: result.notes,
+      });
+    } else {
+      for (const note of result.notes) out.write(`${note}\n`);
+      for (const f of files)
+        out.write(`${f.status === 'created' ? 'created' : 'wrote'} ${f.path} (+${f.added} -${f.removed})\n`);
+      out.write(`released ${result.bundle} (${result.image}): ${files.length} file(s) written\n`);
+    }
+    return 0;
+  },
+});

@@ -4,7 +4,6 @@
 // or else pulled from their registries.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   bundleResolverFromCatalog,
   renderTemplateText,
@@ -14,8 +13,9 @@ import {
 } from '../catalog/templates/index.js';
 import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
+import { CommandFailure, defineCommand, UsageError } from './command.js';
 
-export const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
+const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
       [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
   Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
   opm alpha render-template does. Bundle images are resolved from the FBC files under
@@ -37,74 +37,61 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-export async function renderTemplateCommand(
-  args: string[],
-  out: NodeJS.WritableStream,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
-  let values;
-  let positionals;
-  try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        output: { type: 'string', short: 'o', default: 'json' },
-        'bundles-from': { type: 'string' },
-        'migrate-level': { type: 'string' },
-        'opm-version': { type: 'string', default: 'v1.73.0' },
-      },
-    }));
-    if (positionals.length !== 1) throw new Error('render-template needs exactly one template file');
-    if (values.output !== 'yaml' && values.output !== 'json') {
-      throw new Error(`invalid --output value "${values.output}", expected (json|yaml)`);
-    }
+export const command = defineCommand({
+  usage: RENDER_TEMPLATE_USAGE,
+  messages: 'out',
+  options: {
+    output: { type: 'string', short: 'o', default: 'json' },
+    'bundles-from': { type: 'string' },
+    'migrate-level': { type: 'string' },
+    'opm-version': { type: 'string', default: 'v1.73.0' },
+  },
+  positionals: { min: 1, message: 'render-template needs exactly one template file' },
+  async run({ values, positionals }, { out, env }) {
+    if (values.output !== 'yaml' && values.output !== 'json')
+      throw new UsageError(`invalid --output value "${values.output}", expected (json|yaml)`);
     const level = values['migrate-level'];
-    if (level !== undefined && level !== 'bundle-object-to-csv-metadata' && level !== 'none') {
-      throw new Error(`unknown migration level "${level}"`);
+    if (level !== undefined && level !== 'bundle-object-to-csv-metadata' && level !== 'none')
+      throw new UsageError(`unknown migration level "${level}"`);
+    try {
+      semverOptionsForOpm(values['opm-version']);
+    } catch (problem) {
+      throw new UsageError((problem as Error).message);
     }
-    semverOptionsForOpm(values['opm-version']);
-  } catch (problem) {
-    out.write(`catalog-bot render-template: ${(problem as Error).message}\n\n${RENDER_TEMPLATE_USAGE}`);
-    return 2;
-  }
-  let text: Buffer;
-  let resolveBundle: BundleResolver;
-  let client: RegistryClient | undefined;
-  try {
-    text = readFileSync(positionals[0]!);
-    if (values['bundles-from'] !== undefined) {
-      resolveBundle = bundleResolverFromCatalog(
-        filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
+    let text: Buffer;
+    let resolveBundle: BundleResolver;
+    let client: RegistryClient | undefined;
+    try {
+      text = readFileSync(positionals[0]!);
+      if (values['bundles-from'] !== undefined) {
+        resolveBundle = bundleResolverFromCatalog(
+          filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
+        );
+      } else {
+        // REGISTRY_USERNAME/REGISTRY_PASSWORD only for REGISTRY_CREDENTIAL_HOSTS (docs/security.md).
+        client = RegistryClient.fromEnv(env, { credentialHosts: credentialHostsFromEnv(env) });
+        // the template engine migrates (--migrate-level) what the registry renders
+        resolveBundle = bundleResolverFromRegistry(client);
+      }
+    } catch (problem) {
+      throw new CommandFailure((problem as Error).message, 2);
+    }
+    try {
+      out.write(
+        await renderTemplateText(text, values.output as 'yaml' | 'json', {
+          resolveBundle,
+          ...semverOptionsForOpm(values['opm-version']),
+          ...(values['migrate-level'] === 'bundle-object-to-csv-metadata'
+            ? { migrateLevel: 'bundle-object-to-csv-metadata' as const }
+            : {}),
+        }),
       );
-    } else {
-      // REGISTRY_USERNAME/REGISTRY_PASSWORD only for REGISTRY_CREDENTIAL_HOSTS (docs/security.md).
-      client = RegistryClient.fromEnv(env, { credentialHosts: credentialHostsFromEnv(env) });
-      // the template engine migrates (--migrate-level) what the registry renders
-      resolveBundle = bundleResolverFromRegistry(client);
+      return 0;
+    } catch (problem) {
+      if (problem instanceof TemplateError) throw new CommandFailure(problem.message, 1);
+      throw problem;
+    } finally {
+      client?.close();
     }
-  } catch (problem) {
-    out.write(`catalog-bot render-template: ${(problem as Error).message}\n`);
-    return 2;
-  }
-  try {
-    out.write(
-      await renderTemplateText(text, values.output as 'yaml' | 'json', {
-        resolveBundle,
-        ...semverOptionsForOpm(values['opm-version']),
-        ...(values['migrate-level'] === 'bundle-object-to-csv-metadata'
-          ? { migrateLevel: 'bundle-object-to-csv-metadata' as const }
-          : {}),
-      }),
-    );
-    return 0;
-  } catch (problem) {
-    if (problem instanceof TemplateError) {
-      out.write(`catalog-bot render-template: ${problem.message}\n`);
-      return 1;
-    }
-    throw problem;
-  } finally {
-    client?.close();
-  }
-}
+  },
+});

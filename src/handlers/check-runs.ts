@@ -4,7 +4,7 @@ import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/ch
 
 export type Octokit = Context['octokit'];
 
-/** design.md: the check-run names MUST be exact. */
+/** The check-run names are exact: branch protection and people require them by name. */
 export const PR_CHECK_NAMES = [
   'catalog-bot/permissions',
   'catalog-bot/validate',

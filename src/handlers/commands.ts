@@ -1,5 +1,5 @@
-// Comment commands (design.md): one per line, anywhere in a comment, never inside a code
-// block or a quote. Pure: text in, commands out.
+// Comment commands (README "Comment commands and auto-merge"): one per line, anywhere in
+// a comment, never inside a code block or a quote. Pure: text in, commands out.
 
 export type CommandName = 'approve' | 'lgtm' | 'hold' | 'retest' | 'promote' | 'render' | 'help';
 

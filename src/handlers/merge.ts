@@ -1,9 +1,10 @@
-// Auto-merge (design.md): merge a pull request whose catalog-bot checks and required checks
-// are green on its current head, that is neither a draft nor on hold, whose permissions are
-// satisfied, and that still validates when combined with the CURRENT base (two pull
-// requests that are fine alone can break a channel together). The merge passes the head
-// sha that was checked, so a push in between is never merged unchecked. Runs in the
-// repository's queue group, so merges in one repository never overlap.
+// Auto-merge (README "Comment commands and auto-merge"): merge a pull request whose
+// catalog-bot checks and required checks are green on its current head, that is neither a
+// draft nor on hold, whose permissions are satisfied, and that still validates when
+// combined with the CURRENT base (two pull requests that are fine alone can break a channel
+// together). The merge passes the head sha that was checked, so a push in between is never
+// merged unchecked. Runs in the repository's queue group, so merges in one repository never
+// overlap.
 import type { Context } from 'probot';
 import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';

@@ -1,6 +1,6 @@
 // The state of a pull request lives on GitHub, so the App stays stateless: labels people
 // can see, and one status comment of the bot's whose hidden part records each `/approve`
-// with the content it saw (design.md: an approval counts for the package contents it saw).
+// with the content it saw (docs/security.md "Approvals are what the approver saw").
 import type { Context } from 'probot';
 import type { RepoRef } from './check-runs.js';
 

@@ -6,8 +6,8 @@
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
 import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
+import { promote } from '../promotion/promote.js';
 import {
-  promote,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,
@@ -56,7 +56,7 @@ async function gitFileTree(dir: string, rev: string, wanted: (path: string) => b
   return { list: () => paths, read: (path) => texts.get(path) };
 }
 
-/** `/promote`: add an existing bundle to a channel (src/catalog/edits/promote.ts). */
+/** `/promote`: add an existing bundle to a channel (src/promotion/promote.ts). */
 export function promoteFromComment(
   context: JobContext,
   options: PrHandlerOptions,

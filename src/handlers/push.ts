@@ -8,7 +8,7 @@ import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
 import { fetchMissingBlobs, revParse, withMirror } from '../git-mirror.js';
-import { publishCatalog } from '../publish/publish.js';
+import { commitTime, publishCatalog } from '../publish/publish.js';
 import { credentialHostsOf } from '../publish/registry.js';
 import { publishCheck, PUBLISH_CHECK, type RootPublication } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, type RepoRef } from './check-runs.js';
@@ -146,6 +146,7 @@ export async function publishJob(
                     baseImage,
                     repoUrl: job.repoUrl,
                     commit: job.after,
+                    created: await commitTime(dir, job.after),
                     client,
                   });
             publications.push({ root, results });

@@ -3,14 +3,12 @@
 // with the core's bundle parser (src/catalog/bundle.ts, the same one that reads bundle
 // directories). Rendered bundles are cached by manifest digest.
 import { gunzipSync } from 'node:zlib';
-import {
-  goCompare,
-  parseBundle,
-  renderParsedBundle,
-  type BundleFiles,
-  type ParsedBundle,
-} from '../catalog/bundle.js';
-import { TemplateError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
+import { goStringCompare } from '../catalog/go/gostrings.js';
+import { parseBundle, renderParsedBundle, type BundleFiles, type ParsedBundle } from '../catalog/bundle.js';
+import { BundleRenderError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
+
+// The core declares the error (the templates report it as a render failure); publishing throws it.
+export { BundleRenderError };
 import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type ManifestResult, type RepoRef } from './registry.js';
 
@@ -32,15 +30,6 @@ export interface ImageSource {
 
 /** An image config is a few KiB of JSON. */
 const MAX_CONFIG_BYTES = 4 * 2 ** 20;
-
-/** Why a bundle image could not be rendered; `cause` is the RegistryError when the registry failed. */
-export class BundleRenderError extends TemplateError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message);
-    this.name = 'BundleRenderError';
-    if (options?.cause !== undefined) this.cause = options.cause;
-  }
-}
 
 // ---- image layers -------------------------------------------------------------------
 
@@ -131,7 +120,7 @@ export class ImageFs implements BundleFiles {
       const name = slash < 0 ? rest : rest.slice(0, slash);
       names.set(name, (names.get(name) ?? false) || slash >= 0 || node.type === 'dir');
     }
-    return [...names].sort(([a], [b]) => goCompare(a, b)).map(([name, isDir]) => ({ name, isDir }));
+    return [...names].sort(([a], [b]) => goStringCompare(a, b)).map(([name, isDir]) => ({ name, isDir }));
   }
 
   readFile(path: string): Buffer | undefined {
@@ -401,7 +390,7 @@ export function bundleRenderer(source: ImageSource, options: BundleRenderOptions
           if (!(BUNDLE_PACKAGE_LABEL in labels)) {
             if (DB_LABEL in labels)
               throw new BundleRenderError('sqlite-based index images are no longer supported');
-            const keys = Object.keys(labels).sort(goCompare);
+            const keys = Object.keys(labels).sort(goStringCompare);
             throw new BundleRenderError(
               keys.length > 0
                 ? `image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join('\n')}`

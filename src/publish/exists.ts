@@ -1,30 +1,28 @@
 // Does an image exist in its registry? For the `catalog-bot/images` check: one HEAD per
 // reference, a bounded number at a time, digest-pinned answers remembered.
-import type { BundleResolver } from '../catalog/templates/index.js';
-import type { RepoConfig } from '../checks/config.js';
-import { BundleRenderError } from './bundle-render.js';
+import { parseRefSafe, registryAllowed, type ImageCheck } from '../checks/registry-policy.js';
 import { mapLimit } from './publish.js';
 import {
-  credentialHostsOf,
   formatRef,
   parseRef,
   referenceOf,
   RegistryError,
   type ImageRef,
-  type RegistryErrorKind,
   type RegistryClient,
 } from './registry.js';
 
-export type ImageStatus = 'exists' | 'missing' | 'unreachable' | 'disallowed' | 'invalid';
-
-export interface ImageCheck {
-  ref: string;
-  status: ImageStatus;
-  /** Why, in words for a person (empty when it exists). */
-  reason: string;
-  /** For `unreachable`: what went wrong (RegistryError kind). */
-  kind?: RegistryErrorKind;
-}
+// The checks declare the answers and the registry policy (src/checks/registry-policy.ts);
+// this module implements the lookups. The policy is found here too, for publishing's callers.
+export {
+  bundlesWithPolicy,
+  registryAllowed,
+  registryListed,
+  registryPolicy,
+  type ImageCheck,
+  type ImageStatus,
+  type PolicyBundles,
+  type RegistryPolicy,
+} from '../checks/registry-policy.js';
 
 /** Digest-pinned references never change: an answer of "exists" holds for good. */
 export class ImageExistenceCache {
@@ -44,14 +42,6 @@ export class ImageExistenceCache {
 }
 
 const defaultCache = new ImageExistenceCache();
-
-function parseRefSafe(ref: string): ImageRef | undefined {
-  try {
-    return parseRef(ref);
-  } catch {
-    return undefined;
-  }
-}
 
 /** One reference: HEAD its manifest (by digest when pinned, else by tag). */
 export async function imageExists(ref: string, client: RegistryClient): Promise<ImageCheck> {
@@ -85,47 +75,6 @@ export async function imageExists(ref: string, client: RegistryClient): Promise<
       ...(err instanceof RegistryError ? { kind: err.kind } : {}),
     };
   }
-}
-
-/** `quay.io`, `quay.io/org` (a repository prefix) or `*.example.com`. */
-export function registryAllowed(ref: ImageRef, allowed: string[] | undefined): boolean {
-  if (!allowed || allowed.length === 0) return true;
-  const full = `${ref.registry}/${ref.repository}`;
-  return allowed.some((pattern) => {
-    const p = pattern.replace(/\/+$/, '');
-    if (p.startsWith('*.')) return ref.registry.endsWith(p.slice(1));
-    return ref.registry === p || full.startsWith(`${p}/`);
-  });
-}
-
-/**
- * What a repository's base-branch config says about registries: where images may come
- * from, which may go unverified, and which hosts may get REGISTRY_USERNAME/REGISTRY_PASSWORD
- * (docs/security.md, "Credentials stay home").
- */
-export interface RegistryPolicy {
-  allowedRegistries: string[];
-  unverifiableRegistries: string[];
-  credentialHosts: string[];
-}
-
-export function registryPolicy(config: RepoConfig): RegistryPolicy {
-  return {
-    allowedRegistries: config.images.allowedRegistries,
-    unverifiableRegistries: config.images.unverifiableRegistries,
-    // The hosts the repository publishes to and builds from; none when it publishes nothing
-    // (the default base image's quay.io is then no reason to send credentials anywhere).
-    // `bundles.imageTemplate` joins them when the config has that key.
-    credentialHosts:
-      config.publish.images.length === 0
-        ? []
-        : credentialHostsOf([...config.publish.images, config.publish.baseImage]),
-  };
-}
-
-/** `registryAllowed` for a list that means nothing when empty. */
-export function registryListed(ref: ImageRef, list: string[] | undefined): boolean {
-  return (list ?? []).length > 0 && registryAllowed(ref, list);
 }
 
 export interface CheckImagesOptions {
@@ -173,48 +122,4 @@ export async function checkImages(
     return result;
   });
   return new Map(unique.map((ref, i) => [ref, results[i] as ImageCheck]));
-}
-
-// ---- bundle pulls of a repository's checks --------------------------------------------
-
-/** A bundle renderer that pulls with a repository's policy (its credential hosts). */
-export interface PolicyBundles {
-  resolveBundle: (image: string, policy?: RegistryPolicy) => ReturnType<BundleResolver>;
-  manifests: (image: string, policy?: RegistryPolicy) => Promise<string[] | undefined>;
-}
-
-/** Why a bundle image must not be pulled for this repository, or undefined. */
-function bundleRefused(image: string, policy: RegistryPolicy): string | undefined {
-  const ref = parseRefSafe(image);
-  if (!ref || registryAllowed(ref, policy.allowedRegistries)) return undefined;
-  return `registry ${ref.registry} is not among the allowed registries (images.allowedRegistries: ${policy.allowedRegistries.join(', ')}); the image was not pulled`;
-}
-
-/**
- * `resolveBundle` and `manifests` as a repository's checks may use them: images from
- * registries outside `images.allowedRegistries` are never pulled (a pull request must not
- * make the bot contact any host it names), and pulls carry the repository's policy.
- */
-export function bundlesWithPolicy(
-  bundles: Partial<PolicyBundles>,
-  policy: RegistryPolicy,
-): Partial<PolicyBundles> {
-  const { resolveBundle, manifests } = bundles;
-  return {
-    ...(resolveBundle
-      ? {
-          resolveBundle: async (image: string) => {
-            const refused = bundleRefused(image, policy);
-            if (refused) throw new BundleRenderError(`render reference "${image}": ${refused}`);
-            return resolveBundle(image, policy);
-          },
-        }
-      : {}),
-    ...(manifests
-      ? {
-          manifests: async (image: string) =>
-            bundleRefused(image, policy) ? undefined : manifests(image, policy),
-        }
-      : {}),
-  };
 }

@@ -19,9 +19,31 @@ import {
 } from './oci.js';
 import { formatRef, referenceOf, type ImageRef, type RegistryClient } from './registry.js';
 
+/** The layer descriptor annotation naming what the cache was built from (see `cacheKey`). */
+export const CACHE_KEY_ANNOTATION = 'io.catalog-bot.opm-cache.key';
+export const CACHE_HISTORY = 'catalog-bot: RUN /bin/opm serve /configs --cache-dir=/tmp/cache --cache-only';
+
+/** opm's serve cache as an image layer (src/publish/cache.ts builds it). */
+export interface CacheLayer {
+  key: string;
+  digest: string;
+  diffId: string;
+  size: number;
+  /** The gzipped tar, or how to fetch it (a layer reused from an image already pushed). */
+  data: Buffer | (() => Promise<Buffer>);
+}
+
 export const CONFIGS_LABEL = 'operators.operatorframework.io.index.configs.v1';
 export const ENTRYPOINT = ['/bin/opm'];
-export const CMD = ['serve', '/configs', '--cache-dir=/tmp/cache', '--cache-enforce-integrity=false'];
+/** With the cache in the image: what `opm generate dockerfile` writes (integrity enforced by default). */
+export const CACHED_CMD = ['serve', '/configs', '--cache-dir=/tmp/cache'];
+/** Without one (the base has no runnable opm): opm builds the cache at every start. */
+export const UNCACHED_CMD = [
+  'serve',
+  '/configs',
+  '--cache-dir=/tmp/cache',
+  '--cache-enforce-integrity=false',
+];
 /** Used for `created` unless the caller passes a time (e.g. the commit's): keeps digests stable. */
 export const DEFAULT_CREATED = '1970-01-01T00:00:00Z';
 
@@ -86,8 +108,15 @@ export interface BuildOptions {
   commit?: string;
   /** The catalog root's path in the repository, for the history entry. */
   root?: string;
-  /** RFC 3339 time for `created` and the history entry (default the epoch). */
+  /** RFC 3339 time for `created` and the history entries (default the epoch). */
   created?: string;
+}
+
+export interface CacheChoice {
+  /** opm's pre-built cache, when the base's opm could build it. */
+  cache?: CacheLayer;
+  /** Why there is none (shown as a warning in the publish check). */
+  warnings?: string[];
 }
 
 export interface BuiltPlatform {
@@ -104,6 +133,8 @@ export interface BuiltImage {
   platforms: BuiltPlatform[];
   /** What tags point at: the index for a multi-arch base, else the one manifest. */
   top: Blob;
+  cache?: CacheLayer;
+  warnings: string[];
 }
 
 function annotations(base: BaseImage, options: BuildOptions): Record<string, string> {
@@ -116,7 +147,12 @@ function annotations(base: BaseImage, options: BuildOptions): Record<string, str
 }
 
 /** The base config with the catalog layer, label, entrypoint and command added. */
-export function catalogConfig(baseConfig: Buffer, layer: CatalogLayer, options: BuildOptions): Buffer {
+export function catalogConfig(
+  baseConfig: Buffer,
+  layer: CatalogLayer,
+  options: BuildOptions,
+  cache?: CacheLayer,
+): Buffer {
   const created = options.created ?? DEFAULT_CREATED;
   const cfg = JSON.parse(baseConfig.toString('utf8')) as {
     created?: string;
@@ -131,9 +167,12 @@ export function catalogConfig(baseConfig: Buffer, layer: CatalogLayer, options: 
   if (options.commit) labels['org.opencontainers.image.revision'] = options.commit;
   runtime.Labels = labels;
   runtime.Entrypoint = [...ENTRYPOINT];
-  runtime.Cmd = [...CMD];
+  runtime.Cmd = cache ? [...CACHED_CMD] : [...UNCACHED_CMD];
   cfg.created = created;
-  cfg.rootfs = { type: 'layers', diff_ids: [...(cfg.rootfs?.diff_ids ?? []), layer.diffId] };
+  cfg.rootfs = {
+    type: 'layers',
+    diff_ids: [...(cfg.rootfs?.diff_ids ?? []), layer.diffId, ...(cache ? [cache.diffId] : [])],
+  };
   cfg.history = [
     ...(cfg.history ?? []),
     {
@@ -141,16 +180,33 @@ export function catalogConfig(baseConfig: Buffer, layer: CatalogLayer, options: 
       created_by: `catalog-bot: COPY ${options.root ?? '.'} /configs`,
       comment: `catalog root ${options.root ?? '.'}${options.commit ? ` at ${options.commit}` : ''}`,
     },
+    ...(cache ? [{ created, created_by: CACHE_HISTORY, comment: 'opm serve cache' }] : []),
   ];
   return Buffer.from(JSON.stringify(cfg));
 }
 
 /** Assemble configs, manifests and (for a multi-arch base) the index. Pure and deterministic. */
-export function buildImage(base: BaseImage, layer: CatalogLayer, options: BuildOptions = {}): BuiltImage {
+export function buildImage(
+  base: BaseImage,
+  layer: CatalogLayer,
+  options: BuildOptions = {},
+  choice: CacheChoice = {},
+): BuiltImage {
+  const { cache } = choice;
   const notes = annotations(base, options);
   const layerDescriptor: Descriptor = { mediaType: OCI_LAYER_GZIP, digest: layer.digest, size: layer.size };
+  const cacheDescriptors: Descriptor[] = cache
+    ? [
+        {
+          mediaType: OCI_LAYER_GZIP,
+          digest: cache.digest,
+          size: cache.size,
+          annotations: { [CACHE_KEY_ANNOTATION]: cache.key },
+        },
+      ]
+    : [];
   const platforms = base.platforms.map((p): BuiltPlatform => {
-    const config = blob(OCI_CONFIG, catalogConfig(p.config, layer, options));
+    const config = blob(OCI_CONFIG, catalogConfig(p.config, layer, options, cache));
     const baseLayers = p.manifest.layers.map((l): Descriptor => ({
       mediaType: ociMediaType(l.mediaType),
       digest: l.digest,
@@ -161,7 +217,7 @@ export function buildImage(base: BaseImage, layer: CatalogLayer, options: BuildO
       schemaVersion: 2,
       mediaType: OCI_MANIFEST,
       config: config.descriptor,
-      layers: [...baseLayers, layerDescriptor],
+      layers: [...baseLayers, layerDescriptor, ...cacheDescriptors],
       annotations: notes,
     };
     return {
@@ -186,5 +242,5 @@ export function buildImage(base: BaseImage, layer: CatalogLayer, options: BuildO
   } else {
     top = platforms[0]!.manifest;
   }
-  return { base, layer, platforms, top };
+  return { base, layer, platforms, top, ...(cache ? { cache } : {}), warnings: choice.warnings ?? [] };
 }

@@ -3,6 +3,7 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { CatalogSource } from '../catalog/fbc/source.js';
+import { goStringCompare } from '../catalog/go/gostrings.js';
 import { sha256 } from './oci.js';
 
 const gzip = promisify(gzipCallback);
@@ -111,10 +112,6 @@ export async function gzipFixed(data: Buffer, level = 6): Promise<Buffer> {
   return out;
 }
 
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 /** Sorted tar entries for files under `dir/`, with every parent directory included. */
 export function entriesUnder(dir: string, files: Map<string, Buffer>): TarEntry[] {
   const dirs = new Set<string>([dir]);
@@ -127,7 +124,7 @@ export function entriesUnder(dir: string, files: Map<string, Buffer>): TarEntry[
     ...[...files].map(([path, data]): TarEntry => ({ path: `${dir}/${path}`, type: 'file', data })),
   ];
   // Sorting by path with '/' as the separator puts a directory right before its contents.
-  return entries.sort((a, b) => byteOrder(a.path, b.path));
+  return entries.sort((a, b) => goStringCompare(a.path, b.path));
 }
 
 /** Read every file of a catalog root; a file that cannot be read stops the build. */

@@ -25,6 +25,7 @@ export async function writeOciLayout(
   const baseLayers = new Set(image.platforms.flatMap((p) => p.baseLayers.map((l) => l.digest)));
   for (const digest of baseLayers) await put(digest, () => client.getBlob(image.base.ref, digest));
   await put(image.layer.digest, image.layer.data);
+  if (image.cache) await put(image.cache.digest, image.cache.data);
   for (const p of image.platforms) {
     await put(p.config.descriptor.digest, p.config.data);
     await put(p.manifest.descriptor.digest, p.manifest.data);

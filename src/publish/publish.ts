@@ -1,16 +1,42 @@
 // Build a catalog image once and push it to every tag.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { CatalogSource } from '../catalog/fbc/source.js';
-import { buildImage, fetchBase, type BuildOptions, type BuiltImage } from './image.js';
-import { catalogLayer } from './layer.js';
+import {
+  buildCacheLayer,
+  cacheKey,
+  extractOpm,
+  findPushedCache,
+  NoCacheError,
+  rememberCache,
+  rememberedCache,
+  runnablePlatform,
+  type CacheBuildOptions,
+} from './cache.js';
+import {
+  buildImage,
+  fetchBase,
+  type BaseImage,
+  type BuildOptions,
+  type BuiltImage,
+  type CacheChoice,
+  type CacheLayer,
+} from './image.js';
+import { layerFromFiles, readCatalogFiles, type CatalogLayer } from './layer.js';
 import type { Blob } from './oci.js';
 import { parseRef, type ImageRef, type RegistryClient } from './registry.js';
 
 export interface PublishResult {
   tag: string;
   digest: string;
+  /** What the image lacks (no pre-built opm cache, and why). */
+  warnings?: string[];
 }
 
-/** `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit (design.md). */
+/**
+ * `{root}` is the root's directory name, `{sha}` the first 12 hex digits of the commit
+ * (README "Repository configuration", `publish.images`).
+ */
 export function expandTags(patterns: string[], root: string, sha: string): string[] {
   if (sha === '' && patterns.some((p) => p.includes('{sha}')))
     throw new Error(
@@ -32,15 +58,80 @@ export interface BuildCatalogOptions extends BuildOptions {
   source: CatalogSource;
   baseImage: string;
   client: RegistryClient;
+  /** Pre-build opm's serve cache with the base's opm (default on); `false` builds today's cache-less image. */
+  opmCache?: boolean | CacheBuildOptions;
+  /** Images (the tags about to be written) whose cache layer may be reused when its key matches. */
+  reuseCacheFrom?: string[];
+}
+
+/**
+ * The cache layer for this catalog and base: one built earlier in this process or pushed
+ * before under the same key (opm's cache is not byte-reproducible, so reusing it is what
+ * keeps "same content, same digest"), else a new one from the base's own opm.
+ */
+async function chooseCache(
+  options: BuildCatalogOptions,
+  base: BaseImage,
+  layer: CatalogLayer,
+  files: Map<string, Buffer>,
+): Promise<CacheChoice> {
+  // CATALOG_BOT_OPM_CACHE=off: never run the base's opm on this machine (docs/publishing.md).
+  if (options.opmCache === false || process.env.CATALOG_BOT_OPM_CACHE === 'off') return {};
+  const key = cacheKey(layer.digest, base.digest);
+  let cache: CacheLayer | undefined =
+    rememberedCache(key) ??
+    (await findPushedCache(
+      options.client,
+      (options.reuseCacheFrom ?? []).flatMap((t) => {
+        try {
+          return [parseRef(t)];
+        } catch {
+          return [];
+        }
+      }),
+      key,
+    ));
+  try {
+    if (!cache) {
+      const opm = await extractOpm(options.client, base, runnablePlatform(base));
+      cache = await buildCacheLayer(
+        opm,
+        files,
+        key,
+        typeof options.opmCache === 'object' ? options.opmCache : {},
+      );
+    }
+    rememberCache(cache);
+    return { cache };
+  } catch (error) {
+    if (!(error instanceof NoCacheError)) throw error;
+    return {
+      warnings: [
+        `no pre-built opm cache: ${error.message}; the image builds its cache at every start (--cache-enforce-integrity=false)`,
+      ],
+    };
+  }
 }
 
 /** Read the root, pull the base's manifests and configs, and assemble the image (nothing pushed). */
 export async function buildCatalogImage(options: BuildCatalogOptions): Promise<BuiltImage> {
-  const [layer, base] = await Promise.all([
-    catalogLayer(options.source),
+  const [files, base] = await Promise.all([
+    readCatalogFiles(options.source),
     fetchBase(options.client, parseRef(options.baseImage)),
   ]);
-  return buildImage(base, layer, options);
+  const layer = await layerFromFiles(files);
+  const choice = await chooseCache(options, base, layer, files);
+  return buildImage(base, layer, options, choice);
+}
+
+/** A commit's committer time as RFC 3339 UTC, for the image's `created` (same commit, same digest). */
+export async function commitTime(repoDir: string, rev: string): Promise<string> {
+  const { stdout } = await execFileAsync('git', ['-C', repoDir, 'log', '-1', '--format=%ct', rev, '--'], {
+    encoding: 'utf8',
+  });
+  const seconds = Number(stdout.trim());
+  if (!Number.isInteger(seconds)) throw new Error(`cannot read the commit time of ${rev}`);
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Run `work` over `items` with at most `limit` at a time. */
@@ -58,6 +149,7 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) 
 }
 
 const BLOB_CONCURRENCY = 4;
+const execFileAsync = promisify(execFile);
 
 /** Push a built image to every tag: blobs once per repository (HEAD first), then manifests. */
 export async function pushImage(
@@ -97,6 +189,7 @@ export async function pushImage(
       blobs.set(p.config.descriptor.digest, { data: p.config.data });
     }
     blobs.set(image.layer.digest, { data: image.layer.data });
+    if (image.cache) blobs.set(image.cache.digest, { data: image.cache.data });
     await mapLimit([...blobs], BLOB_CONCURRENCY, ([digest, b]) =>
       client.ensureBlob(repo, digest, b.data, b.mountFrom ? { mountFrom: b.mountFrom } : {}),
     );
@@ -106,7 +199,11 @@ export async function pushImage(
     );
     for (const t of stale) await client.putManifest(t, t.tag, image.top.descriptor.mediaType, image.top.data);
   }
-  return tags.map((tag) => ({ tag, digest: topDigest }));
+  return tags.map((tag) => ({
+    tag,
+    digest: topDigest,
+    ...(image.warnings.length > 0 ? { warnings: image.warnings } : {}),
+  }));
 }
 
 export interface PublishOptions {
@@ -120,6 +217,7 @@ export interface PublishOptions {
   commit?: string;
   client: RegistryClient;
   created?: string;
+  opmCache?: boolean | CacheBuildOptions;
 }
 
 /** Build once, push to every tag; the digest is what each tag now points at. */
@@ -134,6 +232,8 @@ export async function publishCatalog(options: PublishOptions): Promise<PublishRe
     ...(options.repoUrl ? { repoUrl: options.repoUrl } : {}),
     ...(options.commit ? { commit: options.commit } : {}),
     ...(options.created ? { created: options.created } : {}),
+    ...(options.opmCache !== undefined ? { opmCache: options.opmCache } : {}),
+    reuseCacheFrom: tags,
   });
   return pushImage(options.client, image, tags);
 }

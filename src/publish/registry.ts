@@ -6,30 +6,15 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import { parseImageReference, validatePullSpec } from '../catalog/image-ref.js';
+import { parseRef, type ImageRef, type RepoRef } from '../catalog/image-ref.js';
+import type { RegistryErrorKind } from '../checks/registry-policy.js';
 import { MANIFEST_ACCEPT, sha256 } from './oci.js';
 
-export interface RepoRef {
-  /** Registry host as written in references (`docker.io` for Docker Hub), with port. */
-  registry: string;
-  /** Repository path, normalised (`library/busybox`). */
-  repository: string;
-}
-
-export interface ImageRef extends RepoRef {
-  tag?: string;
-  digest?: string;
-}
-
-/** Parse a reference with docker's normalisation (`busybox` is `docker.io/library/busybox`). */
-export function parseRef(ref: string): ImageRef {
-  const parsed = parseImageReference(ref);
-  if (!parsed) throw new Error(`invalid image reference "${ref}": ${validatePullSpec(ref) ?? 'empty'}`);
-  const out: ImageRef = { registry: parsed.domain, repository: parsed.path };
-  if (parsed.tag !== undefined) out.tag = parsed.tag;
-  if (parsed.digest !== undefined) out.digest = parsed.digest;
-  return out;
-}
+// Reference parsing is the core's (src/catalog/image-ref.ts); the client's callers find it here too.
+export { parseRef, type ImageRef, type RepoRef };
+// The error kinds and the credential hosts of a config are part of the checks' registry
+// policy (src/checks/registry-policy.ts), which this client implements.
+export { credentialHostsOf, type RegistryErrorKind } from '../checks/registry-policy.js';
 
 export function formatRef(ref: ImageRef): string {
   return `${ref.registry}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
@@ -42,11 +27,6 @@ export const referenceOf = (ref: ImageRef): string => ref.digest ?? ref.tag ?? '
 export function apiHost(registry: string): string {
   return registry === 'docker.io' || registry === 'index.docker.io' ? 'registry-1.docker.io' : registry;
 }
-
-/** `limit`: an answer over the size cap or past the deadline (docs/security.md, "Bounded work"). */
-/** `internal`: a host on the machine's own or a private network, not contacted (docs/security.md). */
-export type RegistryErrorKind =
-  'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http' | 'limit' | 'internal';
 
 export class RegistryError extends Error {
   constructor(
@@ -262,22 +242,6 @@ export function credentialHostsFromEnv(env: NodeJS.ProcessEnv = process.env): st
  */
 export function appCredentialCeilingFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
   return hostList(env.CATALOG_BOT_CREDENTIAL_HOSTS);
-}
-
-/**
- * The registry hosts of image references or tag patterns (`{root}`/`{sha}` allowed), for
- * RegistryClientOptions.credentialHosts; references that do not parse name no host.
- */
-export function credentialHostsOf(refs: Iterable<string>): string[] {
-  const hosts = new Set<string>();
-  for (const ref of refs) {
-    try {
-      hosts.add(parseRef(ref.replaceAll('{root}', 'root').replaceAll('{sha}', '0'.repeat(12))).registry);
-    } catch {
-      // not a reference: no host to trust
-    }
-  }
-  return [...hosts];
 }
 
 /**

@@ -24,13 +24,25 @@ export function publishCheck(publications: RootPublication[]): CheckResult {
       message: `publishing ${p.root} failed: ${p.error}`,
       hint: 'Fix the cause (credentials, registry, base image), then re-run the check to publish again.',
     }));
+  // Warnings (an image without opm's pre-built cache) leave the check green but say why.
+  const warnings = [
+    ...new Set(publications.flatMap((p) => (p.results ?? []).flatMap((r) => r.warnings ?? []))),
+  ];
+  for (const w of warnings)
+    findings.push({
+      rule: 'PUBLISH-NO-CACHE',
+      level: 'warning' as const,
+      message: w,
+      hint: 'Use a base image (publish.baseImage) whose /bin/opm runs on the machine catalog-bot runs on.',
+    });
   const pushed = publications.flatMap((p) => (p.results ?? []).map((r) => ({ root: p.root, ...r })));
-  const failed = findings.length > 0;
+  const errors = findings.filter((f) => f.level === 'error');
+  const failed = errors.length > 0;
   const title =
     publications.length === 0
       ? 'Nothing to publish'
       : failed
-        ? `${findings.length} of ${publications.length} catalog image${publications.length === 1 ? '' : 's'} failed`
+        ? `${errors.length} of ${publications.length} catalog image${publications.length === 1 ? '' : 's'} failed`
         : `${pushed.length} tag${pushed.length === 1 ? '' : 's'} pushed`;
   const lines: string[] = [];
   if (publications.length === 0) lines.push('No changed catalog root has `publish.images` configured.');
@@ -38,7 +50,8 @@ export function publishCheck(publications: RootPublication[]): CheckResult {
     lines.push('| catalog | tag | digest |', '|---|---|---|');
     for (const r of pushed) lines.push(`| \`${cell(r.root)}\` | \`${cell(r.tag)}\` | \`${r.digest}\` |`);
   }
-  for (const f of findings) lines.push('', `**${cell(f.message)}**`);
+  for (const f of errors) lines.push('', `**${cell(f.message)}**`);
+  for (const w of warnings) lines.push('', `Warning: ${cell(w)}`);
   return {
     name: PUBLISH_CHECK,
     conclusion: failed ? 'failure' : publications.length === 0 ? 'neutral' : 'success',

@@ -4,7 +4,7 @@
 // the edits. The new catalog is what clusters on `<from>` already see (a byte copy), unless
 // `<to>` needs another migrate level (`olm.csv.metadata` from a configured version on),
 // in which case it is the render of the template that reproduces `<from>`.
-import { migrateLevelOf, OPM_BEHAVIOURS } from '../../checks/templates.js';
+import { migrateLevelOf, opmBehavioursFor, renderAsCommitted } from '../templates/behaviours.js';
 import type { FileEdit, FileTree } from './promote.js';
 import {
   applySplices,
@@ -183,19 +183,22 @@ async function promotedCatalog(
     const resolveBundle = bundleResolverFromCatalog(texts);
     try {
       const kind = templateKind(parseTemplate(template));
-      for (const opm of kind === 'olm.semver' ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1)) {
-        const options = { resolveBundle, ...semverOptionsForOpm(opm) };
-        const out = await renderTemplateText(template, 'yaml', {
-          ...options,
-          ...(fromLevel ? { migrateLevel: fromLevel } : {}),
-        });
-        if (out !== committed) continue;
+      const match = await renderAsCommitted(
+        template,
+        'yaml',
+        committed,
+        { resolveBundle, ...(fromLevel ? { migrateLevel: fromLevel } : {}) },
+        opmBehavioursFor(kind),
+      );
+      if (match)
         reproduced =
           toLevel === fromLevel
             ? committed
-            : await renderTemplateText(template, 'yaml', { ...options, migrateLevel: toLevel! });
-        break;
-      }
+            : await renderTemplateText(template, 'yaml', {
+                resolveBundle,
+                ...semverOptionsForOpm(match.opm),
+                migrateLevel: toLevel!,
+              });
       if (reproduced === undefined) problem = `${fromPath} is not the render of ${templatePath}`;
     } catch (err) {
       if (!(err instanceof TemplateError)) throw err;
@@ -228,7 +231,7 @@ function packagesOf(tree: FileTree, name: string): Map<string, string[]> {
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** Promote catalog `<from>` to `<to>` (design.md "OCP catalog lifecycle"). */
+/** Promote catalog `<from>` to `<to>` (docs/ocp-lifecycle.md). */
 export async function ocpPromote(tree: FileTree, request: OcpPromoteRequest): Promise<OcpPromoteResult> {
   const from = parseOcpVersion(request.from);
   const to = parseOcpVersion(request.to);

@@ -1,13 +1,12 @@
-// `/promote <bundle> <channel> [<root>]`: add a bundle that a catalog already has to a
-// channel, with edges that keep the channel single-headed and every existing user
-// upgradeable. Pure: it reads a virtual file tree and returns the edited files. Each
-// candidate edit is checked with the real validation and upgrade-graph checks before it
-// is chosen. Where a package is rendered from a template, the template is edited and the
-// outputs are re-rendered (bundles come from the committed outputs).
-import { upgradeGraphCheck } from '../../checks/upgrade-graph/index.js';
-import type { Diagnostic } from '../diagnostics.js';
+// `/promote <bundle> <channel> [<root>]`, the core's part: plan the edits that add a bundle
+// a catalog already has to a channel, with edges that keep the channel single-headed and
+// every existing user upgradeable, and apply them to files (or to a template, whose
+// outputs are then re-rendered). Pure: it reads a virtual file tree and returns edited
+// text. Choosing among the candidates with the validation and upgrade-graph checks is
+// src/promotion/promote.ts.
 import { validateCatalog, type CatalogReport } from '../index.js';
 import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
+import { goStringCompare } from '../go/gostrings.js';
 import { compareVersions, formatVersion, parseVersion, type Version } from '../versions/semver.js';
 import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import {
@@ -31,28 +30,19 @@ import {
 import {
   bundleResolverFromCatalog,
   parseTemplate,
-  renderTemplateText,
   semverOptionsForOpm,
   TemplateError,
   type SemverOptions,
-  templateKind,
-  type TemplateKind,
 } from '../templates/index.js';
 import { readSemverTemplate, type Archetype } from '../templates/semver.js';
+import { opmBehavioursFor, renderAsCommitted } from '../templates/behaviours.js';
+import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
 
 /** Read access to a repository's files (a working tree or a git tree). */
 export interface FileTree {
   read(path: string): string | undefined;
   /** Every file path, with forward slashes, relative to the repository root. */
   list(): string[];
-}
-
-export interface TemplateMapping {
-  /** Path of the template file. */
-  template: string;
-  kind: TemplateKind;
-  /** Paths of the rendered catalog files made from it. */
-  outputs: string[];
 }
 
 export interface FileEdit {
@@ -91,7 +81,7 @@ export class PromoteError extends Error {
 // ---- catalog loading from the tree
 
 function treeSource(files: Map<string, string>, label: string): CatalogSource {
-  const sorted = [...files.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const sorted = [...files.keys()].sort(goStringCompare);
   return {
     label,
     list: async (): Promise<SourceEntry[]> =>
@@ -127,28 +117,6 @@ export function packageFiles(r: CatalogReport, pkg: string): Set<string> {
   return out;
 }
 
-/**
- * What the promotion broke: validation errors and upgrade-graph errors of the package
- * that the old files did not have.
- */
-export async function promotionProblems(
-  root: string,
-  oldFiles: Map<string, string>,
-  newFiles: Map<string, string>,
-  pkg: string,
-): Promise<Diagnostic[]> {
-  const before = await report(oldFiles, root);
-  const after = await report(newFiles, root);
-  const known = new Set(
-    before.diagnostics.filter((d) => d.level === 'error').map((d) => `${d.rule}\0${d.message}`),
-  );
-  const validation = after.diagnostics.filter(
-    (d) => d.level === 'error' && !known.has(`${d.rule}\0${d.message}`),
-  );
-  const graph = upgradeGraphCheck([{ path: root, base: before, head: after, packages: new Set([pkg]) }]);
-  return [...validation, ...graph.findings.filter((d) => d.level === 'error')];
-}
-
 // ---- planning a channel edit from the graph
 
 interface NewEntry {
@@ -173,7 +141,8 @@ export interface ChannelEdit {
   note: string;
 }
 
-class AlreadyThere extends PromoteError {}
+/** The bundle is already where a promotion would put it. */
+export class AlreadyThere extends PromoteError {}
 
 const versionText = (v: Version | undefined): string => (v ? formatVersion(v) : 'no version');
 
@@ -566,7 +535,8 @@ export function applySemverPromotion(
 
 // ---- the promotion
 
-function bundleVersion(r: CatalogReport, name: string): Version | undefined {
+/** A bundle's `olm.package` version, when it has a valid one. */
+export function bundleVersion(r: CatalogReport, name: string): Version | undefined {
   const blob = r.config.bundles.find((b) => b.name === name);
   const prop = blob?.properties.find((p) => p.type === 'olm.package');
   const v = (prop?.value as { version?: unknown } | undefined)?.version;
@@ -577,8 +547,6 @@ function bundleVersion(r: CatalogReport, name: string): Version | undefined {
     return undefined;
   }
 }
-
-const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
 
 /**
  * Render a template as its committed output was rendered: the opm behaviour (semver edge
@@ -592,16 +560,20 @@ export async function outputBehaviour(
 ): Promise<SemverOptions> {
   const format = /\.json$/.test(output) ? 'json' : 'yaml';
   const resolveBundle = bundleResolverFromCatalog([committed]);
-  for (const opm of mapping.kind === 'olm.semver' ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1)) {
-    const options = semverOptionsForOpm(opm);
-    try {
-      if ((await renderTemplateText(templateText, format, { resolveBundle, ...options })) === committed)
-        return options;
-    } catch (err) {
-      if (!(err instanceof TemplateError)) throw err;
-      throw new PromoteError(`${mapping.template} does not render (${err.message}); fix it before promoting`);
-    }
+  let match;
+  try {
+    match = await renderAsCommitted(
+      templateText,
+      format,
+      committed,
+      { resolveBundle },
+      opmBehavioursFor(mapping.kind),
+    );
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    throw new PromoteError(`${mapping.template} does not render (${err.message}); fix it before promoting`);
   }
+  if (match) return semverOptionsForOpm(match.opm);
   throw new PromoteError(
     `${output} is not the render of ${mapping.template} at this commit (opm alpha render-template gives other bytes); render the template and commit its output first`,
   );
@@ -611,234 +583,17 @@ export function rootOf(path: string, roots: string[]): string | undefined {
   return roots.find((r) => path.startsWith(r.replace(/\/+$/, '') + '/'));
 }
 
-interface Found {
-  root: string;
-  report: CatalogReport;
-  file: string;
-  pkg: string;
-  version: Version;
-  image: string;
-}
-
-export async function promote(request: PromoteRequest, input: PromoteInput): Promise<PromoteResult> {
-  const { tree } = input;
-  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
-  const wanted = request.root?.replace(/\/+$/, '');
-  if (wanted !== undefined && !roots.includes(wanted)) {
-    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
-  }
-  const found: Found[] = [];
-  for (const root of wanted !== undefined ? [wanted] : roots) {
-    const files = rootFiles(tree, root);
-    // Only roots whose text mentions the bundle are loaded.
-    if (![...files.values()].some((text) => text.includes(request.bundle))) continue;
-    const r = await report(files, root);
-    const blob = r.config.bundles.find((b) => b.name === request.bundle);
-    if (!blob) continue;
-    const version = bundleVersion(r, request.bundle);
-    if (!version)
-      throw new PromoteError(`bundle ${request.bundle} in ${root} has no valid olm.package version`);
-    found.push({ root, report: r, file: blob.pos.file, pkg: blob.package, version, image: blob.image });
-  }
-  if (found.length === 0) {
-    throw new PromoteError(
-      wanted !== undefined
-        ? `bundle ${request.bundle} is not in catalog root ${wanted}`
-        : `bundle ${request.bundle} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
-    );
-  }
-
-  const edits: FileEdit[] = [];
-  const notes: string[] = [];
-  const already: string[] = [];
-  const doneTemplates = new Set<string>();
-  for (const f of found) {
-    const mapping = input.templates?.find((m) => m.outputs.includes(`${f.root}/${f.file}`));
-    try {
-      if (!mapping) {
-        const result = await promotePlain(tree, f, request);
-        edits.push(result.edit);
-        notes.push(`${f.root}: ${result.note}`);
-      } else if (!doneTemplates.has(mapping.template)) {
-        doneTemplates.add(mapping.template);
-        const result = await promoteTemplate(tree, roots, f, mapping, request);
-        edits.push(...result.edits);
-        notes.push(...result.notes);
-      }
-    } catch (err) {
-      if (err instanceof AlreadyThere) already.push(`${f.root}: ${err.message}`);
-      else if (err instanceof EditError || err instanceof TemplateError) {
-        throw new PromoteError(`cannot edit the files of ${f.root}: ${err.message}`);
-      } else throw err;
-    }
-  }
-  if (edits.length === 0) throw new PromoteError(already.join('; '));
-  notes.push(...already.map((a) => `${a} (left as it is)`));
-  return { edits, notes };
-}
-
-function describe(problems: Diagnostic[]): string {
-  return problems
-    .slice(0, 3)
-    .map((d) => `${d.rule}: ${d.message}`)
-    .join('; ');
-}
-
-async function promotePlain(
-  tree: FileTree,
-  f: Found,
-  request: PromoteRequest,
-): Promise<{ edit: FileEdit; note: string }> {
-  const pkg = f.report.model.get(f.pkg);
-  if (!pkg) throw new PromoteError(`package "${f.pkg}" of ${request.bundle} does not load in ${f.root}`);
-  const candidates = planChannelEdits(pkg, request.channel, request.bundle, f.version);
-  const files = rootFiles(tree, f.root);
-  const mine = packageFiles(f.report, f.pkg);
-  const subset = new Map([...files].filter(([p]) => mine.has(p)));
-  const channelFile = pkg.channels.get(request.channel)?.pos?.file ?? pkg.pos.file;
-  const versionOf = (name: string): Version | undefined => bundleVersion(f.report, name);
-  const rejected: string[] = [];
-  for (const edit of candidates) {
-    const before = files.get(channelFile)!;
-    const after = applyChannelEdit(`${f.root}/${channelFile}`, before, edit, versionOf);
-    const problems = await promotionProblems(
-      f.root,
-      subset,
-      new Map([...subset, [channelFile, after]]),
-      f.pkg,
-    );
-    if (problems.length === 0)
-      return { edit: { path: `${f.root}/${channelFile}`, before, after }, note: edit.note };
-    rejected.push(`${edit.note} — rejected: ${describe(problems)}`);
-  }
-  throw new PromoteError(
-    `no safe way to add ${request.bundle} to "${request.channel}" in ${f.root}: ${rejected.join(' | ')}`,
-  );
-}
-
-async function promoteTemplate(
-  tree: FileTree,
-  roots: string[],
-  f: Found,
-  mapping: TemplateMapping,
-  request: PromoteRequest,
-): Promise<{ edits: FileEdit[]; notes: string[] }> {
-  const templateText = tree.read(mapping.template);
-  if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
-  // The template says what it is (a ci.yaml `type` can be missing or stale).
-  mapping = { ...mapping, kind: templateKind(parseTemplate(templateText)) };
-  const outputs = mapping.outputs.filter((o) => tree.read(o) !== undefined);
-  // Each output renders as it was rendered before (its opm behaviour, its own bundles).
-  const behaviours = new Map<string, SemverOptions>();
-  for (const o of outputs) behaviours.set(o, await outputBehaviour(mapping, templateText, o, tree.read(o)!));
-
-  let candidates: { text: string; note: string }[];
-  if (mapping.kind === 'olm.semver') {
-    const versionOfImage = (image: string): Version | undefined => {
-      const b = f.report.config.bundles.find((x) => x.image === image);
-      return b ? bundleVersion(f.report, b.name) : undefined;
-    };
-    candidates = [
-      applySemverPromotion(
-        mapping.template,
-        templateText,
-        request.channel,
-        f.image,
-        f.version,
-        versionOfImage,
-      ),
-    ];
-  } else {
-    const pkg = f.report.model.get(f.pkg);
-    if (!pkg) throw new PromoteError(`package "${f.pkg}" does not load in ${f.root}`);
-    const versionOf = (name: string): Version | undefined => bundleVersion(f.report, name);
-    candidates = planChannelEdits(pkg, request.channel, request.bundle, f.version).map((edit) => ({
-      text: applyChannelEdit(mapping.template, templateText, edit, versionOf),
-      note: `${edit.note} (in ${mapping.template})`,
-    }));
-  }
-  const rejected: string[] = [];
-  for (const candidate of candidates) {
-    const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after: candidate.text }];
-    const problems: Diagnostic[] = [];
-    for (const o of outputs) {
-      const before = tree.read(o)!;
-      let after: string;
-      try {
-        after = await renderTemplateText(candidate.text, /\.json$/.test(o) ? 'json' : 'yaml', {
-          resolveBundle: bundleResolverFromCatalog([before]),
-          ...behaviours.get(o),
-        });
-      } catch (err) {
-        if (err instanceof TemplateError) {
-          problems.push({ rule: 'TEMPLATE', level: 'error', message: `${o}: ${err.message}` });
-          continue;
-        }
-        throw err;
-      }
-      edits.push({ path: o, before, after });
-      const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
-      const inRoot = o.slice(root.length + 1);
-      problems.push(
-        ...(await promotionProblems(root, new Map([[inRoot, before]]), new Map([[inRoot, after]]), f.pkg)),
-      );
-    }
-    if (problems.length === 0) {
-      return {
-        edits,
-        notes: [candidate.note, `re-rendered ${outputs.join(', ')} from ${mapping.template}`],
-      };
-    }
-    rejected.push(`${candidate.note} — rejected: ${describe(problems)}`);
-  }
-  throw new PromoteError(
-    `no safe way to promote ${request.bundle} via ${mapping.template}: ${rejected.join(' | ')}`,
-  );
-}
-
-// ---- template mappings of community-operators style repositories
-
-/**
- * `operators/<package>/ci.yaml` `fbc.catalog_mapping`: each template under
- * `operators/<package>/catalog-templates/` renders to `catalogs/<name>/<package>/catalog.yaml`.
- */
-export function templateMappingsFromCiYaml(ciPath: string, text: string): TemplateMapping[] {
-  const dir = ciPath.slice(0, ciPath.lastIndexOf('/'));
-  const pkg = dir.slice(dir.lastIndexOf('/') + 1);
-  let nodes: TNode[];
-  try {
-    nodes = parseNodes(text, 'yaml');
-  } catch (err) {
-    throw new PromoteError(`${ciPath}: ${(err as Error).message}`);
-  }
-  const top = nodes[0];
-  const fbc = top?.kind === 'map' ? valueOf(top, 'fbc') : undefined;
-  const list = fbc?.kind === 'map' ? valueOf(fbc, 'catalog_mapping') : undefined;
-  if (list?.kind !== 'seq') return [];
-  const out: TemplateMapping[] = [];
-  for (const item of list.items) {
-    if (item.kind !== 'map') continue;
-    const name = scalarOf(item, 'template_name');
-    const names = valueOf(item, 'catalog_names');
-    const type = scalarOf(item, 'type');
-    if (typeof name !== 'string' || names?.kind !== 'seq') continue;
-    out.push({
-      template: `${dir}/catalog-templates/${name}`,
-      kind: type === 'olm.semver' ? 'olm.semver' : 'olm.template.basic',
-      outputs: names.items.flatMap((n) =>
-        n.kind === 'scalar' ? [`catalogs/${String(n.value)}/${pkg}/catalog.yaml`] : [],
-      ),
-    });
-  }
-  return out;
-}
-
-/** Every `operators/*\/ci.yaml` mapping of a tree. */
+/** Every `operators/*\/ci.yaml` mapping of a tree; a ci.yaml that is not YAML refuses the edit. */
 export function templateMappingsFromTree(tree: FileTree): TemplateMapping[] {
-  return tree
-    .list()
-    .filter((p) => /^operators\/[^/]+\/ci\.yaml$/.test(p))
-    .flatMap((p) => templateMappingsFromCiYaml(p, tree.read(p) ?? ''));
+  try {
+    return tree
+      .list()
+      .filter((p) => /^operators\/[^/]+\/ci\.yaml$/.test(p))
+      .flatMap((p) => templateMappingsFromCiYaml(p, tree.read(p) ?? ''));
+  } catch (err) {
+    if (err instanceof CiYamlError) throw new PromoteError(err.message);
+    throw err;
+  }
 }
 
 export { lineDiff, changedLines, unifiedDiff } from './promote-diff.js';

@@ -25,7 +25,9 @@ import {
   type TMap,
   type TSeq,
 } from './promote-edit.js';
-import { PromoteError, templateMappingsFromCiYaml, type FileEdit, type TemplateMapping } from './promote.js';
+import type { FileEdit } from './promote.js';
+import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
+import { OPM_BEHAVIOURS, renderAsCommitted } from '../templates/behaviours.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,
@@ -100,8 +102,6 @@ interface ReleaseTarget {
 }
 
 const SEMVER_CHANNELS = ['Candidate', 'Fast', 'Stable'];
-/** opm releases whose semver template behaviour differs (README, Templates), newest first. */
-const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
 /** A release-config.yaml is a few lines; a bundle a few MiB at most. Larger input is refused unread. */
 const MAX_RELEASE_CONFIG_BYTES = 64 * 1024;
 const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
@@ -473,7 +473,7 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
   try {
     mappings = templateMappingsFromCiYaml(ciPath, ciText);
   } catch (err) {
-    if (!(err instanceof PromoteError)) throw err;
+    if (!(err instanceof CiYamlError)) throw err;
     throw new ReleaseRefusal(err.message, ciPath);
   }
   const edited = new Map<
@@ -595,17 +595,11 @@ async function behaviourOf(
 ): Promise<SemverOptions> {
   const order = [configured, ...OPM_BEHAVIOURS.filter((v) => v !== configured)];
   if (committed !== undefined) {
-    for (const opm of order) {
-      const options = semverOptionsForOpm(opm);
-      try {
-        if (
-          (await renderTemplateText(template, format, { resolveBundle, ...options, ...level })) === committed
-        )
-          return options;
-      } catch (err) {
-        if (!(err instanceof TemplateError)) throw err;
-        break;
-      }
+    try {
+      const match = await renderAsCommitted(template, format, committed, { resolveBundle, ...level }, order);
+      if (match) return semverOptionsForOpm(match.opm);
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
     }
   }
   return semverOptionsForOpm(configured);

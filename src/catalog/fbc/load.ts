@@ -30,6 +30,7 @@ import {
   MAX_INDEX_IGNORE_SIZE,
   parseIndexIgnore,
 } from './indexignore.js';
+import { goFormatFloat } from '../go/gofloat.js';
 import { goQuote } from '../go/gostrings.js';
 import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
 import {
@@ -408,11 +409,7 @@ function goKind(v: unknown): string {
   return `%!t(map[string]interface {}=map[...]): map[...]`;
 }
 
-function goFloat(n: number): string {
-  // Go's %v for float64 is the shortest repr, with an exponent from 1e21 up.
-  const s = String(n);
-  return s.replace(/e\+?/, 'e+').replace('e+-', 'e-');
-}
+const goFloat = (n: number): string => goFormatFloat(n, 'v');
 
 /** JSON with sorted keys, like Go re-encoding a map (opm quotes blobs this way). */
 export function sortedJson(v: unknown): string {

@@ -6,6 +6,7 @@ import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { goStringCompare } from '../go/gostrings.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -53,9 +54,6 @@ export const MAX_SYMLINK_TARGET = 4096;
 export const MAX_SYMLINK_TARGET_BYTES = 1024 * 1024;
 
 /** Go sorts directory entries by byte order, not by locale. */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
 
 /**
  * The problem of a path that is not UTF-8. Decoded lossily, two such names could become one
@@ -377,7 +375,7 @@ export class GitTreeSource implements CatalogSource {
         out.push({ path, kind: 'file', size: e.size });
       }
     }
-    return out.sort((a, b) => byteOrder(a.path, b.path));
+    return out.sort((a, b) => goStringCompare(a.path, b.path));
   }
 
   contentId(path: string): string | undefined {

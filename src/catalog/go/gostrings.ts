@@ -1,5 +1,11 @@
 // Go standard-library string behaviour that opm's messages and parsing depend on.
 
+/** Go compares strings byte by byte (UTF-8), not by UTF-16 code unit as JavaScript's `<` does. */
+export function goStringCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
 /** strings.SplitN for n > 0: at most n parts, the last one keeps the remaining separators. */
 export function goSplitN(s: string, sep: string, n: number): string[] {
   const parts: string[] = [];

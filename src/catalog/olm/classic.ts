@@ -2,7 +2,7 @@
  * The OLM classic (v0) resolver's view of one channel: which entries it can install and
  * what it upgrades an installed bundle to. Ported from operator-lifecycle-manager v0.46.0
  * `pkg/controller/registry/resolver/resolver.go` (`sortChannel`, `getSubscriptionVariables`)
- * and `cache/predicates.go`; docs/olm-semantics.md section 3 restates the rules.
+ * and `cache/predicates.go`; docs/olm-upgrades.md "Classic OLM" says the rules in prose.
  *
  * The model is treated as immutable: the per-channel work is cached by channel object, and
  * the arrays returned from that cache are frozen.

@@ -28,6 +28,7 @@ import type { Property } from '../fbc/declcfg.js';
 import type { Model, ModelBundle } from '../fbc/model.js';
 import { tryParseRange, type VersionRange } from '../versions/range.js';
 import { compareVersions, formatVersion, parseVersionTolerant, type Version } from '../versions/semver.js';
+import { goFormatFloat } from '../go/gofloat.js';
 
 export interface GVK {
   group: string;
@@ -146,16 +147,7 @@ function goSprint(value: unknown): string {
   return String(value);
 }
 
-/** `%v` of a float64: shortest digits, exponent form below 1e-4 and from 1e21. */
-function goFloat(n: number): string {
-  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? '+Inf' : '-Inf';
-  const abs = Math.abs(n);
-  if (abs === 0 || (abs >= 1e-4 && abs < 1e21)) return String(n);
-  const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
-  const sign = exponent.startsWith('-') ? '-' : '+';
-  const digits = exponent.replace(/^[+-]/, '');
-  return `${mantissa}e${sign}${digits.padStart(2, '0')}`;
-}
+const goFloat = (n: number): string => goFormatFloat(n, 'v');
 
 /**
  * The CEL cost budget (docs/security.md, bounded work): the estimated evaluation steps of

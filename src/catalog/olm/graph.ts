@@ -1,5 +1,5 @@
 // One channel's upgrade graph as classic OLM and OLM v1 see it: the data behind
-// `catalog-bot graph` (design.md, CLI contract) and the diagrams.
+// `catalog-bot graph` (README "Command line") and the diagrams.
 import { classicChannel, classicNext } from './classic.js';
 import type { Model, ModelChannel, ModelPackage } from '../fbc/model.js';
 import { tryParseRange } from '../versions/range.js';

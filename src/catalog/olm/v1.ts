@@ -1,6 +1,6 @@
 /**
  * What OLM v1 (operator-controller v1.11) would install or upgrade to, for one package of
- * one catalog: docs/olm-semantics.md section 4, ported from operator-controller
+ * one catalog: docs/olm-upgrades.md "OLM v1", ported from operator-controller
  * `internal/operator-controller/resolve/catalog.go` (CatalogResolver.Resolve),
  * `catalogmetadata/filter/successors.go`, `bundle_predicates.go`, `compare/compare.go` and
  * `bundleutil/bundle.go`.
@@ -73,7 +73,7 @@ export function v1Successors(
  * Every legacy successor of `installed` in the selected channels (an entry that replaces
  * it, skips it, or whose skipRange holds its version), before v1 filters them by version
  * range and ranks deprecated ones last: highest version+release first, then by name. The
- * candidates `catalog-bot graph` lists (design.md, CLI contract).
+ * candidates `catalog-bot graph` lists (README "Command line").
  */
 export function v1LegacySuccessors(
   pkg: ModelPackage,

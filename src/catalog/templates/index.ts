@@ -4,13 +4,13 @@ import { decodeFile } from '../fbc/decode.js';
 import { loadCatalog } from '../fbc/load.js';
 import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import { readBasicTemplate, isBundleTemplate, renderBasic } from './basic.js';
+import { bundleObject, csvOfBundle, fieldOf, str } from './bundle-object.js';
 import { migrateBundleObjectToCsvMetadata } from './migrate.js';
 import {
   readSemverTemplate,
   renderSemver,
   TemplateError,
   ARCHETYPES,
-  type BundleObject,
   type RenderedBundle,
   type SemverOptions,
 } from './semver.js';
@@ -33,6 +33,15 @@ export interface ResolvedBundle {
 
 /** Renders a bundle image: its `olm.bundle` blob, or undefined when it cannot be had. */
 export type BundleResolver = (image: string) => Promise<JsonObject | ResolvedBundle | undefined>;
+
+/** Why a bundle image could not be rendered; `cause` is the RegistryError when the registry failed. */
+export class BundleRenderError extends TemplateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message);
+    this.name = 'BundleRenderError';
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
 
 export interface TemplateRenderOptions extends SemverOptions {
   resolveBundle: BundleResolver;
@@ -67,62 +76,6 @@ export function templateKind(doc: unknown): TemplateKind {
     throw new TemplateError(`auto-detecting template type: unknown template schema: ${schema}`);
   }
   return schema as TemplateKind;
-}
-
-const fieldOf = (o: JsonObject, name: string): unknown => {
-  if (name in o) return o[name];
-  const key = Object.keys(o).find((k) => k.toLowerCase() === name.toLowerCase());
-  return key === undefined ? undefined : o[key];
-};
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-/** A rendered `olm.bundle` blob as declcfg.Bundle writes it (struct field order). */
-export function bundleObject(blob: JsonObject): BundleObject {
-  const props = fieldOf(blob, 'properties');
-  const related = fieldOf(blob, 'relatedImages');
-  const name = str(fieldOf(blob, 'name'));
-  const pkg = str(fieldOf(blob, 'package'));
-  return {
-    schema: 'olm.bundle',
-    package: pkg,
-    name,
-    value: {
-      schema: str(fieldOf(blob, 'schema')) || 'olm.bundle',
-      ...(name ? { name } : {}),
-      ...(pkg ? { package: pkg } : {}),
-      image: str(fieldOf(blob, 'image')),
-      ...(Array.isArray(props) && props.length > 0
-        ? {
-            properties: props.map((p: JsonObject) => ({
-              type: str(fieldOf(p, 'type')),
-              value: fieldOf(p, 'value') ?? null,
-            })),
-          }
-        : {}),
-      ...(Array.isArray(related) && related.length > 0
-        ? {
-            relatedImages: related.map((r: JsonObject) => ({
-              name: str(fieldOf(r, 'name')),
-              image: str(fieldOf(r, 'image')),
-            })),
-          }
-        : {}),
-    },
-  };
-}
-
-/** The CSV among a bundle's `olm.bundle.object` properties (what opm keeps as CsvJSON). */
-export function csvOfBundle(blob: JsonObject): JsonObject | undefined {
-  const props = fieldOf(blob, 'properties');
-  if (!Array.isArray(props)) return undefined;
-  for (const p of props as JsonObject[]) {
-    if (fieldOf(p, 'type') !== 'olm.bundle.object') continue;
-    const data = fieldOf((fieldOf(p, 'value') ?? {}) as JsonObject, 'data');
-    if (typeof data !== 'string') continue;
-    const decoded = decodeFile(Buffer.from(data, 'base64')).values[0]?.value as JsonObject | undefined;
-    if (decoded && typeof decoded === 'object' && decoded.kind === 'ClusterServiceVersion') return decoded;
-  }
-  return undefined;
 }
 
 async function resolve(options: TemplateRenderOptions, image: string): Promise<RenderedBundle> {
@@ -238,6 +191,7 @@ export function bundleResolverFromCatalog(texts: (string | Uint8Array)[]): Bundl
   return async (image) => byImage.get(image);
 }
 
+export { bundleObject, csvOfBundle } from './bundle-object.js';
 export { TemplateError, semverOptionsForOpm, type SemverEdgeRule, type SemverOptions } from './semver.js';
 export {
   writeConfig,

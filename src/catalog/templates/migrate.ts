@@ -1,7 +1,8 @@
 // opm's `--migrate-level bundle-object-to-csv-metadata` (alpha/action/migrations): a
 // bundle's `olm.bundle.object` properties are dropped and an `olm.csv.metadata` property
 // built from its CSV is appended, encoded as Go encodes property.CSVMetadata.
-import { csvOfBundle } from './index.js';
+import { goStringCompare } from '../go/gostrings.js';
+import { csvOfBundle } from './bundle-object.js';
 import { RawJson, type JsonObject } from './write.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
@@ -177,7 +178,7 @@ function encode(v: unknown, t: GoT, omitempty: boolean): unknown {
   if (t === 'raw') return v === undefined || (omitempty && v === null) ? undefined : v;
   if (t === 'stringMap') {
     const m = obj(v);
-    const keys = Object.keys(m).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const keys = Object.keys(m).sort(goStringCompare);
     if (keys.length === 0) return omitempty ? undefined : Array.isArray(v) || v === undefined ? null : {};
     const entries = keys.map((k) => [k, typeof m[k] === 'string' ? m[k] : ''] as const);
     // JavaScript objects put integer-like keys first; Go sorts all keys bytewise.

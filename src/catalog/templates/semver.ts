@@ -1,7 +1,8 @@
 // The `olm.semver` template (operator-registry alpha/template/semver/semver.go): bundles
 // listed per archetype (candidate, fast, stable) become `<archetype>-v<X>` and/or
 // `<archetype>-v<X>.<Y>` channels with generated edges and a default channel
-// (olm-semantics.md 6.2). Bundles come from a resolver, never from a registry here.
+// (docs/olm-upgrades.md, "The olm.semver template"). Bundles come from a resolver, never
+// from a registry here.
 import {
   compareVersions,
   formatVersion,
@@ -9,7 +10,8 @@ import {
   parseVersion,
   type Version,
 } from '../versions/semver.js';
-import { goStringCompare, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
+import { goStringCompare } from '../go/gostrings.js';
+import type { FbcObject, JsonObject, OutputConfig } from './write.js';
 
 export class TemplateError extends Error {
   constructor(message: string) {

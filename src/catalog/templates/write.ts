@@ -6,6 +6,8 @@
 // each, after a `---` line. The YAML emitter below is a port of the parts of go-yaml v2
 // (v2.4.3, libyaml's emitterc.go) that block mappings, sequences and scalars reach.
 import { resolvePlainScalar } from '../fbc/yaml11.js';
+import { goFormatFloat } from '../go/gofloat.js';
+import { goStringCompare } from '../go/gostrings.js';
 
 export type JsonObject = Record<string, unknown>;
 export type OutputFormat = 'json' | 'yaml';
@@ -40,12 +42,6 @@ export interface OutputConfig {
 
 export function emptyOutput(): OutputConfig {
   return { packages: [], channels: [], bundles: [], others: [], deprecations: [] };
-}
-
-/** Go compares strings byte by byte (UTF-8), not by UTF-16 code unit. */
-export function goStringCompare(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 /** declcfg.WriteJSON / WriteYAML. */
@@ -394,19 +390,12 @@ function resolvesToNonString(s: string): boolean {
   return digitOrSign && isTimestamp(s);
 }
 
-/** Go strconv.FormatFloat(f, 'g', -1, 64) as go-yaml writes floats. */
+/** A float as go-yaml writes it: YAML's names for NaN and the infinities, else strconv's 'g'. */
 function goFloat(f: number): string {
   if (Number.isNaN(f)) return '.nan';
   if (f === Infinity) return '.inf';
   if (f === -Infinity) return '-.inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const [mant, expText] = f.toExponential().split('e') as [string, string];
-  const exp = Number(expText);
-  if (exp < -4 || exp >= 6) {
-    const e = Math.abs(exp);
-    return `${mant}e${exp < 0 ? '-' : '+'}${e < 10 ? '0' + e : e}`;
-  }
-  return String(f);
+  return goFormatFloat(f, 'g');
 }
 
 function goYamlKeyLess(a: string, b: string): boolean {

@@ -6,7 +6,7 @@
  *    `maxLength: 64` and a CEL `self.matches(...)` regex, checked by the API server;
  * 2. Masterminds/semver v3.5 `NewConstraint` and `Constraints.Check` (`constraints.go`,
  *    `version.go`), which operator-controller calls in `compare.NewVersionRange`.
- * Both are ported rather than approximated (docs/olm-semantics.md section 4.4): hyphen
+ * Both are ported rather than approximated (docs/olm-upgrades.md "OLM v1"): hyphen
  * ranges, `||`, comma or space AND, `~`, `^`, wildcards, partial versions, a `v` prefix,
  * leading-zero coercion and the prerelease rule all follow the Go code, quirks included.
  */

@@ -1,5 +1,5 @@
 /**
- * skipRange lint (docs/olm-semantics.md section 9, check 10): the forms blang/semver v4
+ * skipRange lint (docs/olm-upgrades.md "skipRange", the R-* rules): the forms blang/semver v4
  * reads differently from what they say, and the Masterminds/npm forms it rejects, each
  * with the blang range the author probably meant.
  *

@@ -4,7 +4,7 @@
  * Every `skipRange` in a catalog means what blang makes of it, quirks included, so this is
  * a faithful port of blang v4 `range.go` (splitAndTrim, splitORParts, expandWildcardVersion,
  * splitComparatorVersion, buildVersionRange, parseComparator), not a SemVer-range parser.
- * See docs/olm-semantics.md section 7.1 for the quirks in prose.
+ * docs/olm-upgrades.md "skipRange" says the quirks in prose.
  */
 import { goQuote, goTrimSpace } from '../go/gostrings.js';
 import { compareVersions, formatVersion, parseVersion, SemverError } from './semver.js';

@@ -1,14 +1,14 @@
 /**
- * Old catalog vs new catalog: checks 12, 13 and 14 of docs/olm-semantics.md section 9, the
- * core pull-request check that no installed user is stranded by a change.
+ * Old catalog vs new catalog: the G12-G14 rules (docs/olm-upgrades.md, "What the checks ask
+ * of a graph", item 3), the core pull-request check that no installed user is stranded.
  *
  * Every finding is about what the change does: a user who already had no way forward in the
- * old catalog (a dead end that checks 6 and 7 report) is not reported again here, and a
+ * old catalog (a dead end that G6 and G7 report) is not reported again here, and a
  * catalog compared with itself gives no findings. File and line point at the new catalog's
  * entry to edit; for removed things the old position is named in the message.
  *
- * Pure: two models in, findings out. Classic answers come from `classic.ts` (section 3), OLM
- * v1 answers from `v1.ts` (section 4) with the channel filter set to the channel checked.
+ * Pure: two models in, findings out. Classic answers come from `classic.ts`, OLM v1 answers
+ * from `v1.ts` with the channel filter set to the channel checked (docs/olm-upgrades.md).
  */
 import { classicChannel, classicChannelEntries, classicNext } from '../../catalog/olm/classic.js';
 import type { Position } from '../../catalog/fbc/declcfg.js';
@@ -34,7 +34,7 @@ type Where = Pick<Diagnostic, 'file' | 'line'>;
 /** Bundles named in one finding; the rest are counted. */
 const MAX_LISTED = 10;
 
-/** All findings of checks 12, 13 and 14 for the packages in scope, sorted by file and line. */
+/** All G12, G13 and G14 findings for the packages in scope, sorted by file and line. */
 export function compareFindings(
   oldModel: Model,
   newModel: Model,

@@ -1,13 +1,14 @@
-// The `catalog-bot/upgrade-graph` check (olm-semantics.md section 9): graph rules on the
-// new catalog, old-vs-new rules so that no installed user is stranded, and the skipRange
-// lint, for the packages a change touches. Pure: it is given both catalogs.
+// The `catalog-bot/upgrade-graph` check (docs/olm-upgrades.md, "What the checks ask of a
+// graph"): graph rules on the new catalog, old-vs-new rules so that no installed user is
+// stranded, and the skipRange lint, for the packages a change touches. Pure: it is given
+// both catalogs.
 import type { Diagnostic } from '../../catalog/diagnostics.js';
 import { channelGraph, mermaid } from '../../catalog/olm/graph.js';
 import type { Model } from '../../catalog/fbc/model.js';
 import { lintSkipRange } from '../../catalog/versions/range-lint.js';
 import type { Version } from '../../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from '../check.js';
-import type { CheckedRoot } from '../pr.js';
+import type { CheckedRoot } from '../checked-root.js';
 import { compareFindings } from './compare.js';
 import { singleCatalogFindings } from './single.js';
 

@@ -1,7 +1,8 @@
 /**
- * Upgrade-graph checks on one catalog (docs/olm-semantics.md section 9: checks 5-9, 11 and
- * 15-20). Checks 1-4 are opm's and live in `src/catalog/fbc/validate.ts`; check 10 (skipRange
- * lint) and 12-14 (old catalog vs new) are separate modules.
+ * Upgrade-graph checks on one catalog: the rules G5-G9, G11 and G15-G20
+ * (docs/olm-upgrades.md, "What the checks ask of a graph"). opm's own graph rules live in
+ * `src/catalog/fbc/validate.ts`; the skipRange lint (R-*) and old catalog vs new (G12-G14)
+ * are separate modules.
  *
  * Everything here is pure: a validated model in, findings out. Each finding points at the
  * channel entry (or bundle property) to change and carries a hint naming the edit.

@@ -1,23 +1,24 @@
 // `default-channel <package> <channel>`: set a package's `defaultChannel` where it is
 // written (the olm.package blob of a plain catalog, or of an olm.template.basic template,
-// whose outputs are then re-rendered), with the machinery of `promote` (promote.ts): edits
-// keep comments and layout, and every result is validated before it is returned.
-import type { Diagnostic } from '../diagnostics.js';
-import { classicChannel } from '../olm/classic.js';
+// whose outputs are then re-rendered), with the machinery of `promote`
+// (src/catalog/edits/promote.ts, ./promote.ts): edits keep comments and layout, and every
+// result is validated and checked against the upgrade-graph rules before it is returned.
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { classicChannel } from '../catalog/olm/classic.js';
 import {
   outputBehaviour,
   packageFiles,
   packageSite,
   PromoteError,
-  promotionProblems,
   report,
   rootFiles,
   rootOf,
   type FileEdit,
   type PromoteInput,
   type PromoteResult,
-  type TemplateMapping,
-} from './promote.js';
+} from '../catalog/edits/promote.js';
+import { promotionProblems } from './promote.js';
+import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import {
   addPair,
   applySplices,
@@ -27,15 +28,15 @@ import {
   pairOf,
   parseNodes,
   setScalar,
-} from './promote-edit.js';
-import type { ModelPackage } from '../fbc/model.js';
+} from '../catalog/edits/promote-edit.js';
+import type { ModelPackage } from '../catalog/fbc/model.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,
   renderTemplateText,
   templateKind,
   TemplateError,
-} from '../templates/index.js';
+} from '../catalog/templates/index.js';
 
 export interface DefaultChannelRequest {
   package: string;

@@ -1,0 +1,49 @@
+// What the checks of a pull request are given and what they give back (pr.ts runs them,
+// isolate.ts carries them to and from the worker thread).
+import type { CheckResult } from './check.js';
+import type { CheckedRoot } from './checked-root.js';
+import type { TeamMembers } from './permissions.js';
+import type { ImageCheck, PolicyBundles, RegistryPolicy } from './registry-policy.js';
+
+export interface PrCheckInput {
+  repo: string;
+  /** The commit the change is measured from (a pull request's merge base). */
+  base: string;
+  /**
+   * The commit whose config and owners files apply (default: `base`). The App passes the
+   * base branch's tip: a pull request branched from an old commit still meets today's rules.
+   */
+  rules?: string;
+  head: string;
+  /** Catalog root globs; default: the base commit's `.github/catalog-bot.yml`, else `catalogs/*`. */
+  globs?: string[];
+  /** The PR author and who said /approve: with an author, `catalog-bot/permissions` is decided too. */
+  author?: string;
+  approvers?: string[];
+  /**
+   * Recorded `/approve`s with the content digests they saw (`subjects`: permission row ->
+   * digest). Each counts only for the rows whose content is still the same.
+   */
+  approvals?: { login: string; subjects: Record<string, string> }[];
+  /** `org/team` -> members; without it teams cannot be resolved (reported). */
+  teams?: TeamMembers;
+  /**
+   * Asks registries whether images exist: with it, `catalog-bot/images` is decided too (the
+   * only check that needs the network).
+   */
+  images?: (refs: string[], policy: RegistryPolicy) => Promise<Map<string, ImageCheck>>;
+  /**
+   * Renders bundle images new to a template (the registry); without it `catalog-bot/templates`
+   * cannot render them. Called with the base config's policy, and only for allowed registries.
+   */
+  resolveBundle?: PolicyBundles['resolveBundle'];
+  /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
+  bundleManifests?: PolicyBundles['manifests'];
+}
+
+export interface PrCheckResult {
+  roots: CheckedRoot[];
+  checks: CheckResult[];
+  /** With an author: each permission row (package or file) -> a digest of its content at head. */
+  subjects?: Map<string, string>;
+}

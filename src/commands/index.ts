@@ -1,0 +1,183 @@
+// The table of `catalog-bot` commands: name, help entry, and the module that runs it. A
+// command's module (its options, argument rules and run; see ./command.ts) is loaded only when
+// that command runs, so `validate` never loads the App, the queue, the registry client or the
+// template engine. `catalog-bot --help` is written from this table (docs/architecture.md).
+import type { Command } from './command.js';
+
+export interface CommandEntry {
+  name: string;
+  /** Its entry in `catalog-bot --help`. */
+  help: string;
+  load(): Promise<{ command: Command }>;
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'check',
+    help: `  check --base <ref> --head <ref> [--repo <dir>]
+                       Run the pull-request checks on two commits of a git repository,
+                       as the GitHub App does (exit 0 pass, 1 a check fails, 2 usage/IO)
+      --format text|json|github   output format (default: text)
+      --author <login> [--approver <login>]...
+                                  also decide catalog-bot/permissions (OWNERS files,
+                                  package owners and maintainers of the base commit)
+`,
+    load: () => import('./check.js'),
+  },
+  {
+    name: 'validate',
+    help: `  validate <root>...   Validate FBC catalog roots exactly as \`opm validate\` does
+                       (exit 0 valid, 1 invalid, 2 usage or I/O error)
+      --format text|json|github   output format (default: text)
+      --max-file-size <bytes>     refuse larger files (default: 67108864)
+`,
+    load: () => import('./validate.js'),
+  },
+  {
+    name: 'render',
+    help: `  render <root>        Print the catalog as a normalised JSON stream, like \`opm render\`
+`,
+    load: () => import('./render.js'),
+  },
+  {
+    name: 'range',
+    help: `  range <skipRange> <version>...
+                       Evaluate a skipRange with OLM's (blang/semver v4) semantics
+                       (exit 0 valid range, 1 invalid range, 2 usage error)
+      --format json|text          output format (default: json)
+`,
+    load: () => import('./range.js'),
+  },
+  {
+    name: 'graph',
+    help: `  graph <root> <package> [--channel <name>]
+                       One channel's upgrade graph under classic OLM and OLM v1
+      --format json|text|mermaid|dot  output format (default: text)
+      --installed <bundle>=<version>  a bundle installed on clusters (repeatable;
+                                      it may be absent from the catalog)
+      --v1-version-range <range>      OLM v1 spec.source.catalog.version (Masterminds)
+`,
+    load: () => import('./graph.js'),
+  },
+  {
+    name: 'deps',
+    help: `  deps <root> <package> [--channel <name>]
+                       What a fresh install of the package pulls in: the bundle OLM
+                       installs and the provider it picks for each requirement (exit 0 all
+                       met, 1 a requirement cannot be met, 2 usage/IO)
+      --format text|json|mermaid  output format (default: text)
+      --external-gvk <group>/<version>/<kind>, --external-package <name>
+                                  providers outside the catalog (repeatable)
+`,
+    load: () => import('./deps.js'),
+  },
+  {
+    name: 'crd-diff',
+    help: `  crd-diff <old-bundle> <new-bundle> --root <root>
+                       Compare the CRDs of two bundles as OLM does on an upgrade
+                       (exit 0 safe, 1 unsafe, 2 usage/IO or no manifests)
+      --format text|json          output format (default: text)
+`,
+    load: () => import('./crd-diff.js'),
+  },
+  {
+    name: 'images',
+    help: `  images <root>        Check that every bundle and related image exists in its registry
+                       (exit 0 all exist, 1 missing, disallowed or not asked unless
+                       on an --unverifiable-registry, 2 usage)
+      --format text|json, --allowed-registry <host>..., --unverifiable-registry <host>...,
+      --concurrency <n>
+`,
+    load: () => import('./images.js'),
+  },
+  {
+    name: 'build',
+    help: `  build <root> --tag <image>... [--base <image>] [--push | --oci-dir <dir>]
+                       Build the catalog image natively (the base image's platforms plus
+                       <root> at /configs, served by opm) and print or push its digests
+      --rev <git-rev> [--repo <dir>]   read the root from a git commit (no checkout)
+      --repo-url <url>, --commit <sha> OCI source annotations; --format text|json
+`,
+    load: () => import('./build.js'),
+  },
+  {
+    name: 'promote',
+    help: `  promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                       Add a bundle the catalog has to a channel with edges that keep it
+                       single-headed and every user upgradeable; template-aware (edits the
+                       template, re-renders); keeps comments and layout; prints the diff
+                       (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    load: () => import('./promote.js'),
+  },
+  {
+    name: 'ocp-promote',
+    help: `  ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+                       Open OpenShift catalog <to> from <from>: copy every package whose
+                       ci.yaml version_promotion_strategy is always (and every --package)
+                       and add <to> to its catalog_mapping, keeping comments and layout
+                       (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    load: () => import('./ocp-promote.js'),
+  },
+  {
+    name: 'ocp-matrix',
+    help: `  ocp-matrix [--repo <dir>] [--package <pkg>]... [--format text|json|markdown]
+                       Packages x OpenShift catalogs: the default channel's head in each
+                       cell, gaps, and the ocp-continuity findings (exit 0 no errors,
+                       1 errors, 2 usage/IO)
+`,
+    load: () => import('./ocp-matrix.js'),
+  },
+  {
+    name: 'default-channel',
+    help: `  default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                       Set the package's default channel where it is written (catalog or
+                       olm.template.basic template, re-rendered); validated first; keeps
+                       comments and layout; prints the diff (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    load: () => import('./default-channel.js'),
+  },
+  {
+    name: 'explain',
+    help: `  explain <bundle> [--from <version>] [--catalog <root>]
+                       Whether new installs get the bundle and which installed versions
+                       reach it, by what path, under classic OLM and OLM v1, and where
+                       not, why (exit 0, 2 usage/IO or unknown bundle)
+      --format text|json|mermaid  output format (default: text)
+`,
+    load: () => import('./explain.js'),
+  },
+  {
+    name: 'render-template',
+    help: `  render-template <template> [-o yaml|json] [--bundles-from <dir>]
+                  [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
+                       Render an olm.semver or olm.template.basic template exactly as
+                       \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
+`,
+    load: () => import('./render-template.js'),
+  },
+  {
+    name: 'release',
+    help: `  release <bundle-dir> [--repo <dir>] [--format text|json]
+                       Add a bundle directory to every template its release-config.yaml
+                       names and re-render every catalog they map to, as the release bot
+                       does (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    load: () => import('./release.js'),
+  },
+];
+
+/** `catalog-bot --help`: the usage line, every command's entry, then what applies to several. */
+export function helpText(): string {
+  return (
+    `Usage: catalog-bot <command> [options]\n\nCommands:\n` +
+    COMMANDS.map((c) => c.help).join('') +
+    `  help                 Show this help\n` +
+    `
+Registry credentials (images, build): REGISTRY_AUTH_FILE (each entry for its own host), or
+REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and the hosts in
+REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
+`
+  );
+}

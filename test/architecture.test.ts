@@ -1,0 +1,199 @@
+// The layers of src/ (README, Development): catalog <- checks <- handlers, commands, the
+// CLI and the server; publish implements what checks declare and may read catalog and
+// checks, and checks never import publish; promotion runs catalog edits past the checks. This test reads every import of src/ (static,
+// type-only, re-exports and dynamic import()) and fails on an import cycle, naming it, and
+// on an import against the layers. eslint.config.js holds the same rule per folder, so an
+// editor shows it at the line; this test also sees cycles, which eslint cannot.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+
+type Layer = 'catalog' | 'checks' | 'publish' | 'promotion' | 'app';
+
+/** What each layer may import, besides itself and npm packages. */
+const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
+  catalog: [],
+  checks: ['catalog'],
+  publish: ['catalog', 'checks'],
+  promotion: ['catalog', 'checks'],
+  app: ['catalog', 'checks', 'publish', 'promotion'],
+};
+
+function layerOf(file: string): Layer {
+  const top = file.split('/')[0];
+  return top === 'catalog' || top === 'checks' || top === 'publish' || top === 'promotion' ? top : 'app';
+}
+
+function sourceFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const rel = prefix + e.name;
+    if (e.isDirectory()) return sourceFiles(path.join(dir, e.name), `${rel}/`);
+    return /\.(ts|mts)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+/** The text without its comments (an import shown in a comment is not one); strings are kept. */
+function withoutComments(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length;) {
+    const c = text[i]!;
+    if (c === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+    } else if (c === "'" || c === '"' || c === '`') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+const SPECIFIERS = [
+  /\b(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/g,
+  /\bimport\s*['"]([^'"]+)['"]/g,
+  /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+];
+
+/** src-relative file -> the src-relative files it imports. */
+function importGraph(src = SRC): Map<string, string[]> {
+  const files = sourceFiles(src);
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = withoutComments(readFileSync(path.join(src, file), 'utf8'));
+    const targets = new Set<string>();
+    for (const re of SPECIFIERS)
+      for (const m of text.matchAll(re)) {
+        const spec = m[1]!;
+        if (!spec.startsWith('.')) continue;
+        const target = path.posix
+          .normalize(path.posix.join(path.posix.dirname(file), spec))
+          .replace(/\.js$/, '.ts');
+        // A JSON module (or any other file) is a leaf of the graph, in the layer of its folder.
+        if (!known.has(target) && !existsSync(path.join(src, target)))
+          throw new Error(`${file} imports ${spec}, which is not a file of src/`);
+        targets.add(target);
+      }
+    graph.set(file, [...targets].sort());
+  }
+  return graph;
+}
+
+/** Every strongly connected component of more than one file (or a file importing itself),
+ * each shown as one cycle through it. */
+function importCycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) components.push(component);
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return components.map((component) => cycleThrough(graph, new Set(component)));
+}
+
+// The shortest cycle from the component's first file (by name) back to itself.
+function cycleThrough(graph: Map<string, string[]>, component: Set<string>): string[] {
+  const start = [...component].sort()[0]!;
+  const from = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const v = queue[i]!;
+    for (const w of graph.get(v) ?? []) {
+      if (!component.has(w)) continue;
+      if (w === start) {
+        const cycle = [v];
+        while (cycle[0] !== start) cycle.unshift(from.get(cycle[0]!)!);
+        return [...cycle, start];
+      }
+      if (!from.has(w)) {
+        from.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
+}
+
+function layerViolations(graph: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  for (const [file, targets] of graph) {
+    const layer = layerOf(file);
+    for (const target of targets) {
+      const to = layerOf(target);
+      if (to !== layer && !MAY_IMPORT[layer].includes(to))
+        out.push(`${file} (${layer}) imports ${target} (${to})`);
+    }
+  }
+  return out;
+}
+
+describe('architecture of src/', () => {
+  const graph = importGraph();
+
+  it('reads the imports of every source file', () => {
+    // The walk must see the layers and the rooms of the core, or the rules below check nothing.
+    expect(graph.size).toBeGreaterThan(100);
+    expect(graph.get('catalog/index.ts')).toContain('catalog/fbc/load.ts');
+    expect(graph.get('commands/index.ts')).toContain('commands/graph.ts'); // a dynamic import()
+  });
+
+  // The one cycle left is in src/handlers, which the pull-request session work of issue 18
+  // reshapes. The list may only shrink: a cycle not listed fails, and so does a listed one
+  // that is gone (then delete it here). The goal is an empty list.
+  const KNOWN_CYCLES = ['handlers/merge.ts -> handlers/pull-request.ts -> handlers/merge.ts'];
+
+  it('has no import cycle (but the known one being removed)', () => {
+    expect(importCycles(graph).map((cycle) => cycle.join(' -> '))).toEqual(KNOWN_CYCLES);
+  });
+
+  it('has no import against the layers (catalog <- checks <- publish, handlers, commands)', () => {
+    expect(layerViolations(graph)).toEqual([]);
+  });
+
+  it('finds a cycle and a layer violation when there is one', () => {
+    const bad = new Map([
+      ['catalog/a.ts', ['catalog/b.ts']],
+      ['catalog/b.ts', ['checks/c.ts']],
+      ['checks/c.ts', ['catalog/a.ts', 'publish/p.ts']],
+      ['publish/p.ts', []],
+    ]);
+    expect(importCycles(bad)).toEqual([['catalog/a.ts', 'catalog/b.ts', 'checks/c.ts', 'catalog/a.ts']]);
+    expect(layerViolations(bad)).toEqual([
+      'catalog/b.ts (catalog) imports checks/c.ts (checks)',
+      'checks/c.ts (checks) imports publish/p.ts (publish)',
+    ]);
+  });
+});
