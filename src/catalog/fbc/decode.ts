@@ -69,6 +69,11 @@ function looksLikeJson(text: string): boolean {
 export interface DecodeOptions {
   /** Read every YAML document with the full reader (the fast path's reference, in tests). */
   fullReaderOnly?: boolean;
+  /**
+   * Hand each value over as soon as it is read instead of collecting them in `values`
+   * (which stays empty): a caller that keeps little of each value lets it go at once.
+   */
+  onValue?: (value: DecodedValue) => void;
 }
 
 /** How many YAML documents each reader has read in this process (for tests and benchmarks). */
@@ -197,7 +202,7 @@ function decodeYamlStream(
     const decoded = decodeYamlDocument(doc, out, options);
     if (decoded) {
       if (decoded.line === doc.firstLine + 1 && baseColumn > 0) decoded.column += baseColumn;
-      out.values.push(decoded);
+      emit(decoded, out, options);
     }
   }
 }
@@ -562,7 +567,7 @@ function decodeJsonStream(
         column: 1,
       });
     }
-    out.values.push({ value, line: at.line, column: at.column });
+    emit({ value, line: at.line, column: at.column }, out, options);
     decoded++;
     pos = scan.end;
     lastGoodEnd = pos;
@@ -589,12 +594,13 @@ function fallBackToYaml(
   }
   const base = lineAndColumn(text, start);
   const attempt: DecodedFile = { values: [], problems: [], notes: [] };
-  decodeYamlStream(rest, base.line - 1, base.column - 1, attempt, options);
+  // Collected first: whether they count depends on the whole attempt.
+  decodeYamlStream(rest, base.line - 1, base.column - 1, attempt, { ...options, onValue: undefined });
   if (attempt.problems.length > 0 && attempt.values.length === 0) {
     out.problems.push(jsonProblem);
     return;
   }
-  out.values.push(...attempt.values);
+  for (const v of attempt.values) emit(v, out, options);
   out.problems.push(...attempt.problems);
   out.notes.push(...attempt.notes, {
     rule: 'QUIRK-JSON-YAML-FALLBACK',
@@ -602,6 +608,11 @@ function fallBackToYaml(
     line: jsonProblem.line,
     column: jsonProblem.column,
   });
+}
+
+function emit(value: DecodedValue, out: DecodedFile, options: DecodeOptions): void {
+  if (options.onValue) options.onValue(value);
+  else out.values.push(value);
 }
 
 function isJsonSpace(c: number): boolean {

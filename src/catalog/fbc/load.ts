@@ -22,7 +22,7 @@ import {
   type Property,
 } from './declcfg.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { decodeGo, validateGoBase64 } from '../go/gojson.js';
+import { checkGo, decodeGo, validateGoBase64 } from '../go/gojson.js';
 import {
   INDEX_IGNORE,
   IndexIgnore,
@@ -32,9 +32,16 @@ import {
 } from './indexignore.js';
 import { goFormatFloat } from '../go/gofloat.js';
 import { goQuote } from '../go/gostrings.js';
-import { NAME_NOT_UTF8, READ_BATCH_BYTES, type CatalogSource } from './source.js';
+import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
+import {
+  DEFAULT_MAX_FILE_SIZE,
+  DirectorySource,
+  NAME_NOT_UTF8,
+  READ_BATCH_BYTES,
+  type CatalogSource,
+} from './source.js';
 
-export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
+export { DEFAULT_MAX_FILE_SIZE } from './source.js';
 
 export interface LoadOptions {
   /** Files larger than this are not read (an error). Default 64 MiB. */
@@ -49,6 +56,15 @@ export interface LoadOptions {
    * as files are decoded; decoded values are never changed by loading, so sharing is safe.
    */
   decodedFiles?: Map<string, DecodedFile>;
+  /**
+   * Only validation's answer is wanted (`catalog-bot validate`): what validation only
+   * type-checks (bundle property values such as olm.csv.metadata, package icons) is checked
+   * as each blob is read and not kept, and bundle objects leave no digest. The findings are
+   * the same; each document is let go as soon as it is read, so memory stays small.
+   */
+  validationOnly?: boolean;
+  /** With `validationOnly`, from a DirectorySource: a thread that loads half of the files. */
+  helper?: LoadHelper;
 }
 
 // Digests of the blobs as read, by the typed object made from each: the typed view leaves out
@@ -223,32 +239,145 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
       addFile(result, path, known, options);
       return;
     }
-    if (!(data instanceof Buffer)) {
-      result.diagnostics.push({
-        rule: 'L-FS',
-        level: 'error',
-        message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
-        file: path,
-        hint: 'Make the file readable, or list it in .indexignore.',
-      });
-      return;
-    }
-    result.stats.files++;
-    result.stats.bytes += data.length;
-    const decoded = decodeFile(data);
     const id = idOf(path);
-    if (id !== undefined) cache?.set(id, decoded);
-    addFile(result, path, decoded, options);
+    addRead(result, path, data, options, id === undefined ? undefined : (decoded) => cache?.set(id, decoded));
   };
-  await readInBatches(source, toRead, sizes, each, (path) => decodedBefore(path) !== undefined);
+  const helper = options.helper;
+  if (helper && options.validationOnly && cache === undefined && source instanceof DirectorySource) {
+    await loadShared(result, source, toRead, sizes, helper);
+  } else {
+    await readInBatches(source, toRead, sizes, each, (path) => decodedBefore(path) !== undefined);
+  }
   return result;
+}
+
+/** Load one file as read (bytes, or why it could not be read); `remember` keeps the decoded file. */
+function addRead(
+  result: LoadResult,
+  path: string,
+  data: Buffer | Error | undefined,
+  options: LoadOptions,
+  remember?: (decoded: DecodedFile) => void,
+): void {
+  if (!(data instanceof Buffer)) {
+    result.diagnostics.push({
+      rule: 'L-FS',
+      level: 'error',
+      message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
+      file: path,
+      hint: 'Make the file readable, or list it in .indexignore.',
+    });
+    return;
+  }
+  result.stats.files++;
+  result.stats.bytes += data.length;
+  if (options.validationOnly && remember === undefined) {
+    addFileStreaming(result, path, data, options);
+    return;
+  }
+  const decoded = decodeFile(data);
+  remember?.(decoded);
+  addFile(result, path, decoded, options);
+}
+
+// ---- loading on two threads (`catalog-bot validate`)
+
+export function newLoadResult(): LoadResult {
+  return { config: emptyConfig(), diagnostics: [], stats: { files: 0, bytes: 0, blobs: 0 } };
+}
+
+/**
+ * Load files of the job until none is left to claim, handing each result to `each`. The
+ * helper thread first joins the job; false when the job was already over.
+ */
+export function loadClaimedFiles(
+  job: SharedLoadJob,
+  source: DirectorySource,
+  asHelper: boolean,
+  each: (index: number, result: LoadResult) => void,
+): boolean {
+  if (asHelper && !joinLoadJob(job)) return false;
+  for (;;) {
+    const k = claimNext(job);
+    if (k >= job.order.length) return true;
+    const index = job.order[k] as number;
+    const path = job.paths[index] as string;
+    const result = newLoadResult();
+    addRead(result, path, source.readReused(path), { validationOnly: true });
+    each(index, result);
+  }
+}
+
+/**
+ * Load `paths` on this thread and the helper's, each claiming the next file when done with
+ * one; results are put together in the order of `paths`, as one thread would have. A file
+ * the helper claimed but did not hand back (it failed) is loaded here.
+ */
+async function loadShared(
+  result: LoadResult,
+  source: DirectorySource,
+  paths: string[],
+  sizes: Map<string, number>,
+  helper: LoadHelper,
+): Promise<void> {
+  const order = paths
+    .map((_, i) => i)
+    .sort((a, b) => (sizes.get(paths[b]!) ?? 0) - (sizes.get(paths[a]!) ?? 0));
+  const job: SharedLoadJob = {
+    source: source.readState(),
+    paths,
+    order,
+    claims: new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT),
+  };
+  const running = helper.start(job);
+  const results: (LoadResult | undefined)[] = new Array(paths.length);
+  loadClaimedFiles(job, source, false, (i, r) => (results[i] = r));
+  const helped = await running.finish();
+  paths.forEach((path, i) => {
+    let r = results[i] ?? helped.get(i);
+    if (r === undefined) {
+      r = newLoadResult();
+      addRead(r, path, source.readReused(path), { validationOnly: true });
+    }
+    for (const d of r.diagnostics) result.diagnostics.push(d);
+    const into = result.config;
+    for (const key of ['packages', 'channels', 'bundles', 'deprecations', 'others'] as const)
+      for (const o of r.config[key]) (into[key] as object[]).push(o);
+    result.stats.files += r.stats.files;
+    result.stats.bytes += r.stats.bytes;
+    result.stats.blobs += r.stats.blobs;
+  });
 }
 
 const NON_FBC_EXTENSION =
   /\.(md|txt|png|jpe?g|gif|svg|sh|py|go|mod|sum|toml|ini|cfg|lock)$|(^|\/)(Makefile|Dockerfile|LICENSE|OWNERS|README)$/;
 
 function addFile(result: LoadResult, file: string, decoded: DecodedFile, options: LoadOptions): void {
-  const hintFor = (rule: string): string | undefined =>
+  const hintFor = hintsFor(file);
+  addFileProblems(result, file, decoded, hintFor);
+  for (const v of decoded.values) {
+    result.stats.blobs++;
+    addBlob(result, file, v, options, hintFor);
+  }
+}
+
+/** addFile, with each blob converted as soon as it is decoded and then let go. */
+function addFileStreaming(result: LoadResult, file: string, data: Buffer, options: LoadOptions): void {
+  const hintFor = hintsFor(file);
+  // Blob findings go after the file's decoding problems, as addFile orders them.
+  const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
+  const decoded = decodeFile(data, {
+    onValue: (v) => {
+      result.stats.blobs++;
+      addBlob(blobs, file, v, options, hintFor);
+    },
+  });
+  addFileProblems(result, file, decoded, hintFor);
+  for (const d of blobs.diagnostics) result.diagnostics.push(d);
+}
+
+function hintsFor(file: string): (rule: string) => string | undefined {
+  return (rule: string): string | undefined =>
     NON_FBC_EXTENSION.test(file)
       ? `opm reads every file under the catalog root. Add "${file.slice(file.lastIndexOf('/') + 1)}" to an .indexignore file, or move it out of the catalog.`
       : rule === 'L-YAML-SYNTAX'
@@ -256,15 +385,19 @@ function addFile(result: LoadResult, file: string, decoded: DecodedFile, options
         : rule === 'L-JSON-SYNTAX'
           ? 'Fix the JSON syntax at this point.'
           : undefined;
+}
+
+function addFileProblems(
+  result: LoadResult,
+  file: string,
+  decoded: DecodedFile,
+  hintFor: (rule: string) => string | undefined,
+): void {
   for (const p of decoded.problems) {
     result.diagnostics.push({ ...p, level: 'error', file, hint: hintFor(p.rule) });
   }
   for (const n of decoded.notes) {
     result.diagnostics.push({ ...n, level: 'warning', file });
-  }
-  for (const v of decoded.values) {
-    result.stats.blobs++;
-    addBlob(result, file, v, options, hintFor);
   }
 }
 
@@ -380,7 +513,10 @@ function addBlob(
     case SCHEMA_PACKAGE: {
       const { value: p, error } = decodeGo(blob, GO_PACKAGE);
       if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
-      result.config.packages.push(keep(toPackage(p as Record<string, unknown>, blob, pos)));
+      const pkg = toPackage(p as Record<string, unknown>, blob, pos);
+      // The icon's base64 was checked by decodeGo; nothing else reads it.
+      if (options.validationOnly && pkg.icon) delete pkg.icon.base64data;
+      result.config.packages.push(keep(pkg));
       return;
     }
     case SCHEMA_CHANNEL: {
@@ -400,6 +536,7 @@ function addBlob(
           package: bundle.package,
         });
       }
+      if (options.validationOnly) dropCheckedValues(bundle);
       result.config.bundles.push(bundle);
       return;
     }
@@ -555,6 +692,23 @@ function toDeprecation(d: Obj, raw: Obj, pos: Position): Deprecation {
   };
 }
 
+/** Stands in for a property value that passed its type check when read (`validationOnly`). */
+const CHECKED_VALUE = Object.freeze({ '<checked when read>': true });
+
+/**
+ * Replace bundle property values that validation only type-checks, and that pass, with
+ * CHECKED_VALUE, which passes the same check (no Go struct has a field of that name):
+ * validation finds the same first failing property of each bundle.
+ */
+function dropCheckedValues(bundle: Bundle): void {
+  for (const prop of bundle.properties) {
+    if (prop.value === undefined || prop.type === 'olm.package' || prop.type === 'olm.bundle.object')
+      continue;
+    const shape = GO_PROPERTY_VALUES[prop.type];
+    if (shape === undefined || checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
+  }
+}
+
 const JSON_PREFIX = /^[\s\u0085\u00a0]*\{/;
 
 /**
@@ -605,7 +759,8 @@ function readBundleObjects(
     }
     bundle.objectCount++;
     // Keep a digest in place of the content, so a change inside a manifest still shows.
-    if (!options.keepBundleObjects)
+    if (options.validationOnly) prop.value = DROPPED_BUNDLE_OBJECT;
+    else if (!options.keepBundleObjects)
       prop.value = { ...DROPPED_BUNDLE_OBJECT, sha1: createHash('sha1').update(data).digest('hex') };
   }
   return undefined;

@@ -1,6 +1,7 @@
 // Where a catalog's files come from: a directory, or a commit of a git repository read
 // straight from its objects (no worktree, so nothing from a PR is ever checked out).
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
@@ -39,6 +40,9 @@ export interface CatalogSource {
  */
 export const READ_BATCH_BYTES = 16 * 1024 * 1024;
 
+/** Files larger than this are not read by default (LoadOptions.maxFileSize). */
+export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
+
 /** PATH_MAX: a symlink whose target is longer is not one the bot follows (docs/security.md). */
 export const MAX_SYMLINK_TARGET = 4096;
 
@@ -68,6 +72,23 @@ function utf8Name(bytes: Buffer): string | undefined {
     return undefined;
   }
 }
+
+/** Like Go's fs errors: "read <path>: <reason>". */
+function readError(p: string, err: unknown): Error {
+  const reason =
+    (err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message;
+  return new Error(`read ${p}: ${reason}`);
+}
+
+/** DirectorySource.readState(): plain data, to hand to a worker thread. */
+export interface DirectoryReadState {
+  root: string;
+  label: string;
+  targets: [string, string][];
+  sizes: [string, number][];
+}
+
+let reused = Buffer.alloc(0);
 
 export class DirectorySource implements CatalogSource {
   readonly label: string;
@@ -144,14 +165,49 @@ export class DirectorySource implements CatalogSource {
         try {
           out.set(p, await this.readBounded(p));
         } catch (err) {
-          // Like Go's fs errors: "read <path>: <reason>".
-          const reason =
-            (err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message;
-          out.set(p, new Error(`read ${p}: ${reason}`));
+          out.set(p, readError(p, err));
         }
       }),
     );
     return out;
+  }
+
+  /** What another thread needs to read the listed files exactly as this source does. */
+  readState(): DirectoryReadState {
+    return { root: this.root, label: this.label, targets: [...this.targets], sizes: [...this.sizes] };
+  }
+
+  static fromReadState(state: DirectoryReadState): DirectorySource {
+    const source = new DirectorySource(state.root);
+    (source as { label: string }).label = state.label;
+    for (const [path, target] of state.targets) source.targets.set(path, target);
+    for (const [path, size] of state.sizes) source.sizes.set(path, size);
+    return source;
+  }
+
+  /**
+   * read() of one listed file, synchronously, into a buffer reused from call to call (fresh
+   * memory is slow to touch): the bytes are valid until the next call.
+   */
+  readReused(p: string): Buffer | Error {
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.targets.get(p) ?? join(this.root, ...p.split('/')), 'r');
+      const limit = this.sizes.get(p) ?? fstatSync(fd).size;
+      if (reused.length < limit + 1) reused = Buffer.allocUnsafe(Math.max(limit + 1, reused.length * 2));
+      let length = 0;
+      while (length < limit + 1) {
+        const bytesRead = readSync(fd, reused, length, limit + 1 - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+      if (length > limit) throw new Error(`file grew while being read (was ${limit} bytes)`);
+      return reused.subarray(0, length);
+    } catch (err) {
+      return readError(p, err);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 
   /**

@@ -1,0 +1,118 @@
+// A second thread for `catalog-bot validate`: opm decodes files in parallel, and so does the
+// bot, on a worker thread that claims files from the same list as the main thread
+// (load.ts, loadShared). Only validationOnly loads use it, so what it hands back is small.
+// This module loads no catalog code itself, so the command can start the thread first.
+import { Worker } from 'node:worker_threads';
+import type { LoadResult } from './load.js';
+import type { DirectoryReadState } from './source.js';
+
+/**
+ * Another thread that loads files of the same catalog: it claims files from the job's
+ * shared counter as the main thread does, and hands back what it loaded.
+ */
+export interface LoadHelper {
+  start(job: SharedLoadJob): { finish(): Promise<Map<number, LoadResult>> };
+}
+
+export interface SharedLoadJob {
+  source: DirectoryReadState;
+  paths: string[];
+  /** Indices into `paths` in the order files are claimed: the largest first, so both threads end together. */
+  order: number[];
+  /** Int32Array [next claim, helper state] shared by both threads. */
+  claims: SharedArrayBuffer;
+}
+
+const NEXT_CLAIM = 0;
+const HELPER_STATE = 1;
+const OPEN = 0;
+const JOINED = 1;
+const CLOSED = 2;
+
+/** The next position in `order` to load (past its end: nothing is left). */
+export function claimNext(job: SharedLoadJob): number {
+  return Atomics.add(new Int32Array(job.claims), NEXT_CLAIM, 1);
+}
+
+/** The helper joins the job; false when the main thread has already closed it. */
+export function joinLoadJob(job: SharedLoadJob): boolean {
+  return Atomics.compareExchange(new Int32Array(job.claims), HELPER_STATE, OPEN, JOINED) === OPEN;
+}
+
+/** Close the job to the helper; true when it had joined (its results are to be waited for). */
+export function closeLoadJob(job: SharedLoadJob): boolean {
+  return Atomics.compareExchange(new Int32Array(job.claims), HELPER_STATE, OPEN, CLOSED) === JOINED;
+}
+
+/** Worker to main thread. */
+export type HelperMessage =
+  | { type: 'file'; job: number; index: number; result: LoadResult }
+  | { type: 'done'; job: number; joined: boolean };
+
+/**
+ * Start the helper thread now (it takes a moment to start, while the main thread lists the
+ * catalog). It never keeps the process alive; a helper that fails only leaves its files to
+ * the main thread.
+ */
+export function startLoadHelper(): LoadHelper {
+  const here = import.meta.url;
+  // From the TypeScript sources (the tests), the worker loads them through hooks that strip
+  // the types; the built command runs dist/catalog/load-worker.js.
+  const worker = here.endsWith('.ts')
+    ? new Worker(
+        `require('node:module').register(${JSON.stringify(new URL('../../checks/worker-ts-hooks.mjs', here).href)});` +
+          `import(${JSON.stringify(new URL('./load-worker.ts', here).href)});`,
+        { eval: true },
+      )
+    : new Worker(new URL('./load-worker.js', here));
+  let failed = false;
+  let jobs = 0;
+  const listeners = new Set<(m: HelperMessage | undefined) => void>();
+  worker.on('message', (m: HelperMessage) => listeners.forEach((l) => l(m)));
+  const fail = (): void => {
+    failed = true;
+    listeners.forEach((l) => l(undefined));
+  };
+  worker.on('error', fail);
+  worker.on('exit', fail);
+  // After the listeners: adding a 'message' listener refs the worker again.
+  worker.unref();
+  return {
+    start(job: SharedLoadJob) {
+      const id = ++jobs;
+      const results = new Map<number, LoadResult>();
+      let finished: (() => void) | undefined;
+      let done = failed;
+      const listener = (m: HelperMessage | undefined): void => {
+        if (m === undefined) done = true;
+        else if (m.job !== id) return;
+        else if (m.type === 'file') results.set(m.index, m.result);
+        else done = true;
+        if (done) {
+          listeners.delete(listener);
+          finished?.();
+        }
+      };
+      if (!failed) {
+        listeners.add(listener);
+        worker.postMessage({ id, job });
+      }
+      return {
+        finish: () =>
+          new Promise<Map<number, LoadResult>>((resolve) => {
+            // A helper that has not joined yet never will: nothing to wait for.
+            if (done || !closeLoadJob(job)) {
+              listeners.delete(listener);
+              resolve(results);
+              return;
+            }
+            worker.ref();
+            finished = () => {
+              worker.unref();
+              resolve(results);
+            };
+          }),
+      };
+    },
+  };
+}
