@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
 import type { LoadResult } from '../src/catalog/fbc/load.js';
-import { startLoadHelper } from '../src/catalog/fbc/load-threads.js';
+import { startLoadHelper, type LoadHelper } from '../src/catalog/fbc/load-threads.js';
 import { main } from '../src/cli.js';
 import { githubAnnotation } from '../src/commands/output.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
@@ -95,8 +95,8 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
 /** A helper that counts the files it loaded, so the test knows both threads worked. */
-function countingHelper(): { helper: ReturnType<typeof startLoadHelper>; loaded: () => number } {
-  const helper = startLoadHelper();
+function countingHelper(): { helper: LoadHelper<LoadResult>; loaded: () => number } {
+  const helper = startLoadHelper<LoadResult>();
   let loaded = 0;
   return {
     helper: {
@@ -115,7 +115,7 @@ function countingHelper(): { helper: ReturnType<typeof startLoadHelper>; loaded:
   };
 }
 
-async function expectSameReport(source: () => CatalogSource, helper: ReturnType<typeof startLoadHelper>) {
+async function expectSameReport(source: () => CatalogSource, helper: LoadHelper<LoadResult>) {
   const plain = await validateCatalog(source());
   const threads = await validateCatalog(source(), { validationOnly: true, helper });
   expect(threads.diagnostics).toEqual(plain.diagnostics);

@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/index.js';
+import type { LoadResult } from '../catalog/fbc/load.js';
 import { startLoadHelper } from '../catalog/fbc/load-threads.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
@@ -14,7 +15,7 @@ export const command = defineCommand({
   positionals: { min: 1, max: Infinity, message: 'validate needs at least one catalog root' },
   async run({ values, positionals }, { out }) {
     // A second thread loads half of the files, as opm decodes in parallel (README, "Benchmark").
-    const helper = availableParallelism() > 1 ? startLoadHelper() : undefined;
+    const helper = availableParallelism() > 1 ? startLoadHelper<LoadResult>() : undefined;
     const maxFileSize = values['max-file-size'] === undefined ? undefined : Number(values['max-file-size']);
     if (maxFileSize !== undefined && !(maxFileSize > 0))
       throw new UsageError('--max-file-size must be a positive number');

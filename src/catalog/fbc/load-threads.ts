@@ -3,15 +3,14 @@
 // (load.ts, loadShared). Only validationOnly loads use it, so what it hands back is small.
 // This module loads no catalog code itself, so the command can start the thread first.
 import { Worker } from 'node:worker_threads';
-import type { LoadResult } from './load.js';
 import type { DirectoryReadState } from './source.js';
 
 /**
  * Another thread that loads files of the same catalog: it claims files from the job's
  * shared counter as the main thread does, and hands back what it loaded.
  */
-export interface LoadHelper {
-  start(job: SharedLoadJob): { finish(): Promise<Map<number, LoadResult>> };
+export interface LoadHelper<Result = unknown> {
+  start(job: SharedLoadJob): { finish(): Promise<Map<number, Result>> };
 }
 
 export interface SharedLoadJob {
@@ -45,8 +44,8 @@ export function closeLoadJob(job: SharedLoadJob): boolean {
 }
 
 /** Worker to main thread. */
-export type HelperMessage =
-  | { type: 'file'; job: number; index: number; result: LoadResult }
+export type HelperMessage<Result = unknown> =
+  | { type: 'file'; job: number; index: number; result: Result }
   | { type: 'done'; job: number; joined: boolean };
 
 /**
@@ -54,7 +53,8 @@ export type HelperMessage =
  * catalog). It never keeps the process alive; a helper that fails only leaves its files to
  * the main thread.
  */
-export function startLoadHelper(): LoadHelper {
+// Generic in what a file's result is, so this module needs nothing of load.ts (no import cycle).
+export function startLoadHelper<Result>(): LoadHelper<Result> {
   const here = import.meta.url;
   // From the TypeScript sources (the tests), the worker loads them through hooks that strip
   // the types; the built command runs dist/catalog/load-worker.js.
@@ -67,8 +67,8 @@ export function startLoadHelper(): LoadHelper {
     : new Worker(new URL('./load-worker.js', here));
   let failed = false;
   let jobs = 0;
-  const listeners = new Set<(m: HelperMessage | undefined) => void>();
-  worker.on('message', (m: HelperMessage) => listeners.forEach((l) => l(m)));
+  const listeners = new Set<(m: HelperMessage<Result> | undefined) => void>();
+  worker.on('message', (m: HelperMessage<Result>) => listeners.forEach((l) => l(m)));
   const fail = (): void => {
     failed = true;
     listeners.forEach((l) => l(undefined));
@@ -80,10 +80,10 @@ export function startLoadHelper(): LoadHelper {
   return {
     start(job: SharedLoadJob) {
       const id = ++jobs;
-      const results = new Map<number, LoadResult>();
+      const results = new Map<number, Result>();
       let finished: (() => void) | undefined;
       let done = failed;
-      const listener = (m: HelperMessage | undefined): void => {
+      const listener = (m: HelperMessage<Result> | undefined): void => {
         if (m === undefined) done = true;
         else if (m.job !== id) return;
         else if (m.type === 'file') results.set(m.index, m.result);
@@ -99,7 +99,7 @@ export function startLoadHelper(): LoadHelper {
       }
       return {
         finish: () =>
-          new Promise<Map<number, LoadResult>>((resolve) => {
+          new Promise<Map<number, Result>>((resolve) => {
             // A helper that has not joined yet never will: nothing to wait for.
             if (done || !closeLoadJob(job)) {
               listeners.delete(listener);

@@ -1,6 +1,6 @@
 // The helper thread of load-threads.ts: loads the files it claims and posts each result.
 import { parentPort } from 'node:worker_threads';
-import { loadClaimedFiles } from './load.js';
+import { loadClaimedFiles, type LoadResult } from './load.js';
 import type { HelperMessage, SharedLoadJob } from './load-threads.js';
 import { DirectorySource } from './source.js';
 
@@ -8,7 +8,7 @@ const port = parentPort;
 if (!port) throw new Error('load-worker.js runs as a worker thread');
 
 port.on('message', ({ id, job }: { id: number; job: SharedLoadJob }) => {
-  const post = (m: HelperMessage): void => port.postMessage(m);
+  const post = (m: HelperMessage<LoadResult>): void => port.postMessage(m);
   const source = DirectorySource.fromReadState(job.source);
   const joined = loadClaimedFiles(job, source, true, (index, result) =>
     post({ type: 'file', job: id, index, result }),

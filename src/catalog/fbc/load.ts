@@ -64,7 +64,7 @@ export interface LoadOptions {
    */
   validationOnly?: boolean;
   /** With `validationOnly`, from a DirectorySource: a thread that loads half of the files. */
-  helper?: LoadHelper;
+  helper?: LoadHelper<LoadResult>;
 }
 
 // Digests of the blobs as read, by the typed object made from each: the typed view leaves out
@@ -318,7 +318,7 @@ async function loadShared(
   source: DirectorySource,
   paths: string[],
   sizes: Map<string, number>,
-  helper: LoadHelper,
+  helper: LoadHelper<LoadResult>,
 ): Promise<void> {
   const order = paths
     .map((_, i) => i)
