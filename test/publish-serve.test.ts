@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DirectorySource } from '../src/catalog/fbc/source.js';
-import { clearCacheLayers, hostPlatform } from '../src/publish/cache.js';
+import { clearCacheLayers, hostPlatform, NoCacheError, scanTar } from '../src/publish/cache.js';
 import { CACHE_KEY_ANNOTATION } from '../src/publish/image.js';
 import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_LAYER_TAR, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
@@ -188,6 +188,16 @@ async function startUnpacked(bundle: string): Promise<Served> {
   };
 }
 
+describe('reading base layers', () => {
+  it('refuses a tar header with a negative size instead of reading the same header forever', () => {
+    const header = Buffer.alloc(1024);
+    header.write('bin/opm', 0, 'ascii');
+    header.write('-1750\0', 124, 'ascii'); // parseInt(..., 8) reads -1000
+    header.write('0', 156, 'ascii');
+    expect(() => scanTar(header, new Set(['bin/opm']))).toThrow(NoCacheError);
+  });
+});
+
 describe('image created time', () => {
   it('is the commit time, in UTC, whatever the committer time zone', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'catalog-bot-created-'));
@@ -220,6 +230,8 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
   };
 
   beforeAll(async () => {
+    // These tests name their bases by tag: trust the tags (one test below pins by digest).
+    process.env.CATALOG_BOT_OPM_CACHE = 'on';
     registry = await startRegistry();
     work = mkdtempSync(join(tmpdir(), 'catalog-bot-serve-'));
     catalog = join(work, 'catalog');
@@ -234,6 +246,7 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
   }, 60_000);
 
   afterAll(async () => {
+    delete process.env.CATALOG_BOT_OPM_CACHE;
     await Promise.all(served.map((s) => s.stop()));
     client.close();
     await registry?.stop();
@@ -456,7 +469,25 @@ describe.skipIf(!canRun)('the catalog image serves (real opm, real registry)', (
       expect(image.warnings).toEqual([]);
       expect(JSON.parse(image.platforms[0]!.config.data.toString('utf8')).config.Cmd).toEqual(UNCACHED_CMD);
     } finally {
-      delete process.env.CATALOG_BOT_OPM_CACHE;
+      process.env.CATALOG_BOT_OPM_CACHE = 'on';
+    }
+  });
+
+  it("runs the base's opm only from a base pinned by digest (a tag's owner could swap the binary)", async () => {
+    delete process.env.CATALOG_BOT_OPM_CACHE;
+    try {
+      const build = (baseImage: string) =>
+        buildCatalogImage({ source: new DirectorySource(FIXTURE), baseImage, client, ...options });
+      const byTag = await build(`${registry.host}/base/opm:real`);
+      expect(byTag.cache).toBeUndefined();
+      expect(byTag.warnings[0]).toMatch(/not pinned by digest/);
+      expect(JSON.parse(byTag.platforms[0]!.config.data.toString('utf8')).config.Cmd).toEqual(UNCACHED_CMD);
+      const pinned = await build(`${registry.host}/base/opm@${byTag.base.digest}`);
+      expect(pinned.warnings).toEqual([]);
+      expect(pinned.cache).toBeDefined();
+      expect(JSON.parse(pinned.platforms[0]!.config.data.toString('utf8')).config.Cmd).toEqual(CACHED_CMD);
+    } finally {
+      process.env.CATALOG_BOT_OPM_CACHE = 'on';
     }
   });
 

@@ -7,7 +7,7 @@
 // It runs without a shell, with an empty environment, its pprof listener off, a time
 // limit and bounded output, in a temporary directory removed afterwards.
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -89,6 +89,9 @@ export function scanTar(tar: Buffer, wanted: Set<string>): Map<string, TarFile> 
     const h = tar.subarray(at, at + 512);
     if (h.every((b) => b === 0)) break;
     const size = tarNumber(h.subarray(124, 136));
+    // A negative or unreadable size would never move on: the scan would spin forever.
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new NoCacheError('a base layer has a malformed tar header');
     const type = String.fromCharCode(h[156] ?? 0x30);
     const body = tar.subarray(at + 512, at + 512 + size);
     at += 512 + Math.ceil(size / 512) * 512;
@@ -132,11 +135,18 @@ async function layerTar(
   mediaType: string,
   digest: string,
 ): Promise<Buffer> {
-  const data = await client.getBlob(ref, digest);
   const type = ociMediaType(mediaType);
-  if (type === OCI_LAYER_TAR) return data;
-  if (type === OCI_LAYER_GZIP) return gunzip(data, { maxOutputLength: MAX_LAYER_TAR_BYTES });
-  throw new NoCacheError(`a base layer has the media type ${mediaType}, which catalog-bot cannot read`);
+  if (type !== OCI_LAYER_TAR && type !== OCI_LAYER_GZIP)
+    throw new NoCacheError(`a base layer has the media type ${mediaType}, which catalog-bot cannot read`);
+  try {
+    const data = await client.getBlob(ref, digest);
+    return type === OCI_LAYER_TAR ? data : await gunzip(data, { maxOutputLength: MAX_LAYER_TAR_BYTES });
+  } catch (error) {
+    // A layer too large to read here is a reason for no cache, not a failed publish.
+    if (error instanceof RangeError || /over the .*limit|too large/i.test(String(error)))
+      throw new NoCacheError(`a base layer is too large to look for /bin/opm in (${String(error)})`);
+    throw error;
+  }
 }
 
 /** The base platform this machine can run, or why there is none. */
@@ -220,7 +230,8 @@ const OUTPUT_TAIL_BYTES = 2048;
 async function runOpm(opm: string, args: string[], cwd: string, timeoutMs: number): Promise<void> {
   await new Promise<void>((done, fail) => {
     // No shell, an empty environment (no proxies, no credentials), output kept to a tail.
-    const child = spawn(opm, args, { cwd, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so a timeout ends whatever it started too.
+    const child = spawn(opm, args, { cwd, env: {}, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let tail = Buffer.alloc(0);
     const keep = (chunk: Buffer): void => {
       tail = Buffer.concat([tail, chunk]);
@@ -228,7 +239,19 @@ async function runOpm(opm: string, args: string[], cwd: string, timeoutMs: numbe
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      // Not waiting for 'close': a child that kept the pipes open would hold the job forever.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      fail(
+        new NoCacheError(`opm serve --cache-only did not finish within ${Math.round(timeoutMs / 1000)} s`),
+      );
+    }, timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);
       fail(new NoCacheError(`the base image's /bin/opm cannot run here: ${err.message}`));
@@ -253,7 +276,8 @@ async function readTree(dir: string, under: string, out: TarEntry[]): Promise<vo
   for (const name of names) {
     const abs = join(dir, name);
     const path = `${under}/${name}`;
-    const info = await stat(abs);
+    // lstat: a link opm (or anything) left in the cache is not followed into this machine's files.
+    const info = await lstat(abs);
     if (info.isDirectory()) {
       out.push({ path, type: 'dir', mode: 0o777 });
       await readTree(abs, path, out);

@@ -24,7 +24,7 @@ import {
 } from './image.js';
 import { layerFromFiles, readCatalogFiles, type CatalogLayer } from './layer.js';
 import type { Blob } from './oci.js';
-import { parseRef, type ImageRef, type RegistryClient } from './registry.js';
+import { formatRef, parseRef, type ImageRef, type RegistryClient } from './registry.js';
 
 export interface PublishResult {
   tag: string;
@@ -77,6 +77,14 @@ async function chooseCache(
 ): Promise<CacheChoice> {
   // CATALOG_BOT_OPM_CACHE=off: never run the base's opm on this machine (docs/publishing.md).
   if (options.opmCache === false || process.env.CATALOG_BOT_OPM_CACHE === 'off') return {};
+  // Whoever can move a tag would choose the binary this machine runs: only a base pinned by
+  // digest is run, unless the operator trusts the tag (CATALOG_BOT_OPM_CACHE=on).
+  if (!base.ref.digest && process.env.CATALOG_BOT_OPM_CACHE !== 'on')
+    return {
+      warnings: [
+        `no pre-built opm cache: the base image ${formatRef(base.ref)} is not pinned by digest, and catalog-bot runs the base's opm only from a pinned base (name it as <image>@sha256:<digest>, or set CATALOG_BOT_OPM_CACHE=on); the image builds its cache at every start (--cache-enforce-integrity=false)`,
+      ],
+    };
   const key = cacheKey(layer.digest, base.digest);
   let cache: CacheLayer | undefined =
     rememberedCache(key) ??
