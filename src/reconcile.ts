@@ -32,14 +32,16 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
       summary.repositories++;
       const ref = { owner: repository.owner.login, repo: repository.name };
       try {
+        // Every run, not GitHub's latest per name: two pull requests on the same head each have
+        // their own record, and 'latest' would show one of them only (re-checked forever).
         const ours = async (sha: string) => {
-          const { data } = await octokit.rest.checks.listForRef({
+          const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
             ...ref,
             ref: sha,
-            filter: 'latest',
+            filter: 'all',
             per_page: 100,
           });
-          return data.check_runs.filter((r) => slug === undefined || r.app?.slug === slug);
+          return runs.filter((r) => slug === undefined || r.app?.slug === slug);
         };
         const pulls = await octokit.paginate(octokit.rest.pulls.list, {
           ...ref,
@@ -80,7 +82,12 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
         if (publish.images.length === 0 && !publish.dispatch) continue;
         const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
         // Not published yet, or the last try failed (a registry down): try (again).
-        const last = (await ours(head.commit.sha)).find((r) => r.name === PUBLISH_CHECK);
+        const last = (await ours(head.commit.sha))
+          .filter((r) => r.name === PUBLISH_CHECK)
+          .reduce<{ id: number; status: string; conclusion: string | null } | undefined>(
+            (newest, r) => (newest === undefined || r.id > newest.id ? r : newest),
+            undefined,
+          );
         if (last && (last.status !== 'completed' || last.conclusion !== 'failure')) continue;
         const job: PublishJob = {
           ref,
