@@ -65,6 +65,34 @@ describe('what a check run says it was computed against', () => {
     ).toBe(4);
   });
 
+  it("a newer job's runs are not hidden by an older job's results written after them (higher ids)", () => {
+    // Job A (started 10:00) computed green results that waited in the write queue; job B
+    // (started 10:01, e.g. after "/approve cancel") showed its runs in progress first, so A's
+    // completed runs got the higher ids. The gate must see B's runs still running.
+    const record = (pr: number) => checkedText({ base: 'main', sha: 'c'.repeat(40), pr, config: '' });
+    const runs = [
+      {
+        id: 5,
+        name: 'catalog-bot/permissions',
+        status: 'in_progress',
+        conclusion: null,
+        started_at: '2026-01-01T10:01:00Z',
+        output: { text: null },
+      },
+      {
+        id: 9,
+        name: 'catalog-bot/permissions',
+        status: 'completed',
+        conclusion: 'success',
+        started_at: '2026-01-01T10:00:00Z',
+        output: { text: record(7) },
+      },
+    ];
+    const results = resultsFor(runs, 'main', 7);
+    expect(results.get('catalog-bot/permissions')?.id).toBe(5);
+    expect(unanswered(results, true)).toBe('catalog-bot/permissions is still running');
+  });
+
   it('the checks that apply come from the newest record of this pull request; a listed check without a run is missing, never "does not apply"', () => {
     const always = [
       'catalog-bot/permissions',

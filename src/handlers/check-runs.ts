@@ -246,8 +246,21 @@ export type ListedRun = {
   name: string;
   status: string;
   conclusion: string | null;
+  started_at?: string | null;
   output?: { text?: string | null };
 };
+
+/**
+ * Is run `a` newer than run `b`? By when its job started (every run the App writes carries
+ * its job's start as `started_at`), then by id: results of an older job that waited in the
+ * write queue are written after a newer job's runs, with higher ids, and must not hide them.
+ */
+export function newerRun(a: ListedRun, b: ListedRun): boolean {
+  const at = Date.parse(a.started_at ?? '');
+  const bt = Date.parse(b.started_at ?? '');
+  if (!Number.isNaN(at) && !Number.isNaN(bt) && at !== bt) return at > bt;
+  return a.id > b.id;
+}
 
 /**
  * The result of each check for pull request `number` into `baseRef`: per name, the newest
@@ -266,7 +279,7 @@ export function resultsFor<R extends ListedRun>(
     const checked = readChecked(run.output?.text);
     if (run.status === 'completed' && (checked?.base !== baseRef || checked.pr !== number)) continue;
     const seen = results.get(run.name);
-    if (!seen || run.id > seen.id) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
+    if (!seen || newerRun(run, seen)) results.set(run.name, { ...run, ...(checked ? { checked } : {}) });
   }
   return results;
 }
@@ -282,7 +295,7 @@ export function resultsFor<R extends ListedRun>(
 export function requiredChecks(results: Map<string, ListedRun & { checked?: CheckedAgainst }>): string[] {
   let newest: (ListedRun & { checked?: CheckedAgainst }) | undefined;
   for (const run of results.values())
-    if (run.status === 'completed' && run.checked && (!newest || run.id > newest.id)) newest = run;
+    if (run.status === 'completed' && run.checked && (!newest || newerRun(run, newest))) newest = run;
   const applying = newest?.checked?.checks ?? PR_CHECK_NAMES;
   return [...new Set([...ALWAYS_CHECK_NAMES, ...applying])];
 }
