@@ -3,11 +3,9 @@
 //   cold:      fresh registry storage each run, no cached layer, new client
 //   unchanged: the same content again to the same tag (what a re-run after a no-op merge costs)
 // Imports ../dist: run `npx tsc -p tsconfig.build.json` first. `node bench/publish.mjs [runs]`.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DirectorySource } from '../dist/catalog/fbc/source.js';
@@ -15,6 +13,7 @@ import { clearLayerCache, createTar, gzipFixed } from '../dist/publish/layer.js'
 import { blob, OCI_CONFIG, OCI_INDEX, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../dist/publish/oci.js';
 import { publishCatalog } from '../dist/publish/publish.js';
 import { RegistryClient } from '../dist/publish/registry.js';
+import { startRegistry } from './registry.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 export const V416 = join(
@@ -28,48 +27,6 @@ export const V416 = join(
   'catalogs',
   'v4.16',
 );
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRegistry() {
-  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-registry-'));
-  const port = await freePort();
-  const config = join(dir, 'config.yml');
-  writeFileSync(
-    config,
-    `version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n`,
-  );
-  const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
-  for (let i = 0; ; i++) {
-    try {
-      await (await globalThis.fetch(`http://127.0.0.1:${port}/v2/`)).arrayBuffer();
-      break;
-    } catch (err) {
-      if (i > 200) throw err;
-      await sleep(50);
-    }
-  }
-  return {
-    host: `127.0.0.1:${port}`,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /** A small base: an OCI index of linux/amd64 and linux/arm64, each one ~1 MiB layer. */
 async function pushBase(client, ref) {

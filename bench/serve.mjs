@@ -9,18 +9,8 @@
 // Imports ../dist: run `npx tsc -p tsconfig.build.json` first.
 // `node bench/serve.mjs [runs] [catalog dir...]` prints the markdown section.
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:http2';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,6 +21,7 @@ import { clearLayerCache, createTar } from '../dist/publish/layer.js';
 import { blob, OCI_CONFIG, OCI_LAYER_TAR, OCI_MANIFEST, sha256 } from '../dist/publish/oci.js';
 import { publishCatalog } from '../dist/publish/publish.js';
 import { RegistryClient } from '../dist/publish/registry.js';
+import { freePort, startRegistry } from './registry.mjs';
 
 // The bench names its base by tag on a local registry: trust it (docs/publishing.md).
 process.env.CATALOG_BOT_OPM_CACHE ??= 'on';
@@ -38,48 +29,6 @@ process.env.CATALOG_BOT_OPM_CACHE ??= 'on';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const OPM = join(here, '..', '..', 'shared', 'tools', 'opm', 'opm');
 const OPM_CMD = ['serve', '/configs', '--cache-dir=/tmp/cache']; // opm generate dockerfile's CMD
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRegistry() {
-  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-serve-registry-'));
-  const port = await freePort();
-  const config = join(dir, 'config.yml');
-  writeFileSync(
-    config,
-    `version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n`,
-  );
-  const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' });
-  for (let i = 0; ; i++) {
-    try {
-      await (await globalThis.fetch(`http://127.0.0.1:${port}/v2/`)).arrayBuffer();
-      break;
-    } catch (err) {
-      if (i > 200) throw err;
-      await sleep(50);
-    }
-  }
-  return {
-    host: `127.0.0.1:${port}`,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /** The base both images share: one uncompressed layer holding the real opm as /bin/opm. */
 async function pushOpmBase(client, ref) {
@@ -187,7 +136,7 @@ function run(cmd, args) {
 }
 
 export async function benchServe({ catalogs, runs = 3, noCacheRuns }) {
-  const registry = await startRegistry();
+  const registry = await startRegistry('catalog-bot-bench-serve-registry-');
   const client = new RegistryClient({ insecureHosts: ['127.0.0.1'] });
   const work = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-serve-'));
   const rows = [];
