@@ -6,6 +6,7 @@
 // queue's keys make this safe to run on every replica at once.
 import type { Probot } from 'probot';
 import { parseRepoConfig } from './checks/config.js';
+import { newerRun } from './handlers/check-runs.js';
 import { resultsFor, unanswered } from './handlers/merge.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './handlers/pull-request.js';
 import type { PublishJob } from './handlers/push.js';
@@ -82,12 +83,9 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
         if (publish.images.length === 0 && !publish.dispatch) continue;
         const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
         // Not published yet, or the last try failed (a registry down): try (again).
-        const last = (await ours(head.commit.sha))
-          .filter((r) => r.name === PUBLISH_CHECK)
-          .reduce<{ id: number; status: string; conclusion: string | null } | undefined>(
-            (newest, r) => (newest === undefined || r.id > newest.id ? r : newest),
-            undefined,
-          );
+        let last: Awaited<ReturnType<typeof ours>>[number] | undefined;
+        for (const r of await ours(head.commit.sha))
+          if (r.name === PUBLISH_CHECK && (!last || newerRun(r, last))) last = r;
         if (last && (last.status !== 'completed' || last.conclusion !== 'failure')) continue;
         const job: PublishJob = {
           ref,

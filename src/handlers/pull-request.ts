@@ -27,6 +27,7 @@ import {
   createCompletedRun,
   type CheckedAgainst,
   type Completion,
+  type ListedRun as RecordedRun,
   createCheckRuns,
   isGreen,
   PR_CHECK_NAMES,
@@ -150,16 +151,8 @@ export function isTransient(error: unknown): boolean {
   );
 }
 
-type ListedRun = {
-  id: number;
-  name: string;
-  status: string;
-  conclusion: string | null;
-  external_id?: string | null;
-  started_at?: string | null;
-  app?: { slug?: string } | null;
-  output?: { text?: string | null };
-};
+/** A run as GitHub lists it: what the gate reads, plus who wrote it and for which job. */
+type ListedRun = RecordedRun & { external_id?: string | null; app?: { slug?: string } | null };
 
 /**
  * Whether the newest runs of this App on the head, one per check that applies (the newest
