@@ -13,6 +13,7 @@ import { jobRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
+import { publishedCatalogReader } from './publish/published-catalog.js';
 import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
 import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
@@ -37,6 +38,8 @@ export interface AppOptions {
   bundles?: PrHandlerOptions['bundles'];
   /** Image existence for `catalog-bot/images` (default: asked of the registries through `registry`). */
   images?: PrHandlerOptions['images'];
+  /** Published catalogs for `catalog-bot/prune` (default: read through `registry`). */
+  published?: PrHandlerOptions['published'];
   /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
   announceAfterMs?: number;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
@@ -89,6 +92,8 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       options.images ??
       ((refs: string[], policy: RegistryPolicy) =>
         checkImages(refs, { client: scoped(policy), allowedRegistries: policy.allowedRegistries }));
+    // The pruning guard reads published catalogs with the repository's own credential hosts.
+    const published = options.published ?? publishedCatalogReader(scoped);
     // Bundle images rendered once per digest, for templates and for CRDs of csv-metadata catalogs.
     const renderers = new Map<string, BundleRenderer>();
     const rendererFor = (policy: RegistryPolicy | undefined): BundleRenderer => {
@@ -111,6 +116,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       metrics,
       appSlug,
       images,
+      published,
       registry,
       bundles,
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 
 /** The callbacks of PrCheckInput: functions cannot cross to the worker, calls to them can. */
-export const CALLBACKS = ['images', 'resolveBundle', 'bundleManifests', 'teams'] as const;
+export const CALLBACKS = ['images', 'resolveBundle', 'bundleManifests', 'teams', 'published'] as const;
 export type CallbackName = (typeof CALLBACKS)[number];
 
 export type PlainError = {

@@ -19,6 +19,7 @@ import { crdUpgradeCheck, CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { dependenciesCheck, DEPENDENCIES_CHECK } from './dependencies.js';
 import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
 import { OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
+import { normLogin } from './owners.js';
 import {
   blobFiles,
   decidePermissions,
@@ -29,6 +30,17 @@ import {
 } from './permissions.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { PrCheckInput } from './pr-input.js';
+import {
+  memoryCatalog,
+  parsePruneTarget,
+  pruneCheck,
+  PRUNE_CHECK,
+  prunedItems,
+  publishedTag,
+  targetCovers,
+  type PruneDecision,
+  type PruneRootOutcome,
+} from './prune.js';
 import { templatesCheck, TEMPLATES_CHECK, type TemplateMappingInput } from './templates.js';
 import { upgradeGraphCheck, UPGRADE_GRAPH_CHECK } from './upgrade-graph/index.js';
 import { validateCheck, VALIDATE_CHECK } from './validate.js';
@@ -70,6 +82,8 @@ export interface PrChange {
   changedRoots(): Promise<ChangedRoot[]>;
   /** Set by the permissions check: each permission row -> a digest of its content at head. */
   subjects?: Map<string, string>;
+  /** Set by the prune check: what each changed catalog removes from its published image. */
+  pruned?: PruneRootOutcome[];
 }
 
 export interface PrCheck {
@@ -206,6 +220,14 @@ export const PR_CHECKS = [
       return imagesCheck(uses, results, { unverifiableRegistries: change.policy.unverifiableRegistries });
     },
   },
+  {
+    name: PRUNE_CHECK,
+    validates: false,
+    always: false,
+    // Needs the network: run when the caller can read published images, a catalog changes
+    // and the repository publishes (docs/publishing.md, "Pruning guard").
+    run: prune,
+  },
 ] as const satisfies readonly PrCheck[];
 
 export type PrCheckName = (typeof PR_CHECKS)[number]['name'];
@@ -254,6 +276,128 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
       }),
   );
   return permissionsCheck(decision);
+}
+
+/**
+ * The pruning guard: each changed catalog root against the image published for it. The tag
+ * comes from the base branch's config (change.config), never the pull request's, and is read
+ * with the base's registry policy.
+ */
+async function prune(change: PrChange): Promise<CheckResult | undefined> {
+  const read = change.input.published;
+  const { images, dispatch } = change.config.publish;
+  if (!read || (images.length === 0 && !dispatch)) return undefined; // nothing is published
+  const roots = await change.changedRoots();
+  if (roots.length === 0) return undefined;
+  const owners = pruneOwners(change);
+  const outcomes: PruneRootOutcome[] = [];
+  for (const root of roots) {
+    const image = publishedTag(images, root.path);
+    if (image === undefined) {
+      outcomes.push({
+        root: root.path,
+        state: 'no-tag',
+        reason:
+          images.length === 0
+            ? 'publish.images names no tag (images are built elsewhere, publish.dispatch)'
+            : 'every publish.images tag has {sha}, so none names the image published now',
+        items: [],
+      });
+      continue;
+    }
+    const answer = await read(image, change.policy);
+    if (answer.status === 'none') {
+      outcomes.push({ root: root.path, image, state: 'unpublished', items: [] });
+      continue;
+    }
+    if (answer.status === 'unreachable') {
+      outcomes.push({ root: root.path, image, state: 'unreachable', reason: answer.reason, items: [] });
+      continue;
+    }
+    const published = (await loadCatalog(memoryCatalog(image, answer.files))).config;
+    const digests = root.head ? packageDigests(root.head) : new Map<string, string>();
+    const items: PruneDecision[] = [];
+    for (const item of prunedItems(published, root.head, root.packages)) {
+      const digest = digests.get(item.package) ?? 'removed';
+      const subject = packageSubject(item.package, root.path);
+      const ownerAllows: string[] = [];
+      let allowedBy: string | undefined;
+      for (const allow of change.input.allowPrunes ?? []) {
+        const target = parsePruneTarget(allow.target);
+        if ('problem' in target || !targetCovers(target, item)) continue;
+        if (!(await owners.owns(allow.login, item.package, root))) continue;
+        ownerAllows.push(allow.login);
+        if (allow.subjects[subject] === digest) allowedBy ??= allow.login;
+      }
+      items.push({
+        ...item,
+        mayAllow: await owners.mayAllow(item.package, root),
+        ownerAllows,
+        ...(allowedBy !== undefined ? { allowedBy } : {}),
+        digest,
+      });
+    }
+    outcomes.push({ root: root.path, image, state: 'compared', digest: answer.digest, items });
+  }
+  change.pruned = outcomes;
+  return pruneCheck(outcomes);
+}
+
+/**
+ * Who may allow pruning a package: the permissions decision's own rules (owners from the
+ * base, maintainers), asked for that one package with the login in the author's place.
+ */
+function pruneOwners(change: PrChange) {
+  const baseFiles = { read: (path: string) => change.readFile(change.rules, path) };
+  const teams =
+    change.input.teams ??
+    (async (team: string) => {
+      throw new Error(`team ${team} cannot be resolved without GitHub`);
+    });
+  const decided = new Map<string, Promise<{ satisfied: boolean; mayApprove: string[] }>>();
+  const decide = (login: string, pkg: string, root: ChangedRoot) => {
+    const key = JSON.stringify([login.toLowerCase(), pkg, root.path]);
+    let answer = decided.get(key);
+    if (!answer) {
+      answer = decidePermissions(
+        {
+          author: login,
+          approvers: [],
+          changes: [
+            {
+              root: root.path,
+              packages: new Set([pkg]),
+              basePackages: declaredPackages(root.base),
+              ...(root.base ? { baseConfig: root.base } : {}),
+              ...(root.head ? { headConfig: root.head } : {}),
+            },
+          ],
+          otherFiles: [],
+          config: change.config,
+          baseRoots: change.baseRoots,
+        },
+        baseFiles,
+        teams,
+      ).then((d) => {
+        const row = d.rows[0];
+        // A package nobody owns (the new-package rule says anyone) is no one's to allow but
+        // the maintainers'.
+        const anyone = (row?.mayApprove ?? []).includes('*');
+        const maintainer = change.config.maintainers.some((m) => normLogin(m) === normLogin(login));
+        return {
+          satisfied: row?.satisfiedBy != null && (!anyone || maintainer),
+          mayApprove: anyone ? change.config.maintainers : (row?.mayApprove ?? []),
+        };
+      });
+      decided.set(key, answer);
+    }
+    return answer;
+  };
+  return {
+    owns: async (login: string, pkg: string, root: ChangedRoot) =>
+      login !== '' && (await decide(login, pkg, root)).satisfied,
+    mayAllow: async (pkg: string, root: ChangedRoot) => (await decide('', pkg, root)).mayApprove,
+  };
 }
 
 /** The packages a config declares (`olm.package` blobs with a name): the keys of its model. */

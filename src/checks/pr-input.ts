@@ -3,6 +3,7 @@
 import type { CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { TeamMembers } from './permissions.js';
+import type { PruneRootOutcome, ReadPublishedCatalog } from './prune.js';
 import type { ImageCheck, PolicyBundles, RegistryPolicy } from './registry-policy.js';
 
 export interface PrCheckInput {
@@ -40,6 +41,17 @@ export interface PrCheckInput {
   /** A bundle image's manifests (the registry), for CRDs the catalog does not carry (`olm.csv.metadata`). */
   bundleManifests?: PolicyBundles['manifests'];
   /**
+   * Reads the catalog of a published image (the registry): with it, `catalog-bot/prune`
+   * compares each changed catalog with what is published (docs/publishing.md, "Pruning guard").
+   */
+  published?: ReadPublishedCatalog;
+  /**
+   * Recorded `/allow-prune`s: `target` is a bundle name or `<package>/<channel>`; each counts
+   * only when its author owns the package and the package content (`subjects`) is still what
+   * they saw.
+   */
+  allowPrunes?: { login: string; target: string; subjects: Record<string, string> }[];
+  /**
    * Only these checks (names from PR_CHECKS, src/checks/pr-checks.ts), e.g. `/approve` asks
    * only for the permissions decision; default: every check. A check not asked for does no work.
    */
@@ -51,6 +63,8 @@ export interface PrCheckResult {
   checks: CheckResult[];
   /** With an author: each permission row (package or file) -> a digest of its content at head. */
   subjects?: Map<string, string>;
+  /** With `catalog-bot/prune` run: what each changed catalog removes from its published image. */
+  pruned?: PruneRootOutcome[];
   /** The work done: the checks that ran and how many catalog roots were loaded and validated. */
   ran?: { checks: string[]; validatedRoots: number };
 }

@@ -48,8 +48,11 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
     const { comment } = payload;
     // The bot's own comments and other bots' never command anything.
     if (comment.user?.type === 'Bot' || payload.sender?.type === 'Bot') return;
+    // What a comment records (an `/approve`, an `/allow-prune`) goes when the comment does.
     const approves = (body: string) =>
-      parseComment(body).commands.some((c) => c.name === 'approve' && !c.cancel);
+      parseComment(body).commands.some(
+        (c) => (c.name === 'approve' && !c.cancel) || c.name === 'allow-prune',
+      );
     let parsed: ParsedComment;
     let withdraw = false;
     let notice: string | undefined;
@@ -131,6 +134,7 @@ export async function runCommandsJob(
       labels: pr.labels.map((l) => l.name),
       ...(status ? { status } : {}),
       approvals: status?.state.approvals ?? [],
+      allowPrunes: status?.state.allowPrunes ?? [],
       ...(status?.state.head ? { seenHead: status.state.head } : {}),
       recheck: false,
       hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
@@ -139,10 +143,16 @@ export async function runCommandsJob(
       helpText: helpText(),
     };
 
+    const recordedAllows = run.allowPrunes;
     if (job.withdraw) {
       const left = run.approvals.filter((a) => a.comment !== job.commentId);
       if (left.length !== run.approvals.length) {
         run.approvals = left;
+        run.recheck = true;
+      }
+      const allowsLeft = run.allowPrunes.filter((a) => a.comment !== job.commentId);
+      if (allowsLeft.length !== run.allowPrunes.length) {
+        run.allowPrunes = allowsLeft;
         run.recheck = true;
       }
     }
@@ -158,9 +168,14 @@ export async function runCommandsJob(
       );
     }
 
-    const { approvals, seenHead } = run;
-    if (status && (approvals !== status.state.approvals || seenHead !== status.state.head))
-      await saveState(octokit, ref, number, status, { approvals, ...(seenHead ? { head: seenHead } : {}) });
+    const { approvals, seenHead, allowPrunes } = run;
+    const allowsChanged = allowPrunes !== recordedAllows;
+    if (status && (approvals !== status.state.approvals || seenHead !== status.state.head || allowsChanged))
+      await saveState(octokit, ref, number, status, {
+        approvals,
+        ...(seenHead ? { head: seenHead } : {}),
+        ...(allowsChanged ? { allowPrunes } : {}),
+      });
     if (run.recheck && pr.state === 'open') {
       const prJob: PrJob = { ...pullTargetOf(job), headSha: pr.head.sha, author };
       await enqueueChecks(context, options, prJob, `${key}:checks`);

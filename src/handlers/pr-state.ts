@@ -31,9 +31,25 @@ export interface SeenHead {
   event: number;
 }
 
+/**
+ * An `/allow-prune` (docs/publishing.md, "Pruning guard"): the owner allows the change to
+ * remove `target` (a bundle name, or `<package>/<channel>`) from the published catalog, for
+ * the package content they saw.
+ */
+export interface RecordedAllowPrune {
+  login: string;
+  comment: number;
+  sha: string;
+  target: string;
+  /** `package foo (catalogs/v4.21)` -> the content digest it was given for. */
+  subjects: Record<string, string>;
+}
+
 export interface PrState {
   approvals: RecordedApproval[];
   head?: SeenHead;
+  /** Absent until the first `/allow-prune` (older status comments read the same). */
+  allowPrunes?: RecordedAllowPrune[];
 }
 
 const MARKER = '<!-- catalog-bot:state ';
@@ -50,6 +66,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
     const data = JSON.parse(body.slice(start + MARKER.length, end)) as {
       approvals?: unknown;
       head?: Partial<SeenHead> | null;
+      allowPrunes?: unknown;
     };
     if (!Array.isArray(data.approvals)) return undefined;
     const approvals = data.approvals.filter(
@@ -71,7 +88,24 @@ export function readState(body: string | null | undefined): PrState | undefined 
       typeof head.event === 'number'
         ? { sha: head.sha, at: head.at, event: head.event }
         : undefined;
-    return seen ? { approvals, head: seen } : { approvals };
+    const allowPrunes = Array.isArray(data.allowPrunes)
+      ? data.allowPrunes.filter(
+          (a): a is RecordedAllowPrune =>
+            typeof a === 'object' &&
+            a !== null &&
+            typeof a.login === 'string' &&
+            typeof a.comment === 'number' &&
+            typeof a.sha === 'string' &&
+            typeof a.target === 'string' &&
+            typeof a.subjects === 'object' &&
+            a.subjects !== null,
+        )
+      : undefined;
+    return {
+      approvals,
+      ...(seen ? { head: seen } : {}),
+      ...(allowPrunes !== undefined ? { allowPrunes } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -96,8 +130,21 @@ export function stateCommentBody(state: PrState): string {
           '|---|---|---|',
           ...rows,
         ].join('\n');
-  const json = JSON.stringify(state).replace(/>/g, '\\u003e');
-  return `${visible}\n\n${MARKER}${json}${MARKER_END}`;
+  const allows = (state.allowPrunes ?? []).map(
+    (a) => `| @${a.login} | \`${a.target.replace(/[|`]/g, '')}\` | ${a.sha.slice(0, 12)} |`,
+  );
+  const pruning =
+    allows.length === 0
+      ? ''
+      : `\n\n**Removals from the published catalog allowed** (\`/allow-prune\`; each counts for the package content it saw):\n\n| who | allowed | at commit |\n|---|---|---|\n${allows.join('\n')}`;
+  // One key order whatever order the state was built in: readState must give back this body.
+  const ordered: PrState = {
+    approvals: state.approvals,
+    ...(state.head ? { head: state.head } : {}),
+    ...(state.allowPrunes ? { allowPrunes: state.allowPrunes } : {}),
+  };
+  const json = JSON.stringify(ordered).replace(/>/g, '\\u003e');
+  return `${visible}${pruning}\n\n${MARKER}${json}${MARKER_END}`;
 }
 
 type Octokit = Context['octokit'];

@@ -56,6 +56,8 @@ export interface PrHandlerOptions extends SessionOptions {
   bundles?: PolicyBundles;
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */
   images?: PrCheckInput['images'];
+  /** Reads published catalogs (`catalog-bot/prune`); without it that check is not run. */
+  published?: PrCheckInput['published'];
   /** Checks slower than this show their runs in progress meanwhile (default: announceAfterMsFromEnv()). */
   announceAfterMs?: number;
 }
@@ -265,7 +267,9 @@ export async function runChecksJob(
         author,
         approvers: [],
         approvals: status?.state.approvals ?? [],
+        allowPrunes: status?.state.allowPrunes ?? [],
         ...(options.images ? { images: options.images } : {}),
+        ...(options.published ? { published: options.published } : {}),
         ...(options.bundles
           ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
           : {}),

@@ -2,7 +2,7 @@
 // read, who may use it, what it does, and its help. The table of them is ./index.ts; the
 // comment is read by ../commands.ts and run by ../issue-comment.ts.
 import type { Context } from 'probot';
-import type { RecordedApproval, SeenHead, StatusComment } from '../pr-state.js';
+import type { RecordedAllowPrune, RecordedApproval, SeenHead, StatusComment } from '../pr-state.js';
 import type { EditTarget } from '../promote.js';
 import type { PullTarget } from '../session.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';
@@ -24,7 +24,8 @@ export type Command =
   | Plain<'retest'>
   | Plain<'render'>
   | Plain<'help'>
-  | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At);
+  | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At)
+  | ({ name: 'allow-prune'; target: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;
@@ -66,6 +67,8 @@ export interface CommandRun {
   /** The bot's status comment (absent when the App's slug is unknown: nothing can be recorded). */
   status?: StatusComment;
   approvals: RecordedApproval[];
+  /** Recorded `/allow-prune`s (saved with the approvals). */
+  allowPrunes: RecordedAllowPrune[];
   seenHead?: SeenHead;
   /** Run the checks again once the commands are done. */
   recheck: boolean;

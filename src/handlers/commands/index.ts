@@ -1,5 +1,6 @@
 // The comment commands, one file each (like Prow's plugins). `/help`, the README's command
 // table and the comment parser (../commands.ts) all read this table.
+import { allowPrune } from './allow-prune.js';
 import { approve } from './approve.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
 import { help } from './help.js';
@@ -12,7 +13,16 @@ import { retest } from './retest.js';
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
 /** In the order `/help` and the README list them. */
-export const COMMANDS: readonly TableCommand[] = [approve, lgtm, hold, retest, promote, render, help];
+export const COMMANDS: readonly TableCommand[] = [
+  approve,
+  lgtm,
+  hold,
+  retest,
+  promote,
+  render,
+  allowPrune,
+  help,
+];
 
 const byTypedName = new Map<string, TableCommand>(
   COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
