@@ -64,14 +64,18 @@ export function prunedItems(
 }
 
 /** What `/allow-prune` names: a bundle by its name, or a channel as `<package>/<channel>`. */
-export type PruneTarget = { kind: 'bundle'; name: string } | { kind: 'channel'; package: string; name: string };
+export type PruneTarget =
+  { kind: 'bundle'; name: string } | { kind: 'channel'; package: string; name: string };
 
 /** Longer than any bundle name in real catalogs; keeps comments from storing essays. */
 const MAX_TARGET = 253;
 
 export function parsePruneTarget(text: string): PruneTarget | { problem: string } {
   if (text === '' || text.length > MAX_TARGET || /[\s`<>]/.test(text))
-    return { problem: 'name one bundle (`/allow-prune <bundle>`) or one channel (`/allow-prune <package>/<channel>`)' };
+    return {
+      problem:
+        'name one bundle (`/allow-prune <bundle>`) or one channel (`/allow-prune <package>/<channel>`)',
+    };
   const slash = text.indexOf('/');
   if (slash < 0) return { kind: 'bundle', name: text };
   const pkg = text.slice(0, slash);
@@ -232,5 +236,7 @@ function rootResult(o: PruneRootOutcome): string {
 }
 
 function who(entries: string[]): string {
-  return entries.length === 0 ? 'nobody is listed' : entries.map((e) => (e.includes('/') ? e : `@${e}`)).join(', ');
+  return entries.length === 0
+    ? 'nobody is listed'
+    : entries.map((e) => (e.includes('/') ? e : `@${e}`)).join(', ');
 }

@@ -33,7 +33,8 @@ function pickPlatform(index: ImageIndex): Descriptor | undefined {
 class Unreadable extends Error {}
 
 function unpack(mediaType: string, data: Buffer, digest: string): Buffer {
-  if (/zstd/.test(mediaType)) throw new Unreadable(`layer ${digest} is zstd-compressed, which catalog-bot cannot read`);
+  if (/zstd/.test(mediaType))
+    throw new Unreadable(`layer ${digest} is zstd-compressed, which catalog-bot cannot read`);
   if (data[0] !== 0x1f || data[1] !== 0x8b) return data;
   try {
     return gunzipSync(data, { maxOutputLength: MAX_CATALOG_BYTES });
@@ -57,7 +58,9 @@ function filesUnder(tar: Buffer, dir: string): Files | undefined {
     found = true;
     const rel = path.slice(prefix.length);
     if (rel.split('/').some((part) => part.startsWith('.wh.')))
-      throw new Unreadable(`the layer holding ${dir} removes files of a lower layer, which catalog-bot does not read`);
+      throw new Unreadable(
+        `the layer holding ${dir} removes files of a lower layer, which catalog-bot does not read`,
+      );
     if (entry.type === 'file' && rel !== '') files.push([rel, new Uint8Array(entry.data)]);
   }
   return found ? files : undefined;
@@ -69,7 +72,9 @@ function filesUnder(tar: Buffer, dir: string): Files | undefined {
  * `unreachable` with the client's own message (status and error code, never a body); a
  * manifest the registry does not have means nothing is published at that tag.
  */
-export function publishedCatalogReader(clientFor: (policy: RegistryPolicy) => RegistryClient): ReadPublishedCatalog {
+export function publishedCatalogReader(
+  clientFor: (policy: RegistryPolicy) => RegistryClient,
+): ReadPublishedCatalog {
   const kept = new Map<string, Files>();
   return async (image, policy) => {
     let ref;
@@ -122,7 +127,8 @@ export function publishedCatalogReader(clientFor: (policy: RegistryPolicy) => Re
     } catch (err) {
       if (err instanceof RegistryError || err instanceof Unreadable)
         return { status: 'unreachable', image, reason: err.message };
-      if (err instanceof SyntaxError) return { status: 'unreachable', image, reason: 'a manifest is not JSON' };
+      if (err instanceof SyntaxError)
+        return { status: 'unreachable', image, reason: 'a manifest is not JSON' };
       throw err;
     }
   };

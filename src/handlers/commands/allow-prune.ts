@@ -40,7 +40,14 @@ export const allowPrune = defineCommand({
     const { context, job, pr } = run;
     // Like `/approve`: for the head the owner saw when writing, not whatever came since.
     if (
-      !(await wasHeadWhenWritten(context.octokit, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt))
+      !(await wasHeadWhenWritten(
+        context.octokit,
+        job.ref,
+        job.number,
+        run.seenHead,
+        pr.head.sha,
+        job.writtenAt,
+      ))
     ) {
       run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
       return `\`/allow-prune ${command.target}\`: catalog-bot cannot tell that ${pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this. Nothing was allowed; please look again and comment anew.`;
@@ -55,7 +62,13 @@ export const allowPrune = defineCommand({
       a.login.toLowerCase() === run.commenter.toLowerCase() && a.target === command.target;
     run.allowPrunes = [
       ...run.allowPrunes.filter((a) => !mine(a)),
-      { login: run.commenter, comment: run.job.commentId, sha: run.pr.head.sha, target: command.target, subjects },
+      {
+        login: run.commenter,
+        comment: run.job.commentId,
+        sha: run.pr.head.sha,
+        target: command.target,
+        subjects,
+      },
     ];
     run.recheck = true;
     return { ok: true };
@@ -80,7 +93,10 @@ async function ask(run: CommandRun, text: string): Promise<Probe> {
   const target = parsePruneTarget(text);
   if ('problem' in target) return { refusal: `\`/allow-prune\`: ${target.problem}`, items: [] };
   if (!options.published)
-    return { refusal: '`/allow-prune`: this installation does not compare with published images.', items: [] };
+    return {
+      refusal: '`/allow-prune`: this installation does not compare with published images.',
+      items: [],
+    };
   const base = pr.base.sha;
   const head = pr.head.sha;
   const commits = { fetch: [base, `refs/pull/${job.number}/head`], blobs: [base, head] };
@@ -96,7 +112,10 @@ async function ask(run: CommandRun, text: string): Promise<Probe> {
   );
   const outcomes = result.pruned ?? [];
   if (outcomes.length === 0)
-    return { refusal: `\`/allow-prune ${text}\`: this pull request changes no published catalog.`, items: [] };
+    return {
+      refusal: `\`/allow-prune ${text}\`: this pull request changes no published catalog.`,
+      items: [],
+    };
   const items = outcomes.flatMap((o) =>
     o.items.filter((item) => targetCovers(target, item)).map((item) => ({ ...item, root: o.root })),
   );
@@ -112,7 +131,9 @@ async function ask(run: CommandRun, text: string): Promise<Probe> {
       items: [],
     };
   }
-  const notOwned = items.filter((i) => !i.ownerAllows.some((l) => l.toLowerCase() === commenter.toLowerCase()));
+  const notOwned = items.filter(
+    (i) => !i.ownerAllows.some((l) => l.toLowerCase() === commenter.toLowerCase()),
+  );
   if (notOwned.length > 0) {
     const who = (entries: string[]) =>
       entries.length === 0 ? 'a maintainer' : entries.map((e) => (e.includes('/') ? e : `@${e}`)).join(', ');
