@@ -145,6 +145,7 @@ describe('catalog-bot app: pull_request', () => {
       'catalog-bot/images',
       'catalog-bot/ocp-continuity',
       'catalog-bot/permissions',
+      'catalog-bot/prune',
       'catalog-bot/templates',
       'catalog-bot/upgrade-graph',
       'catalog-bot/validate',
