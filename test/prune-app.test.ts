@@ -185,13 +185,14 @@ images:
     await queue.onIdle();
   }
 
-  async function comment(login: string, body: string) {
+  async function comment(login: string, body: string, action: 'created' | 'deleted' = 'created') {
     const payload = webhookExample('issue_comment', 'created');
     payload.installation = { id: 4242 };
     payload.repository = repository();
     payload.issue.number = 2;
     payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    payload.comment.id = ++commentId;
+    payload.action = action;
+    payload.comment.id = action === 'created' ? ++commentId : commentId;
     payload.comment.body = body;
     payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
     payload.comment.user = { ...payload.comment.user, login, id: ids[login] };
@@ -242,6 +243,11 @@ images:
     run = pruneRun(head)!;
     expect(run.conclusion).toBe('success');
     expect(run.output?.summary).toContain('@bob');
+
+    // bob deletes his comment: the allow goes with it.
+    await comment('bob', '/allow-prune foo.v1.0.0', 'deleted');
+    expect(allows()).toEqual([]);
+    expect(pruneRun(head)!.conclusion).toBe('failure');
   });
 
   it('an allow a non-owner managed to get recorded counts for nothing; the check decides ownership again', async () => {
