@@ -3,9 +3,12 @@
 // the others.
 import { PR_CHECK_NAMES, readChecked } from '../../src/handlers/check-runs.js';
 
-/** The checks of a change to OpenShift catalogs (`catalogs/v4.N`) only: no template, no bundle directory. */
+/**
+ * The checks of a change to OpenShift catalogs (`catalogs/v4.N`) only, in a repository that
+ * publishes nothing: no template, no bundle directory, no published image to compare with.
+ */
 export const CATALOG_CHANGE_CHECKS: readonly string[] = PR_CHECK_NAMES.filter(
-  (name) => !['catalog-bot/templates', 'catalog-bot/bundle'].includes(name),
+  (name) => !['catalog-bot/templates', 'catalog-bot/bundle', 'catalog-bot/prune'].includes(name),
 );
 
 /** The checks each run's record names as applying (sorted), one list per distinct record. */
