@@ -99,7 +99,10 @@ export function publishedCatalogReader(
         got = await client.getManifest(ref, chosen.digest);
       }
       const digest = got.digest;
-      const cached = kept.get(digest);
+      // Per credential scope: a catalog read with one repository's credentials is not handed
+      // to another whose client could not read it.
+      const key = `${client.credentialScope}\n${digest}`;
+      const cached = kept.get(key);
       if (cached) return { status: 'published', image, digest, files: cached };
       const manifest = JSON.parse(got.data.toString('utf8')) as ImageManifest;
       let labels: Record<string, string> = {};
@@ -119,7 +122,7 @@ export function publishedCatalogReader(
         const data = await client.getBlob(ref, layer.digest);
         const files = filesUnder(unpack(layer.mediaType, data, layer.digest), dir);
         if (!files) continue;
-        kept.set(digest, files);
+        kept.set(key, files);
         if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
         return { status: 'published', image, digest, files } satisfies PublishedCatalog;
       }

@@ -1,0 +1,89 @@
+// Reading the catalog an image serves (src/publish/published-catalog.ts) from a real
+// docker-registry on 127.0.0.1: the layer under the configs label, found below a cache layer
+// as opm's own Dockerfile lays it out; a tag never pushed; an image with no catalog.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
+import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
+import { publishedCatalogReader } from '../src/publish/published-catalog.js';
+import { RegistryClient } from '../src/publish/registry.js';
+import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
+
+const policy = { allowedRegistries: [], unverifiableRegistries: [], credentialHosts: [] };
+
+describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
+  let registry: RunningRegistry;
+  let client: RegistryClient;
+
+  beforeAll(async () => {
+    registry = await startRegistry();
+    client = new RegistryClient({ insecureHosts: [registry.host], privateHosts: ['127.0.0.1'] });
+  });
+  afterAll(async () => {
+    client.close();
+    await registry.stop();
+  });
+
+  /** Push an image of these layers (bottom first) and labels; returns its manifest digest. */
+  async function push(repository: string, layers: TarEntry[][], labels: Record<string, string>) {
+    const ref = { registry: registry.host, repository };
+    const tars = layers.map((entries) => createTar(entries));
+    const blobs = await Promise.all(tars.map(async (t) => blob(OCI_LAYER_GZIP, await gzipFixed(t))));
+    const config = blob(
+      OCI_CONFIG,
+      Buffer.from(
+        JSON.stringify({
+          architecture: 'amd64',
+          os: 'linux',
+          config: { Labels: labels },
+          rootfs: { type: 'layers', diff_ids: tars.map((t) => sha256(t)) },
+        }),
+      ),
+    );
+    for (const b of [...blobs, config]) await client.ensureBlob(ref, b.descriptor.digest, b.data);
+    const manifest = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: OCI_MANIFEST,
+        config: config.descriptor,
+        layers: blobs.map((b) => b.descriptor),
+      }),
+    );
+    return client.putManifest(ref, 'v1', OCI_MANIFEST, manifest);
+  }
+  const file = (path: string, text: string): TarEntry => ({ path, type: 'file', data: Buffer.from(text) });
+
+  it('reads the catalog layer below a cache layer, at the directory the label names', async () => {
+    const digest = await push(
+      'opm-style',
+      [
+        [file('bin/opm', 'not run'), file('configs/decoy.yaml', 'the base has no catalog')],
+        [
+          { path: 'catalog', type: 'dir' },
+          file('catalog/foo/catalog.yaml', 'schema: olm.package\nname: foo\n'),
+        ],
+        [file('tmp/cache/pogreb.db', 'cache')],
+      ],
+      { 'operators.operatorframework.io.index.configs.v1': '/catalog' },
+    );
+    const read = publishedCatalogReader(() => client);
+    const got = await read(`${registry.host}/opm-style:v1`, policy);
+    expect(got.status).toBe('published');
+    if (got.status !== 'published') return;
+    expect(got.digest).toBe(digest);
+    expect(got.files.map(([path, data]) => [path, Buffer.from(data).toString()])).toEqual([
+      ['foo/catalog.yaml', 'schema: olm.package\nname: foo\n'],
+    ]);
+  });
+
+  it('a tag never pushed is "none"; an image without a catalog layer is unreadable, with the reason', async () => {
+    const read = publishedCatalogReader(() => client);
+    expect(await read(`${registry.host}/never:v1`, policy)).toEqual({
+      status: 'none',
+      image: `${registry.host}/never:v1`,
+    });
+    await push('plain', [[file('bin/app', 'x')]], {});
+    const plain = await read(`${registry.host}/plain:v1`, policy);
+    expect(plain).toMatchObject({ status: 'unreachable' });
+    expect(plain.status === 'unreachable' && plain.reason).toContain('holds /configs');
+  });
+});
