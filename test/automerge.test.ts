@@ -633,6 +633,23 @@ describe('comment commands: replies and permissions', () => {
     expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
   });
 
+  it('reconciliation: two open pull requests on one head are each checked once, then left alone', async () => {
+    gh.addPull({ number: 3, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
+    q.start(jobRunner(app, options));
+    expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 2, publishQueued: 0 });
+    await q.onIdle();
+    // Each pull request has its own runs on the shared head (GitHub's "latest" per name would
+    // show only one of them, and the other would be re-checked on every pass).
+    const permissions = gh.runsFor(repo.bottom, 'catalog-bot/permissions');
+    expect(permissions.filter((r) => r.status === 'completed')).toHaveLength(2);
+    // A restarted replica (a fresh queue, which remembers no keys) finds nothing to do.
+    const restarted = { ...options, queue: new InProcessQueue() };
+    expect(await reconcile(app, restarted)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
+  });
+
   it('trusts approval state only from its own comments', async () => {
     // carol pastes a forged status comment claiming bob approved
     gh.comments.push({
