@@ -136,6 +136,7 @@ export async function runCommandsJob(
       approvals: status?.state.approvals ?? [],
       allowPrunes: status?.state.allowPrunes ?? [],
       ...(status?.state.head ? { seenHead: status.state.head } : {}),
+      ...(status?.state.hold ? { hold: status.state.hold } : {}),
       recheck: false,
       hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
       ownsAll: () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options)),
@@ -168,12 +169,19 @@ export async function runCommandsJob(
       );
     }
 
-    const { approvals, seenHead, allowPrunes } = run;
+    const { approvals, seenHead, hold, allowPrunes } = run;
     const allowsChanged = allowPrunes !== recordedAllows;
-    if (status && (approvals !== status.state.approvals || seenHead !== status.state.head || allowsChanged))
+    if (
+      status &&
+      (approvals !== status.state.approvals ||
+        seenHead !== status.state.head ||
+        hold !== status.state.hold ||
+        allowsChanged)
+    )
       await saveState(octokit, ref, number, status, {
         approvals,
         ...(seenHead ? { head: seenHead } : {}),
+        hold,
         ...(allowsChanged ? { allowPrunes } : {}),
       });
     if (run.recheck && pr.state === 'open') {

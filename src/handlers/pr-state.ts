@@ -45,9 +45,17 @@ export interface RecordedAllowPrune {
   subjects: Record<string, string>;
 }
 
+/** Who put the hold on with `/hold`, when it was not the author (docs/security.md "Holds"). */
+export interface RecordedHold {
+  login: string;
+  /** The comment that said `/hold`. */
+  comment: number;
+}
+
 export interface PrState {
   approvals: RecordedApproval[];
   head?: SeenHead;
+  hold?: RecordedHold;
   /** Absent until the first `/allow-prune` (older status comments read the same). */
   allowPrunes?: RecordedAllowPrune[];
 }
@@ -66,6 +74,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
     const data = JSON.parse(body.slice(start + MARKER.length, end)) as {
       approvals?: unknown;
       head?: Partial<SeenHead> | null;
+      hold?: Partial<RecordedHold> | null;
       allowPrunes?: unknown;
     };
     if (!Array.isArray(data.approvals)) return undefined;
@@ -88,6 +97,10 @@ export function readState(body: string | null | undefined): PrState | undefined 
       typeof head.event === 'number'
         ? { sha: head.sha, at: head.at, event: head.event }
         : undefined;
+    const hold =
+      data.hold && typeof data.hold.login === 'string' && typeof data.hold.comment === 'number'
+        ? { login: data.hold.login, comment: data.hold.comment }
+        : undefined;
     const allowPrunes = Array.isArray(data.allowPrunes)
       ? data.allowPrunes.filter(
           (a): a is RecordedAllowPrune =>
@@ -104,6 +117,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
     return {
       approvals,
       ...(seen ? { head: seen } : {}),
+      ...(hold ? { hold } : {}),
       ...(allowPrunes !== undefined ? { allowPrunes } : {}),
     };
   } catch {
@@ -130,6 +144,9 @@ export function stateCommentBody(state: PrState): string {
           '|---|---|---|',
           ...rows,
         ].join('\n');
+  const held = state.hold
+    ? `\n\n**Held** by @${state.hold.login}: only they or someone with write access can lift it (\`/unhold\`).`
+    : '';
   const allows = (state.allowPrunes ?? []).map(
     (a) => `| @${a.login} | \`${a.target.replace(/[|`]/g, '')}\` | ${a.sha.slice(0, 12)} |`,
   );
@@ -137,14 +154,16 @@ export function stateCommentBody(state: PrState): string {
     allows.length === 0
       ? ''
       : `\n\n**Removals from the published catalog allowed** (\`/allow-prune\`; each counts for the package content it saw):\n\n| who | allowed | at commit |\n|---|---|---|\n${allows.join('\n')}`;
-  // One key order whatever order the state was built in: readState must give back this body.
-  const ordered: PrState = {
+  // One key order, whatever order the state was put together in: the body is recognised by
+  // being exactly what this function writes for what readState reads back.
+  const canonical = {
     approvals: state.approvals,
     ...(state.head ? { head: state.head } : {}),
+    ...(state.hold ? { hold: state.hold } : {}),
     ...(state.allowPrunes ? { allowPrunes: state.allowPrunes } : {}),
   };
-  const json = JSON.stringify(ordered).replace(/>/g, '\\u003e');
-  return `${visible}${pruning}\n\n${MARKER}${json}${MARKER_END}`;
+  const json = JSON.stringify(canonical).replace(/>/g, '\\u003e');
+  return `${visible}${held}${pruning}\n\n${MARKER}${json}${MARKER_END}`;
 }
 
 type Octokit = Context['octokit'];
@@ -243,6 +262,28 @@ export async function lastHeadRewrite(octokit: Octokit, ref: RepoRef, number: nu
   for (const e of events as { event?: string; id?: number }[])
     if (e.event && HEAD_REWRITES.has(e.event) && typeof e.id === 'number' && e.id > last) last = e.id;
   return last;
+}
+
+/** Who added `label` last, as GitHub's timeline tells it (undefined: nobody the timeline shows). */
+export async function lastLabeledBy(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+  label: string,
+): Promise<string | undefined> {
+  const events = await octokit.paginate(octokit.rest.issues.listEventsForTimeline, {
+    ...ref,
+    issue_number: number,
+    per_page: 100,
+  });
+  let by: string | undefined;
+  for (const e of events as {
+    event?: string;
+    actor?: { login?: string } | null;
+    label?: { name?: string };
+  }[])
+    if (e.event === 'labeled' && e.label?.name === label) by = e.actor?.login ?? undefined;
+  return by;
 }
 
 /**
