@@ -42,7 +42,12 @@ describe('comment command table', () => {
   it('reads every command and alias the table names, and only those', () => {
     for (const c of COMMANDS)
       for (const typed of [c.name, ...c.aliases]) {
-        const args = c.name === 'promote' ? ' foo.v1.0.0 stable' : '';
+        const args =
+          c.name === 'promote'
+            ? ' foo.v1.0.0 stable'
+            : c.name === 'deprecate' || c.name === 'undeprecate'
+              ? ' bundle foo.v1.0.0'
+              : '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }
     expect(parseComment('/merge').problems.map((p) => p.reason)).toEqual([

@@ -1,6 +1,7 @@
 // The comment commands, one file each (like Prow's plugins). `/help`, the README's command
 // table and the comment parser (../commands.ts) all read this table.
 import { approve } from './approve.js';
+import { deprecate } from './deprecate.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
@@ -8,11 +9,22 @@ import { lgtm } from './lgtm.js';
 import { promote } from './promote.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
+import { undeprecate } from './undeprecate.js';
 
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
 /** In the order `/help` and the README list them. */
-export const COMMANDS: readonly TableCommand[] = [approve, lgtm, hold, retest, promote, render, help];
+export const COMMANDS: readonly TableCommand[] = [
+  approve,
+  lgtm,
+  hold,
+  retest,
+  promote,
+  render,
+  deprecate,
+  undeprecate,
+  help,
+];
 
 const byTypedName = new Map<string, TableCommand>(
   COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
