@@ -543,12 +543,9 @@ function removeSeqItem(text: string, seq: TSeq, item: TNode, format: 'yaml' | 'j
 function removeTopLevel(text: string, nodes: TNode[], node: TNode, format: 'yaml' | 'json'): Splice {
   const i = nodes.indexOf(node);
   if (format === 'json') {
+    // To the next object, or to the end: what separated it from the one before stays.
     const next = nodes[i + 1];
-    if (next) return { at: node.start, del: next.start - node.start, ins: '' };
-    const prev = nodes[i - 1];
-    return prev
-      ? { at: prev.end, del: node.end - prev.end, ins: '' }
-      : { at: node.start, del: node.end - node.start, ins: '' };
+    return { at: node.start, del: (next ? next.start : text.length) - node.start, ins: '' };
   }
   let start = lineStart(text, node.start);
   // Its `---` line goes with it.
