@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { addDeprecationText, removeDeprecationText } from '../src/catalog/edits/deprecate.js';
 import { changedLines } from '../src/catalog/edits/promote.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
+import { parseComment } from '../src/handlers/commands.js';
 import { haveOpm, opmValidate, removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 import { cliCommand } from './helpers/cli.js';
 
@@ -451,5 +452,46 @@ describe('the text edit keeps what it does not change', () => {
       entries: [{ reference: { schema: 'olm.channel', name: 'stable' }, message: 'use fast' }],
     });
     expect(removeDeprecationText('c.json', added, 'foo', ref)).toBe(text);
+  });
+});
+
+describe('/deprecate and /undeprecate comment lines', () => {
+  it('read the kind, the name and the message after --; refuse anything else with the usage', () => {
+    const parsed = parseComment(
+      [
+        '/deprecate bundle etcd.v0.9.4',
+        '/deprecate channel etcd/alpha --   use  stable instead ',
+        '/undeprecate package etcd',
+        '/deprecate Package etcd -- gone',
+      ].join('\n'),
+    );
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.commands.map((c) => ({ ...c, text: undefined, line: undefined }))).toEqual([
+      { name: 'deprecate', kind: 'bundle', target: 'etcd.v0.9.4' },
+      { name: 'deprecate', kind: 'channel', target: 'etcd/alpha', message: 'use stable instead' },
+      { name: 'undeprecate', kind: 'package', target: 'etcd' },
+      { name: 'deprecate', kind: 'package', target: 'etcd', message: 'gone' },
+    ]);
+    const bad = parseComment(
+      [
+        '/deprecate etcd.v0.9.4',
+        '/deprecate operator etcd',
+        '/deprecate bundle ../../etc',
+        '/deprecate bundle a b',
+        '/deprecate bundle etcd.v0.9.4 --',
+        `/deprecate bundle etcd.v0.9.4 -- ${'x'.repeat(501)}`,
+        '/undeprecate bundle etcd.v0.9.4 -- why',
+      ].join('\n'),
+    );
+    expect(bad.commands).toEqual([]);
+    expect(bad.problems.map((p) => p.reason)).toEqual([
+      'usage: `/deprecate <bundle|channel|package> <name> [-- message]` (a channel as `<package>/<channel>`)',
+      'usage: `/deprecate <bundle|channel|package> <name> [-- message]` (a channel as `<package>/<channel>`)',
+      '`../../etc` is not a bundle, channel or package name',
+      'usage: `/deprecate <bundle|channel|package> <name> [-- message]` (a channel as `<package>/<channel>`)',
+      'the message after `--` must be 1 to 500 characters',
+      'the message after `--` must be 1 to 500 characters',
+      '`/undeprecate` takes no message',
+    ]);
   });
 });
