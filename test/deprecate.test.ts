@@ -451,6 +451,10 @@ describe('the text edit keeps what it does not change', () => {
       package: 'foo',
       entries: [{ reference: { schema: 'olm.channel', name: 'stable' }, message: 'use fast' }],
     });
+    expect(added).toBe(
+      text +
+        '{\n    "schema": "olm.deprecations",\n    "package": "foo",\n    "entries": [\n        {\n            "reference": {\n                "schema": "olm.channel",\n                "name": "stable"\n            },\n            "message": "use fast"\n        }\n    ]\n}\n',
+    );
     expect(removeDeprecationText('c.json', added, 'foo', ref)).toBe(text);
   });
 });

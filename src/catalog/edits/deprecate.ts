@@ -488,6 +488,12 @@ export function addDeprecationText(
     keysSorted(after.kind === 'map' ? after : undefined),
     GO_ORDER,
   );
+  // JSON: the new object on the line after the package's last one, so that removing it
+  // (from its start to the next object) gives the bytes back.
+  if (format === 'json')
+    return applySplices(text, [
+      { at: after.end, del: 0, ins: '\n' + JSON.stringify(blob, null, style.jsonIndent) },
+    ]);
   return applySplices(text, [insertDocument(text, blob, style, after)]);
 }
 
