@@ -324,6 +324,10 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
       'package no-such-operator is not in catalog root catalogs/v4.21',
     );
     await refused(
+      ['channel', 'no-such-operator/stable'],
+      'package no-such-operator is not in catalog root catalogs/v4.21',
+    );
+    await refused(
       ['channel', 'fast-v0'],
       'channel names are not unique across packages: name the package of channel "fast-v0" (`<package>/fast-v0`, or --package <package>)',
     );
@@ -485,6 +489,7 @@ describe('/deprecate and /undeprecate comment lines', () => {
         '/deprecate bundle etcd.v0.9.4 --',
         `/deprecate bundle etcd.v0.9.4 -- ${'x'.repeat(501)}`,
         '/undeprecate bundle etcd.v0.9.4 -- why',
+        '/deprecate bundle etcd.v0.9.4 -- see ``` here',
       ].join('\n'),
     );
     expect(bad.commands).toEqual([]);
@@ -496,6 +501,7 @@ describe('/deprecate and /undeprecate comment lines', () => {
       'the message after `--` must be 1 to 500 characters',
       'the message after `--` must be 1 to 500 characters',
       '`/undeprecate` takes no message',
+      'the message after `--` may not contain backticks',
     ]);
   });
 });

@@ -140,7 +140,7 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
           (already.length > 1 ? ` (and likewise in ${already.length - 1} other catalog roots)` : ''),
       );
     if (unknown.length > 0) throw new PromoteError(unknown[0]!);
-    const what = request.kind === 'package' ? `package ${name}` : `${request.kind} ${name}`;
+    const what = knownPackage !== undefined ? `package ${knownPackage}` : `${request.kind} ${name}`;
     throw new PromoteError(
       wanted !== undefined
         ? `${what} is not in catalog root ${wanted}`

@@ -37,6 +37,8 @@ export function parseDeprecation(
   const message = args.slice(dashes + 1).join(' ');
   if (message === '' || message.length > MAX_MESSAGE)
     return { problem: `the message after \`--\` must be 1 to ${MAX_MESSAGE} characters` };
+  // The reply shows the message in the diff's code block: a backtick could close it.
+  if (message.includes('`')) return { problem: 'the message after `--` may not contain backticks' };
   return { name, kind: kind.toLowerCase() as DeprecationKind, target, message, ...at };
 }
 
