@@ -172,9 +172,25 @@ function reachableGood(
 
 /** Bundles whose every upgrade path (staying included) ends on deprecated bundles. */
 function stranded(pkg: ModelPackage, graph: Map<string, string[]>, set: DeprecatedSet): Set<string> {
-  const out = new Set<string>();
-  for (const name of graph.keys()) if (reachableGood(pkg, graph, set, name).length === 0) out.add(name);
-  return out;
+  // Backwards from every good bundle, once: linear in the edges however many bundles the
+  // package has (skipRanges can give a large package a quadratic number of edges).
+  const before = new Map<string, string[]>();
+  for (const [from, tos] of graph)
+    for (const to of tos) {
+      const list = before.get(to);
+      if (list) list.push(from);
+      else before.set(to, [from]);
+    }
+  const reaches = new Set([...graph.keys()].filter((n) => isGood(pkg, set, n)));
+  const queue = [...reaches];
+  while (queue.length > 0) {
+    for (const from of before.get(queue.pop()!) ?? []) {
+      if (reaches.has(from)) continue;
+      reaches.add(from);
+      queue.push(from);
+    }
+  }
+  return new Set([...graph.keys()].filter((n) => !reaches.has(n)));
 }
 
 /** The channel heads as opm counts them (no entry of the channel replaces or skips them). */
