@@ -43,7 +43,13 @@ describe('comment command table', () => {
     for (const c of COMMANDS)
       for (const typed of [c.name, ...c.aliases]) {
         const args =
-          c.name === 'promote' ? ' foo.v1.0.0 stable' : c.name === 'allow-prune' ? ' foo.v1.0.0' : '';
+          c.name === 'promote'
+            ? ' foo.v1.0.0 stable'
+            : c.name === 'allow-prune'
+              ? ' foo.v1.0.0'
+              : c.name === 'deprecate' || c.name === 'undeprecate'
+                ? ' bundle foo.v1.0.0'
+                : '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }
     expect(parseComment('/merge').problems.map((p) => p.reason)).toEqual([

@@ -139,6 +139,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./default-channel.js'),
   },
   {
+    name: 'deprecate',
+    help: `  deprecate <bundle|channel|package> <name> [--package <p>] [--message <m>] [--undo]
+                  [--root <root>] [--repo <dir>] [--dry-run] [--format text|json]
+                       Write (--undo: remove) the package's olm.deprecations entry where it
+                       is kept (catalog or olm.template.basic template, re-rendered), with a
+                       message naming the way forward; refused when users would have none;
+                       validated first; keeps comments and layout (exit 0 done, 1 refused,
+                       2 usage/IO)
+`,
+    load: () => import('./deprecate.js'),
+  },
+  {
     name: 'explain',
     help: `  explain <bundle> [--from <version>] [--catalog <root>]
                        Whether new installs get the bundle and which installed versions

@@ -36,14 +36,18 @@ export interface EditOutcome {
 }
 
 /** A planned edit, or why there is none. */
-type Plan =
+export type Plan =
   | { refused: string }
   | { edits: { path: string; before: string; after: string }[]; notes: string[]; title: string };
 
 const MAX_DIFF = 20_000;
 
 /** A file tree of one commit of the mirror, read once (promote reads synchronously). */
-async function gitFileTree(dir: string, rev: string, wanted: (path: string) => boolean): Promise<FileTree> {
+export async function gitFileTree(
+  dir: string,
+  rev: string,
+  wanted: (path: string) => boolean,
+): Promise<FileTree> {
   const source = new GitTreeSource(dir, rev, '');
   const paths = (await source.list()).filter((e) => e.kind === 'file').map((e) => e.path);
   const contents = await source.read(paths.filter(wanted));
@@ -132,7 +136,7 @@ export function renderFromComment(
   );
 }
 
-async function editFromComment(
+export async function editFromComment(
   context: JobContext,
   options: PrHandlerOptions,
   target: EditTarget,

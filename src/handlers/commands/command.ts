@@ -11,6 +11,7 @@ import type {
 } from '../pr-state.js';
 import type { EditTarget } from '../promote.js';
 import type { PullTarget } from '../session.js';
+import type { DeprecationKind } from '../../catalog/edits/deprecate.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';
 
 /** Where a command was written: its line in the comment and the line's text. */
@@ -31,7 +32,8 @@ export type Command =
   | Plain<'render'>
   | Plain<'help'>
   | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At)
-  | ({ name: 'allow-prune'; target: string } & At);
+  | ({ name: 'allow-prune'; target: string } & At)
+  | ({ name: 'deprecate' | 'undeprecate'; kind: DeprecationKind; target: string; message?: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;

@@ -2,6 +2,7 @@
 // table and the comment parser (../commands.ts) all read this table.
 import { allowPrune } from './allow-prune.js';
 import { approve } from './approve.js';
+import { deprecate } from './deprecate.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
@@ -9,6 +10,7 @@ import { lgtm } from './lgtm.js';
 import { promote } from './promote.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
+import { undeprecate } from './undeprecate.js';
 
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
@@ -21,6 +23,8 @@ export const COMMANDS: readonly TableCommand[] = [
   promote,
   render,
   allowPrune,
+  deprecate,
+  undeprecate,
   help,
 ];
 

@@ -1,0 +1,206 @@
+// `deprecate` / `undeprecate <bundle|channel|package> <name>`: write or remove the package's
+// `olm.deprecations` entry where the repository keeps it (the catalog file beside the
+// package, or the olm.template.basic template its catalogs are rendered from, whose
+// outputs are then re-rendered), with the machinery of `default-channel` and `promote`:
+// the core decides and edits (src/catalog/edits/deprecate.ts), and every result is
+// validated and checked against the upgrade-graph rules before it is returned.
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import {
+  addDeprecationText,
+  DeprecationRefused,
+  planDeprecation,
+  removeDeprecationText,
+  type DeprecationKind,
+  type DeprecationPlan,
+} from '../catalog/edits/deprecate.js';
+import {
+  outputBehaviour,
+  packageFiles,
+  PromoteError,
+  report,
+  rootFiles,
+  rootOf,
+  type FileEdit,
+  type PromoteInput,
+  type PromoteResult,
+} from '../catalog/edits/promote.js';
+import { EditError } from '../catalog/edits/promote-edit.js';
+import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
+import {
+  bundleResolverFromCatalog,
+  parseTemplate,
+  renderTemplateText,
+  templateKind,
+  TemplateError,
+} from '../catalog/templates/index.js';
+import { promotionProblems } from './promote.js';
+
+export interface DeprecateRequest {
+  kind: DeprecationKind;
+  /** The bundle or channel (`<package>/<channel>` also names the package), or the package. */
+  name: string;
+  package?: string;
+  /** The entry's message; otherwise one that names the way forward. */
+  message?: string;
+  /** Remove the entry instead (undeprecate). */
+  undo?: boolean;
+  /** Only this catalog root; otherwise every root that has the target. */
+  root?: string;
+}
+
+const describe = (problems: Diagnostic[]): string =>
+  problems
+    .slice(0, 3)
+    .map((d) => `${d.rule}: ${d.message}`)
+    .join('; ');
+
+/** The request with its package named, where the name alone does not need a catalog to tell. */
+function named(request: DeprecateRequest): { name: string; package?: string } {
+  if (request.kind === 'package') return { name: request.name, package: request.package ?? request.name };
+  if (request.kind === 'channel' && request.package === undefined) {
+    const slash = request.name.indexOf('/');
+    if (slash > 0) return { name: request.name.slice(slash + 1), package: request.name.slice(0, slash) };
+    throw new PromoteError(
+      `channel names are not unique across packages: name the package of channel "${request.name}" (\`<package>/${request.name}\`, or --package <package>)`,
+    );
+  }
+  return { name: request.name, ...(request.package !== undefined ? { package: request.package } : {}) };
+}
+
+export async function deprecate(request: DeprecateRequest, input: PromoteInput): Promise<PromoteResult> {
+  const { tree } = input;
+  const undo = request.undo === true;
+  const verb = undo ? 'undeprecating' : 'deprecating';
+  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
+  const wanted = request.root?.replace(/\/+$/, '');
+  if (wanted !== undefined && !roots.includes(wanted))
+    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
+  const { name, package: knownPackage } = named(request);
+  const edits: FileEdit[] = [];
+  const notes: string[] = [];
+  const already: string[] = [];
+  const unknown: string[] = [];
+  const doneTemplates = new Set<string>();
+  for (const root of wanted !== undefined ? [wanted] : roots) {
+    const files = rootFiles(tree, root);
+    const needle = knownPackage ?? name;
+    if (![...files.values()].some((text) => text.includes(needle))) continue;
+    const r = await report(files, root);
+    const pkgName = knownPackage ?? r.config.bundles.find((b) => b.name === name)?.package;
+    if (pkgName === undefined) continue;
+    const pkg = r.model.get(pkgName);
+    if (!pkg) continue;
+    const target = {
+      kind: request.kind,
+      name: request.kind === 'package' ? pkgName : name,
+      package: pkgName,
+    };
+    let plan: DeprecationPlan;
+    try {
+      plan = planDeprecation(r.config, pkg, target, {
+        undo,
+        where: root,
+        ...(request.message !== undefined ? { message: request.message } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof DeprecationRefused)) throw err;
+      // Absent here, or already as asked: other roots may still need the edit.
+      if (err.reason === 'unknown') unknown.push(err.message);
+      else if (err.reason === 'already') already.push(err.message);
+      else throw err;
+      continue;
+    }
+    const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${pkg.pos.file}`));
+    try {
+      if (!mapping) {
+        const mine = packageFiles(r, pkgName);
+        const subset = new Map([...files].filter(([p]) => mine.has(p)));
+        const file = r.config.deprecations.find((d) => d.package === pkgName)?.pos.file ?? pkg.pos.file;
+        const before = files.get(file)!;
+        const after = editText(`${root}/${file}`, before, plan, undo);
+        const problems = await promotionProblems(root, subset, new Map([...subset, [file, after]]), pkgName);
+        if (problems.length > 0) throw new PromoteError(`${verb} breaks ${root}: ${describe(problems)}`);
+        edits.push({ path: `${root}/${file}`, before, after });
+        notes.push(noteOf(plan, undo));
+      } else if (!doneTemplates.has(mapping.template)) {
+        doneTemplates.add(mapping.template);
+        edits.push(...(await viaTemplate(input, roots, mapping, plan, undo)));
+        notes.push(noteOf(plan, undo), `edited ${mapping.template} and re-rendered its outputs`);
+      }
+    } catch (err) {
+      if (err instanceof EditError || err instanceof TemplateError)
+        throw new PromoteError(`cannot edit the files of ${root}: ${err.message}`);
+      throw err;
+    }
+  }
+  if (edits.length === 0) {
+    if (already.length > 0)
+      throw new PromoteError(
+        already[0]! +
+          (already.length > 1 ? ` (and likewise in ${already.length - 1} other catalog roots)` : ''),
+      );
+    if (unknown.length > 0) throw new PromoteError(unknown[0]!);
+    const what = knownPackage !== undefined ? `package ${knownPackage}` : `${request.kind} ${name}`;
+    throw new PromoteError(
+      wanted !== undefined
+        ? `${what} is not in catalog root ${wanted}`
+        : `${what} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
+    );
+  }
+  notes.push(...already.map((a) => `${a} (left as it is)`));
+  return { edits, notes };
+}
+
+/** What changes, and the entry's message. */
+const noteOf = (plan: DeprecationPlan, undo: boolean): string =>
+  undo ? plan.note : `${plan.note}. Message: "${plan.message}"`;
+
+function editText(path: string, text: string, plan: DeprecationPlan, undo: boolean): string {
+  return undo
+    ? removeDeprecationText(path, text, plan.target.package, plan.reference)
+    : addDeprecationText(path, text, plan.target.package, plan.reference, plan.message);
+}
+
+async function viaTemplate(
+  input: PromoteInput,
+  roots: string[],
+  mapping: TemplateMapping,
+  plan: DeprecationPlan,
+  undo: boolean,
+): Promise<FileEdit[]> {
+  const { tree } = input;
+  const templateText = tree.read(mapping.template);
+  if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
+  const kind = templateKind(parseTemplate(templateText));
+  if (kind === 'olm.semver') {
+    // An olm.semver template has no place for other objects: opm renders only its bundles
+    // and the channels it derives (docs/deprecate.md).
+    throw new PromoteError(
+      `${mapping.template} is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it, so an olm.deprecations entry cannot be written there (one written into the rendered catalogs would be lost at the next render). Convert the package to an olm.template.basic template (it can carry olm.deprecations entries), then deprecate`,
+    );
+  }
+  mapping = { ...mapping, kind };
+  const after = editText(mapping.template, templateText, plan, undo);
+  const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after }];
+  for (const o of mapping.outputs) {
+    const before = tree.read(o);
+    if (before === undefined) continue;
+    const options = await outputBehaviour(mapping, templateText, o, before);
+    const rendered = await renderTemplateText(after, /\.json$/.test(o) ? 'json' : 'yaml', {
+      resolveBundle: bundleResolverFromCatalog([before]),
+      ...options,
+    });
+    const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
+    const inRoot = o.slice(root.length + 1);
+    const problems = await promotionProblems(
+      root,
+      new Map([[inRoot, before]]),
+      new Map([[inRoot, rendered]]),
+      plan.target.package,
+    );
+    if (problems.length > 0)
+      throw new PromoteError(`${undo ? 'undeprecating' : 'deprecating'} breaks ${o}: ${describe(problems)}`);
+    edits.push({ path: o, before, after: rendered });
+  }
+  return edits;
+}
