@@ -31,6 +31,7 @@ import {
   parseIndexIgnore,
 } from './indexignore.js';
 import { goFormatFloat } from '../go/gofloat.js';
+import { goJsonEncode } from '../go/gojsonencode.js';
 import { goQuote } from '../go/gostrings.js';
 import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
 import {
@@ -411,7 +412,12 @@ function goKind(v: unknown): string {
 
 const goFloat = (n: number): string => goFormatFloat(n, 'v');
 
-/** JSON with sorted keys, like Go re-encoding a map (opm quotes blobs this way). */
+/** The blob as declcfg.Meta re-encodes it (a map[string]any, HTML left alone), as opm quotes it. */
+function metaText(blob: unknown): string {
+  return goJsonEncode(blob, { sortKeys: true, escapeHtml: false });
+}
+
+/** A canonical text of a JSON value (keys sorted), for comparing values; opm's bytes are metaText's. */
 export function sortedJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
@@ -505,7 +511,7 @@ function addBlob(
     case '':
       fail(
         'L-SCHEMA-MISSING',
-        `object '${abbreviate(sortedJson(blob))}\n' is missing root schema field`,
+        `object '${abbreviate(metaText(blob))}\n' is missing root schema field`,
         hintFor('L-SCHEMA-MISSING') ??
           'Every FBC object needs `schema:` (olm.package, olm.channel, olm.bundle, olm.deprecations, or your own). If this file is not part of the catalog, list it in .indexignore.',
       );

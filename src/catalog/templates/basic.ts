@@ -2,10 +2,9 @@
 // list of FBC blobs; each `olm.bundle` given only by `schema` and `image` is replaced by
 // the rendered bundle, and everything else is copied as written (no edges are made up).
 import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from '../fbc/declcfg.js';
-import { sortedJson } from '../fbc/load.js';
-import { channelJson, deprecationJson, packageJson } from '../fbc/render.js';
+import { channelJson, deprecationJson, metaJson, packageJson } from '../fbc/render.js';
 import { TemplateError } from './semver.js';
-import { RawJson, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
+import type { FbcObject, JsonObject, OutputConfig } from './write.js';
 
 /** basic.go parseSpec: `schema` and `entries` (any case); other keys are ignored. */
 export function readBasicTemplate(doc: unknown): unknown[] {
@@ -46,14 +45,12 @@ export function isBundleTemplate(b: DeclarativeConfig['bundles'][number]): boole
   );
 }
 
-const sorted = (v: unknown): RawJson => new RawJson(sortedJson(v ?? null));
-
 // Copied blobs went through declcfg.Meta, which re-encodes them with sorted keys, and
 // then through the typed structs (fields in struct order, empty optional ones left out).
 function properties(props: Property[]): JsonObject {
   return props.length === 0
     ? {}
-    : { properties: props.map((p) => ({ type: p.type, value: sorted(p.value) })) };
+    : { properties: props.map((p) => ({ type: p.type, value: metaJson(p.value) })) };
 }
 
 export function packageObject(p: Package): FbcObject {
@@ -81,7 +78,7 @@ export function renderBasic(cfg: DeclarativeConfig, renderedBundles: FbcObject[]
       schema: o.schema,
       package: o.package,
       name: o.name,
-      value: sorted(o.value),
+      value: metaJson(o.value),
     })),
     deprecations: cfg.deprecations.map(deprecationObject),
   };

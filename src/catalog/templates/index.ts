@@ -2,6 +2,7 @@
 // bundles from a resolver, and write the result as `opm alpha render-template` does.
 import { decodeFile } from '../fbc/decode.js';
 import { loadCatalog } from '../fbc/load.js';
+import { goJsonEncode } from '../go/gojsonencode.js';
 import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import { readBasicTemplate, isBundleTemplate, renderBasic } from './basic.js';
 import { bundleObject, csvOfBundle, fieldOf, str } from './bundle-object.js';
@@ -100,7 +101,10 @@ async function resolve(options: TemplateRenderOptions, image: string): Promise<R
 
 /** A one-file catalog source holding the basic template's entries. */
 function entriesSource(entries: unknown[]): CatalogSource {
-  const text = Buffer.from(entries.map((e) => JSON.stringify(e)).join('\n'));
+  // Each entry as Go holds it (JSON.stringify would lose the sign of -0).
+  const text = Buffer.from(
+    entries.map((e) => goJsonEncode(e, { sortKeys: false, escapeHtml: false })).join('\n'),
+  );
   const path = 'template-entries.json';
   return {
     label: 'template',

@@ -3,7 +3,8 @@
 // built from its CSV is appended, encoded as Go encodes property.CSVMetadata.
 import { goStringCompare } from '../go/gostrings.js';
 import { csvOfBundle } from './bundle-object.js';
-import { RawJson, type JsonObject } from './write.js';
+import { goJsonEncode, RawJson } from '../go/gojsonencode.js';
+import type { JsonObject } from './write.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
 type Field = [name: string, type: GoT, omitempty: boolean];
@@ -183,9 +184,7 @@ function encode(v: unknown, t: GoT, omitempty: boolean): unknown {
     const entries = keys.map((k) => [k, typeof m[k] === 'string' ? m[k] : ''] as const);
     // JavaScript objects put integer-like keys first; Go sorts all keys bytewise.
     if (keys.some((k) => /^(0|[1-9]\d*)$/.test(k)))
-      return new RawJson(
-        `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${JSON.stringify(x)}`).join(',')}}`,
-      );
+      return new RawJson(goJsonEncode(Object.fromEntries(entries), { sortKeys: true, escapeHtml: false }));
     return Object.fromEntries(entries);
   }
   if ('slice' in t) {
