@@ -9,6 +9,16 @@ import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
 import { goJsonEncode, RawJson } from './go/gojsonencode.js';
 import type { JsonObject } from './templates/write.js';
+import {
+  CSV_PROPERTIES_ANNOTATION,
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_PACKAGE,
+  PROPERTY_PACKAGE_REQUIRED,
+  SCHEMA_BUNDLE,
+} from './property.js';
 
 /** Why a bundle cannot be parsed (opm's own words where it has them). */
 export class BundleError extends TemplateError {
@@ -249,7 +259,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     typeof releaseRaw === 'string' ? releaseRaw : typeof releaseRaw === 'number' ? String(releaseRaw) : '';
   const derived: Prop[] = [];
   const csvAnnotations = field(csv.metadata, 'annotations');
-  const fromCsv = isObject(csvAnnotations) ? csvAnnotations['olm.properties'] : undefined;
+  const fromCsv = isObject(csvAnnotations) ? csvAnnotations[CSV_PROPERTIES_ANNOTATION] : undefined;
   if (typeof fromCsv === 'string') {
     try {
       const list = JSON.parse(fromCsv) as unknown;
@@ -265,9 +275,9 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     ...(r ? { release: r } : {}),
   });
   if (annotations.package !== '')
-    derived.unshift(prop('olm.package', packageValue(annotations.package, asString(version), release)));
+    derived.unshift(prop(PROPERTY_PACKAGE, packageValue(annotations.package, asString(version), release)));
   for (const k of provided.values())
-    derived.push(prop('olm.gvk', { group: k.group, kind: k.kind, version: k.version }));
+    derived.push(prop(PROPERTY_GVK, { group: k.group, kind: k.kind, version: k.version }));
   const all = dedupe([...(fileProps ?? []), ...dedupe(derived)]);
 
   // ---- ObjectsAndPropertiesFromBundle
@@ -283,12 +293,12 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     });
   for (const p of all) {
     const value = p.value instanceof RawJson ? (JSON.parse(p.value.text) as unknown) : p.value;
-    if (p.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk', value);
+    if (p.type === PROPERTY_GVK) {
+      const g = gvkProp(PROPERTY_GVK, value);
       gvks.set(g.raw, g);
-    } else if (p.type === 'olm.package') {
+    } else if (p.type === PROPERTY_PACKAGE) {
       packageProp = prop(
-        'olm.package',
+        PROPERTY_PACKAGE,
         packageValue(
           asString(field(value, 'packageName')),
           asString(field(value, 'version')),
@@ -299,12 +309,12 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   }
   const packageRequired: Prop[] = [];
   for (const d of dependencies ?? []) {
-    if (d.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk.required', d.value);
+    if (d.type === PROPERTY_GVK) {
+      const g = gvkProp(PROPERTY_GVK_REQUIRED, d.value);
       gvksRequired.set(g.raw, g);
-    } else if (d.type === 'olm.package') {
+    } else if (d.type === PROPERTY_PACKAGE) {
       packageRequired.push(
-        prop('olm.package.required', {
+        prop(PROPERTY_PACKAGE_REQUIRED, {
           packageName: asString(field(d.value, 'packageName')),
           versionRange: asString(field(d.value, 'version')),
         }),
@@ -312,7 +322,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     } else others.push(rawProp(d.type, d.value, d.yaml));
   }
   for (const k of provided.values()) {
-    const g = gvkProp('olm.gvk', k);
+    const g = gvkProp(PROPERTY_GVK, k);
     if (!gvks.has(g.raw)) gvks.set(g.raw, g);
   }
   const required: ApiKey[] = [];
@@ -330,19 +340,19 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     })),
   );
   for (const k of required) {
-    const g = gvkProp('olm.gvk.required', k);
+    const g = gvkProp(PROPERTY_GVK_REQUIRED, k);
     if (!gvksRequired.has(g.raw)) gvksRequired.set(g.raw, g);
   }
   const props: Prop[] = objects.map((o) =>
-    prop('olm.bundle.object', { data: Buffer.from(goMarshal(o)).toString('base64') }),
+    prop(PROPERTY_BUNDLE_OBJECT, { data: Buffer.from(goMarshal(o)).toString('base64') }),
   );
   props.push(
-    packageProp ?? prop('olm.package', packageValue(annotations.package, asString(version), release)),
+    packageProp ?? prop(PROPERTY_PACKAGE, packageValue(annotations.package, asString(version), release)),
   );
   props.push(...gvks.values(), ...gvksRequired.values(), ...packageRequired, ...others);
   props.sort((a, b) => (a.type !== b.type ? goStringCompare(a.type, b.type) : goStringCompare(a.raw, b.raw)));
   // render.go moveBundleObjectsToEndOfPropertySlices
-  const heavy = (p: Prop): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
+  const heavy = (p: Prop): boolean => p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA;
   const ordered = [...props.filter((p) => !heavy(p)), ...props.filter(heavy)];
 
   // ---- related images (render.go getRelatedImages)
@@ -384,7 +394,7 @@ export function bundleBlob(parsed: ParsedBundle, image: string): JsonObject {
   // Operator images come from a Go map, so their order before this sort is random.
   related.sort((a, b) => goStringCompare(a.image, b.image));
   return {
-    schema: 'olm.bundle',
+    schema: SCHEMA_BUNDLE,
     name: parsed.name,
     package: parsed.package,
     image,

@@ -41,6 +41,7 @@ import {
   READ_BATCH_BYTES,
   type CatalogSource,
 } from './source.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE } from '../property.js';
 
 export { DEFAULT_MAX_FILE_SIZE } from './source.js';
 
@@ -602,7 +603,7 @@ function detachValue(v: unknown): unknown {
 }
 
 // Payloads that make up most of a catalog anyway: kept as read.
-const BULK_PROPERTIES = new Set(['olm.csv.metadata', 'olm.bundle.object']);
+const BULK_PROPERTIES = new Set([PROPERTY_CSV_METADATA, PROPERTY_BUNDLE_OBJECT]);
 
 const str = (v: unknown): string => (typeof v === 'string' ? detach(v) : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -708,7 +709,7 @@ const CHECKED_VALUE = Object.freeze({ '<checked when read>': true });
  */
 function dropCheckedValues(bundle: Bundle): void {
   for (const prop of bundle.properties) {
-    if (prop.value === undefined || prop.type === 'olm.package' || prop.type === 'olm.bundle.object')
+    if (prop.value === undefined || prop.type === PROPERTY_PACKAGE || prop.type === PROPERTY_BUNDLE_OBJECT)
       continue;
     const shape = GO_PROPERTY_VALUES[prop.type];
     if (shape === undefined || checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
@@ -731,14 +732,14 @@ function readBundleObjects(
   let data = '';
   for (let i = 0; i < bundle.properties.length; i++) {
     const prop = bundle.properties[i] as Property;
-    if (prop.type !== 'olm.bundle.object') continue;
+    if (prop.type !== PROPERTY_BUNDLE_OBJECT) continue;
     if (prop.value === undefined) {
       return {
         message: `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
         line: prop.line,
       };
     }
-    const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES['olm.bundle.object']!);
+    const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES[PROPERTY_BUNDLE_OBJECT]!);
     if (error !== undefined) {
       return {
         message: `${where()}: parse property at index ${i} as bundle object: ${error}`,

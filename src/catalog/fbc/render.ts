@@ -3,6 +3,7 @@
 // package-less blobs; fields in opm's struct order, empty optional fields left out.
 import type { Bundle, Channel, DeclarativeConfig, Deprecation, Other, Package, Property } from './declcfg.js';
 import { goJsonEncode, GoMap } from '../go/gojsonencode.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 type Json = Record<string, unknown>;
 
@@ -20,7 +21,8 @@ export type PropertiesJson = (props: Property[]) => Json | undefined;
 function properties(props: Property[]): Json | undefined {
   if (props.length === 0) return undefined;
   // opm moves the bulky bundle payload properties to the end.
-  const heavy = (p: Property): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
+  const heavy = (p: Property): boolean =>
+    p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA;
   return {
     properties: [...props.filter((p) => !heavy(p)), ...props.filter(heavy)].map((p) => ({
       type: p.type,

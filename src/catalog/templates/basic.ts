@@ -5,6 +5,7 @@ import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from 
 import { channelJson, deprecationJson, metaJson, packageJson } from '../fbc/render.js';
 import { TemplateError } from './semver.js';
 import type { FbcObject, JsonObject, OutputConfig } from './write.js';
+import { SCHEMA_BASIC_TEMPLATE } from '../property.js';
 
 /** basic.go parseSpec: `schema` and `entries` (any case); other keys are ignored. */
 export function readBasicTemplate(doc: unknown): unknown[] {
@@ -20,7 +21,7 @@ export function readBasicTemplate(doc: unknown): unknown[] {
     return key === undefined ? undefined : o[key];
   };
   const schema = field('schema');
-  if (schema !== 'olm.template.basic') {
+  if (schema !== SCHEMA_BASIC_TEMPLATE) {
     throw new TemplateError(
       `template has unknown schema (${JSON.stringify(typeof schema === 'string' ? schema : '')}), should be "olm.template.basic"`,
     );

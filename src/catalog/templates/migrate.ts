@@ -5,6 +5,7 @@ import { goStringCompare } from '../go/gostrings.js';
 import { csvOfBundle } from './bundle-object.js';
 import { goJsonEncode, RawJson } from '../go/gojsonencode.js';
 import type { JsonObject } from './write.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
 type Field = [name: string, type: GoT, omitempty: boolean];
@@ -216,12 +217,12 @@ export function csvMetadata(csv: JsonObject): JsonObject {
 export function migrateBundleObjectToCsvMetadata(blob: JsonObject): JsonObject {
   const props = Array.isArray(blob.properties) ? (blob.properties as JsonObject[]) : [];
   const csv = csvOfBundle(blob);
-  if (!blob.image || !csv || props.some((p) => p.type === 'olm.csv.metadata')) return blob;
+  if (!blob.image || !csv || props.some((p) => p.type === PROPERTY_CSV_METADATA)) return blob;
   return {
     ...blob,
     properties: [
-      ...props.filter((p) => p.type !== 'olm.bundle.object'),
-      { type: 'olm.csv.metadata', value: csvMetadata(csv) },
+      ...props.filter((p) => p.type !== PROPERTY_BUNDLE_OBJECT),
+      { type: PROPERTY_CSV_METADATA, value: csvMetadata(csv) },
     ],
   };
 }
