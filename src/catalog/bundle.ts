@@ -7,7 +7,18 @@ import { decodeFile } from './fbc/decode.js';
 import { goStringCompare } from './go/gostrings.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
-import { RawJson, type JsonObject } from './templates/write.js';
+import { goJsonEncode, RawJson } from './go/gojsonencode.js';
+import type { JsonObject } from './templates/write.js';
+import {
+  CSV_PROPERTIES_ANNOTATION,
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_PACKAGE,
+  PROPERTY_PACKAGE_REQUIRED,
+  SCHEMA_BUNDLE,
+} from './property.js';
 
 /** Why a bundle cannot be parsed (opm's own words where it has them). */
 export class BundleError extends TemplateError {
@@ -24,62 +35,20 @@ export interface BundleFiles {
   readFile(path: string): Buffer | undefined;
 }
 
-// ---- Go's encoding/json -------------------------------------------------------------
-
-function goString(s: string, escapeHTML: boolean): string {
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x22) out += '\\"';
-    else if (c === 0x5c) out += '\\\\';
-    else if (c < 0x20) {
-      out +=
-        c === 0x0a
-          ? '\\n'
-          : c === 0x0d
-            ? '\\r'
-            : c === 0x09
-              ? '\\t'
-              : c === 0x08
-                ? '\\b'
-                : c === 0x0c
-                  ? '\\f'
-                  : `\\u00${c.toString(16).padStart(2, '0')}`;
-    } else if (escapeHTML && (c === 0x3c || c === 0x3e || c === 0x26)) {
-      out += `\\u00${c.toString(16)}`;
-    } else if (c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16)}`;
-    else if (c >= 0xd800 && c <= 0xdfff) {
-      // A lone surrogate is invalid UTF-8 in Go: U+FFFD.
-      const next = s.charCodeAt(i + 1);
-      if (c < 0xdc00 && next >= 0xdc00 && next <= 0xdfff) {
-        out += s[i]! + s[i + 1]!;
-        i++;
-      } else out += '\ufffd';
-    } else out += s[i]!;
-  }
-  return out + '"';
+/**
+ * json.Marshal of a decoded manifest (a map[string]any): keys sorted, HTML escaped, as
+ * opm encodes each object of a bundle for olm.bundle.object.
+ */
+export function goMarshal(v: unknown): string {
+  return goJsonEncode(v, { sortKeys: true, escapeHtml: true });
 }
 
-/** json.Marshal of a decoded value: map keys sorted bytewise, HTML escaped when asked. */
-export function goMarshal(v: unknown, escapeHTML = true): string {
-  if (v instanceof RawJson) return v.text;
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return goString(v, escapeHTML);
-  if (typeof v === 'number') return Number.isFinite(v) ? JSON.stringify(v) : 'null';
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (Array.isArray(v)) return `[${v.map((x) => goMarshal(x, escapeHTML)).join(',')}]`;
-  const o = v as JsonObject;
-  const keys = Object.keys(o).sort(goStringCompare);
-  return `{${keys.map((k) => `${goString(k, escapeHTML)}:${goMarshal(o[k], escapeHTML)}`).join(',')}}`;
-}
-
-/** json.Marshal in the object's own key order (Go structs), no HTML escaping. */
+/**
+ * A property value opm builds from a Go struct (property.Build), in the struct's field
+ * order; the values are strings, which it does not HTML-escape.
+ */
 function structJson(v: JsonObject): string {
-  return `{${Object.entries(v)
-    .map(
-      ([k, x]) => `${goString(k, false)}:${typeof x === 'string' ? goString(x, false) : goMarshal(x, false)}`,
-    )
-    .join(',')}}`;
+  return goJsonEncode(v, { sortKeys: false, escapeHtml: false });
 }
 
 /** encoding/json field lookup: the exact key, else the first key equal under case folding. */
@@ -114,7 +83,7 @@ const prop = (type: string, value: JsonObject): Prop => ({ type, value, raw: str
 
 /** A value read from a file: YAML goes through json.Marshal (sorted, HTML escaped), JSON stays. */
 function rawProp(type: string, value: unknown, fromYaml: boolean): Prop {
-  const raw = fromYaml ? goMarshal(value, true) : JSON.stringify(value ?? null);
+  const raw = fromYaml ? goMarshal(value) : JSON.stringify(value ?? null);
   return { type, value: new RawJson(raw), raw };
 }
 
@@ -290,7 +259,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     typeof releaseRaw === 'string' ? releaseRaw : typeof releaseRaw === 'number' ? String(releaseRaw) : '';
   const derived: Prop[] = [];
   const csvAnnotations = field(csv.metadata, 'annotations');
-  const fromCsv = isObject(csvAnnotations) ? csvAnnotations['olm.properties'] : undefined;
+  const fromCsv = isObject(csvAnnotations) ? csvAnnotations[CSV_PROPERTIES_ANNOTATION] : undefined;
   if (typeof fromCsv === 'string') {
     try {
       const list = JSON.parse(fromCsv) as unknown;
@@ -306,9 +275,9 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     ...(r ? { release: r } : {}),
   });
   if (annotations.package !== '')
-    derived.unshift(prop('olm.package', packageValue(annotations.package, asString(version), release)));
+    derived.unshift(prop(PROPERTY_PACKAGE, packageValue(annotations.package, asString(version), release)));
   for (const k of provided.values())
-    derived.push(prop('olm.gvk', { group: k.group, kind: k.kind, version: k.version }));
+    derived.push(prop(PROPERTY_GVK, { group: k.group, kind: k.kind, version: k.version }));
   const all = dedupe([...(fileProps ?? []), ...dedupe(derived)]);
 
   // ---- ObjectsAndPropertiesFromBundle
@@ -324,12 +293,12 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     });
   for (const p of all) {
     const value = p.value instanceof RawJson ? (JSON.parse(p.value.text) as unknown) : p.value;
-    if (p.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk', value);
+    if (p.type === PROPERTY_GVK) {
+      const g = gvkProp(PROPERTY_GVK, value);
       gvks.set(g.raw, g);
-    } else if (p.type === 'olm.package') {
+    } else if (p.type === PROPERTY_PACKAGE) {
       packageProp = prop(
-        'olm.package',
+        PROPERTY_PACKAGE,
         packageValue(
           asString(field(value, 'packageName')),
           asString(field(value, 'version')),
@@ -340,12 +309,12 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   }
   const packageRequired: Prop[] = [];
   for (const d of dependencies ?? []) {
-    if (d.type === 'olm.gvk') {
-      const g = gvkProp('olm.gvk.required', d.value);
+    if (d.type === PROPERTY_GVK) {
+      const g = gvkProp(PROPERTY_GVK_REQUIRED, d.value);
       gvksRequired.set(g.raw, g);
-    } else if (d.type === 'olm.package') {
+    } else if (d.type === PROPERTY_PACKAGE) {
       packageRequired.push(
-        prop('olm.package.required', {
+        prop(PROPERTY_PACKAGE_REQUIRED, {
           packageName: asString(field(d.value, 'packageName')),
           versionRange: asString(field(d.value, 'version')),
         }),
@@ -353,7 +322,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     } else others.push(rawProp(d.type, d.value, d.yaml));
   }
   for (const k of provided.values()) {
-    const g = gvkProp('olm.gvk', k);
+    const g = gvkProp(PROPERTY_GVK, k);
     if (!gvks.has(g.raw)) gvks.set(g.raw, g);
   }
   const required: ApiKey[] = [];
@@ -371,19 +340,19 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     })),
   );
   for (const k of required) {
-    const g = gvkProp('olm.gvk.required', k);
+    const g = gvkProp(PROPERTY_GVK_REQUIRED, k);
     if (!gvksRequired.has(g.raw)) gvksRequired.set(g.raw, g);
   }
   const props: Prop[] = objects.map((o) =>
-    prop('olm.bundle.object', { data: Buffer.from(goMarshal(o, true)).toString('base64') }),
+    prop(PROPERTY_BUNDLE_OBJECT, { data: Buffer.from(goMarshal(o)).toString('base64') }),
   );
   props.push(
-    packageProp ?? prop('olm.package', packageValue(annotations.package, asString(version), release)),
+    packageProp ?? prop(PROPERTY_PACKAGE, packageValue(annotations.package, asString(version), release)),
   );
   props.push(...gvks.values(), ...gvksRequired.values(), ...packageRequired, ...others);
   props.sort((a, b) => (a.type !== b.type ? goStringCompare(a.type, b.type) : goStringCompare(a.raw, b.raw)));
   // render.go moveBundleObjectsToEndOfPropertySlices
-  const heavy = (p: Prop): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
+  const heavy = (p: Prop): boolean => p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA;
   const ordered = [...props.filter((p) => !heavy(p)), ...props.filter(heavy)];
 
   // ---- related images (render.go getRelatedImages)
@@ -425,7 +394,7 @@ export function bundleBlob(parsed: ParsedBundle, image: string): JsonObject {
   // Operator images come from a Go map, so their order before this sort is random.
   related.sort((a, b) => goStringCompare(a.image, b.image));
   return {
-    schema: 'olm.bundle',
+    schema: SCHEMA_BUNDLE,
     name: parsed.name,
     package: parsed.package,
     image,

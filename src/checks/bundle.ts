@@ -7,6 +7,11 @@ import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.
 import { decodeFile } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
+import {
+  CSV_PROPERTIES_ANNOTATION,
+  PROPERTY_MAX_OPENSHIFT_VERSION,
+  SCHEMA_BUNDLE,
+} from '../catalog/property.js';
 
 export const BUNDLE_CHECK = 'catalog-bot/bundle';
 
@@ -67,7 +72,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export function bundleNames(text: string): Set<string> {
   const out = new Set<string>();
   for (const { value } of decodeFile(Buffer.from(text)).values)
-    if (isObject(value) && value.schema === 'olm.bundle' && typeof value.name === 'string')
+    if (isObject(value) && value.schema === SCHEMA_BUNDLE && typeof value.name === 'string')
       out.add(value.name);
   return out;
 }
@@ -322,7 +327,7 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
       });
     const metadata = isObject(csv.metadata) ? csv.metadata : {};
     const csvAnnotations = isObject(metadata.annotations) ? metadata.annotations : {};
-    const props = csvAnnotations['olm.properties'];
+    const props = csvAnnotations[CSV_PROPERTIES_ANNOTATION];
     if (typeof props === 'string') {
       let list: unknown;
       try {
@@ -331,7 +336,7 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
         list = undefined;
       }
       const max = Array.isArray(list)
-        ? (list as unknown[]).find((p) => isObject(p) && p.type === 'olm.maxOpenShiftVersion')
+        ? (list as unknown[]).find((p) => isObject(p) && p.type === PROPERTY_MAX_OPENSHIFT_VERSION)
         : undefined;
       if (list === undefined || !Array.isArray(list))
         add({

@@ -25,6 +25,7 @@ import type { Model } from '../catalog/fbc/model.js';
 import { formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
+import { PROPERTY_GVK_REQUIRED, PROPERTY_PACKAGE_REQUIRED } from '../catalog/property.js';
 
 export const DEPENDENCIES_CHECK = 'catalog-bot/dependencies';
 
@@ -225,9 +226,9 @@ function rangeFindings(b: CatalogBundle, dep: Dependency, c: Constraint): Keyed[
 function mixedFindings(index: DependencyIndex, b: CatalogBundle): Keyed[] {
   const out: Keyed[] = [];
   const pkgs = b.dependencies.filter(
-    (d) => d.type === 'olm.package.required' && d.constraint?.kind === 'package',
+    (d) => d.type === PROPERTY_PACKAGE_REQUIRED && d.constraint?.kind === 'package',
   );
-  const gvks = b.dependencies.filter((d) => d.type === 'olm.gvk.required' && d.constraint?.kind === 'gvk');
+  const gvks = b.dependencies.filter((d) => d.type === PROPERTY_GVK_REQUIRED && d.constraint?.kind === 'gvk');
   for (const g of gvks) {
     const gvk = (g.constraint as { gvk: GVK }).gvk;
     for (const p of pkgs) {

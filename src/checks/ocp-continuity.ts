@@ -21,6 +21,7 @@ import {
 import { classicChannel } from '../catalog/olm/classic.js';
 import { compareVersions, formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../catalog/property.js';
 
 export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';
 
@@ -220,7 +221,7 @@ function hasProperty(blob: Bundle, type: string): boolean {
 /** spec.minKubeVersion of the bundle's CSV (from olm.csv.metadata, or the CSV object when kept). */
 export function minKubeVersionOf(blob: Bundle): string | undefined {
   for (const p of blob.properties) {
-    if (p.type !== 'olm.csv.metadata') continue;
+    if (p.type !== PROPERTY_CSV_METADATA) continue;
     const m = (p.value as { minKubeVersion?: unknown } | null)?.minKubeVersion;
     if (typeof m === 'string' && m !== '') return m;
   }
@@ -253,7 +254,11 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
       if (!blob || seen.has(blob)) continue;
       seen.add(blob);
       const where = at(c, blob.pos.file, blob.pos.line);
-      if (forbidFrom && rankOcp(c.version) >= rankOcp(forbidFrom) && hasProperty(blob, 'olm.bundle.object')) {
+      if (
+        forbidFrom &&
+        rankOcp(c.version) >= rankOcp(forbidFrom) &&
+        hasProperty(blob, PROPERTY_BUNDLE_OBJECT)
+      ) {
         push(out, `object|${name}|${c.name}|${b.name}`, {
           rule: 'OCP-BUNDLE-OBJECT',
           level: 'error',

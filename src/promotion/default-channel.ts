@@ -37,6 +37,7 @@ import {
   templateKind,
   TemplateError,
 } from '../catalog/templates/index.js';
+import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
 
 export interface DefaultChannelRequest {
   package: string;
@@ -165,7 +166,7 @@ async function viaTemplate(
   const templateText = tree.read(mapping.template);
   if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
   const kind = templateKind(parseTemplate(templateText));
-  if (kind === 'olm.semver') {
+  if (kind === SCHEMA_SEMVER_TEMPLATE) {
     // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
     throw new PromoteError(
       `${mapping.template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,

@@ -37,6 +37,7 @@ import {
 import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import type { Version } from '../catalog/versions/semver.js';
 import { upgradeGraphCheck } from '../checks/upgrade-graph/index.js';
+import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
 
 /**
  * What the promotion broke: validation errors and upgrade-graph errors of the package
@@ -182,7 +183,7 @@ async function promoteTemplate(
   for (const o of outputs) behaviours.set(o, await outputBehaviour(mapping, templateText, o, tree.read(o)!));
 
   let candidates: { text: string; note: string }[];
-  if (mapping.kind === 'olm.semver') {
+  if (mapping.kind === SCHEMA_SEMVER_TEMPLATE) {
     const versionOfImage = (image: string): Version | undefined => {
       const b = f.report.config.bundles.find((x) => x.image === image);
       return b ? bundleVersion(f.report, b.name) : undefined;

@@ -37,6 +37,7 @@ import {
 import { readSemverTemplate, type Archetype } from '../templates/semver.js';
 import { opmBehavioursFor, renderAsCommitted } from '../templates/behaviours.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
+import { PROPERTY_PACKAGE, SCHEMA_BASIC_TEMPLATE, SCHEMA_CHANNEL, SCHEMA_PACKAGE } from '../property.js';
 
 /** Read access to a repository's files (a working tree or a git tree). */
 export interface FileTree {
@@ -297,12 +298,12 @@ function channelSites(nodes: TNode[]): ChannelSite[] {
   for (const top of nodes) {
     if (top.kind !== 'map') continue;
     const schema = scalarOf(top, 'schema');
-    if (schema === 'olm.channel') out.push({ map: top, top });
-    if (schema === 'olm.template.basic') {
+    if (schema === SCHEMA_CHANNEL) out.push({ map: top, top });
+    if (schema === SCHEMA_BASIC_TEMPLATE) {
       const list = valueOf(top, 'entries');
       if (list?.kind !== 'seq') continue;
       for (const item of list.items) {
-        if (item.kind === 'map' && scalarOf(item, 'schema') === 'olm.channel')
+        if (item.kind === 'map' && scalarOf(item, 'schema') === SCHEMA_CHANNEL)
           out.push({ map: item, parent: list, top });
       }
     }
@@ -316,14 +317,14 @@ export function packageSite(
 ): { map: TMap; parent?: TSeq; top: TNode } | undefined {
   for (const top of nodes) {
     if (top.kind !== 'map') continue;
-    if (scalarOf(top, 'schema') === 'olm.package' && scalarOf(top, 'name') === pkg) return { map: top, top };
-    if (scalarOf(top, 'schema') === 'olm.template.basic') {
+    if (scalarOf(top, 'schema') === SCHEMA_PACKAGE && scalarOf(top, 'name') === pkg) return { map: top, top };
+    if (scalarOf(top, 'schema') === SCHEMA_BASIC_TEMPLATE) {
       const list = valueOf(top, 'entries');
       if (list?.kind !== 'seq') continue;
       for (const item of list.items) {
         if (
           item.kind === 'map' &&
-          scalarOf(item, 'schema') === 'olm.package' &&
+          scalarOf(item, 'schema') === SCHEMA_PACKAGE &&
           scalarOf(item, 'name') === pkg
         ) {
           return { map: item, parent: list, top };
@@ -401,7 +402,12 @@ export function applyChannelEdit(
     const likeEntry =
       firstEntry?.kind === 'seq' ? (firstEntry.items.find((i) => i.kind === 'map') as TMap) : undefined;
     const channel = ordered(
-      { schema: 'olm.channel', package: edit.package, name: edit.channel, entries: [entryObject(likeEntry)] },
+      {
+        schema: SCHEMA_CHANNEL,
+        package: edit.package,
+        name: edit.channel,
+        entries: [entryObject(likeEntry)],
+      },
       sameKind?.map,
       CHANNEL_KEYS,
     );
@@ -538,7 +544,7 @@ export function applySemverPromotion(
 /** A bundle's `olm.package` version, when it has a valid one. */
 export function bundleVersion(r: CatalogReport, name: string): Version | undefined {
   const blob = r.config.bundles.find((b) => b.name === name);
-  const prop = blob?.properties.find((p) => p.type === 'olm.package');
+  const prop = blob?.properties.find((p) => p.type === PROPERTY_PACKAGE);
   const v = (prop?.value as { version?: unknown } | undefined)?.version;
   if (typeof v !== 'string') return undefined;
   try {

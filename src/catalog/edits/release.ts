@@ -40,6 +40,7 @@ import {
   type TemplateKind,
 } from '../templates/index.js';
 import { goYamlMarshal } from '../templates/write.js';
+import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 
 /** Read access to a repository's files. */
 export interface ReleaseTree {
@@ -279,14 +280,14 @@ function editBasic(
   for (const channel of target.channels) {
     const site = maps.find(
       (m) =>
-        scalarOf(m, 'schema') === 'olm.channel' &&
+        scalarOf(m, 'schema') === SCHEMA_CHANNEL &&
         scalarOf(m, 'name') === channel &&
         (scalarOf(m, 'package') ?? pkg) === pkg,
     );
     const list = site && valueOf(site, 'entries');
     if (!site || list?.kind !== 'seq') {
       const have = maps
-        .filter((m) => scalarOf(m, 'schema') === 'olm.channel')
+        .filter((m) => scalarOf(m, 'schema') === SCHEMA_CHANNEL)
         .map((m) => String(scalarOf(m, 'name')));
       throw new ReleaseRefusal(
         `${path} has no channel "${channel}" of package ${pkg} (it has: ${have.join(', ') || 'none'}); fix channels in release-config.yaml, or add the channel to the template first`,
@@ -305,14 +306,14 @@ function editBasic(
     if (target.skipRange) pairs.push(['skipRange', target.skipRange]);
     splices.push(appendItem(text, list, pairs, style));
   }
-  const listed = maps.some((m) => scalarOf(m, 'schema') === 'olm.bundle' && scalarOf(m, 'image') === image);
+  const listed = maps.some((m) => scalarOf(m, 'schema') === SCHEMA_BUNDLE && scalarOf(m, 'image') === image);
   if (!listed)
     splices.push(
       appendItem(
         text,
         entries,
         [
-          ['schema', 'olm.bundle'],
+          ['schema', SCHEMA_BUNDLE],
           ['image', image],
         ],
         style,
@@ -509,7 +510,7 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
     let after: string;
     try {
       after =
-        kind === 'olm.semver'
+        kind === SCHEMA_SEMVER_TEMPLATE
           ? editSemver(path, text, target, image)
           : editBasic(path, text, target, pkg, loaded.name, image);
     } catch (err) {
@@ -560,7 +561,7 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
           return dirBundles(img);
         };
         const behaviour =
-          e.kind === 'olm.semver'
+          e.kind === SCHEMA_SEMVER_TEMPLATE
             ? await behaviourOf(e.before, before, format, level, resolveBundle, settings.opmVersion)
             : {};
         try {

@@ -11,11 +11,17 @@ import {
   goStruct,
   type GoType,
 } from '../go/gojson.js';
+import {
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_CHANNEL,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_PACKAGE,
+  PROPERTY_PACKAGE_REQUIRED,
+} from '../property.js';
 
-export const SCHEMA_PACKAGE = 'olm.package';
-export const SCHEMA_CHANNEL = 'olm.channel';
-export const SCHEMA_BUNDLE = 'olm.bundle';
-export const SCHEMA_DEPRECATIONS = 'olm.deprecations';
+export { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE } from '../property.js';
 
 export interface Position {
   /** Path relative to the catalog root, with forward slashes. */
@@ -205,20 +211,23 @@ const goAPIServiceDescription = goStruct('v1alpha1.APIServiceDescription', {
 const goAppLink = goStruct('v1alpha1.AppLink', { name: goString, url: goString });
 
 export const GO_PROPERTY_VALUES: Record<string, GoType> = {
-  'olm.package': goStruct('property.Package', {
+  [PROPERTY_PACKAGE]: goStruct('property.Package', {
     packageName: goString,
     version: goString,
     release: goString,
   }),
-  'olm.package.required': goStruct('property.PackageRequired', {
+  [PROPERTY_PACKAGE_REQUIRED]: goStruct('property.PackageRequired', {
     packageName: goString,
     versionRange: goString,
   }),
-  'olm.gvk': goGVK('property.GVK'),
-  'olm.gvk.required': goGVK('property.GVKRequired'),
-  'olm.bundle.object': goStruct('property.BundleObject', { data: goBytes }),
-  'olm.channel': goStruct('property.Channel', { channelName: goString, priority: { kind: 'int', bits: 64 } }),
-  'olm.csv.metadata': goStruct('property.CSVMetadata', {
+  [PROPERTY_GVK]: goGVK('property.GVK'),
+  [PROPERTY_GVK_REQUIRED]: goGVK('property.GVKRequired'),
+  [PROPERTY_BUNDLE_OBJECT]: goStruct('property.BundleObject', { data: goBytes }),
+  [PROPERTY_CHANNEL]: goStruct('property.Channel', {
+    channelName: goString,
+    priority: { kind: 'int', bits: 64 },
+  }),
+  [PROPERTY_CSV_METADATA]: goStruct('property.CSVMetadata', {
     annotations: goStringMap,
     apiServiceDefinitions: goStruct('v1alpha1.APIServiceDefinitions', {
       owned: goSlice(goAPIServiceDescription),

@@ -31,6 +31,7 @@ import {
   parseIndexIgnore,
 } from './indexignore.js';
 import { goFormatFloat } from '../go/gofloat.js';
+import { goJsonEncode } from '../go/gojsonencode.js';
 import { goQuote } from '../go/gostrings.js';
 import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
 import {
@@ -40,6 +41,7 @@ import {
   READ_BATCH_BYTES,
   type CatalogSource,
 } from './source.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE } from '../property.js';
 
 export { DEFAULT_MAX_FILE_SIZE } from './source.js';
 
@@ -411,7 +413,12 @@ function goKind(v: unknown): string {
 
 const goFloat = (n: number): string => goFormatFloat(n, 'v');
 
-/** JSON with sorted keys, like Go re-encoding a map (opm quotes blobs this way). */
+/** The blob as declcfg.Meta re-encodes it (a map[string]any, HTML left alone), as opm quotes it. */
+function metaText(blob: unknown): string {
+  return goJsonEncode(blob, { sortKeys: true, escapeHtml: false });
+}
+
+/** A canonical text of a JSON value (keys sorted), for comparing values; opm's bytes are metaText's. */
 export function sortedJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
@@ -505,7 +512,7 @@ function addBlob(
     case '':
       fail(
         'L-SCHEMA-MISSING',
-        `object '${abbreviate(sortedJson(blob))}\n' is missing root schema field`,
+        `object '${abbreviate(metaText(blob))}\n' is missing root schema field`,
         hintFor('L-SCHEMA-MISSING') ??
           'Every FBC object needs `schema:` (olm.package, olm.channel, olm.bundle, olm.deprecations, or your own). If this file is not part of the catalog, list it in .indexignore.',
       );
@@ -596,7 +603,7 @@ function detachValue(v: unknown): unknown {
 }
 
 // Payloads that make up most of a catalog anyway: kept as read.
-const BULK_PROPERTIES = new Set(['olm.csv.metadata', 'olm.bundle.object']);
+const BULK_PROPERTIES = new Set([PROPERTY_CSV_METADATA, PROPERTY_BUNDLE_OBJECT]);
 
 const str = (v: unknown): string => (typeof v === 'string' ? detach(v) : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -702,7 +709,7 @@ const CHECKED_VALUE = Object.freeze({ '<checked when read>': true });
  */
 function dropCheckedValues(bundle: Bundle): void {
   for (const prop of bundle.properties) {
-    if (prop.value === undefined || prop.type === 'olm.package' || prop.type === 'olm.bundle.object')
+    if (prop.value === undefined || prop.type === PROPERTY_PACKAGE || prop.type === PROPERTY_BUNDLE_OBJECT)
       continue;
     const shape = GO_PROPERTY_VALUES[prop.type];
     if (shape === undefined || checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
@@ -725,14 +732,14 @@ function readBundleObjects(
   let data = '';
   for (let i = 0; i < bundle.properties.length; i++) {
     const prop = bundle.properties[i] as Property;
-    if (prop.type !== 'olm.bundle.object') continue;
+    if (prop.type !== PROPERTY_BUNDLE_OBJECT) continue;
     if (prop.value === undefined) {
       return {
         message: `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
         line: prop.line,
       };
     }
-    const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES['olm.bundle.object']!);
+    const { value, error } = decodeGo(prop.value, GO_PROPERTY_VALUES[PROPERTY_BUNDLE_OBJECT]!);
     if (error !== undefined) {
       return {
         message: `${where()}: parse property at index ${i} as bundle object: ${error}`,

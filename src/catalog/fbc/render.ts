@@ -2,9 +2,18 @@
 // (sorted), then channels and bundles by name, other schemas, deprecations, and finally
 // package-less blobs; fields in opm's struct order, empty optional fields left out.
 import type { Bundle, Channel, DeclarativeConfig, Deprecation, Other, Package, Property } from './declcfg.js';
-import { sortedJson } from './load.js';
+import { goJsonEncode, GoMap } from '../go/gojsonencode.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 type Json = Record<string, unknown>;
+
+/**
+ * A blob or property value as declcfg.Meta holds it: re-encoded from a map[string]any
+ * (keys sorted) by an Encoder with SetEscapeHTML(false).
+ */
+export function metaJson(v: unknown): GoMap {
+  return new GoMap(v ?? null);
+}
 
 /** How a blob's properties are written (`{properties: [...]}`, or nothing when there are none). */
 export type PropertiesJson = (props: Property[]) => Json | undefined;
@@ -12,11 +21,12 @@ export type PropertiesJson = (props: Property[]) => Json | undefined;
 function properties(props: Property[]): Json | undefined {
   if (props.length === 0) return undefined;
   // opm moves the bulky bundle payload properties to the end.
-  const heavy = (p: Property): boolean => p.type === 'olm.bundle.object' || p.type === 'olm.csv.metadata';
+  const heavy = (p: Property): boolean =>
+    p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA;
   return {
     properties: [...props.filter((p) => !heavy(p)), ...props.filter(heavy)].map((p) => ({
       type: p.type,
-      value: JSON.parse(sortedJson(p.value ?? null)),
+      value: metaJson(p.value),
     })),
   };
 }
@@ -91,20 +101,19 @@ export function* renderJson(cfg: DeclarativeConfig): Generator<string> {
   const rootOthers: Other[] = [];
   for (const o of cfg.others) (o.package ? group(o.package).o : rootOthers).push(o);
 
-  // Go's encoder escapes the JavaScript line terminators U+2028 and U+2029.
+  // declcfg.WriteJSON: a json.Encoder with SetIndent("", "    ") and SetEscapeHTML(false)
+  // writing structs (the objects above are in Go's field order).
   const write = (v: unknown): string =>
-    JSON.stringify(v, null, 4)
-      .replace(/\u2028/g, '\\u2028')
-      .replace(/\u2029/g, '\\u2029') + '\n';
+    goJsonEncode(v, { sortKeys: false, escapeHtml: false, indent: '    ' });
   for (const name of [...groups.keys()].sort()) {
     const g = groups.get(name)!;
     for (const p of g.p) yield write(packageJson(p));
     for (const c of [...g.c].sort(byName)) yield write(channelJson(c));
     for (const b of [...g.b].sort(byName)) yield write(bundleJson(b));
     for (const o of [...g.o].sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0))) {
-      yield write(JSON.parse(sortedJson(o.value)));
+      yield write(metaJson(o.value));
     }
     for (const d of g.d) yield write(deprecationJson(d));
   }
-  for (const o of rootOthers) yield write(JSON.parse(sortedJson(o.value)));
+  for (const o of rootOthers) yield write(metaJson(o.value));
 }

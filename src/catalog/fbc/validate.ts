@@ -17,6 +17,13 @@ import {
 import { goQuote } from '../go/gostrings.js';
 import { tryParseRange } from '../versions/range.js';
 import { compareVersions, formatVersion, tryParseVersion, type PrereleasePart } from '../versions/semver.js';
+import {
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_PACKAGE,
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_PACKAGE,
+} from '../property.js';
 
 export interface ValidationResult {
   model: Model;
@@ -324,9 +331,9 @@ function checkBundleBlob(
     const prop = b.properties[i]!;
     let error: string | undefined;
     if (prop.value === undefined) error = 'unexpected end of JSON input';
-    else if (prop.type !== 'olm.bundle.object') {
+    else if (prop.type !== PROPERTY_BUNDLE_OBJECT) {
       const shape = GO_PROPERTY_VALUES[prop.type];
-      if (prop.type === 'olm.package') {
+      if (prop.type === PROPERTY_PACKAGE) {
         const decoded = decodeGo(prop.value, shape!);
         error = decoded.error;
         if (!error) packages.push((decoded.value ?? {}) as (typeof packages)[number]);
@@ -461,7 +468,7 @@ function convertDeprecations(
       refs.add(key);
       const deprecation = { message: entry.message };
       switch (ref.schema) {
-        case 'olm.bundle':
+        case SCHEMA_BUNDLE:
           if (!bundleNames.get(d.package)?.has(ref.name)) {
             return r.error(
               'DEP-BUNDLE-NOT-FOUND',
@@ -475,7 +482,7 @@ function convertDeprecations(
             if (mb) mb.deprecation = deprecation;
           }
           return;
-        case 'olm.channel': {
+        case SCHEMA_CHANNEL: {
           const ch = mpkg.channels.get(ref.name);
           if (!ch) {
             return r.error(
@@ -488,7 +495,7 @@ function convertDeprecations(
           ch.deprecation = deprecation;
           return;
         }
-        case 'olm.package':
+        case SCHEMA_PACKAGE:
           if (ref.name !== '') {
             return r.error(
               'DEP-PACKAGE-NAME-SET',

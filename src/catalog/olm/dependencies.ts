@@ -29,6 +29,17 @@ import type { Model, ModelBundle } from '../fbc/model.js';
 import { tryParseRange, type VersionRange } from '../versions/range.js';
 import { compareVersions, formatVersion, parseVersionTolerant, type Version } from '../versions/semver.js';
 import { goFormatFloat } from '../go/gofloat.js';
+import {
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_CONSTRAINT,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_LABEL,
+  PROPERTY_LABEL_REQUIRED,
+  PROPERTY_PACKAGE,
+  PROPERTY_PACKAGE_REQUIRED,
+} from '../property.js';
 
 export interface GVK {
   group: string;
@@ -50,7 +61,10 @@ export type Constraint =
   | { kind: 'all' | 'any' | 'not'; children: Constraint[] };
 
 export type DependencyType =
-  'olm.package.required' | 'olm.gvk.required' | 'olm.label.required' | 'olm.constraint';
+  | typeof PROPERTY_PACKAGE_REQUIRED
+  | typeof PROPERTY_GVK_REQUIRED
+  | typeof PROPERTY_LABEL_REQUIRED
+  | typeof PROPERTY_CONSTRAINT;
 
 export type DependencyErrorRule = 'D-CEL-INVALID' | 'D-CEL-COST' | 'D-RANGE-INVALID' | 'D-CONSTRAINT-INVALID';
 
@@ -444,22 +458,22 @@ export function parseDependency(p: Property): Dependency | undefined {
   const v = isObj(p.value) ? p.value : {};
   try {
     switch (p.type) {
-      case 'olm.package.required': {
+      case PROPERTY_PACKAGE_REQUIRED: {
         const constraint = packageConstraint(str(v.packageName), str(v.versionRange));
         return { type: p.type, constraint, line: p.line, text: describe(constraint) };
       }
-      case 'olm.gvk.required': {
+      case PROPERTY_GVK_REQUIRED: {
         const constraint: Constraint = {
           kind: 'gvk',
           gvk: { group: str(v.group), version: str(v.version), kind: str(v.kind) },
         };
         return { type: p.type, constraint, line: p.line, text: describe(constraint) };
       }
-      case 'olm.label.required': {
+      case PROPERTY_LABEL_REQUIRED: {
         const constraint: Constraint = { kind: 'label', label: str(v.label) };
         return { type: p.type, constraint, line: p.line, text: describe(constraint) };
       }
-      case 'olm.constraint': {
+      case PROPERTY_CONSTRAINT: {
         const size = JSON.stringify(p.value ?? null).length;
         if (size > MAX_CONSTRAINT_SIZE) {
           throw new ConstraintError(
@@ -515,7 +529,9 @@ export function matches(c: Constraint, b: CatalogBundle): boolean {
     case 'gvk':
       return b.gvkKeys.has(gvkKey(c.gvk));
     case 'label':
-      return b.properties.some((p) => p.type === 'olm.label' && isObj(p.value) && p.value.label === c.label);
+      return b.properties.some(
+        (p) => p.type === PROPERTY_LABEL && isObj(p.value) && p.value.label === c.label,
+      );
     case 'cel':
       return celMatches(c.program, b);
     case 'all':
@@ -534,7 +550,7 @@ function providesPackage(b: CatalogBundle, name: string): boolean {
 
 function packageNames(b: CatalogBundle): string[] {
   return b.properties.flatMap((p) =>
-    p.type === 'olm.package' && isObj(p.value) && typeof p.value.packageName === 'string'
+    p.type === PROPERTY_PACKAGE && isObj(p.value) && typeof p.value.packageName === 'string'
       ? [p.value.packageName]
       : [],
   );
@@ -562,7 +578,7 @@ export function externallyMet(c: Constraint, ext: ExternalProviders | undefined)
 const SCANS_BEFORE_TABLES = 16;
 
 // Properties too big and too common to look at for dependencies.
-const BULK = new Set(['olm.csv.metadata', 'olm.bundle.object']);
+const BULK = new Set([PROPERTY_CSV_METADATA, PROPERTY_BUNDLE_OBJECT]);
 
 export class DependencyIndex {
   /** Every bundle, keyed `package\0name`. */
@@ -666,7 +682,7 @@ export class DependencyIndex {
     const properties = mb.properties;
     let version = mb.version;
     if (version === undefined) {
-      const pkgProp = properties.find((p) => p.type === 'olm.package');
+      const pkgProp = properties.find((p) => p.type === PROPERTY_PACKAGE);
       const text = isObj(pkgProp?.value) ? str(pkgProp.value.version) : '';
       try {
         version = parseVersionTolerant(text);
@@ -679,11 +695,11 @@ export class DependencyIndex {
     const packageNames = [mb.package];
     const dependencies: Dependency[] = [];
     for (const p of properties) {
-      if (p.type === 'olm.gvk' && isObj(p.value)) {
+      if (p.type === PROPERTY_GVK && isObj(p.value)) {
         const gvk = { group: str(p.value.group), version: str(p.value.version), kind: str(p.value.kind) };
         gvks.push({ gvk, line: p.line });
         gvkKeys.add(gvkKey(gvk));
-      } else if (p.type === 'olm.package') {
+      } else if (p.type === PROPERTY_PACKAGE) {
         // pkgPredicate also accepts the packageName of any olm.package property.
         if (
           isObj(p.value) &&

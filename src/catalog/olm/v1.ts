@@ -14,6 +14,7 @@ import { parseMastermindsRange, type MastermindsRange } from '../versions/master
 import { parseRelease, type ModelBundle, type ModelPackage } from '../fbc/model.js';
 import { tryParseRange, type VersionRange } from '../versions/range.js';
 import { compareVersions, type PrereleasePart, type Version } from '../versions/semver.js';
+import { PROPERTY_PACKAGE } from '../property.js';
 
 export interface InstalledBundle {
   name: string;
@@ -255,7 +256,7 @@ function bundleVersionRelease(
 
 /** Whether the `olm.package` value has a `release` string (Go's JSON keys match case-insensitively). */
 function hasExplicitRelease(mb: ModelBundle): boolean {
-  const value = mb.properties.find((p) => p.type === 'olm.package')?.value;
+  const value = mb.properties.find((p) => p.type === PROPERTY_PACKAGE)?.value;
   if (typeof value !== 'object' || value === null) return false;
   return Object.entries(value).some(([key, v]) => key.toLowerCase() === 'release' && typeof v === 'string');
 }

@@ -2,10 +2,10 @@
 // list of FBC blobs; each `olm.bundle` given only by `schema` and `image` is replaced by
 // the rendered bundle, and everything else is copied as written (no edges are made up).
 import type { Channel, DeclarativeConfig, Deprecation, Package, Property } from '../fbc/declcfg.js';
-import { sortedJson } from '../fbc/load.js';
-import { channelJson, deprecationJson, packageJson } from '../fbc/render.js';
+import { channelJson, deprecationJson, metaJson, packageJson } from '../fbc/render.js';
 import { TemplateError } from './semver.js';
-import { RawJson, type FbcObject, type JsonObject, type OutputConfig } from './write.js';
+import type { FbcObject, JsonObject, OutputConfig } from './write.js';
+import { SCHEMA_BASIC_TEMPLATE } from '../property.js';
 
 /** basic.go parseSpec: `schema` and `entries` (any case); other keys are ignored. */
 export function readBasicTemplate(doc: unknown): unknown[] {
@@ -21,7 +21,7 @@ export function readBasicTemplate(doc: unknown): unknown[] {
     return key === undefined ? undefined : o[key];
   };
   const schema = field('schema');
-  if (schema !== 'olm.template.basic') {
+  if (schema !== SCHEMA_BASIC_TEMPLATE) {
     throw new TemplateError(
       `template has unknown schema (${JSON.stringify(typeof schema === 'string' ? schema : '')}), should be "olm.template.basic"`,
     );
@@ -46,14 +46,12 @@ export function isBundleTemplate(b: DeclarativeConfig['bundles'][number]): boole
   );
 }
 
-const sorted = (v: unknown): RawJson => new RawJson(sortedJson(v ?? null));
-
 // Copied blobs went through declcfg.Meta, which re-encodes them with sorted keys, and
 // then through the typed structs (fields in struct order, empty optional ones left out).
 function properties(props: Property[]): JsonObject {
   return props.length === 0
     ? {}
-    : { properties: props.map((p) => ({ type: p.type, value: sorted(p.value) })) };
+    : { properties: props.map((p) => ({ type: p.type, value: metaJson(p.value) })) };
 }
 
 export function packageObject(p: Package): FbcObject {
@@ -81,7 +79,7 @@ export function renderBasic(cfg: DeclarativeConfig, renderedBundles: FbcObject[]
       schema: o.schema,
       package: o.package,
       name: o.name,
-      value: sorted(o.value),
+      value: metaJson(o.value),
     })),
     deprecations: cfg.deprecations.map(deprecationObject),
   };

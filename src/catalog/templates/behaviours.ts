@@ -4,6 +4,7 @@
 // `ocp-promote` and `release` all ask here.
 import { renderTemplateText, type TemplateKind, type TemplateRenderOptions } from './index.js';
 import { semverOptionsForOpm } from './semver.js';
+import { SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 
 /**
  * opm releases whose template behaviour differs (semver edges: v1.57.0, v1.61.0; package
@@ -14,7 +15,7 @@ export const OPM_BEHAVIOURS = ['v1.73.0', 'v1.64.0', 'v1.60.0', 'v1.46.0'];
 
 /** The releases worth trying for a kind: only olm.semver templates render differently. */
 export function opmBehavioursFor(kind: TemplateKind): string[] {
-  return kind === 'olm.semver' ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1);
+  return kind === SCHEMA_SEMVER_TEMPLATE ? OPM_BEHAVIOURS : OPM_BEHAVIOURS.slice(0, 1);
 }
 
 export type MigrateLevel = 'bundle-object-to-csv-metadata' | undefined;

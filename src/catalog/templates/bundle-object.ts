@@ -4,6 +4,7 @@
 import { decodeFile } from '../fbc/decode.js';
 import type { BundleObject } from './semver.js';
 import type { JsonObject } from './write.js';
+import { PROPERTY_BUNDLE_OBJECT, SCHEMA_BUNDLE } from '../property.js';
 
 /** A field by name, or by a case-insensitive match as Go's encoding/json finds it. */
 export const fieldOf = (o: JsonObject, name: string): unknown => {
@@ -20,11 +21,11 @@ export function bundleObject(blob: JsonObject): BundleObject {
   const name = str(fieldOf(blob, 'name'));
   const pkg = str(fieldOf(blob, 'package'));
   return {
-    schema: 'olm.bundle',
+    schema: SCHEMA_BUNDLE,
     package: pkg,
     name,
     value: {
-      schema: str(fieldOf(blob, 'schema')) || 'olm.bundle',
+      schema: str(fieldOf(blob, 'schema')) || SCHEMA_BUNDLE,
       ...(name ? { name } : {}),
       ...(pkg ? { package: pkg } : {}),
       image: str(fieldOf(blob, 'image')),
@@ -53,7 +54,7 @@ export function csvOfBundle(blob: JsonObject): JsonObject | undefined {
   const props = fieldOf(blob, 'properties');
   if (!Array.isArray(props)) return undefined;
   for (const p of props as JsonObject[]) {
-    if (fieldOf(p, 'type') !== 'olm.bundle.object') continue;
+    if (fieldOf(p, 'type') !== PROPERTY_BUNDLE_OBJECT) continue;
     const data = fieldOf((fieldOf(p, 'value') ?? {}) as JsonObject, 'data');
     if (typeof data !== 'string') continue;
     const decoded = decodeFile(Buffer.from(data, 'base64')).values[0]?.value as JsonObject | undefined;

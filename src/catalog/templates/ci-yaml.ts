@@ -3,6 +3,7 @@
 // check, `/promote` and the release command all read it here.
 import { parseNodes, scalarOf, valueOf, type TNode } from '../edits/promote-edit.js';
 import type { TemplateKind } from './index.js';
+import { SCHEMA_BASIC_TEMPLATE, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 
 export interface TemplateMapping {
   /** Path of the template file. */
@@ -46,7 +47,7 @@ export function templateMappingsFromCiYaml(ciPath: string, text: string): Templa
     if (typeof name !== 'string' || names?.kind !== 'seq') continue;
     out.push({
       template: `${dir}/catalog-templates/${name}`,
-      kind: type === 'olm.semver' ? 'olm.semver' : 'olm.template.basic',
+      kind: type === SCHEMA_SEMVER_TEMPLATE ? SCHEMA_SEMVER_TEMPLATE : SCHEMA_BASIC_TEMPLATE,
       outputs: names.items.flatMap((n) =>
         n.kind === 'scalar' ? [`catalogs/${String(n.value)}/${pkg}/catalog.yaml`] : [],
       ),

@@ -2,6 +2,7 @@
 // bundles from a resolver, and write the result as `opm alpha render-template` does.
 import { decodeFile } from '../fbc/decode.js';
 import { loadCatalog } from '../fbc/load.js';
+import { goJsonEncode } from '../go/gojsonencode.js';
 import type { CatalogSource, SourceEntry } from '../fbc/source.js';
 import { readBasicTemplate, isBundleTemplate, renderBasic } from './basic.js';
 import { bundleObject, csvOfBundle, fieldOf, str } from './bundle-object.js';
@@ -21,9 +22,16 @@ import {
   type OutputConfig,
   type OutputFormat,
 } from './write.js';
+import {
+  PROPERTY_CSV_METADATA,
+  SCHEMA_BASIC_TEMPLATE,
+  SCHEMA_BUNDLE,
+  SCHEMA_PACKAGE,
+  SCHEMA_SEMVER_TEMPLATE,
+} from '../property.js';
 
-export type TemplateKind = 'olm.semver' | 'olm.template.basic';
-export const TEMPLATE_KINDS: readonly TemplateKind[] = ['olm.semver', 'olm.template.basic'];
+export type TemplateKind = typeof SCHEMA_SEMVER_TEMPLATE | typeof SCHEMA_BASIC_TEMPLATE;
+export const TEMPLATE_KINDS: readonly TemplateKind[] = [SCHEMA_SEMVER_TEMPLATE, SCHEMA_BASIC_TEMPLATE];
 
 /** A bundle blob, optionally with its CSV (which FBC with `olm.csv.metadata` lacks). */
 export interface ResolvedBundle {
@@ -100,7 +108,10 @@ async function resolve(options: TemplateRenderOptions, image: string): Promise<R
 
 /** A one-file catalog source holding the basic template's entries. */
 function entriesSource(entries: unknown[]): CatalogSource {
-  const text = Buffer.from(entries.map((e) => JSON.stringify(e)).join('\n'));
+  // Each entry as Go holds it (JSON.stringify would lose the sign of -0).
+  const text = Buffer.from(
+    entries.map((e) => goJsonEncode(e, { sortKeys: false, escapeHtml: false })).join('\n'),
+  );
   const path = 'template-entries.json';
   return {
     label: 'template',
@@ -116,7 +127,7 @@ export async function renderTemplate(
 ): Promise<{ kind: TemplateKind; config: OutputConfig }> {
   const doc = parseTemplate(text);
   const kind = templateKind(doc);
-  if (kind === 'olm.semver') {
+  if (kind === SCHEMA_SEMVER_TEMPLATE) {
     const decoded = decodeFile(typeof text === 'string' ? Buffer.from(text) : text);
     const dup = decoded.notes.find((n) => n.rule === 'QUIRK-DUPLICATE-KEY-LAST-WINS');
     if (dup) throw new TemplateError(`render: unable to read file: line ${dup.line}: ${dup.message}`);
@@ -165,9 +176,9 @@ export function bundleResolverFromCatalog(texts: (string | Uint8Array)[]): Bundl
       if (typeof value !== 'object' || value === null) continue;
       const blob = value as JsonObject;
       const schema = fieldOf(blob, 'schema');
-      if (schema === 'olm.package' && fieldOf(blob, 'icon'))
+      if (schema === SCHEMA_PACKAGE && fieldOf(blob, 'icon'))
         icons.set(str(fieldOf(blob, 'name')), fieldOf(blob, 'icon'));
-      if (schema !== 'olm.bundle') continue;
+      if (schema !== SCHEMA_BUNDLE) continue;
       const image = str(fieldOf(blob, 'image'));
       if (!image || byImage.has(image)) continue;
       const csv = csvOfBundle(blob);
@@ -178,7 +189,7 @@ export function bundleResolverFromCatalog(texts: (string | Uint8Array)[]): Bundl
   for (const [blob, image] of metadataOnly) {
     const props = fieldOf(blob, 'properties');
     const meta = Array.isArray(props)
-      ? (props as JsonObject[]).find((p) => fieldOf(p, 'type') === 'olm.csv.metadata')
+      ? (props as JsonObject[]).find((p) => fieldOf(p, 'type') === PROPERTY_CSV_METADATA)
       : undefined;
     if (!meta) continue;
     const value = (fieldOf(meta, 'value') ?? {}) as JsonObject;

@@ -3,7 +3,9 @@
 // built from its CSV is appended, encoded as Go encodes property.CSVMetadata.
 import { goStringCompare } from '../go/gostrings.js';
 import { csvOfBundle } from './bundle-object.js';
-import { RawJson, type JsonObject } from './write.js';
+import { goJsonEncode, RawJson } from '../go/gojsonencode.js';
+import type { JsonObject } from './write.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 type GoT = 'string' | 'bool' | 'int' | 'raw' | 'stringMap' | { struct: Field[] } | { slice: GoT };
 type Field = [name: string, type: GoT, omitempty: boolean];
@@ -183,9 +185,7 @@ function encode(v: unknown, t: GoT, omitempty: boolean): unknown {
     const entries = keys.map((k) => [k, typeof m[k] === 'string' ? m[k] : ''] as const);
     // JavaScript objects put integer-like keys first; Go sorts all keys bytewise.
     if (keys.some((k) => /^(0|[1-9]\d*)$/.test(k)))
-      return new RawJson(
-        `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${JSON.stringify(x)}`).join(',')}}`,
-      );
+      return new RawJson(goJsonEncode(Object.fromEntries(entries), { sortKeys: true, escapeHtml: false }));
     return Object.fromEntries(entries);
   }
   if ('slice' in t) {
@@ -217,12 +217,12 @@ export function csvMetadata(csv: JsonObject): JsonObject {
 export function migrateBundleObjectToCsvMetadata(blob: JsonObject): JsonObject {
   const props = Array.isArray(blob.properties) ? (blob.properties as JsonObject[]) : [];
   const csv = csvOfBundle(blob);
-  if (!blob.image || !csv || props.some((p) => p.type === 'olm.csv.metadata')) return blob;
+  if (!blob.image || !csv || props.some((p) => p.type === PROPERTY_CSV_METADATA)) return blob;
   return {
     ...blob,
     properties: [
-      ...props.filter((p) => p.type !== 'olm.bundle.object'),
-      { type: 'olm.csv.metadata', value: csvMetadata(csv) },
+      ...props.filter((p) => p.type !== PROPERTY_BUNDLE_OBJECT),
+      { type: PROPERTY_CSV_METADATA, value: csvMetadata(csv) },
     ],
   };
 }

@@ -12,6 +12,7 @@ import {
 } from '../versions/semver.js';
 import { goStringCompare } from '../go/gostrings.js';
 import type { FbcObject, JsonObject, OutputConfig } from './write.js';
+import { PROPERTY_PACKAGE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 
 export class TemplateError extends Error {
   constructor(message: string) {
@@ -116,7 +117,7 @@ export function readSemverTemplate(doc: unknown): SemverTemplate {
     ],
     'semver.SemverTemplateData',
   );
-  if (expect<string>(top.schema, 'string', 'schema') !== 'olm.semver') {
+  if (expect<string>(top.schema, 'string', 'schema') !== SCHEMA_SEMVER_TEMPLATE) {
     throw new TemplateError('readFile: input file has unknown schema, should be "olm.semver"');
   }
   let major = expect<boolean>(top.generateMajorChannels, 'boolean', 'generateMajorChannels') ?? false;
@@ -385,7 +386,7 @@ export interface RenderedBundle {
 /** The olm.package property of a bundle: name and strict version, as semver.go reads it. */
 export function bundlePackageVersion(b: BundleObject): { package: string; version: Version } {
   const props = Array.isArray(b.value.properties) ? (b.value.properties as JsonObject[]) : [];
-  const pkgs = props.filter((p) => p?.type === 'olm.package');
+  const pkgs = props.filter((p) => p?.type === PROPERTY_PACKAGE);
   if (pkgs.length !== 1) {
     throw new TemplateError(
       `bundle ${JSON.stringify(b.name)} has multiple "olm.package" properties, expected exactly 1`,
@@ -493,20 +494,20 @@ export function renderSemver(
     }
   }
   const pkgValue: JsonObject = {
-    schema: 'olm.package',
+    schema: SCHEMA_PACKAGE,
     name: pkg,
     defaultChannel: graph.defaultChannel,
     ...(icon ? { icon } : {}),
     ...(description ? { description } : {}),
   };
-  out.packages.push({ schema: 'olm.package', package: '', name: pkg, value: pkgValue });
+  out.packages.push({ schema: SCHEMA_PACKAGE, package: '', name: pkg, value: pkgValue });
   for (const ch of graph.channels) {
     out.channels.push({
-      schema: 'olm.channel',
+      schema: SCHEMA_CHANNEL,
       package: pkg,
       name: ch.name,
       value: {
-        schema: 'olm.channel',
+        schema: SCHEMA_CHANNEL,
         name: ch.name,
         package: pkg,
         entries: ch.entries.map((e) => ({

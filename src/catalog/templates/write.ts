@@ -7,6 +7,7 @@
 // (v2.4.3, libyaml's emitterc.go) that block mappings, sequences and scalars reach.
 import { resolvePlainScalar } from '../fbc/yaml11.js';
 import { goFormatFloat } from '../go/gofloat.js';
+import { goJsonEncode, type GoMap, type RawJson } from '../go/gojsonencode.js';
 import { goStringCompare } from '../go/gostrings.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -17,18 +18,7 @@ export interface FbcObject {
   schema: string;
   package: string;
   name: string;
-  value: JsonObject | RawJson;
-}
-
-/**
- * JSON kept as text, for values whose key order JavaScript objects cannot hold (Go
- * sorts map keys bytewise; JavaScript puts integer-like keys first).
- */
-export class RawJson {
-  constructor(readonly text: string) {}
-  toJSON(): unknown {
-    return JSON.parse(this.text);
-  }
+  value: JsonObject | RawJson | GoMap;
 }
 
 /** A declarative config as the writer sees it (declcfg.DeclarativeConfig). */
@@ -77,77 +67,11 @@ export function writeConfig(cfg: OutputConfig, format: OutputFormat): string {
   return out.join('');
 }
 
-/** Go's json.Encoder with SetIndent("", "    ") and SetEscapeHTML(false). */
+/** jsonEncoder.Encode of write.go. */
 export function encodeJson(value: unknown): string {
-  return (
-    indentJson(compactJson(value))
-      .replace(/\u2028/g, '\\u2028')
-      .replace(/\u2029/g, '\\u2029') + '\n'
-  );
-}
-
-/** Compact JSON in the objects' own key order, with RawJson text inlined. */
-function compactJson(v: unknown): string {
-  if (v instanceof RawJson) return v.text;
-  if (Array.isArray(v)) return `[${v.map((x) => compactJson(x ?? null)).join(',')}]`;
-  if (typeof v === 'object' && v !== null) {
-    const parts: string[] = [];
-    for (const [k, x] of Object.entries(v))
-      if (x !== undefined) parts.push(`${JSON.stringify(k)}:${compactJson(x)}`);
-    return `{${parts.join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
-/** Go's json.Indent(dst, src, "", "    ") of compact JSON. */
-function indentJson(compact: string): string {
-  const out: string[] = [];
-  let depth = 0;
-  let inString = false;
-  const newline = (): void => {
-    out.push('\n' + '    '.repeat(depth));
-  };
-  for (let i = 0; i < compact.length; i++) {
-    const c = compact[i]!;
-    if (inString) {
-      out.push(c);
-      if (c === '\\') out.push(compact[++i]!);
-      else if (c === '"') inString = false;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        inString = true;
-        out.push(c);
-        break;
-      case '{':
-      case '[':
-        if (compact[i + 1] === (c === '{' ? '}' : ']')) {
-          out.push(c, compact[++i]!);
-          break;
-        }
-        out.push(c);
-        depth++;
-        newline();
-        break;
-      case '}':
-      case ']':
-        depth--;
-        newline();
-        out.push(c);
-        break;
-      case ',':
-        out.push(c);
-        newline();
-        break;
-      case ':':
-        out.push(': ');
-        break;
-      default:
-        out.push(c);
-    }
-  }
-  return out.join('');
+  // declcfg.WriteJSON: a json.Encoder with SetIndent("", "    ") and SetEscapeHTML(false)
+  // writing structs (the caller's objects are in Go's field order).
+  return goJsonEncode(value, { sortKeys: false, escapeHtml: false, indent: '    ' });
 }
 
 /** yamlEncoder.Encode of write.go: `---` and the sigs.k8s.io/yaml form of the JSON. */

@@ -35,6 +35,14 @@ import {
   type Version,
 } from '../../catalog/versions/semver.js';
 import { v1Chosen, v1Path, v1Successors } from '../../catalog/olm/v1.js';
+import {
+  CSV_PROPERTIES_ANNOTATION,
+  PROPERTY_CONSTRAINT,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_MAX_OPENSHIFT_VERSION,
+  PROPERTY_PACKAGE_REQUIRED,
+} from '../../catalog/property.js';
 
 export interface GraphCheckOptions {
   /** Only these packages (a PR's changed ones); default all. */
@@ -909,7 +917,7 @@ function checkHeadDeprecated(view: ChannelView, out: Diagnostic[]): void {
 // ---------------------------------------------------------------------------------------
 // G19: bundles v1 may pick declare dependencies
 
-const DEPENDENCY_TYPES = new Set(['olm.package.required', 'olm.gvk.required', 'olm.constraint']);
+const DEPENDENCY_TYPES = new Set([PROPERTY_PACKAGE_REQUIRED, PROPERTY_GVK_REQUIRED, PROPERTY_CONSTRAINT]);
 
 function checkDependencies(pkg: ModelPackage, views: ChannelView[], out: Diagnostic[]): void {
   const why = new Map<string, { b: ModelBundle; reasons: string[] }>();
@@ -970,20 +978,20 @@ function rankMinor(m: Minor): number {
 
 function maxOpenShiftValues(blob: Bundle): { values: { value: unknown; prop?: Property }[]; count: number } {
   const fromProps = blob.properties
-    .filter((p) => p.type === 'olm.maxOpenShiftVersion')
+    .filter((p) => p.type === PROPERTY_MAX_OPENSHIFT_VERSION)
     .map((p) => ({ value: p.value, prop: p }));
   // The CSV's `olm.properties` annotation is what OLM reads from the installed operator.
   const fromCsv: { value: unknown }[] = [];
   for (const p of blob.properties) {
-    if (p.type !== 'olm.csv.metadata') continue;
+    if (p.type !== PROPERTY_CSV_METADATA) continue;
     const annotations = (p.value as { annotations?: Record<string, unknown> } | null)?.annotations;
-    const raw = annotations?.['olm.properties'];
+    const raw = annotations?.[CSV_PROPERTIES_ANNOTATION];
     if (typeof raw !== 'string') continue;
     try {
       const list = JSON.parse(raw) as unknown;
       if (!Array.isArray(list)) continue;
       for (const item of list) {
-        if ((item as { type?: unknown })?.type === 'olm.maxOpenShiftVersion') {
+        if ((item as { type?: unknown })?.type === PROPERTY_MAX_OPENSHIFT_VERSION) {
           fromCsv.push({ value: (item as { value?: unknown }).value });
         }
       }

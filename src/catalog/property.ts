@@ -1,0 +1,94 @@
+// The FBC vocabulary, like operator-registry's `alpha/property` (property types and their
+// values) and `alpha/declcfg` (schemas). 'olm.package' and 'olm.channel' are both a schema
+// and a property type; the names below keep them apart. docs/validation-rules.md says what
+// each is checked for.
+
+// ---- schemas of FBC objects (declcfg.SchemaPackage, ...) and of templates
+
+export const SCHEMA_PACKAGE = 'olm.package';
+export const SCHEMA_CHANNEL = 'olm.channel';
+export const SCHEMA_BUNDLE = 'olm.bundle';
+export const SCHEMA_DEPRECATIONS = 'olm.deprecations';
+/** `opm alpha render-template basic`'s input. */
+export const SCHEMA_BASIC_TEMPLATE = 'olm.template.basic';
+/** `opm alpha render-template semver`'s input. */
+export const SCHEMA_SEMVER_TEMPLATE = 'olm.semver';
+
+// ---- property types (property.TypePackage, ...) and the values they carry
+
+/** The bundle's package and version: exactly one per bundle. */
+export const PROPERTY_PACKAGE = 'olm.package';
+export interface PackageValue {
+  packageName: string;
+  version: string;
+  /** Newer opm only: the release of a version. */
+  release?: string;
+}
+
+/** A dependency on a package in a version range (blang syntax). */
+export const PROPERTY_PACKAGE_REQUIRED = 'olm.package.required';
+export interface PackageRequiredValue {
+  packageName: string;
+  versionRange: string;
+}
+
+/** An API (group, version, kind) the bundle provides. */
+export const PROPERTY_GVK = 'olm.gvk';
+/** An API the bundle requires. */
+export const PROPERTY_GVK_REQUIRED = 'olm.gvk.required';
+export interface GvkValue {
+  group: string;
+  kind: string;
+  version: string;
+}
+
+/** One manifest of the bundle, base64 JSON. */
+export const PROPERTY_BUNDLE_OBJECT = 'olm.bundle.object';
+export interface BundleObjectValue {
+  data: string;
+}
+
+/** The CSV's metadata, which replaces the bundle objects after opm's migration. */
+export const PROPERTY_CSV_METADATA = 'olm.csv.metadata';
+export interface CsvMetadataValue {
+  annotations?: Record<string, string>;
+  description?: string;
+  displayName?: string;
+  keywords?: string[];
+  [field: string]: unknown;
+}
+
+/** A channel membership with a priority (a property of a package or bundle). */
+export const PROPERTY_CHANNEL = 'olm.channel';
+export interface ChannelValue {
+  channelName: string;
+  priority: number;
+}
+
+/** A label the bundle carries, and a dependency on one. */
+export const PROPERTY_LABEL = 'olm.label';
+export const PROPERTY_LABEL_REQUIRED = 'olm.label.required';
+export interface LabelValue {
+  label: string;
+}
+
+/** A generic (CEL or compound) dependency. */
+export const PROPERTY_CONSTRAINT = 'olm.constraint';
+export interface ConstraintValue {
+  failureMessage?: string;
+  cel?: { rule: string };
+  all?: { constraints: ConstraintValue[] };
+  any?: { constraints: ConstraintValue[] };
+  not?: { constraints: ConstraintValue[] };
+  package?: PackageRequiredValue;
+  gvk?: GvkValue;
+}
+
+/** The newest OpenShift release the bundle may be installed on, e.g. "4.18". */
+export const PROPERTY_MAX_OPENSHIFT_VERSION = 'olm.maxOpenShiftVersion';
+export type MaxOpenShiftVersionValue = string;
+
+// ---- where properties are declared outside the FBC
+
+/** The CSV annotation holding extra properties as a JSON list. */
+export const CSV_PROPERTIES_ANNOTATION = 'olm.properties';
