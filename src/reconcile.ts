@@ -175,8 +175,14 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
         let headQueued = false;
         if (!headLast || (headLast.status === 'completed' && headLast.conclusion === 'failure')) {
           const committed = Date.parse(head.commit.commit?.committer?.date ?? '');
+          // Overdue only when it is known to change a catalog: a failed run says so; without
+          // one, its files do (the job itself decides what to publish either way).
           const overdue =
-            watchdog && Number.isFinite(committed) ? overdueReason(headLast, watchdog, committed) : undefined;
+            watchdog &&
+            Number.isFinite(committed) &&
+            (headLast || (await changesCatalog(headSha, head.commit.parents?.[0]?.sha, catalogs)))
+              ? overdueReason(headLast, watchdog, committed)
+              : undefined;
           if (overdue !== undefined) summary.publishOverdue++;
           await queuePublish(headSha, headLast, overdue);
           headQueued = true;
@@ -217,9 +223,12 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
           await queuePublish(c.sha, last, overdue);
         }
 
-        /** Whether a commit changed a file under a catalog root (asked once; unsure means yes). */
+        /**
+         * Whether a commit changed a file under a catalog root (asked once; unsure means yes).
+         * A commit without a parent (a repository's first) is no merge.
+         */
         async function changesCatalog(sha: string, parent: string | undefined, globs: string[]) {
-          if (parent === undefined) return true;
+          if (parent === undefined) return false;
           try {
             const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
               ...ref,

@@ -78,6 +78,10 @@ export async function publishJob(
   try {
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
+    // Tags without {sha} move: only the branch head may write them. Read first: it is also
+    // the job's first request, which authenticates the client against the configured API
+    // (the session's explicit token request does not know a GitHub Enterprise base URL).
+    const { data: branchNow } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -112,9 +116,7 @@ export async function publishJob(
       }
 
       await session.fetchBlobs([job.after]);
-      // Tags without {sha} move: only the branch head may write them.
-      const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
-      const current = branch.commit.sha === job.after;
+      const current = branchNow.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       if (!options.registry) throw new Error('no registry client is configured');
       // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
