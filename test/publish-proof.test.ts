@@ -256,6 +256,7 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     const metrics = new AppMetrics({ processMetrics: false });
     const metricsPort = await freePort();
     const scrape = metricsServer(metrics, { CATALOG_BOT_METRICS_PORT: String(metricsPort) })!;
+    const asked = gh.requests.length;
     const q2 = new InProcessQueue();
     const second = await startAppServer(
       gh,
@@ -281,6 +282,11 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
       expect(releaseComments(2)[0]!.body).toContain(`${image()}:v4.21-${merge.slice(0, 12)}@${pinned}`);
       // The merge that changed no catalog got no publish run, and the first merge (published) was left alone.
       expect(publishRuns(later)).toEqual([]);
+      // What the pass cost: one page of commits, one comparison (the head, which has no run;
+      // the failed merge's run says it changed a catalog, the repository's first commit is no merge).
+      const pass = gh.requests.slice(asked).map((r) => r.path.split('?')[0]!);
+      expect(pass.filter((p) => p.endsWith('/commits'))).toHaveLength(1);
+      expect(pass.filter((p) => p.includes('/compare/'))).toHaveLength(1);
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       expect(text).toMatch(/^catalog_bot_publish_watchdog_retries_total 1$/m);
       expect(text).toMatch(/^catalog_bot_publish_overdue_commits 1$/m);
