@@ -177,10 +177,14 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
           const committed = Date.parse(head.commit.commit?.committer?.date ?? '');
           // Overdue only when it is known to change a catalog: a failed run says so; without
           // one, its files do (the job itself decides what to publish either way).
+          const headKey = `${repository.id}:${headSha}`;
+          let changes = headLast !== undefined;
+          if (!changes && watchdog && Number.isFinite(committed) && !settled.has(headKey)) {
+            changes = await changesCatalog(headSha, head.commit.parents?.[0]?.sha, catalogs);
+            if (!changes) settle(headKey);
+          }
           const overdue =
-            watchdog &&
-            Number.isFinite(committed) &&
-            (headLast || (await changesCatalog(headSha, head.commit.parents?.[0]?.sha, catalogs)))
+            watchdog && changes && Number.isFinite(committed)
               ? overdueReason(headLast, watchdog, committed)
               : undefined;
           if (overdue !== undefined) summary.publishOverdue++;

@@ -81,7 +81,9 @@ export async function publishJob(
     // Tags without {sha} move: only the branch head may write them. Read first: it is also
     // the job's first request, which authenticates the client against the configured API
     // (the session's explicit token request does not know a GitHub Enterprise base URL).
-    const { data: branchNow } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+    // A failure here is asked again below, only where the repository publishes.
+    const getBranch = () => octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+    const branchFirst = await getBranch().catch(() => undefined);
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -116,6 +118,7 @@ export async function publishJob(
       }
 
       await session.fetchBlobs([job.after]);
+      const branchNow = (branchFirst ?? (await getBranch())).data;
       const current = branchNow.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       if (!options.registry) throw new Error('no registry client is configured');
