@@ -23,7 +23,13 @@ import { cliCommand } from './helpers/cli.js';
 import { freePort, until } from './helpers/fleet.js';
 import { webhookExample } from './helpers/github.js';
 import { GitHubServer, type ServerRepo } from './helpers/github-server.js';
-import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import {
+  haveRegistryTools,
+  pushTestBase,
+  startProxy,
+  startRegistry,
+  type RunningRegistry,
+} from './helpers/registry.js';
 
 const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
 const verifyPublished = cliCommand('verify-published');
@@ -235,6 +241,30 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     const missing = await run([root, '--image', `${image()}:no-such-tag`]);
     expect(missing.code).toBe(2);
     expect(missing.err).toContain('cannot read');
+
+    // Behind a registry that wants credentials: REGISTRY_USERNAME/REGISTRY_PASSWORD go to the
+    // image's host only when the operator lists it in REGISTRY_CREDENTIAL_HOSTS.
+    const guarded = await startProxy(registry.port, { auth: 'basic', username: 'u', password: 'p' });
+    try {
+      const through = (extra: NodeJS.ProcessEnv) =>
+        verifyPublished(
+          [root, '--image', `${guarded.host}/proof:v4.21`],
+          new PassThrough(),
+          new PassThrough(),
+          {
+            REGISTRY_INSECURE_HOSTS: guarded.host,
+            REGISTRY_PRIVATE_HOSTS: guarded.host,
+            REGISTRY_USERNAME: 'u',
+            REGISTRY_PASSWORD: 'p',
+            ...extra,
+          },
+        );
+      expect(await through({})).toBe(2);
+      expect(guarded.log.every((r) => r.status === 401)).toBe(true);
+      expect(await through({ REGISTRY_CREDENTIAL_HOSTS: guarded.host })).toBe(1); // read, and still the changed root
+    } finally {
+      await guarded.stop();
+    }
   }, 60_000);
 
   it('a merge published while the registry was down is found by the watchdog and published once it is back', async () => {
