@@ -17,7 +17,7 @@ import { publishedCatalogReader } from './publish/published-catalog.js';
 import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
 import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
-import { startReconciler } from './reconcile.js';
+import { startReconciler, type PublishWatchdog } from './reconcile.js';
 
 export interface AppOptions {
   /** The job queue (default: a new in-process queue). */
@@ -42,6 +42,8 @@ export interface AppOptions {
   published?: PrHandlerOptions['published'];
   /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
   announceAfterMs?: number;
+  /** The reconciliation's publish watchdog (default: from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES; docs/publishing.md). */
+  publishWatchdog?: PublishWatchdog | false;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
   observeChecks?: ObserveChecks;
 }
@@ -129,7 +131,15 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
-    if (options.reconcileEveryMs) startReconciler(app, handlerOptions, options.reconcileEveryMs);
+    if (options.reconcileEveryMs)
+      startReconciler(
+        app,
+        {
+          ...handlerOptions,
+          ...(options.publishWatchdog !== undefined ? { publishWatchdog: options.publishWatchdog } : {}),
+        },
+        options.reconcileEveryMs,
+      );
     // A `web` replica only answers webhooks and queues; `worker` replicas (or `all`) run jobs.
     if (options.runJobs ?? true) {
       const run = jobRunner(app, handlerOptions);

@@ -27,6 +27,18 @@ export class AppMetrics {
     labelNames: ['check', 'conclusion'] as const,
     registers: [this.registry],
   });
+  /** Retries the publish watchdog queued (docs/publishing.md, "Watchdog"). */
+  readonly publishWatchdogRetries = new Counter({
+    name: 'catalog_bot_publish_watchdog_retries_total',
+    help: 'Merge commits the publish watchdog queued again: no successful catalog-bot/publish in time.',
+    registers: [this.registry],
+  });
+  /** Merge commits found overdue by the last reconciliation pass. */
+  readonly publishOverdue = new Gauge({
+    name: 'catalog_bot_publish_overdue_commits',
+    help: 'Merge commits that changed a catalog and had no successful catalog-bot/publish in time, at the last reconciliation.',
+    registers: [this.registry],
+  });
   readonly #queues: JobQueue[] = [];
 
   constructor(options: { processMetrics?: boolean } = {}) {

@@ -2,9 +2,13 @@
 // periodically, every open pull request whose head lacks a completed catalog-bot check
 // run for a check that applies is queued for its checks, and every default branch whose head has no
 // `catalog-bot/publish` run, or a failed one, while its config publishes is queued for
-// publishing (so a registry that was down gets another try). The
+// publishing (so a registry that was down gets another try). The publish watchdog looks
+// further back: merge commits of the default branch that changed a catalog and still have
+// no successful `catalog-bot/publish` some time after the merge are queued again, counted
+// for GET /metrics, and their check run says why (docs/publishing.md, "Watchdog"). The
 // queue's keys make this safe to run on every replica at once.
 import type { Probot } from 'probot';
+import { matchesGlob } from './checks/changes.js';
 import { parseRepoConfig } from './checks/config.js';
 import { newerRun } from './handlers/check-runs.js';
 import { resultsFor, unanswered } from './handlers/merge.js';
@@ -16,11 +20,62 @@ export interface ReconcileSummary {
   repositories: number;
   checksQueued: number;
   publishQueued: number;
+  /** Merge commits the publish watchdog found without a successful publish in time. */
+  publishOverdue: number;
+}
+
+/** When a merge without a successful publish is overdue, and how far back to look. */
+export interface PublishWatchdog {
+  /** A merge commit still unpublished this long after it was committed is overdue. */
+  afterMs: number;
+  /** Commits older than this are not looked at. */
+  lookBackMs: number;
+  /** At most this many commits of the default branch (first parents, newest first) per pass. */
+  maxCommits: number;
+}
+
+/**
+ * The watchdog's settings from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES (default 30; 0 or `off`
+ * turns it off), CATALOG_BOT_PUBLISH_LOOKBACK_HOURS (default 24) and
+ * CATALOG_BOT_PUBLISH_LOOKBACK_COMMITS (default 30).
+ */
+export function publishWatchdogFromEnv(env: NodeJS.ProcessEnv = process.env): PublishWatchdog | undefined {
+  const number = (name: string, fallback: number): number => {
+    const text = env[name];
+    const value = text === undefined || text === '' ? fallback : Number(text);
+    return Number.isFinite(value) && value >= 0 ? value : fallback;
+  };
+  if (env.CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES === 'off') return undefined;
+  const minutes = number('CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES', 30);
+  if (minutes === 0) return undefined;
+  return {
+    afterMs: minutes * 60_000,
+    lookBackMs: number('CATALOG_BOT_PUBLISH_LOOKBACK_HOURS', 24) * 3_600_000,
+    maxCommits: Math.max(1, Math.min(100, Math.floor(number('CATALOG_BOT_PUBLISH_LOOKBACK_COMMITS', 30)))),
+  };
+}
+
+export interface ReconcileOptions extends PrHandlerOptions {
+  /** The publish watchdog (default: publishWatchdogFromEnv()); `false` turns it off. */
+  publishWatchdog?: PublishWatchdog | false;
+}
+
+/**
+ * What earlier passes learnt for good, so a pass asks GitHub only about new commits:
+ * commits published successfully, and commits that changed no catalog root. Bounded.
+ */
+const settled = new Set<string>();
+const MAX_SETTLED = 20_000;
+function settle(key: string): void {
+  if (settled.size >= MAX_SETTLED) settled.delete(settled.values().next().value as string);
+  settled.add(key);
 }
 
 /** One pass over every installation's repositories. Errors of one repository do not stop the rest. */
-export async function reconcile(app: Probot, options: PrHandlerOptions): Promise<ReconcileSummary> {
-  const summary: ReconcileSummary = { repositories: 0, checksQueued: 0, publishQueued: 0 };
+export async function reconcile(app: Probot, options: ReconcileOptions): Promise<ReconcileSummary> {
+  const summary: ReconcileSummary = { repositories: 0, checksQueued: 0, publishQueued: 0, publishOverdue: 0 };
+  const watchdog =
+    options.publishWatchdog === undefined ? publishWatchdogFromEnv() : options.publishWatchdog || undefined;
   const slug = options.appSlug ? await options.appSlug() : undefined;
   const appOctokit = await app.auth();
   const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
@@ -79,43 +134,135 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
               : undefined,
           )
           .catch(() => undefined);
-        const { publish } = parseRepoConfig(config).config;
+        const { publish, catalogs } = parseRepoConfig(config).config;
         if (publish.images.length === 0 && !publish.dispatch) continue;
         const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
-        // Not published yet, or the last try failed (a registry down): try (again).
-        let last: Awaited<ReturnType<typeof ours>>[number] | undefined;
-        for (const r of await ours(head.commit.sha))
-          if (r.name === PUBLISH_CHECK && (!last || newerRun(r, last))) last = r;
-        if (last && (last.status !== 'completed' || last.conclusion !== 'failure')) continue;
-        const job: PublishJob = {
-          ref,
-          repoId: repository.id,
-          cloneUrl: repository.clone_url,
-          repoUrl: repository.html_url,
-          installationId: installation.id,
-          branch,
-          before: '',
-          after: head.commit.sha,
+        type Run = Awaited<ReturnType<typeof ours>>[number];
+        const lastPublish = async (sha: string): Promise<Run | undefined> => {
+          let last: Run | undefined;
+          for (const r of await ours(sha))
+            if (r.name === PUBLISH_CHECK && (!last || newerRun(r, last))) last = r;
+          return last;
         };
-        if (
-          await options.queue.enqueue({
-            key: `reconcile-publish:${repository.id}:${head.commit.sha}:${last?.id ?? 'none'}`,
-            group: `publish:${repository.id}`,
-            kind: 'publish',
-            data: job,
-          })
-        )
-          summary.publishQueued++;
+        const queuePublish = async (sha: string, last: Run | undefined, overdue?: string) => {
+          const job: PublishJob = {
+            ref,
+            repoId: repository.id,
+            cloneUrl: repository.clone_url,
+            repoUrl: repository.html_url,
+            installationId: installation.id,
+            branch,
+            before: '',
+            after: sha,
+            ...(overdue !== undefined ? { watchdog: overdue } : {}),
+          };
+          if (
+            await options.queue.enqueue({
+              key: `reconcile-publish:${repository.id}:${sha}:${last?.id ?? 'none'}`,
+              group: `publish:${repository.id}`,
+              kind: 'publish',
+              data: job,
+            })
+          ) {
+            summary.publishQueued++;
+            if (overdue !== undefined) options.metrics?.publishWatchdogRetries.inc();
+          }
+        };
+
+        // The head: not published yet, or the last try failed (a registry down): try (again).
+        const headSha = head.commit.sha;
+        const headLast = await lastPublish(headSha);
+        let headQueued = false;
+        if (!headLast || (headLast.status === 'completed' && headLast.conclusion === 'failure')) {
+          const committed = Date.parse(head.commit.commit?.committer?.date ?? '');
+          // Overdue only when it is known to change a catalog: a failed run says so; without
+          // one, its files do (the job itself decides what to publish either way).
+          const headKey = `${repository.id}:${headSha}`;
+          let changes = headLast !== undefined;
+          if (!changes && watchdog && Number.isFinite(committed) && !settled.has(headKey)) {
+            changes = await changesCatalog(headSha, head.commit.parents?.[0]?.sha, catalogs);
+            if (!changes) settle(headKey);
+          }
+          const overdue =
+            watchdog && changes && Number.isFinite(committed)
+              ? overdueReason(headLast, watchdog, committed)
+              : undefined;
+          if (overdue !== undefined) summary.publishOverdue++;
+          await queuePublish(headSha, headLast, overdue);
+          headQueued = true;
+        }
+        if (!watchdog) continue;
+
+        // The watchdog: earlier merges (and a head whose run is stuck) within the look-back.
+        const { data: listed } = await octokit.rest.repos.listCommits({
+          ...ref,
+          sha: branch,
+          since: new Date(Date.now() - watchdog.lookBackMs).toISOString(),
+          per_page: watchdog.maxCommits,
+        });
+        const bySha = new Map(listed.map((c) => [c.sha, c]));
+        // First parents from the head: the merges (or direct pushes) of the branch itself.
+        const merges: typeof listed = [];
+        for (let c = bySha.get(headSha); c && merges.length < watchdog.maxCommits;) {
+          merges.push(c);
+          c = c.parents[0] ? bySha.get(c.parents[0].sha) : undefined;
+        }
+        for (const c of merges) {
+          const key = `${repository.id}:${c.sha}`;
+          if (settled.has(key) || (c.sha === headSha && headQueued)) continue;
+          const committed = Date.parse(c.commit.committer?.date ?? c.commit.author?.date ?? '');
+          if (!Number.isFinite(committed) || Date.now() - committed < watchdog.afterMs) continue;
+          const last = c.sha === headSha ? headLast : await lastPublish(c.sha);
+          if (last?.status === 'completed' && last.conclusion !== 'failure') {
+            settle(key);
+            continue;
+          }
+          if (!last && !(await changesCatalog(c.sha, c.parents[0]?.sha, catalogs))) {
+            settle(key);
+            continue;
+          }
+          const overdue = overdueReason(last, watchdog, committed);
+          if (overdue === undefined) continue;
+          summary.publishOverdue++;
+          await queuePublish(c.sha, last, overdue);
+        }
+
+        /**
+         * Whether a commit changed a file under a catalog root (asked once; unsure means yes).
+         * A commit without a parent (a repository's first) is no merge.
+         */
+        async function changesCatalog(sha: string, parent: string | undefined, globs: string[]) {
+          if (parent === undefined) return false;
+          try {
+            const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+              ...ref,
+              basehead: `${parent}...${sha}`,
+              per_page: 300,
+            });
+            const files = data.files ?? [];
+            // GitHub lists at most 300 files: more may hide a catalog change, so let the job decide.
+            if (files.length >= 300) return true;
+            return files.some((f) => {
+              const parts = f.filename.split('/');
+              return parts.some(
+                (_, i) => i > 0 && globs.some((g) => matchesGlob(parts.slice(0, i).join('/'), g)),
+              );
+            });
+          } catch {
+            return true;
+          }
+        }
       } catch (error) {
         app.log.error({ err: error, repo: repository.full_name }, 'reconciliation of a repository failed');
       }
     }
   }
+  options.metrics?.publishOverdue.set(summary.publishOverdue);
   return summary;
 }
 
 /** Reconcile now and then every `everyMs`; returns a function that stops it. */
-export function startReconciler(app: Probot, options: PrHandlerOptions, everyMs: number): () => void {
+export function startReconciler(app: Probot, options: ReconcileOptions, everyMs: number): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const pass = async () => {
@@ -132,4 +279,25 @@ export function startReconciler(app: Probot, options: PrHandlerOptions, everyMs:
     stopped = true;
     if (timer) clearTimeout(timer);
   };
+}
+
+/**
+ * Why a merge commit is overdue, or undefined when it is not yet: no publish run, a failed
+ * one, or one still in progress, longer than the watchdog allows after the commit.
+ */
+function overdueReason(
+  last: { status: string; conclusion: string | null; started_at?: string | null } | undefined,
+  watchdog: PublishWatchdog,
+  committed: number,
+): string | undefined {
+  const since = Date.now() - committed;
+  if (since < watchdog.afterMs) return undefined;
+  const minutes = Math.round(since / 60_000);
+  const age = ` ${minutes} minute${minutes === 1 ? '' : 's'} after the merge`;
+  if (!last) return `no ${PUBLISH_CHECK} run${age} (the push event was missed or lost)`;
+  if (last.status === 'completed')
+    return `the last ${PUBLISH_CHECK} run failed and nothing has published this merge${age}`;
+  const started = Date.parse(last.started_at ?? '');
+  if (Number.isFinite(started) && Date.now() - started < watchdog.afterMs) return undefined;
+  return `the last ${PUBLISH_CHECK} run has not finished${age} (its job was lost)`;
 }

@@ -101,6 +101,15 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./build.js'),
   },
   {
+    name: 'verify-published',
+    help: `  verify-published <root> --image <image> [--format text|json]
+                       Pull a published catalog image's catalog and compare it with <root>:
+                       same packages, channels, edges and bundles (exit 0 same, 1 different,
+                       2 usage or error)
+`,
+    load: () => import('./verify-published.js'),
+  },
+  {
     name: 'promote',
     help: `  promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]
                        Add a bundle the catalog has to a channel with edges that keep it

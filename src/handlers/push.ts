@@ -5,13 +5,15 @@
 // commit is still the branch head: an older job never overwrites a newer tag.
 import type { Context } from 'probot';
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
+import { runGit } from '../catalog/fbc/source.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
 import { revParse } from '../git-mirror.js';
 import { commitTime, publishCatalog } from '../publish/publish.js';
 import { credentialHostsOf } from '../publish/registry.js';
-import { publishCheck, PUBLISH_CHECK, type RootPublication } from '../publish/report.js';
+import { publishCheck, PUBLISH_CHECK, releaseComment, type RootPublication } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns } from './check-runs.js';
+import { mergedPullOf, writeReleaseComment } from './release-comment.js';
 import { openSession, repoTarget, type RepoTarget } from './session.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
@@ -27,6 +29,11 @@ export interface PublishJob extends RepoTarget {
    */
   before: string;
   after: string;
+  /**
+   * Set when the reconciliation's watchdog queued this job: why the commit was overdue. The
+   * publish check run's summary says so (docs/publishing.md, "Watchdog").
+   */
+  watchdog?: string;
 }
 
 const ZERO = /^0+$/;
@@ -71,6 +78,12 @@ export async function publishJob(
   try {
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
+    // Tags without {sha} move: only the branch head may write them. Read first: it is also
+    // the job's first request, which authenticates the client against the configured API
+    // (the session's explicit token request does not know a GitHub Enterprise base URL).
+    // A failure here is asked again below, only where the repository publishes.
+    const getBranch = () => octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+    const branchFirst = await getBranch().catch(() => undefined);
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -105,9 +118,8 @@ export async function publishJob(
       }
 
       await session.fetchBlobs([job.after]);
-      // Tags without {sha} move: only the branch head may write them.
-      const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
-      const current = branch.commit.sha === job.after;
+      const branchNow = (branchFirst ?? (await getBranch())).data;
+      const current = branchNow.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       if (!options.registry) throw new Error('no registry client is configured');
       // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
@@ -149,7 +161,28 @@ export async function publishJob(
           .filter((t) => !t.includes('{sha}'))
           .map((t) => `\`${t}\``)
           .join(', ')}) are left to the newer commit.`;
+      if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
       await completeCheckRun(octokit, job.ref, runId, result);
+
+      // The merged pull request hears where its change went. A failure here is logged, not
+      // a failed publish: the images are out and the check run says so.
+      const body = releaseComment(job.after, publications);
+      if (body !== undefined && options.appSlug)
+        try {
+          const message = (await runGit(dir, ['log', '-1', '--format=%B', job.after])).toString('utf8');
+          const number = await mergedPullOf(octokit, job.ref, job.after, message);
+          if (number !== undefined)
+            await writeReleaseComment(
+              octokit,
+              job.ref,
+              number,
+              job.after,
+              body,
+              `${await options.appSlug()}[bot]`,
+            );
+        } catch (error) {
+          log.warn({ err: error, sha: job.after }, 'could not write the release comment');
+        }
     });
   } catch (error) {
     log.error({ err: error, sha: job.after }, 'publishing failed');
@@ -159,10 +192,15 @@ export async function publishJob(
       await completeCheckRun(octokit, job.ref, runs.get(PUBLISH_CHECK) as number, {
         conclusion: 'failure',
         title: 'catalog-bot could not publish this commit',
-        summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.`,
+        summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.${job.watchdog ? `\n\n${watchdogNote(job.watchdog)}` : ''}`,
       });
     } catch (again) {
       log.error({ err: again }, 'could not report the publishing failure');
     }
   }
+}
+
+/** What the publish check run of a watchdog retry says (docs/publishing.md, "Watchdog"). */
+export function watchdogNote(reason: string): string {
+  return `**Retried by catalog-bot's publish watchdog:** ${reason}.`;
 }

@@ -159,6 +159,37 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) 
 const BLOB_CONCURRENCY = 4;
 const execFileAsync = promisify(execFile);
 
+/** A tag that does not read back as the image just pushed (docs/publishing.md, "Proof of publication"). */
+export class TagMismatchError extends Error {}
+
+/**
+ * Read every tag back after a push and check it names the pushed image: the manifest is
+ * fetched (GET, not HEAD: the digest is computed from the bytes served, not taken from a
+ * header), so a registry that dropped, rewrote or raced a tag fails the publish, by name.
+ */
+export async function verifyTags(
+  client: RegistryClient,
+  targets: (ImageRef & { tag: string })[],
+  digest: string,
+): Promise<void> {
+  const problems: string[] = [];
+  for (const t of targets) {
+    const shown = `${t.registry}/${t.repository}:${t.tag}`;
+    let read: string | undefined;
+    try {
+      read = (await client.getManifest(t, t.tag)).digest;
+    } catch (error) {
+      problems.push(
+        `${shown} cannot be read back (${error instanceof Error ? error.message : String(error)})`,
+      );
+      continue;
+    }
+    if (read !== digest) problems.push(`${shown} reads back as ${read}, not the pushed ${digest}`);
+  }
+  if (problems.length > 0)
+    throw new TagMismatchError(`the registry does not serve what was pushed: ${problems.join('; ')}`);
+}
+
 /** Push a built image to every tag: blobs once per repository (HEAD first), then manifests. */
 export async function pushImage(
   client: RegistryClient,
@@ -207,6 +238,7 @@ export async function pushImage(
     );
     for (const t of stale) await client.putManifest(t, t.tag, image.top.descriptor.mediaType, image.top.data);
   }
+  await verifyTags(client, targets, topDigest);
   return tags.map((tag) => ({
     tag,
     digest: topDigest,

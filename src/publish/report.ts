@@ -61,3 +61,44 @@ export function publishCheck(publications: RootPublication[]): CheckResult {
     annotations: [],
   };
 }
+
+/** Starts the release comment of one merge commit (docs/publishing.md, "Proof of publication"). */
+export const RELEASE_MARKER = '<!-- catalog-bot:release ';
+
+/** The first line of the release comment for a merge commit: what finds it again on a re-run. */
+export function releaseMarker(sha: string): string {
+  return `${RELEASE_MARKER}${sha} -->`;
+}
+
+// What a root's path or a tag could carry into the comment (they come from merged content
+// and the base branch's config) never opens an HTML comment or breaks the table.
+const quoted = (s: string): string => cell(s).replace(/<!--/g, '<\u200b!--').replace(/`/g, "'");
+
+/**
+ * The comment on the merged pull request: each catalog and the image reference (tag and
+ * digest) it was published as, or why it was not. Undefined when nothing was pushed: the
+ * check run already says why, and a comment would cost a write for nothing new.
+ */
+export function releaseComment(sha: string, publications: RootPublication[]): string | undefined {
+  const pushed = publications.flatMap((p) => (p.results ?? []).map((r) => ({ root: p.root, ...r })));
+  if (pushed.length === 0) return undefined;
+  const lines = [
+    releaseMarker(sha),
+    `Published from merge commit ${sha}:`,
+    '',
+    '| catalog | image |',
+    '|---|---|',
+    ...pushed.map((r) => `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` |`),
+  ];
+  const failed = publications.filter((p) => p.error !== undefined);
+  if (failed.length > 0)
+    lines.push(
+      '',
+      `Not published yet: ${failed.map((p) => `\`${quoted(p.root)}\``).join(', ')} (see the \`${PUBLISH_CHECK}\` check on the merge commit; catalog-bot tries again).`,
+    );
+  lines.push(
+    '',
+    'Each tag was read back from its registry after the push and names this digest. Check an image against a catalog with `catalog-bot verify-published <root> --image <image>`.',
+  );
+  return lines.join('\n');
+}

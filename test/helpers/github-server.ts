@@ -455,6 +455,34 @@ export class GitHubServer {
       mergeable_state: p.mergeable_state,
       head: { sha: p.head, ref: `pr-${p.number}`, repo: r },
       base: { sha: this.#branch(repo, p.base), ref: p.base, repo: r },
+      ...this.#mergeOf(repo, p),
+    };
+  }
+
+  /** GitHub's record of a merged pull request: when, and its merge commit. */
+  #mergeOf(repo: ServerRepo, p: ServerPull): { merged_at: string | null; merge_commit_sha: string | null } {
+    const merge = this.merges.find((m) => m.repo === `${repo.owner}/${repo.name}` && m.number === p.number);
+    return merge
+      ? { merged_at: new Date(merge.at).toISOString(), merge_commit_sha: merge.commit }
+      : { merged_at: null, merge_commit_sha: null };
+  }
+
+  /** A commit as the commits API lists it (first parent first, committer date). */
+  #commitJson(repo: ServerRepo, sha: string) {
+    const [parents = '', date = '', message = ''] = this.#git(
+      repo,
+      'log',
+      '-1',
+      '--format=%P%x00%cI%x00%B',
+      sha,
+    ).split('\0');
+    return {
+      sha,
+      parents: parents
+        .split(' ')
+        .filter(Boolean)
+        .map((p) => ({ sha: p })),
+      commit: { message: message.trim(), committer: { date }, author: { date } },
     };
   }
 
@@ -540,6 +568,40 @@ export class GitHubServer {
       return [200, { total_count: runs.length, check_runs: runs }];
     }
 
+    // commits: lists (by date, newest first, like GitHub), comparisons, associated pull requests
+    if (method === 'GET' && rest === '/commits') {
+      const args = ['rev-list', `--max-count=${Number(query.get('per_page') ?? 30)}`];
+      if (query.get('since')) args.push(`--since=${query.get('since')}`);
+      const shas = this.#git(repo, ...args, query.get('sha') ?? 'main')
+        .split('\n')
+        .filter(Boolean);
+      return [200, shas.map((sha) => this.#commitJson(repo, sha))];
+    }
+    if (method === 'GET' && (m = /^\/compare\/([0-9a-f]+)\.\.\.([0-9a-f]+)$/.exec(rest))) {
+      const files = this.#git(repo, 'diff', '--name-only', '--no-renames', m[1]!, m[2]!)
+        .split('\n')
+        .filter(Boolean);
+      return [200, { status: 'ahead', files: files.map((filename) => ({ filename, status: 'modified' })) }];
+    }
+    if (method === 'GET' && (m = /^\/commits\/([0-9a-f]+)\/pulls$/.exec(rest))) {
+      const sha = m[1]!;
+      const list = [...repo.pulls.values()].filter(
+        (p) => p.head === sha || this.#mergeOf(repo, p).merge_commit_sha === sha,
+      );
+      return [200, list.map((p) => this.#pullJson(repo, p))];
+    }
+    if (method === 'GET' && (m = /^\/contents\/(.+)$/.exec(rest))) {
+      try {
+        const text = this.#git(repo, 'show', `${query.get('ref') ?? 'main'}:${decodeURIComponent(m[1]!)}`);
+        return [
+          200,
+          { type: 'file', encoding: 'base64', content: Buffer.from(`${text}\n`).toString('base64') },
+        ];
+      } catch {
+        return [404, { message: 'Not Found' }];
+      }
+    }
+
     // pull requests
     if (method === 'GET' && (m = /^\/pulls\/(\d+)$/.exec(rest))) {
       const p = pull(m[1]);
@@ -617,7 +679,17 @@ export class GitHubServer {
       }
       return [
         200,
-        { name, commit: { sha, commit: { tree: { sha: this.#git(repo, 'rev-parse', `${sha}^{tree}`) } } } },
+        {
+          name,
+          commit: {
+            sha,
+            parents: this.#commitJson(repo, sha).parents,
+            commit: {
+              tree: { sha: this.#git(repo, 'rev-parse', `${sha}^{tree}`) },
+              committer: { date: this.#commitJson(repo, sha).commit.committer.date },
+            },
+          },
+        },
       ];
     }
     if (method === 'GET' && (m = /^\/collaborators\/([^/]+)\/permission$/.exec(rest)))

@@ -59,6 +59,10 @@ export interface RunningRegistry {
   port: number;
   storage: string;
   stop(): Promise<void>;
+  /** Stop the registry process, keeping its storage: the registry is down until `resume`. */
+  pause(): Promise<void>;
+  /** Start it again on the same port with the same storage. */
+  resume(): Promise<void>;
 }
 
 /** `docker-registry serve` with filesystem storage in a fresh temp dir, plain HTTP on 127.0.0.1. */
@@ -82,31 +86,40 @@ export async function startRegistry(): Promise<RunningRegistry> {
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn('docker-registry', ['serve', config], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  try {
-    await waitFor(`http://127.0.0.1:${port}/v2/`);
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${stderr}`, { cause: err });
-  }
+  let child: ChildProcess | undefined;
+  const serve = async (): Promise<void> => {
+    const started: ChildProcess = spawn('docker-registry', ['serve', config], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    started.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await waitFor(`http://127.0.0.1:${port}/v2/`);
+    } catch (err) {
+      started.kill('SIGKILL');
+      throw new Error(`${(err as Error).message}\n${stderr}`, { cause: err });
+    }
+    child = started;
+  };
+  const halt = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return resolve();
+      running.once('exit', () => resolve());
+      running.kill('SIGTERM');
+    });
+  await serve();
   return {
     host: `127.0.0.1:${port}`,
     port,
     storage: dir,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const done = (): void => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        };
-        if (child.exitCode !== null) return done();
-        child.once('exit', done);
-        child.kill('SIGTERM');
-      }),
+    stop: async () => {
+      await halt();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    pause: halt,
+    resume: serve,
   };
 }
 
