@@ -96,6 +96,8 @@ export async function reconcile(app: Probot, options: PrHandlerOptions): Promise
           branch,
           before: '',
           after: head.commit.sha,
+          // The catalog images this looks after; bundle images are pushed on the merge itself.
+          only: 'catalogs',
         };
         if (
           await options.queue.enqueue({

@@ -3,7 +3,7 @@
 // skopeo pulls it back, umoci unpacks it, and the real `opm render` of the pushed image gives
 // the very `olm.bundle` blob the bundle loader derives from the directory alone.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
