@@ -51,6 +51,11 @@ export function bundleImageLabels(annotationsYaml: Buffer | undefined): Record<s
   const labels: Record<string, string> = {};
   for (const [key, value] of Object.entries(annotations as Record<string, unknown>)) {
     if (!key.startsWith(BUNDLE_ANNOTATION_PREFIX)) continue;
+    // An empty value reads as "" into operator-registry's map of strings.
+    if (value === null || value === undefined) {
+      labels[key] = '';
+      continue;
+    }
     if (typeof value !== 'string')
       throw new BundleImageError(`metadata/annotations.yaml: annotation ${key} is not a string`);
     labels[key] = value;
