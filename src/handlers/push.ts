@@ -155,6 +155,8 @@ export async function publishJob(
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
       const { images, baseImage, dispatch } = config.publish;
+      // A repository that publishes only bundle images hears of a failure on their check.
+      if (images.length === 0 && !dispatch) failing = BUNDLE_IMAGE_CHECK;
       const bundles =
         config.bundles.pushImages && job.only !== 'catalogs' ? await addedBundles(dir, job, config) : [];
       const roots =
