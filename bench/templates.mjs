@@ -11,7 +11,7 @@ import { decodeFile } from '../dist/catalog/fbc/decode.js';
 import { changedLines } from '../dist/catalog/edits/promote-diff.js';
 import { renderTemplateText } from '../dist/catalog/templates/index.js';
 import { bundleRenderer } from '../dist/publish/bundle-render.js';
-import { createTar, gzipFixed } from '../dist/publish/layer.js';
+import { createTar, gzipFixed } from '../dist/publish/tar.js';
 import { OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../dist/publish/oci.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));

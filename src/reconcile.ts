@@ -154,6 +154,8 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
             branch,
             before: '',
             after: sha,
+            // The catalog images this looks after; bundle images are pushed on the merge itself.
+            only: 'catalogs',
             ...(overdue !== undefined ? { watchdog: overdue } : {}),
           };
           if (

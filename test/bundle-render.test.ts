@@ -12,9 +12,8 @@ import {
   bundleRenderer,
   BundleRenderError,
   goMarshal,
-  readTar,
 } from '../src/publish/bundle-render.js';
-import { createTar } from '../src/publish/layer.js';
+import { createTar, readTar } from '../src/publish/tar.js';
 import { RegistryClient, RegistryError } from '../src/publish/registry.js';
 import { bundleLabels, pushBundle, pushImage, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';

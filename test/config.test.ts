@@ -56,6 +56,7 @@ describe('defaults', () => {
       bundles: {
         path: 'operators/{package}/{version}',
         imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+        pushImages: false,
         renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
       },
       ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
@@ -105,6 +106,7 @@ describe('a valid config', () => {
         bundles: {
           path: 'operators/{package}/{version}',
           imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+          pushImages: false,
           renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
         },
         ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
@@ -159,6 +161,7 @@ describe('a valid config', () => {
         bundles: {
           path: 'bundles/{package}/{version}',
           imageTemplate: 'registry.example.com/{package}-bundle:v{version}',
+          pushImages: false,
           renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
         },
         ocp: {

@@ -24,7 +24,7 @@ import { parseAllDocuments } from 'yaml';
 import { DirectorySource } from '../src/catalog/fbc/source.js';
 import { clearCacheLayers, hostPlatform, NoCacheError, scanTar } from '../src/publish/cache.js';
 import { CACHE_KEY_ANNOTATION } from '../src/publish/image.js';
-import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
+import { createTar, gzipFixed, type TarEntry } from '../src/publish/tar.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_LAYER_TAR, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
 import { CACHED_CMD, ENTRYPOINT, UNCACHED_CMD } from '../src/publish/image.js';
 import { buildCatalogImage, commitTime, publishCatalog } from '../src/publish/publish.js';

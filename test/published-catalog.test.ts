@@ -2,7 +2,7 @@
 // docker-registry on 127.0.0.1: the layer under the configs label, found below a cache layer
 // as opm's own Dockerfile lays it out; a tag never pushed; an image with no catalog.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTar, gzipFixed, type TarEntry } from '../src/publish/layer.js';
+import { createTar, gzipFixed, type TarEntry } from '../src/publish/tar.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
 import { publishedCatalogReader } from '../src/publish/published-catalog.js';
 import { RegistryClient } from '../src/publish/registry.js';

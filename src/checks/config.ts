@@ -35,6 +35,8 @@ export interface RepoConfig {
   bundles: {
     path: string;
     imageTemplate: string;
+    /** Build and push the image of every bundle directory a merge adds (docs/bundles.md). */
+    pushImages: boolean;
     renderer: { opmVersion: string; csvMetadataFrom?: string };
   };
   ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
@@ -63,6 +65,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   bundles: {
     path: 'operators/{package}/{version}',
     imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
+    pushImages: false,
     renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
   },
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },

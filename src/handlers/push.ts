@@ -1,18 +1,35 @@
 // A push to the default branch (a merge): build and push the image of every changed
 // catalog root to every configured tag, or trigger a workflow that builds elsewhere, and
-// report `catalog-bot/publish` on the commit. Publishing in one repository is serialized
+// report `catalog-bot/publish` on the commit. With `bundles.pushImages`, first the bundle
+// image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`. Publishing in one repository is serialized
 // (its own queue group), and a moving tag (one without {sha}) is only written while the
 // commit is still the branch head: an older job never overwrites a newer tag.
 import type { Context } from 'probot';
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { runGit } from '../catalog/fbc/source.js';
+import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
 import { revParse } from '../git-mirror.js';
+import {
+  buildBundleImage,
+  bundlePushTarget,
+  pushBundleImage,
+  readBundleImageFiles,
+  templateRegistry,
+} from '../publish/bundle-image.js';
 import { commitTime, publishCatalog } from '../publish/publish.js';
-import { credentialHostsOf } from '../publish/registry.js';
-import { publishCheck, PUBLISH_CHECK, releaseComment, type RootPublication } from '../publish/report.js';
-import { completeCheckRun, createCheckRuns } from './check-runs.js';
+import { credentialHostsOf, type RegistryClient } from '../publish/registry.js';
+import {
+  BUNDLE_IMAGE_CHECK,
+  bundleImageCheck,
+  publishCheck,
+  PUBLISH_CHECK,
+  releaseComment,
+  type BundlePublication,
+  type RootPublication,
+} from '../publish/report.js';
+import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
 import { mergedPullOf, writeReleaseComment } from './release-comment.js';
 import { openSession, repoTarget, type RepoTarget } from './session.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
@@ -34,6 +51,8 @@ export interface PublishJob extends RepoTarget {
    * publish check run's summary says so (docs/publishing.md, "Watchdog").
    */
   watchdog?: string;
+  /** Only this part (a re-run of its check run); both when absent. */
+  only?: 'catalogs' | 'bundles';
 }
 
 const ZERO = /^0+$/;
@@ -62,10 +81,70 @@ export function pushHandler(options: PrHandlerOptions): (context: Context<'push'
 /** The catalog roots a push changed, read from the pushed commit's config. */
 async function changedRoots(dir: string, job: PublishJob, config: RepoConfig): Promise<string[]> {
   const roots = await catalogRoots(dir, job.after, config.catalogs);
-  const before = job.before === '' ? await revParse(dir, `${job.after}^`).catch(() => '') : job.before;
-  if (before === '' || ZERO.test(before)) return roots;
+  const before = await previousCommit(dir, job);
+  if (before === '') return roots;
   const files = await changedFiles(dir, before, job.after);
   return roots.filter((root) => files.some((f) => f.startsWith(root + '/')));
+}
+
+/** The previous commit of a push: its `before`, or the first parent on a re-run; '' for none. */
+async function previousCommit(dir: string, job: PublishJob): Promise<string> {
+  const before = job.before === '' ? await revParse(dir, `${job.after}^`).catch(() => '') : job.before;
+  return ZERO.test(before) ? '' : before;
+}
+
+/**
+ * The bundle directories a push adds: at `bundles.path`, holding files at the pushed commit
+ * and none at the previous one. A branch's first push adds none (it is not a merge).
+ */
+async function addedBundles(dir: string, job: PublishJob, config: RepoConfig): Promise<BundleDirectory[]> {
+  const before = await previousCommit(dir, job);
+  if (before === '') return [];
+  const dirs = bundleDirectories(await changedFiles(dir, before, job.after), config.bundles.path);
+  const added: BundleDirectory[] = [];
+  for (const b of dirs) {
+    const [now, then] = await Promise.all([
+      new GitTreeSource(dir, job.after, b.dir).list(),
+      new GitTreeSource(dir, before, b.dir).list(),
+    ]);
+    if (now.length > 0 && then.length === 0) added.push(b);
+  }
+  return added;
+}
+
+/** Build and push each added bundle's image; never throws for one bundle (it is reported). */
+async function publishBundles(
+  dir: string,
+  job: PublishJob,
+  config: RepoConfig,
+  bundles: BundleDirectory[],
+  client: RegistryClient,
+): Promise<BundlePublication[]> {
+  if (bundles.length > MAX_BUNDLE_DIRS)
+    return [
+      {
+        dir: bundles.map((b) => b.dir).join(', '),
+        error: `the merge adds ${bundles.length} bundle directories; catalog-bot pushes at most ${MAX_BUNDLE_DIRS} bundle images for one merge (push them in smaller merges, or build them elsewhere)`,
+      },
+    ];
+  const created = await commitTime(dir, job.after);
+  const out: BundlePublication[] = [];
+  for (const b of bundles) {
+    try {
+      const target = bundlePushTarget(config.bundles.imageTemplate, b.package, b.version);
+      const files = await readBundleImageFiles(new GitTreeSource(dir, job.after, b.dir));
+      const image = await buildBundleImage(files, {
+        created,
+        bundleDir: b.dir,
+        repoUrl: job.repoUrl,
+        commit: job.after,
+      });
+      out.push({ dir: b.dir, result: await pushBundleImage(client, image, target) });
+    } catch (error) {
+      out.push({ dir: b.dir, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return out;
 }
 
 /** The queued work for one push. Never throws: what goes wrong is reported on the check run. */
@@ -75,6 +154,8 @@ export async function publishJob(
   job: PublishJob,
 ): Promise<void> {
   const { octokit, log } = context;
+  // The check a failure is reported on: the one whose work was under way.
+  let failing: string = job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK;
   try {
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
@@ -88,9 +169,43 @@ export async function publishJob(
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
       const { images, baseImage, dispatch } = config.publish;
-      if (images.length === 0 && !dispatch) return; // this repository publishes nothing
-      const roots = await changedRoots(dir, job, config);
+      // A repository that publishes only bundle images hears of a failure on their check.
+      if (images.length === 0 && !dispatch) failing = BUNDLE_IMAGE_CHECK;
+      const bundles =
+        config.bundles.pushImages && job.only !== 'catalogs' ? await addedBundles(dir, job, config) : [];
+      const roots =
+        (images.length > 0 || dispatch) && job.only !== 'bundles' ? await changedRoots(dir, job, config) : [];
+      if (roots.length === 0 && bundles.length === 0) return; // nothing this push publishes
+      // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
+      const scopedClient = (): RegistryClient => {
+        if (!options.registry) throw new Error('no registry client is configured');
+        const bundleRegistry = config.bundles.pushImages
+          ? templateRegistry(config.bundles.imageTemplate)
+          : undefined;
+        return options
+          .registry()
+          .scoped([
+            ...credentialHostsOf([...images, baseImage]),
+            ...(bundleRegistry ? [bundleRegistry] : []),
+          ]);
+      };
+
+      if (bundles.length > 0) {
+        failing = BUNDLE_IMAGE_CHECK;
+        // Before the catalogs: a catalog of this merge may reference these very tags.
+        await session.fetchBlobs([job.after]);
+        const published = await publishBundles(dir, job, config, bundles, scopedClient());
+        // One write: the run is created complete (docs/github-limits.md).
+        await createCompletedRun(
+          octokit,
+          job.ref,
+          job.after,
+          BUNDLE_IMAGE_CHECK,
+          bundleImageCheck(published),
+        );
+      }
       if (roots.length === 0) return;
+      failing = PUBLISH_CHECK;
       const runs = await createCheckRuns(octokit, job.ref, job.after, [PUBLISH_CHECK]);
       const runId = runs.get(PUBLISH_CHECK) as number;
 
@@ -121,9 +236,7 @@ export async function publishJob(
       const branchNow = (branchFirst ?? (await getBranch())).data;
       const current = branchNow.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
-      if (!options.registry) throw new Error('no registry client is configured');
-      // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
-      const client = options.registry().scoped(credentialHostsOf([...images, baseImage]));
+      const client = scopedClient();
       const publications: RootPublication[] = [];
       for (const root of roots) {
         const source = new GitTreeSource(dir, job.after, root);
@@ -188,8 +301,8 @@ export async function publishJob(
     log.error({ err: error, sha: job.after }, 'publishing failed');
     const message = error instanceof Error ? error.message : String(error);
     try {
-      const runs = await createCheckRuns(octokit, job.ref, job.after, [PUBLISH_CHECK]);
-      await completeCheckRun(octokit, job.ref, runs.get(PUBLISH_CHECK) as number, {
+      const runs = await createCheckRuns(octokit, job.ref, job.after, [failing]);
+      await completeCheckRun(octokit, job.ref, runs.get(failing) as number, {
         conclusion: 'failure',
         title: 'catalog-bot could not publish this commit',
         summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.${job.watchdog ? `\n\n${watchdogNote(job.watchdog)}` : ''}`,

@@ -1,7 +1,7 @@
 // "Re-run" on a catalog-bot check run, or "Re-run all checks" on its suite: check the
 // pull requests of that commit again, through the same job as a pull_request event.
 import type { Context } from 'probot';
-import { PUBLISH_CHECK } from '../publish/report.js';
+import { BUNDLE_IMAGE_CHECK, PUBLISH_CHECK } from '../publish/report.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import type { PublishJob } from './push.js';
 import { pullTarget, repoTarget } from './session.js';
@@ -18,14 +18,16 @@ export function rerunHandler(options: PrHandlerOptions): (context: RerunContext)
     const headSha = 'check_suite' in payload ? payload.check_suite.head_sha : payload.check_run.head_sha;
     if ('check_run' in payload && !payload.check_run.name.startsWith('catalog-bot/')) return; // not ours
     const repository = payload.repository;
-    if ('check_run' in payload && payload.check_run.name === PUBLISH_CHECK) {
-      // Publish that commit again (its changes: against its first parent).
+    const name = 'check_run' in payload ? payload.check_run.name : '';
+    if (name === PUBLISH_CHECK || name === BUNDLE_IMAGE_CHECK) {
+      // Publish that commit again (its changes: against its first parent), only that check's part.
       const job: PublishJob = {
         ...repoTarget(payload),
         repoUrl: repository.html_url,
         branch: repository.default_branch,
         before: '',
         after: headSha,
+        only: name === BUNDLE_IMAGE_CHECK ? 'bundles' : 'catalogs',
       };
       await options.queue.enqueue({
         key: `delivery:${context.id}`,

@@ -4,13 +4,18 @@
 // directories). Rendered bundles are cached by manifest digest.
 import { gunzipSync } from 'node:zlib';
 import { goStringCompare } from '../catalog/go/gostrings.js';
-import { parseBundle, renderParsedBundle, type BundleFiles, type ParsedBundle } from '../catalog/bundle.js';
+import { parseBundle, renderParsedBundle, type ParsedBundle } from '../catalog/bundle.js';
 import { BundleRenderError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
 
 // The core declares the error (the templates report it as a render failure); publishing throws it.
 export { BundleRenderError };
 import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type ManifestResult, type RepoRef } from './registry.js';
+import { ImageFs } from './image-fs.js';
+import { TarFormatError } from './tar.js';
+
+// The image file system moved to src/publish/image-fs.ts; callers that know it from here find it too.
+export { ImageFs };
 
 export const BUNDLE_PACKAGE_LABEL = 'operators.operatorframework.io.bundle.package.v1';
 // Kept here for the callers that know this module as the bundle renderer.
@@ -32,213 +37,6 @@ export interface ImageSource {
 const MAX_CONFIG_BYTES = 4 * 2 ** 20;
 
 // ---- image layers -------------------------------------------------------------------
-
-type Node = { type: 'file'; data: Buffer } | { type: 'dir' } | { type: 'symlink'; target: string };
-
-/** The image's root file system: slash paths without a leading slash. */
-export class ImageFs implements BundleFiles {
-  readonly nodes = new Map<string, Node>();
-
-  private remove(path: string, keepSelf = false): void {
-    for (const p of [...this.nodes.keys()]) {
-      if ((!keepSelf && p === path) || p.startsWith(path === '' ? '' : `${path}/`)) this.nodes.delete(p);
-    }
-  }
-
-  /** Apply one layer (an uncompressed tar), honouring whiteouts. */
-  applyLayer(tar: Buffer): void {
-    for (const entry of readTar(tar)) {
-      const path = normalise(entry.path);
-      if (path === '') continue;
-      const slash = path.lastIndexOf('/');
-      const dir = slash < 0 ? '' : path.slice(0, slash);
-      const base = path.slice(slash + 1);
-      if (base === '.wh..wh..opq') {
-        this.remove(dir, true);
-        continue;
-      }
-      if (base.startsWith('.wh.')) {
-        this.remove(dir === '' ? base.slice(4) : `${dir}/${base.slice(4)}`);
-        continue;
-      }
-      if (entry.type === 'dir') {
-        if (this.nodes.get(path)?.type !== 'dir') this.remove(path);
-        this.nodes.set(path, { type: 'dir' });
-      } else if (entry.type === 'file') {
-        this.remove(path);
-        this.nodes.set(path, { type: 'file', data: entry.data });
-      } else if (entry.type === 'symlink') {
-        this.remove(path);
-        this.nodes.set(path, { type: 'symlink', target: entry.link });
-      } else if (entry.type === 'hardlink') {
-        const target = this.nodes.get(normalise(entry.link));
-        this.remove(path);
-        if (target) this.nodes.set(path, target);
-      }
-    }
-  }
-
-  /** Follow symlinks (inside the image) to the node a path names. */
-  resolve(path: string): { path: string; node: Node } | undefined {
-    let parts = normalise(path).split('/').filter(Boolean);
-    for (let hops = 0; hops < 40; hops++) {
-      let done = true;
-      for (let i = 1; i <= parts.length; i++) {
-        const prefix = parts.slice(0, i).join('/');
-        const node = this.nodes.get(prefix);
-        if (node?.type !== 'symlink') continue;
-        const base = node.target.startsWith('/') ? [] : parts.slice(0, i - 1);
-        parts = resolveDots([...base, ...node.target.split('/'), ...parts.slice(i)]);
-        done = false;
-        break;
-      }
-      if (done) {
-        const p = parts.join('/');
-        const node = p === '' ? ({ type: 'dir' } as Node) : this.nodes.get(p);
-        if (!node) {
-          // A directory may exist only through its entries' paths.
-          if ([...this.nodes.keys()].some((k) => k.startsWith(`${p}/`)))
-            return { path: p, node: { type: 'dir' } };
-          return undefined;
-        }
-        return { path: p, node };
-      }
-    }
-    return undefined;
-  }
-
-  /** Names directly inside a directory, sorted as Go's fs.ReadDir sorts them. */
-  readDir(path: string): { name: string; isDir: boolean }[] | undefined {
-    const dir = this.resolve(path);
-    if (!dir || dir.node.type !== 'dir') return undefined;
-    const prefix = dir.path === '' ? '' : `${dir.path}/`;
-    const names = new Map<string, boolean>();
-    for (const [p, node] of this.nodes) {
-      if (!p.startsWith(prefix) || p === dir.path) continue;
-      const rest = p.slice(prefix.length);
-      const slash = rest.indexOf('/');
-      const name = slash < 0 ? rest : rest.slice(0, slash);
-      names.set(name, (names.get(name) ?? false) || slash >= 0 || node.type === 'dir');
-    }
-    return [...names].sort(([a], [b]) => goStringCompare(a, b)).map(([name, isDir]) => ({ name, isDir }));
-  }
-
-  readFile(path: string): Buffer | undefined {
-    const got = this.resolve(path);
-    return got?.node.type === 'file' ? got.node.data : undefined;
-  }
-}
-
-function normalise(path: string): string {
-  return resolveDots(path.split('/')).join('/');
-}
-
-function resolveDots(parts: string[]): string[] {
-  const out: string[] = [];
-  for (const p of parts) {
-    if (p === '' || p === '.') continue;
-    if (p === '..') out.pop();
-    else out.push(p);
-  }
-  return out;
-}
-
-interface TarItem {
-  path: string;
-  type: 'file' | 'dir' | 'symlink' | 'hardlink' | 'other';
-  link: string;
-  data: Buffer;
-}
-
-function tarString(b: Buffer, start: number, length: number): string {
-  const slice = b.subarray(start, start + length);
-  const nul = slice.indexOf(0);
-  return slice.subarray(0, nul < 0 ? slice.length : nul).toString('utf8');
-}
-
-function tarNumber(b: Buffer, start: number, length: number): number {
-  const slice = b.subarray(start, start + length);
-  if ((slice[0]! & 0x80) !== 0) {
-    // base-256 (GNU) for large sizes
-    let n = slice[0]! & 0x7f;
-    for (let i = 1; i < slice.length; i++) n = n * 256 + slice[i]!;
-    return n;
-  }
-  const text = tarString(b, start, length).trim();
-  return text === '' ? 0 : parseInt(text, 8);
-}
-
-function parsePax(data: Buffer): Map<string, string> {
-  const out = new Map<string, string>();
-  let i = 0;
-  while (i < data.length) {
-    const space = data.indexOf(0x20, i);
-    if (space < 0) break;
-    const length = parseInt(data.subarray(i, space).toString('ascii'), 10);
-    if (!Number.isFinite(length) || length <= 0) break;
-    const record = data.subarray(space + 1, i + length - 1).toString('utf8');
-    const eq = record.indexOf('=');
-    if (eq > 0) out.set(record.slice(0, eq), record.slice(eq + 1));
-    i += length;
-  }
-  return out;
-}
-
-/** The entries of a tar archive (ustar, PAX and GNU long names). */
-export function readTar(tar: Buffer): TarItem[] {
-  const out: TarItem[] = [];
-  let offset = 0;
-  let pax = new Map<string, string>();
-  const global = new Map<string, string>();
-  let longName: string | undefined;
-  let longLink: string | undefined;
-  while (offset + 512 <= tar.length) {
-    const h = tar.subarray(offset, offset + 512);
-    if (h.every((b) => b === 0)) break;
-    const size = tarNumber(h, 124, 12);
-    const type = String.fromCharCode(h[156]!);
-    const data = tar.subarray(offset + 512, offset + 512 + size);
-    offset += 512 + Math.ceil(size / 512) * 512;
-    if (type === 'x') {
-      pax = parsePax(data);
-      continue;
-    }
-    if (type === 'g') {
-      for (const [k, v] of parsePax(data)) global.set(k, v);
-      continue;
-    }
-    if (type === 'L') {
-      longName = tarString(data, 0, data.length);
-      continue;
-    }
-    if (type === 'K') {
-      longLink = tarString(data, 0, data.length);
-      continue;
-    }
-    const magic = tarString(h, 257, 6);
-    const prefix = magic.startsWith('ustar') ? tarString(h, 345, 155) : '';
-    const name = tarString(h, 0, 100);
-    const path = pax.get('path') ?? longName ?? global.get('path') ?? (prefix ? `${prefix}/${name}` : name);
-    const link = pax.get('linkpath') ?? longLink ?? tarString(h, 157, 100);
-    const kind: TarItem['type'] =
-      type === '0' || type === '\0' || type === '7'
-        ? path.endsWith('/')
-          ? 'dir'
-          : 'file'
-        : type === '5'
-          ? 'dir'
-          : type === '2'
-            ? 'symlink'
-            : type === '1'
-              ? 'hardlink'
-              : 'other';
-    out.push({ path: path.replace(/\/+$/, ''), type: kind, link, data: Buffer.from(data) });
-    pax = new Map();
-    longName = undefined;
-    longLink = undefined;
-  }
-  return out;
-}
 
 function layerTar(mediaType: string, data: Buffer, digest: string): Buffer {
   if (/zstd/.test(mediaType))
@@ -312,7 +110,14 @@ async function pullLayers(
   const layers = await Promise.all(
     manifest.layers.map((l) => source.getBlob(repo, l.digest, MAX_LAYER_BYTES)),
   );
-  manifest.layers.forEach((l, i) => fs.applyLayer(layerTar(l.mediaType, layers[i]!, l.digest)));
+  manifest.layers.forEach((l, i) => {
+    try {
+      fs.applyLayer(layerTar(l.mediaType, layers[i]!, l.digest));
+    } catch (err) {
+      if (err instanceof TarFormatError) throw new BundleRenderError(`layer ${l.digest}: ${err.message}`);
+      throw err;
+    }
+  });
   return { digest, labels, fs };
 }
 

@@ -13,7 +13,7 @@ import { join, posix, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback } from 'node:zlib';
 import { CACHE_KEY_ANNOTATION, type BaseImage, type BasePlatform, type CacheLayer } from './image.js';
-import { createTar, gzipFixed, type TarEntry } from './layer.js';
+import { createTar, gzipFixed, tarItems, TarFormatError, type TarEntry } from './tar.js';
 import { OCI_LAYER_GZIP, OCI_LAYER_TAR, ociMediaType, sha256, type Platform } from './oci.js';
 import { referenceOf, type ImageRef, type RegistryClient } from './registry.js';
 
@@ -45,37 +45,6 @@ interface TarFile {
 
 const clean = (p: string): string => posix.normalize(`/${p}`).slice(1).replace(/\/$/, '');
 
-function tarNumber(field: Buffer): number {
-  if ((field[0] ?? 0) & 0x80) {
-    // base-256 (GNU) for large sizes
-    let n = 0;
-    for (let i = 1; i < field.length; i++) n = n * 256 + (field[i] ?? 0);
-    return n;
-  }
-  const text = field.toString('ascii').replace(/\0.*$/s, '').trim();
-  return text === '' ? 0 : parseInt(text, 8);
-}
-
-function tarString(field: Buffer): string {
-  const end = field.indexOf(0);
-  return field.subarray(0, end === -1 ? field.length : end).toString('utf8');
-}
-
-function paxPath(body: Buffer, key: string): string | undefined {
-  let at = 0;
-  while (at < body.length) {
-    const space = body.indexOf(0x20, at);
-    if (space === -1) break;
-    const length = parseInt(body.subarray(at, space).toString('ascii'), 10);
-    if (!Number.isFinite(length) || length <= 0) break;
-    const record = body.subarray(space + 1, at + length - 1).toString('utf8');
-    const eq = record.indexOf('=');
-    if (record.slice(0, eq) === key) return record.slice(eq + 1);
-    at += length;
-  }
-  return undefined;
-}
-
 /**
  * What one layer's tar says about the wanted paths: the file, a link to follow, or a
  * whiteout (deleted here, so lower layers do not count). Paths are clean, without '/'.
@@ -83,41 +52,24 @@ function paxPath(body: Buffer, key: string): string | undefined {
 export function scanTar(tar: Buffer, wanted: Set<string>): Map<string, TarFile> {
   const found = new Map<string, TarFile>();
   const opaque = new Set<string>();
-  let at = 0;
-  let longName: string | undefined;
-  while (at + 512 <= tar.length) {
-    const h = tar.subarray(at, at + 512);
-    if (h.every((b) => b === 0)) break;
-    const size = tarNumber(h.subarray(124, 136));
-    // A negative or unreadable size would never move on: the scan would spin forever.
-    if (!Number.isSafeInteger(size) || size < 0)
-      throw new NoCacheError('a base layer has a malformed tar header');
-    const type = String.fromCharCode(h[156] ?? 0x30);
-    const body = tar.subarray(at + 512, at + 512 + size);
-    at += 512 + Math.ceil(size / 512) * 512;
-    if (type === 'x' || type === 'L') {
-      longName = type === 'x' ? paxPath(body, 'path') : tarString(body);
-      continue;
+  try {
+    for (const item of tarItems(tar)) {
+      const path = clean(item.path);
+      const dir = posix.dirname(path);
+      const base = posix.basename(path);
+      if (base === '.wh..wh..opq') opaque.add(dir === '.' ? '' : dir);
+      else if (base.startsWith('.wh.')) {
+        const target = clean(posix.join(dir, base.slice(4)));
+        if (wanted.has(target)) found.set(target, { type: 'whiteout' });
+      } else if (wanted.has(path)) {
+        if (item.type === 'file') found.set(path, { type: 'file', data: item.data, mode: item.mode });
+        else if (item.type === 'hardlink') found.set(path, { type: 'link', target: clean(item.link) });
+        else if (item.type === 'symlink') found.set(path, { type: 'symlink', target: item.link });
+      }
     }
-    if (type === 'g') continue;
-    const prefix = h.subarray(257, 262).toString('ascii') === 'ustar' ? tarString(h.subarray(345, 500)) : '';
-    const name =
-      longName ?? (prefix ? `${prefix}/${tarString(h.subarray(0, 100))}` : tarString(h.subarray(0, 100)));
-    longName = undefined;
-    const path = clean(name);
-    const dir = posix.dirname(path);
-    const base = posix.basename(path);
-    if (base === '.wh..wh..opq') opaque.add(dir === '.' ? '' : dir);
-    else if (base.startsWith('.wh.')) {
-      const target = clean(posix.join(dir, base.slice(4)));
-      if (wanted.has(target)) found.set(target, { type: 'whiteout' });
-    } else if (wanted.has(path)) {
-      const mode = tarNumber(h.subarray(100, 108));
-      const linkName = tarString(h.subarray(157, 257));
-      if (type === '0' || type === '\0' || type === '7') found.set(path, { type: 'file', data: body, mode });
-      else if (type === '1') found.set(path, { type: 'link', target: clean(linkName) });
-      else if (type === '2') found.set(path, { type: 'symlink', target: linkName });
-    }
+  } catch (error) {
+    if (error instanceof TarFormatError) throw new NoCacheError('a base layer has a malformed tar header');
+    throw error;
   }
   // An opaque directory hides everything below it in lower layers.
   for (const w of wanted)

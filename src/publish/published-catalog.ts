@@ -5,7 +5,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { PublishedCatalog, ReadPublishedCatalog } from '../checks/prune.js';
 import type { RegistryPolicy } from '../checks/registry-policy.js';
-import { readTar } from './bundle-render.js';
+import { readTar } from './tar.js';
 import { CONFIGS_LABEL } from './image.js';
 import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type RegistryClient } from './registry.js';

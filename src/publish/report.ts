@@ -1,6 +1,7 @@
 // The `catalog-bot/publish` check run on a merge commit: which image each tag got.
 import type { CheckResult } from '../checks/check.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { BundlePushResult } from './bundle-image.js';
 import type { PublishResult } from './publish.js';
 
 export const PUBLISH_CHECK = 'catalog-bot/publish';
@@ -101,4 +102,62 @@ export function releaseComment(sha: string, publications: RootPublication[]): st
     'Each tag was read back from its registry after the push and names this digest. Check an image against a catalog with `catalog-bot verify-published <root> --image <image>`.',
   );
   return lines.join('\n');
+}
+
+// ---- bundle images ----------------------------------------------------------------------
+
+export const BUNDLE_IMAGE_CHECK = 'catalog-bot/bundle-image';
+
+export interface BundlePublication {
+  /** The bundle directory's path in the repository. */
+  dir: string;
+  result?: BundlePushResult;
+  /** Why it could not be built or pushed. */
+  error?: string;
+}
+
+/** The `catalog-bot/bundle-image` check run on a merge commit: the image of each added bundle. */
+export function bundleImageCheck(publications: BundlePublication[]): CheckResult {
+  const findings: Diagnostic[] = [];
+  for (const p of publications) {
+    if (p.error !== undefined)
+      findings.push({
+        rule: 'BUNDLE-IMAGE-FAILED',
+        level: 'error',
+        message: `the bundle image of ${p.dir} was not pushed: ${p.error}`,
+        hint: 'Fix the cause (credentials, registry, the bundle directory), then re-run this check to push again.',
+      });
+    else if (p.result?.status === 'conflict')
+      findings.push({
+        rule: 'BUNDLE-IMAGE-EXISTS',
+        level: 'error',
+        message: `${p.result.target} already holds ${p.result.existing}, not the image of ${p.dir} (${p.result.digest}); released bundle images never change, so it was left alone`,
+        hint: 'Release the change as a new bundle version (a new directory and tag); if the tag was pushed by mistake, a registry admin must remove it before a re-run.',
+      });
+  }
+  const done = publications.filter((p) => p.result && p.result.status !== 'conflict');
+  const failed = findings.length > 0;
+  const pushed = done.filter((p) => p.result?.status === 'pushed').length;
+  const title = failed
+    ? `${findings.length} of ${publications.length} bundle image${publications.length === 1 ? '' : 's'} not pushed`
+    : pushed === done.length
+      ? `${pushed} bundle image${pushed === 1 ? '' : 's'} pushed`
+      : `${done.length} bundle image${done.length === 1 ? '' : 's'} in place (${pushed} pushed now)`;
+  const lines: string[] = [];
+  if (done.length > 0) {
+    lines.push('| bundle | image | digest | |', '|---|---|---|---|');
+    for (const p of done)
+      lines.push(
+        `| \`${cell(p.dir)}\` | \`${cell(p.result!.target)}\` | \`${p.result!.digest}\` | ${p.result!.status === 'pushed' ? 'pushed' : 'already there'} |`,
+      );
+  }
+  for (const f of findings) lines.push('', `**${cell(f.message)}**`);
+  return {
+    name: BUNDLE_IMAGE_CHECK,
+    conclusion: failed ? 'failure' : 'success',
+    title,
+    summary: lines.join('\n'),
+    findings,
+    annotations: [],
+  };
 }

@@ -4,7 +4,7 @@
 import { csvMetadata } from '../../src/catalog/templates/migrate.js';
 import type { JsonObject } from '../../src/catalog/templates/write.js';
 import { goMarshal } from '../../src/publish/bundle-render.js';
-import { createTar, gzipFixed, type TarEntry } from '../../src/publish/layer.js';
+import { createTar, gzipFixed, type TarEntry } from '../../src/publish/tar.js';
 import {
   blob,
   OCI_CONFIG,

@@ -8,7 +8,7 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createTar, gzipFixed } from '../../src/publish/layer.js';
+import { createTar, gzipFixed } from '../../src/publish/tar.js';
 import {
   blob,
   DOCKER_CONFIG,
