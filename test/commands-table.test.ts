@@ -36,13 +36,19 @@ describe('comment command table', () => {
       .split('\n')
       .filter((l) => l.startsWith('- '));
     expect(lines).toEqual(COMMANDS.map((c) => `- ${c.help.line}`));
-    expect(lines.map((l) => /`\/([a-z]+)/.exec(l)?.[1])).toEqual(COMMANDS.map((c) => c.name));
+    expect(lines.map((l) => /`\/([a-z-]+)/.exec(l)?.[1])).toEqual(COMMANDS.map((c) => c.name));
   });
 
   it('reads every command and alias the table names, and only those', () => {
     for (const c of COMMANDS)
       for (const typed of [c.name, ...c.aliases]) {
-        const args = c.name === 'promote' ? ' foo.v1.0.0 stable' : '';
+        const args =
+          {
+            promote: ' foo.v1.0.0 stable',
+            'default-channel': ' foo stable',
+            'ocp-promote': ' v4.21 v4.22',
+            explain: ' foo.v1.0.0',
+          }[c.name as string] ?? '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }
     expect(parseComment('/merge').problems.map((p) => p.reason)).toEqual([

@@ -24,7 +24,10 @@ export type Command =
   | Plain<'retest'>
   | Plain<'render'>
   | Plain<'help'>
-  | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At);
+  | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At)
+  | ({ name: 'ocp-promote'; from: string; to: string } & At)
+  | ({ name: 'default-channel'; package: string; channel: string } & At)
+  | ({ name: 'explain'; bundle: string; from?: string; root?: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;

@@ -2,9 +2,12 @@
 // table and the comment parser (../commands.ts) all read this table.
 import { approve } from './approve.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
+import { defaultChannel } from './default-channel.js';
+import { explain } from './explain.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
+import { ocpPromote } from './ocp-promote.js';
 import { promote } from './promote.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
@@ -12,7 +15,18 @@ import { retest } from './retest.js';
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
 /** In the order `/help` and the README list them. */
-export const COMMANDS: readonly TableCommand[] = [approve, lgtm, hold, retest, promote, render, help];
+export const COMMANDS: readonly TableCommand[] = [
+  approve,
+  lgtm,
+  hold,
+  retest,
+  promote,
+  render,
+  defaultChannel,
+  ocpPromote,
+  explain,
+  help,
+];
 
 const byTypedName = new Map<string, TableCommand>(
   COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
