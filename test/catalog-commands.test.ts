@@ -412,7 +412,7 @@ describe.skipIf(!haveRealRepo)(
       const id = await app.comment('epheo', '/ocp-promote v4.21 v4.22');
       expect(app.reactionsTo(id)).toEqual(['confused']);
       expect(app.lastReply()).toBe(
-        '@epheo `/ocp-promote`: `only the maintainers listed in \\`.github/catalog-bot.yml\\` on \\`main\\` may open a new OpenShift catalog.`',
+        '@epheo `/ocp-promote`: only the maintainers listed in `.github/catalog-bot.yml` on the default branch may open a new OpenShift catalog.',
       );
       expect(app.gh.created).toEqual([]);
       expect(app.enqueued.filter((j) => j.kind === 'edit-pull')).toEqual([]);
@@ -484,9 +484,9 @@ describe.skipIf(!haveRealRepo)(
       expect(show(ALWAYS, catalog) === newFileOfPatch(ECR, catalog)).toBe(true);
       const ci = 'operators/ecr-secret-operator/ci.yaml';
       expect(parseYaml(show(ALWAYS, ci))).toEqual(parseYaml(newFileOfPatch(ECR, ci, repo.dir)));
-      expect(show(ALWAYS, ci)).toBe(
-        show('main', ci).replace('        - v4.21\n', '        - v4.21\n        - v4.22\n'),
-      );
+      // ... and only the line `v4.22` inserted after `v4.21`, indented as its neighbours.
+      const listed = /^( *)- v4\.21\n/m.exec(show('main', ci))!;
+      expect(show(ALWAYS, ci)).toBe(show('main', ci).replace(listed[0], `${listed[0]}${listed[1]}- v4.22\n`));
       expect(files(REVIEW)).toEqual([
         'catalogs/v4.22/dotvirt-operator/catalog.yaml',
         'operators/dotvirt-operator/ci.yaml',

@@ -46,7 +46,6 @@ export interface EditPullJob extends RepoTarget {
   files: { path: string; sha?: string; content?: string }[];
 }
 
-/** What the write jobs need besides the edit: the queue and the delivery they belong to. */
 const PACKAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 // A GitHub login, or org/team: anything else from an owners file is not mentioned.
 const MENTIONABLE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9][A-Za-z0-9_.-]{0,99})?$/;
@@ -98,7 +97,9 @@ export async function ocpPromoteFromComment(
   const baseTree = tip.commit.commit.tree.sha;
   const commits = { fetch: [parent], blobs: [parent] };
   type Planned =
-    { refused: string } | { result: Awaited<ReturnType<typeof ocpPromote>>; pulls: EditPullJob[] };
+    | { refused: string }
+    | { denied: string }
+    | { result: Awaited<ReturnType<typeof ocpPromote>>; pulls: EditPullJob[] };
   const planned = await openSession(
     context,
     options,
@@ -110,7 +111,7 @@ export async function ocpPromoteFromComment(
       const { config } = await readRepoConfig(dir, parent);
       if (!(await isMaintainer(octokit, target.installationId, config.maintainers, target.commenter)))
         return {
-          refused: `only the maintainers listed in \`.github/catalog-bot.yml\` on \`${base}\` may open a new OpenShift catalog.`,
+          denied: `only the maintainers listed in \`.github/catalog-bot.yml\` on the default branch may open a new OpenShift catalog.`,
         };
       const tree = await gitFileTree(
         dir,
@@ -203,6 +204,8 @@ export async function ocpPromoteFromComment(
       return { result, pulls };
     },
   );
+  if ('denied' in planned) return { ok: false, say: `${command}: ${planned.denied}` };
+  // The core's refusals quote the repository's files: in a code span.
   if ('refused' in planned) return { ok: false, say: `${command}: ${inlineCode(planned.refused, 2000)}` };
   const { result, pulls } = planned;
 
