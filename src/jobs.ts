@@ -7,6 +7,7 @@ import { checkOpenPullsJob, removeMirrorJob, type OpenPullsJob } from './handler
 import { noteHeadJob, type HeadJob } from './handlers/heads.js';
 import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
 import { mergeJob, type MergeTarget } from './handlers/merge.js';
+import { editPullJob, type EditPullJob } from './handlers/ocp-promote.js';
 import {
   enqueueChecks,
   runChecksJob,
@@ -94,6 +95,17 @@ export const JOB_KINDS: Record<string, Runner> = {
     is: (v): v is CommentJob => isPullTarget(v) && typeof v.commentId === 'number' && isRecord(v.parsed),
     installation: own,
     run: (context, options, data, { key }) => runCommandsJob(context, options, data, key),
+  }),
+  // A pull request of `/ocp-promote`, written in the installation's write queue.
+  'edit-pull': kind<EditPullJob>({
+    is: (v): v is EditPullJob =>
+      isRepoTarget(v) &&
+      typeof v.branch === 'string' &&
+      typeof v.parent === 'string' &&
+      typeof v.tree === 'string' &&
+      Array.isArray(v.files),
+    installation: own,
+    run: (context, _options, data) => editPullJob(context, data),
   }),
   'note-head': kind<HeadJob>({
     is: (v): v is HeadJob => isRecord(v) && isRecord(v.ref) && typeof v.number === 'number',

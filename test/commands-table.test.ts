@@ -43,13 +43,15 @@ describe('comment command table', () => {
     for (const c of COMMANDS)
       for (const typed of [c.name, ...c.aliases]) {
         const args =
-          c.name === 'promote'
-            ? ' foo.v1.0.0 stable'
-            : c.name === 'allow-prune'
-              ? ' foo.v1.0.0'
-              : c.name === 'deprecate' || c.name === 'undeprecate'
-                ? ' bundle foo.v1.0.0'
-                : '';
+          {
+            promote: ' foo.v1.0.0 stable',
+            'default-channel': ' foo stable',
+            'ocp-promote': ' v4.21 v4.22',
+            explain: ' foo.v1.0.0',
+            'allow-prune': ' foo.v1.0.0',
+            deprecate: ' bundle foo.v1.0.0',
+            undeprecate: ' bundle foo.v1.0.0',
+          }[c.name as string] ?? '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }
     expect(parseComment('/merge').problems.map((p) => p.reason)).toEqual([

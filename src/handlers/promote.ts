@@ -1,4 +1,5 @@
-// Comment commands that edit files: `/promote <bundle> <channel> [<root>]` and `/render`.
+// Comment commands that edit files: `/promote <bundle> <channel> [<root>]`,
+// `/default-channel <package> <channel>` and `/render`.
 // The edit is planned on the branch it goes to, committed in the mirror and run through
 // every pull-request check with the commenter as author (so only those who may change
 // what it touches may ask for it, and an edit that breaks a check is refused), then
@@ -7,11 +8,14 @@
 import type { Context } from 'probot';
 import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
 import { promote } from '../promotion/promote.js';
+import { setDefaultChannel } from '../promotion/default-channel.js';
 import {
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,
   type FileTree,
+  type PromoteInput,
+  type PromoteResult,
 } from '../catalog/edits/promote.js';
 import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
@@ -21,6 +25,7 @@ import { renderTemplateOutputs } from '../checks/templates.js';
 import { commitFiles, mergeBase } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
+import { bounded, codeBlock, inlineCode } from './quote.js';
 import { openSession, type PullTarget } from './session.js';
 
 export interface EditTarget extends PullTarget {
@@ -64,10 +69,48 @@ export function promoteFromComment(
   pr: Pull,
   request: { bundle: string; channel: string; root?: string },
 ): Promise<EditOutcome> {
-  return editFromComment(context, options, target, pr, '/promote', async (dir, parent) => {
+  return editFromComment(
+    context,
+    options,
+    target,
+    pr,
+    '/promote',
+    catalogEdit((input) => promote(request, input), `Promote ${request.bundle} to ${request.channel}`),
+  );
+}
+
+/** `/default-channel`: set a package's default channel where it is written (docs/default-channel.md). */
+export function defaultChannelFromComment(
+  context: JobContext,
+  options: PrHandlerOptions,
+  target: EditTarget,
+  pr: Pull,
+  request: { package: string; channel: string },
+): Promise<EditOutcome> {
+  return editFromComment(
+    context,
+    options,
+    target,
+    pr,
+    '/default-channel',
+    catalogEdit(
+      (input) => setDefaultChannel(request, input),
+      `Set the default channel of ${request.package} to ${request.channel}`,
+    ),
+  );
+}
+
+/**
+ * A plan made by a catalog edit of src/promotion/ on the branch's catalogs, the owners files
+ * and the templates that say how they are made; a PromoteError is a refusal.
+ */
+function catalogEdit(
+  edit: (input: PromoteInput) => Promise<PromoteResult>,
+  title: string,
+): (dir: string, parent: string) => Promise<Plan> {
+  return async (dir, parent) => {
     const { config } = await readRepoConfig(dir, parent);
     const roots = await catalogRoots(dir, parent, config.catalogs);
-    // The catalogs, and the owners files and templates that say how they are made.
     const tree = await gitFileTree(
       dir,
       parent,
@@ -75,13 +118,13 @@ export function promoteFromComment(
         roots.some((r) => p.startsWith(r + '/')) || p.startsWith('operators/') || p.startsWith('.github/'),
     );
     try {
-      const result = await promote(request, { tree, roots, templates: templateMappingsFromTree(tree) });
-      return { ...result, title: `Promote ${request.bundle} to ${request.channel}` };
+      const result = await edit({ tree, roots, templates: templateMappingsFromTree(tree) });
+      return { ...result, title };
     } catch (error) {
       if (error instanceof PromoteError) return { refused: error.message };
       throw error;
     }
-  });
+  };
 }
 
 /** `/render`: render the templates the pull request changed into their committed outputs. */
@@ -169,30 +212,35 @@ export async function editFromComment(
     const message = `${result.title}\n\nRequested by @${target.commenter} in #${target.number}.`;
     const files = result.edits.map((e) => ({ path: e.path, text: e.after }));
     const commit = await commitFiles(dir, parent, files, message);
-    // The edit as a change by the commenter: their permissions, and (a promotion) every check.
-    const { checks } = await session.run({
+    // The edit as a change by the commenter: their permissions first (someone who may not
+    // ask costs no more checks), then (a promotion) every check.
+    const asked = {
       base: parent,
       rules: pr.base.sha,
       head: commit,
       author: target.commenter,
       approvers: [],
-      ...(gate === 'permissions' ? { only: [PERMISSIONS_CHECK] } : {}),
-    });
+    };
+    const allowed = await session.run({ ...asked, only: [PERMISSIONS_CHECK] });
+    const mayAsk = allowed.checks.every((c) => c.conclusion === 'success');
+    if (gate === 'permissions' || !mayAsk) return { result, message, checks: allowed.checks };
+    const { checks } = await session.run(asked);
     return { result, message, checks };
   });
-  if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${planned.refused}` };
+  // Refusals quote the catalogs (names, channel lists): in a code span (./quote.ts).
+  if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${inlineCode(planned.refused, 3000)}` };
   const { result, message, checks } = planned;
   const permissions = checks.find((c) => c.name === PERMISSIONS_CHECK);
   if (permissions && permissions.conclusion !== 'success')
     return {
       ok: false,
-      say: `\`${command}\`: only the owners of what it changes or a maintainer may ask for it (${permissions.findings[0]?.message ?? permissions.title}).`,
+      say: `\`${command}\`: only the owners of what it changes or a maintainer may ask for it (${inlineCode(permissions.findings[0]?.message ?? permissions.title, 1000)}).`,
     };
   const broken = gate === 'all' ? checks.filter((c) => c.conclusion === 'failure') : [];
   if (broken.length > 0)
     return {
       ok: false,
-      say: `\`${command}\`: the edit would fail ${broken.map((c) => `\`${c.name}\``).join(', ')}: ${broken[0]!.findings.find((f) => f.level === 'error')?.message ?? broken[0]!.title}`,
+      say: `\`${command}\`: the edit would fail ${broken.map((c) => `\`${c.name}\``).join(', ')}: ${inlineCode(broken[0]!.findings.find((f) => f.level === 'error')?.message ?? broken[0]!.title, 1000)}`,
     };
 
   // Write it to GitHub: a tree on top of the branch tip, a commit, the branch moved only
@@ -233,9 +281,11 @@ export async function editFromComment(
   }
   let diff = result.edits.map((e) => unifiedDiff(e.path, e.before, e.after)).join('\n');
   if (diff.length > MAX_DIFF) diff = diff.slice(0, MAX_DIFF) + '\n… (diff truncated)';
+  // The notes and the diff quote names from the catalogs: in code blocks (./quote.ts).
+  const notes = result.notes.length > 0 ? ['', codeBlock(bounded(result.notes.join('\n'), MAX_DIFF))] : [];
   return {
     ok: true,
-    say: [where, '', ...result.notes.map((n) => `- ${n}`), '', '```diff', diff.trimEnd(), '```'].join('\n'),
+    say: [where, ...notes, '', codeBlock(diff, 'diff')].join('\n'),
   };
 }
 

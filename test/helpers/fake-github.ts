@@ -50,7 +50,15 @@ export class FakeGitHub {
   readonly merges: { number: number; sha?: string; method?: string }[] = [];
   readonly dispatches: object[] = [];
   readonly refUpdates: { ref: string; sha: string }[] = [];
-  readonly created: { number: number; title: string; head: string; base: string; body: string }[] = [];
+  readonly created: {
+    number: number;
+    title: string;
+    head: string;
+    base: string;
+    body: string;
+    /** Labels added to it (POST .../issues/:number/labels). */
+    labels?: string[];
+  }[] = [];
   readonly pulls = new Map<number, FakePull>();
   /** login -> admin | write | read | none */
   readonly permissions = new Map<string, string>();
@@ -171,7 +179,7 @@ export class FakeGitHub {
   }
 
   /** A tree: `base` with files replaced, built with a private index in the bare repository. */
-  #tree(base: string, files: { path: string; mode: string; content: string }[]): string {
+  #tree(base: string, files: { path: string; mode: string; content?: string; sha?: string }[]): string {
     const index = `${this.bare}/fake-index-${process.pid}`;
     const env = { ...process.env, GIT_INDEX_FILE: index };
     const git = (args: string[], input?: string) =>
@@ -179,7 +187,7 @@ export class FakeGitHub {
     try {
       git(['read-tree', base]);
       for (const f of files) {
-        const blob = git(['hash-object', '-w', '--stdin'], f.content);
+        const blob = f.sha ?? git(['hash-object', '-w', '--stdin'], f.content);
         git(['update-index', '--add', '--cacheinfo', `${f.mode},${blob},${f.path}`]);
       }
       return git(['write-tree']);
@@ -301,9 +309,21 @@ export class FakeGitHub {
       })
       .get(`${repoPath}/pulls`)
       .query(true)
-      .reply(200, () =>
-        [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p)),
-      )
+      .reply(200, (uri) => {
+        // `head=owner:branch`: the pull requests the App opened from that branch.
+        const head = new URL(uri, API).searchParams.get('head');
+        if (head !== null)
+          return this.created
+            .filter((c) => `${this.owner}:${c.head}` === head)
+            .map((c) => ({
+              number: c.number,
+              state: 'open',
+              head: { ref: c.head },
+              base: { ref: c.base },
+              labels: (c.labels ?? []).map((name) => ({ name })),
+            }));
+        return [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p));
+      })
       .put(/\/pulls\/\d+\/merge$/)
       .reply((uri, body) => {
         const p = this.pulls.get(num(uri, /pulls\/(\d+)\/merge$/));
@@ -326,7 +346,12 @@ export class FakeGitHub {
       .reply((uri) => {
         const name = decodeURIComponent(uri.split('/branches/')[1]!);
         this.onBranch?.(name);
-        const sha = this.#branch(name);
+        let sha: string;
+        try {
+          sha = this.#branch(name);
+        } catch {
+          return [404, { message: 'Branch not found' }];
+        }
         return [
           200,
           {
@@ -346,7 +371,10 @@ export class FakeGitHub {
       // the git data API, carried out on the bare repository
       .post(`${repoPath}/git/trees`)
       .reply(201, (_u, body) => {
-        const b = body as { base_tree: string; tree: { path: string; mode: string; content: string }[] };
+        const b = body as {
+          base_tree: string;
+          tree: { path: string; mode: string; content?: string; sha?: string }[];
+        };
         return { sha: this.#tree(b.base_tree, b.tree) };
       })
       .post(`${repoPath}/git/commits`)
@@ -362,7 +390,7 @@ export class FakeGitHub {
         const b = body as { sha: string; force?: boolean };
         const current = this.#branch(name);
         try {
-          this.#git('merge-base', '--is-ancestor', current, b.sha);
+          if (!b.force) this.#git('merge-base', '--is-ancestor', current, b.sha);
         } catch {
           return [422, { message: 'Update is not a fast forward' }];
         }
@@ -409,11 +437,14 @@ export class FakeGitHub {
       .reply(200, (uri, body) => {
         const issue = num(uri, /issues\/(\d+)\/labels$/);
         const p = this.pulls.get(issue);
-        for (const l of (body as { labels: string[] }).labels)
+        const opened = this.created.find((c) => c.number === issue);
+        for (const l of (body as { labels: string[] }).labels) {
           if (p && !p.labels!.includes(l)) {
             p.labels!.push(l);
             this.#labeled(issue, l, { login: `${this.slug}[bot]`, type: 'Bot' });
           }
+          if (opened && !(opened.labels ??= []).includes(l)) opened.labels.push(l);
+        }
         return (p?.labels ?? []).map((name) => ({ name }));
       })
       .delete(/\/issues\/\d+\/labels\/.+$/)

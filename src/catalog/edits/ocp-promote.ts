@@ -37,6 +37,11 @@ export interface OcpPromoteRequest {
   packages?: string[];
   /** First OpenShift catalog rendered with `olm.csv.metadata` (default v4.17). */
   csvMetadataFrom?: string;
+  /**
+   * Promote `review-needed` packages too (their results keep that strategy): the App opens
+   * one pull request per such package for its owners to review (docs/ocp-lifecycle.md).
+   */
+  includeReviewNeeded?: boolean;
 }
 
 export interface OcpPackageResult {
@@ -281,7 +286,7 @@ export async function ocpPromote(tree: FileTree, request: OcpPromoteRequest): Pr
       results.push(result('skipped', strategy, `already in ${CATALOGS_DIR}/${request.to}`));
       continue;
     }
-    if (!named.has(pkg)) {
+    if (!named.has(pkg) && !(request.includeReviewNeeded && strategy === 'review-needed')) {
       if (strategy === 'review-needed') {
         results.push(
           result('needs-review', strategy, `${why}: promote it with --package ${pkg} after review`),

@@ -33,7 +33,10 @@ export type Command =
   | Plain<'help'>
   | ({ name: 'promote'; bundle: string; channel: string; root?: string } & At)
   | ({ name: 'allow-prune'; target: string } & At)
-  | ({ name: 'deprecate' | 'undeprecate'; kind: DeprecationKind; target: string; message?: string } & At);
+  | ({ name: 'deprecate' | 'undeprecate'; kind: DeprecationKind; target: string; message?: string } & At)
+  | ({ name: 'ocp-promote'; from: string; to: string } & At)
+  | ({ name: 'default-channel'; package: string; channel: string } & At)
+  | ({ name: 'explain'; bundle: string; from?: string; root?: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;

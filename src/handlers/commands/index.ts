@@ -4,9 +4,12 @@ import { allowPrune } from './allow-prune.js';
 import { approve } from './approve.js';
 import { deprecate } from './deprecate.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
+import { defaultChannel } from './default-channel.js';
+import { explain } from './explain.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
+import { ocpPromote } from './ocp-promote.js';
 import { promote } from './promote.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
@@ -25,6 +28,9 @@ export const COMMANDS: readonly TableCommand[] = [
   allowPrune,
   deprecate,
   undeprecate,
+  defaultChannel,
+  ocpPromote,
+  explain,
   help,
 ];
 

@@ -5,7 +5,7 @@ import { promoteFromComment } from '../promote.js';
 import { defineCommand } from './command.js';
 
 // Names as they appear in catalogs and repository paths; no `..` path segments.
-const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
+export const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
 
 export const promote = defineCommand({
   name: 'promote',

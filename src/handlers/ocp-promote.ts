@@ -1,0 +1,320 @@
+// `/ocp-promote <from> <to>`: open OpenShift catalog `<to>` from `<from>` as pull requests
+// into the default branch (docs/ocp-lifecycle.md). The edits are those of
+// `catalog-bot ocp-promote` (src/catalog/edits/ocp-promote.ts), computed on the default
+// branch's tip: one pull request for the `always` packages and one per `review-needed`
+// package (labelled, its owners mentioned). Each pull request is written by its own job in
+// the installation's write queue, at GitHub's pace (docs/github-limits.md); branch names are
+// fixed by the versions and the package, so asking again updates them instead of opening more.
+import { createHash } from 'node:crypto';
+import type { Context } from 'probot';
+import {
+  DEFAULT_CSV_METADATA_FROM,
+  ocpPromote,
+  OcpPromoteError,
+  type OcpPackageResult,
+} from '../catalog/edits/ocp-promote.js';
+import type { FileEdit } from '../catalog/edits/promote.js';
+import { runGit } from '../catalog/fbc/source.js';
+import { readRepoConfig } from '../checks/changes.js';
+import { isTeam, normLogin, parsePackageOwners } from '../checks/owners.js';
+import { commitFiles } from '../git-mirror.js';
+import type { RepoRef } from './check-runs.js';
+import type { CommandOutcome } from './commands/command.js';
+import { gitFileTree, type EditTarget } from './promote.js';
+import type { JobContext, PrHandlerOptions } from './pull-request.js';
+import { inlineCode } from './quote.js';
+import { openSession, type RepoTarget } from './session.js';
+import { teamMembers } from './teams.js';
+
+export const REVIEW_NEEDED_LABEL = 'catalog-promotion/review-needed';
+
+/** One pull request to open or update (plain JSON: it may travel through Redis). */
+export interface EditPullJob extends RepoTarget {
+  /** The branch it goes into (the default branch). */
+  base: string;
+  /** The commit the edit was computed on, and its tree. */
+  parent: string;
+  baseTree: string;
+  /** The tree the branch must hold (computed in the mirror): an equal branch is left alone. */
+  tree: string;
+  branch: string;
+  title: string;
+  body: string;
+  message: string;
+  labels: string[];
+  /** Each file by the blob GitHub already has (`sha`), or its text. */
+  files: { path: string; sha?: string; content?: string }[];
+}
+
+const PACKAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+// A GitHub login, or org/team: anything else from an owners file is not mentioned.
+const MENTIONABLE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9][A-Za-z0-9_.-]{0,99})?$/;
+const MAX_MENTIONS = 10;
+const MAX_LISTED = 60;
+
+/** The branch of a promotion: one name per (from, to) and package, so a repeat finds it. */
+export function promotionBranch(from: string, to: string, pkg?: string): string {
+  return `catalog-bot/ocp-promote-${from}-${to}${pkg === undefined ? '' : `-${pkg}`}`;
+}
+
+const gitBlobSha = (text: string): string =>
+  createHash('sha1')
+    .update(`blob ${Buffer.byteLength(text)}\0`)
+    .update(text)
+    .digest('hex');
+
+async function isMaintainer(
+  octokit: Context['octokit'],
+  installationId: number | undefined,
+  maintainers: string[],
+  login: string,
+): Promise<boolean> {
+  const me = normLogin(login);
+  const entries = maintainers.map(normLogin);
+  if (entries.includes(me)) return true;
+  const members = teamMembers(octokit, installationId);
+  for (const team of entries.filter(isTeam)) {
+    const list = await members(team).catch(() => [] as string[]);
+    if (list.map(normLogin).includes(me)) return true;
+  }
+  return false;
+}
+
+/** `/ocp-promote <from> <to>`: plan the pull requests, queue their writes, say what will come. */
+export async function ocpPromoteFromComment(
+  context: JobContext,
+  options: PrHandlerOptions,
+  target: EditTarget,
+  request: { from: string; to: string; commentId: number },
+): Promise<CommandOutcome> {
+  const { octokit } = context;
+  const { ref } = target;
+  const command = '`/ocp-promote`';
+  const { data: repo } = await octokit.rest.repos.get({ ...ref });
+  const base = repo.default_branch;
+  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch: base });
+  const parent = tip.commit.sha;
+  const baseTree = tip.commit.commit.tree.sha;
+  const commits = { fetch: [parent], blobs: [parent] };
+  type Planned =
+    | { refused: string }
+    | { denied: string }
+    | { result: Awaited<ReturnType<typeof ocpPromote>>; pulls: EditPullJob[] };
+  const planned = await openSession(
+    context,
+    options,
+    target,
+    'ocp-promote',
+    commits,
+    async ({ dir }): Promise<Planned> => {
+      // Who may: the maintainers of the default branch's configuration (it opens catalogs for everyone).
+      const { config } = await readRepoConfig(dir, parent);
+      if (!(await isMaintainer(octokit, target.installationId, config.maintainers, target.commenter)))
+        return {
+          denied: `only the maintainers listed in \`.github/catalog-bot.yml\` on the default branch may open a new OpenShift catalog.`,
+        };
+      const tree = await gitFileTree(
+        dir,
+        parent,
+        (p) => p.startsWith('catalogs/') || p.startsWith('operators/') || p.startsWith('.github/'),
+      );
+      let result;
+      try {
+        result = await ocpPromote(tree, {
+          from: request.from,
+          to: request.to,
+          csvMetadataFrom: config.bundles.renderer.csvMetadataFrom ?? DEFAULT_CSV_METADATA_FROM,
+          includeReviewNeeded: true,
+        });
+      } catch (error) {
+        if (error instanceof OcpPromoteError) return { refused: error.message };
+        throw error;
+      }
+      // Blobs the default branch already has are named, not sent again (a copied catalog).
+      const listing = (await runGit(dir, ['ls-tree', '-r', parent, '--', 'catalogs/', 'operators/']))
+        .toString('utf8')
+        .split('\n');
+      const known = new Set(listing.map((line) => line.split(/\s+/)[2]).filter(Boolean));
+      const ownersPath = config.ownership.packageOwners ?? 'operators/{package}/ci.yaml';
+      const promoted = result.packages.filter((p) => p.status === 'promoted');
+      const always = promoted.filter((p) => p.strategy !== 'review-needed');
+      const review = promoted.filter((p) => p.strategy === 'review-needed');
+      const pulls: EditPullJob[] = [];
+      const requested = `Requested by @${target.commenter} in #${target.number} (\`/ocp-promote ${request.from} ${request.to}\`).`;
+      const makePull = async (packages: OcpPackageResult[], pkg: string | undefined): Promise<void> => {
+        const edits = result.edits.filter((e) => packages.some((p) => p.files.includes(e.path)));
+        const branch = promotionBranch(request.from, request.to, pkg);
+        const title =
+          pkg === undefined
+            ? `Promote ${packages.length} package${packages.length === 1 ? '' : 's'} from ${request.from} to ${request.to}`
+            : `Promote ${pkg} from ${request.from} to ${request.to} (review needed)`;
+        const message = `${title}\n\n${requested}`;
+        const commit = await commitFiles(
+          dir,
+          parent,
+          edits.map((e) => ({ path: e.path, text: e.after })),
+          message,
+        );
+        const treeSha = (await runGit(dir, ['rev-parse', `${commit}^{tree}`])).toString('utf8').trim();
+        const lines = [
+          `Opens OpenShift catalog \`${request.to}\` for ${pkg === undefined ? 'these packages' : 'this package'}, as \`catalog-bot ocp-promote ${request.from} ${request.to}\` does (docs/ocp-lifecycle.md). ${requested}`,
+          '',
+          ...packages.map(
+            (p) =>
+              `- ${inlineCode(p.package)}: ${inlineCode(p.reason, 300)}${p.notes.length > 0 ? ` (${inlineCode(p.notes.join('; '), 500)})` : ''}`,
+          ),
+        ];
+        if (pkg !== undefined) {
+          const file = ownersPath.replaceAll('{package}', pkg);
+          const text = tree.read(file);
+          const owners = text
+            ? parsePackageOwners(text, file).approvers.filter((o) => MENTIONABLE.test(o))
+            : [];
+          lines.push(
+            '',
+            owners.length > 0
+              ? `${owners
+                  .slice(0, MAX_MENTIONS)
+                  .map((o) => `@${o}`)
+                  .join(
+                    ' ',
+                  )}: \`${file}\` asks for a review before the package is promoted (\`version_promotion_strategy: review-needed\`). Please check that it works on OpenShift ${request.to.slice(1)}, then approve.`
+              : `\`${file}\` names no owners to ask; a maintainer should review it.`,
+          );
+        }
+        pulls.push({
+          ...target,
+          base,
+          parent,
+          baseTree,
+          tree: treeSha,
+          branch,
+          title,
+          body: lines.join('\n'),
+          message,
+          labels: pkg === undefined ? [] : [REVIEW_NEEDED_LABEL],
+          files: edits.map((e: FileEdit) => {
+            const sha = gitBlobSha(e.after);
+            return known.has(sha) ? { path: e.path, sha } : { path: e.path, content: e.after };
+          }),
+        });
+      };
+      if (always.length > 0) await makePull(always, undefined);
+      for (const p of review) if (PACKAGE_NAME.test(p.package)) await makePull([p], p.package);
+      return { result, pulls };
+    },
+  );
+  if ('denied' in planned) return { ok: false, say: `${command}: ${planned.denied}` };
+  // The core's refusals quote the repository's files: in a code span.
+  if ('refused' in planned) return { ok: false, say: `${command}: ${inlineCode(planned.refused, 2000)}` };
+  const { result, pulls } = planned;
+
+  // The writes wait their turn in the installation's write queue, one pull request per job.
+  for (const pull of pulls)
+    await options.queue.enqueue({
+      key: `ocp-promote:${target.repoId}:${request.commentId}:${parent}:${pull.branch}`,
+      group: `writes:${target.installationId ?? `repo:${target.repoId}`}`,
+      kind: 'edit-pull',
+      data: pull,
+    });
+  return { ok: true, say: plainReply(request, base, result.packages, pulls) };
+}
+
+function plainReply(
+  request: { from: string; to: string },
+  base: string,
+  packages: OcpPackageResult[],
+  pulls: EditPullJob[],
+): string {
+  const list = (ps: OcpPackageResult[], why: boolean) => [
+    ...ps
+      .slice(0, MAX_LISTED)
+      .map((p) => `  - ${inlineCode(p.package)}${why ? `: ${inlineCode(p.reason, 300)}` : ''}`),
+    ...(ps.length > MAX_LISTED ? [`  - and ${ps.length - MAX_LISTED} more`] : []),
+  ];
+  const of = (status: OcpPackageResult['status'], strategy?: string) =>
+    packages.filter((p) => p.status === status && (strategy === undefined || p.strategy === strategy));
+  const lines = [
+    pulls.length === 0
+      ? `Nothing to promote from \`${request.from}\` to \`${request.to}\`.`
+      : `Opening ${pulls.length} pull request${pulls.length === 1 ? '' : 's'} into \`${base}\` from \`${request.from}\` to \`${request.to}\` (written one after another at GitHub's pace; asking again updates the same branches):`,
+    ...pulls.map((p) => `- ${inlineCode(p.branch)}: ${inlineCode(p.title, 300)}`),
+  ];
+  const sections: [string, OcpPackageResult[], boolean][] = [
+    ['Promoted (`always`)', of('promoted').filter((p) => p.strategy !== 'review-needed'), false],
+    [
+      `Each in its own pull request, labelled \`${REVIEW_NEEDED_LABEL}\`, its owners asked (\`review-needed\`)`,
+      of('promoted', 'review-needed'),
+      false,
+    ],
+    ['Skipped', of('skipped'), true],
+    ['Refused (left out; fix them and ask again)', of('refused'), true],
+  ];
+  for (const [title, ps, why] of sections) if (ps.length > 0) lines.push('', `${title}:`, ...list(ps, why));
+  return lines.join('\n');
+}
+
+/**
+ * Write one pull request of a promotion: its branch at the planned tree on the default
+ * branch's commit (created, or moved when it holds something else: the branch is the bot's
+ * own), the pull request opened unless one is open from that branch, and its labels.
+ * Safe to run again (a retry finds what the last attempt made).
+ */
+export async function editPullJob(context: JobContext, data: EditPullJob): Promise<void> {
+  const { octokit, log } = context;
+  const ref: RepoRef = data.ref;
+  const current = await octokit.rest.repos
+    .getBranch({ ...ref, branch: data.branch })
+    .then((r) => r.data)
+    .catch((error: { status?: number }) => {
+      if (error.status === 404) return undefined;
+      throw error;
+    });
+  if (current?.commit.commit.tree.sha !== data.tree) {
+    const { data: tree } = await octokit.rest.git.createTree({
+      ...ref,
+      base_tree: data.baseTree,
+      tree: data.files.map((f) =>
+        f.sha !== undefined
+          ? { path: f.path, mode: '100644' as const, type: 'blob' as const, sha: f.sha }
+          : { path: f.path, mode: '100644' as const, type: 'blob' as const, content: f.content ?? '' },
+      ),
+    });
+    const { data: commit } = await octokit.rest.git.createCommit({
+      ...ref,
+      message: data.message,
+      tree: tree.sha,
+      parents: [data.parent],
+    });
+    if (current)
+      await octokit.rest.git.updateRef({ ...ref, ref: `heads/${data.branch}`, sha: commit.sha, force: true });
+    else await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${data.branch}`, sha: commit.sha });
+  }
+  const { data: open } = await octokit.rest.pulls.list({
+    ...ref,
+    state: 'open',
+    head: `${ref.owner}:${data.branch}`,
+    per_page: 10,
+  });
+  let number: number;
+  let labels: string[];
+  const existing = open.find((p) => p.head.ref === data.branch);
+  if (existing) {
+    number = existing.number;
+    labels = existing.labels.map((l) => l.name);
+  } else {
+    const { data: created } = await octokit.rest.pulls.create({
+      ...ref,
+      title: data.title,
+      head: data.branch,
+      base: data.base,
+      body: data.body,
+    });
+    number = created.number;
+    labels = [];
+  }
+  const missing = data.labels.filter((l) => !labels.includes(l));
+  if (missing.length > 0)
+    await octokit.rest.issues.addLabels({ ...ref, issue_number: number, labels: missing });
+  log.info({ pr: number, branch: data.branch }, 'promotion pull request written');
+}
