@@ -83,6 +83,8 @@ export interface CommandRun {
   seenHead?: SeenHead;
   /** Who holds the pull request, when it was not its author. */
   hold?: RecordedHold;
+  /** `/explain`s answered for this comment (one each: each loads catalogs, and anyone may ask). */
+  explained?: number;
   /** Run the checks again once the commands are done. */
   recheck: boolean;
   /** Write access to the repository (asked once). */

@@ -39,11 +39,15 @@ export const explain = defineCommand({
     }
     return { name: 'explain', bundle, ...options, ...at };
   },
-  mayUse: async () => undefined,
-  act: (run, command) =>
-    explainFromComment(run.context, run.options, run.job, run.pr, {
+  // Anyone may ask, and an answer loads catalogs: one per comment (a comment may hold 20 commands).
+  mayUse: async (run) =>
+    (run.explained ?? 0) > 0 ? '`/explain`: one per comment; ask again in another comment.' : undefined,
+  act: (run, command) => {
+    run.explained = (run.explained ?? 0) + 1;
+    return explainFromComment(run.context, run.options, run.job, run.pr, {
       bundle: command.bundle,
       ...(command.from !== undefined ? { from: command.from } : {}),
       ...(command.root !== undefined ? { root: command.root } : {}),
-    }),
+    });
+  },
 });
