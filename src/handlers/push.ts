@@ -159,12 +159,6 @@ export async function publishJob(
   try {
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
-    // Tags without {sha} move: only the branch head may write them. Read first: it is also
-    // the job's first request, which authenticates the client against the configured API
-    // (the session's explicit token request does not know a GitHub Enterprise base URL).
-    // A failure here is asked again below, only where the repository publishes.
-    const getBranch = () => octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
-    const branchFirst = await getBranch().catch(() => undefined);
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -233,8 +227,9 @@ export async function publishJob(
       }
 
       await session.fetchBlobs([job.after]);
-      const branchNow = (branchFirst ?? (await getBranch())).data;
-      const current = branchNow.commit.sha === job.after;
+      // Tags without {sha} move: only the branch head may write them (asked as late as possible).
+      const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+      const current = branch.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       const client = scopedClient();
       const publications: RootPublication[] = [];

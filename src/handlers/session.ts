@@ -108,6 +108,11 @@ export interface Session {
 
 /** The installation token of a job's client. */
 export async function installationToken(octokit: Context['octokit']): Promise<string> {
+  // Probot gives the App's auth strategy no base URL, so asking it for the token before any
+  // request would ask api.github.com even on GitHub Enterprise Server; a read through the
+  // client (its auth hook knows the base URL) gets the token first, and auth() reuses it.
+  if (octokit.request.endpoint.DEFAULTS.baseUrl !== 'https://api.github.com')
+    await octokit.request('GET /installation/repositories', { per_page: 1 });
   const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
   return token;
 }
