@@ -10,8 +10,7 @@
 // come from the root `OWNERS_ALIASES`. Logins are compared case-insensitively, without a
 // leading `@`. An entry with a `/` is a GitHub team (`org/team`). Bad YAML or a bad shape
 // makes that file list nobody, with a problem reported, never a crash.
-import { load as loadYaml, YAMLException } from 'js-yaml';
-import { GO_YAML_SCHEMA } from '../catalog/fbc/yaml11.js';
+import { goYamlSchema, jsYaml } from '../catalog/fbc/yaml11.js';
 
 /** Reads a file at the base commit; undefined when there is no such file. */
 export interface FileReader {
@@ -62,8 +61,9 @@ const EMPTY_OWNERS: OwnersFile = { approvers: [], reviewers: [], noParentOwners:
 type Parsed = { ok: true; value: unknown } | { ok: false; problem: OwnersProblem };
 
 function parseYaml(text: string, file: string): Parsed {
+  const { load: loadYaml, YAMLException } = jsYaml();
   try {
-    return { ok: true, value: loadYaml(text, { schema: GO_YAML_SCHEMA, filename: file }) };
+    return { ok: true, value: loadYaml(text, { schema: goYamlSchema(), filename: file }) };
   } catch (e) {
     const line = e instanceof YAMLException && e.mark ? e.mark.line + 1 : undefined;
     const reason = e instanceof YAMLException ? e.reason : String(e);

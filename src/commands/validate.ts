@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/index.js';
 import type { LoadResult } from '../catalog/fbc/load.js';
-import { startLoadHelper } from '../catalog/fbc/load-threads.js';
+import { takeLoadHelper } from '../catalog/fbc/load-threads.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 
@@ -14,8 +14,9 @@ export const command = defineCommand({
   formats: ['text', 'json', 'github'],
   positionals: { min: 1, max: Infinity, message: 'validate needs at least one catalog root' },
   async run({ values, positionals }, { out }) {
-    // A second thread loads half of the files, as opm decodes in parallel (README, "Benchmark").
-    const helper = availableParallelism() > 1 ? startLoadHelper<LoadResult>() : undefined;
+    // A second thread loads half of the files, as opm decodes in parallel (README, "Benchmarks");
+    // the command line starts it before loading this module (cli.ts).
+    const helper = availableParallelism() > 1 ? takeLoadHelper<LoadResult>() : undefined;
     const maxFileSize = values['max-file-size'] === undefined ? undefined : Number(values['max-file-size']);
     if (maxFileSize !== undefined && !(maxFileSize > 0))
       throw new UsageError('--max-file-size must be a positive number');

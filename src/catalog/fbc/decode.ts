@@ -3,11 +3,11 @@
 // the collections inside it. Unlike opm, decoding goes on after a bad YAML document so
 // that one run reports every broken document of a file.
 import { isAscii, isUtf8 } from 'node:buffer';
-import { load, YAMLException, type LoadOptions as YamlLoadOptions } from 'js-yaml';
+import type { LoadOptions as YamlLoadOptions, YAMLException } from 'js-yaml';
 import { OUTSIDE_SUBSET, readFastYamlDocument } from './fastyaml.js';
 import { goJsonSyntaxError } from '../go/gojsonsyntax.js';
 import { goTrimSpace, isGoSpace } from '../go/gostrings.js';
-import { GO_YAML_SCHEMA } from './yaml11.js';
+import { goYamlSchema, jsYaml } from './yaml11.js';
 
 export const MAX_NESTING_DEPTH = 1000;
 
@@ -79,14 +79,18 @@ export interface DecodeOptions {
 /** How many YAML documents each reader has read in this process (for tests and benchmarks). */
 export const yamlDocumentsRead = { fast: 0, full: 0 };
 
+// Enough bytes for the first 4096 characters, however they are encoded (opm's JSON sniff).
+const JSON_SNIFF_BYTES = 4 * 4096;
+
 export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): DecodedFile {
   const out: DecodedFile = { values: [], problems: [], notes: [] };
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // ASCII (most catalogs) decodes fastest as latin1, which gives the same string.
   const ascii = isAscii(bytes);
   const valid = ascii || isUtf8(bytes);
-  const text = buffer.toString(ascii ? 'latin1' : 'utf8');
-  if (looksLikeJson(text)) {
+  const encoding = ascii ? 'latin1' : 'utf8';
+  if (looksLikeJson(buffer.toString(encoding, 0, JSON_SNIFF_BYTES))) {
+    const text = buffer.toString(encoding);
     if (!valid) {
       // Go's JSON decoder replaces invalid UTF-8 inside strings instead of failing.
       const at = firstBadUtf8(bytes);
@@ -103,7 +107,7 @@ export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): Deco
       out.problems.push({ rule: 'L-ENCODING', message: `yaml: ${at.reason}`, ...at.position });
       return out;
     }
-    decodeYamlStream(text, 0, 0, out, options);
+    decodeYamlBytes(buffer, encoding, out, options);
   }
   return out;
 }
@@ -207,6 +211,82 @@ function decodeYamlStream(
   }
 }
 
+const SEPARATOR_AFTER_LINE = Buffer.from('\n---');
+
+/**
+ * decodeYamlStream for a file's bytes (valid UTF-8), with the same documents, lines and
+ * findings in the same order. Each document's text is made on its own: V8 makes a string
+ * over 128 KiB (a whole catalog file) in its large-object space at many times the cost per
+ * byte of a small one (README, "Benchmarks"), and real documents are smaller.
+ */
+function decodeYamlBytes(
+  buffer: Buffer,
+  encoding: 'latin1' | 'utf8',
+  out: DecodedFile,
+  options: DecodeOptions,
+): void {
+  // Separator findings come before the documents' own, as splitYamlDocuments gives them.
+  const docProblems: DecodeProblem[] = [];
+  const docOut: DecodedFile = { values: out.values, problems: docProblems, notes: out.notes };
+  const length = buffer.length;
+  let docStart = 0;
+  let docLine = 0;
+  let bufferNonEmpty = false; // a `---` at the start of the buffer stays in the next document
+  let line = 0; // 0-based line of byte `counted`
+  let counted = 0;
+  const decodeDocument = (text: string): void => {
+    const decoded = decodeYamlDocument({ text, firstLine: docLine }, docOut, options);
+    if (decoded) emit(decoded, out, options);
+  };
+  let sep = buffer[0] === 0x2d && buffer[1] === 0x2d && buffer[2] === 0x2d ? 0 : nextSeparator(buffer, 0);
+  while (sep >= 0) {
+    let eol = buffer.indexOf(0x0a, sep);
+    if (eol < 0) eol = length;
+    let text: string | undefined;
+    if (sep > docStart || bufferNonEmpty) {
+      text = buffer.toString(encoding, docStart, sep);
+      // Lines from `counted` on: the document's, less the `---` line it may start with.
+      line += countLineBreaks(text) - (docStart < counted ? 1 : 0);
+    }
+    // apimachinery trims with strings.TrimSpace: U+FEFF stays (an error), U+0085 goes.
+    const after = goTrimSpace(buffer.toString(encoding, sep + 3, eol));
+    if (after.length > 0 && after[0] !== '#') {
+      // opm stops here; treat it as a separator to keep reading the rest.
+      out.problems.push({
+        rule: 'L-YAML-SEPARATOR',
+        message: `invalid Yaml document separator: ${after}`,
+        line: line + 1,
+        column: 1,
+      });
+    }
+    if (text !== undefined) {
+      decodeDocument(text);
+      docStart = eol + 1;
+      docLine = line + 1;
+      bufferNonEmpty = false;
+    } else {
+      bufferNonEmpty = true;
+    }
+    counted = eol + 1;
+    line++;
+    sep = nextSeparator(buffer, eol);
+  }
+  if (docStart < length || bufferNonEmpty) decodeDocument(buffer.toString(encoding, docStart));
+  for (const p of docProblems) out.problems.push(p);
+}
+
+/** The start of the next line at or after `from` that begins with `---`, or -1. */
+function nextSeparator(buffer: Buffer, from: number): number {
+  const at = buffer.indexOf(SEPARATOR_AFTER_LINE, from);
+  return at < 0 ? -1 : at + 1;
+}
+
+function countLineBreaks(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 // A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
 const FLOW_ROOT = /^\ufeff?(?:[ \t]*(?:#.*|---[ \t]*(?:#.*)?)?\r?\n)*[ \t]*[{[]/;
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
@@ -254,7 +334,7 @@ function decodeYamlDocument(
   } catch (err) {
     // Only a flow collection ends by itself; after a block node go-yaml fails too.
     if (
-      err instanceof YAMLException &&
+      isYamlException(err) &&
       JUNK_AFTER_ROOT.test(err.reason ?? '') &&
       err.mark &&
       FLOW_ROOT.test(doc.text.slice(0, err.mark.position))
@@ -286,7 +366,7 @@ const GO_YAML_WORDING: [RegExp, string][] = [
 ];
 
 function yamlProblem(err: unknown, firstLine: number): DecodeProblem {
-  if (err instanceof YAMLException) {
+  if (isYamlException(err)) {
     const line = firstLine + (err.mark?.line ?? 0) + 1;
     const column = (err.mark?.column ?? 0) + 1;
     const reason = err.reason ?? err.message;
@@ -322,6 +402,10 @@ function yamlProblem(err: unknown, firstLine: number): DecodeProblem {
 
 class AliasError extends Error {}
 
+function isYamlException(err: unknown): err is YAMLException {
+  return err instanceof jsYaml().YAMLException;
+}
+
 function parseYamlNode(text: string, firstLine: number, out: DecodedFile): DecodedValue {
   let depth = 0;
   const openLines: number[] = [];
@@ -330,7 +414,7 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
   let rootColumn = 1;
   let sawAnchor = false;
   const options: YamlLoadOptions = {
-    schema: GO_YAML_SCHEMA,
+    schema: goYamlSchema(),
     maxDepth: MAX_NESTING_DEPTH,
     listener(event, state) {
       if (event === 'open') {
@@ -359,10 +443,10 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
   };
   let value: unknown;
   try {
-    value = load(text, options);
+    value = jsYaml().load(text, options);
   } catch (err) {
     // go-yaml lets a later duplicate key win; js-yaml can only do that silently.
-    if (!(err instanceof YAMLException) || !/duplicated mapping key/.test(err.reason ?? '')) throw err;
+    if (!isYamlException(err) || !/duplicated mapping key/.test(err.reason ?? '')) throw err;
     out.notes.push({
       rule: 'QUIRK-DUPLICATE-KEY-LAST-WINS',
       message: 'duplicate key: the last value wins (as in opm); remove the other one',
@@ -372,7 +456,7 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
     depth = 0;
     openLines.length = 0;
     openColumns.length = 0;
-    value = load(text, { ...options, json: true });
+    value = jsYaml().load(text, { ...options, json: true });
   }
   if (sawAnchor) checkAliasExpansion(value);
   return { value: value ?? null, line: rootLine, column: rootColumn };

@@ -43,6 +43,24 @@ export function closeLoadJob(job: SharedLoadJob): boolean {
   return Atomics.compareExchange(new Int32Array(job.claims), HELPER_STATE, OPEN, CLOSED) === JOINED;
 }
 
+let startedEarly: LoadHelper | undefined;
+
+/**
+ * Start the helper thread before anything else is loaded (the command line does this for
+ * `validate`, first thing): the thread starts and loads its code while the main thread loads
+ * its own, instead of after it (README, "Benchmarks").
+ */
+export function startLoadHelperEarly(): void {
+  startedEarly ??= startLoadHelper();
+}
+
+/** The helper started early, if any (once), or a new one. */
+export function takeLoadHelper<Result>(): LoadHelper<Result> {
+  const helper = startedEarly as LoadHelper<Result> | undefined;
+  startedEarly = undefined;
+  return helper ?? startLoadHelper<Result>();
+}
+
 /** Worker to main thread. */
 export type HelperMessage<Result = unknown> =
   | { type: 'file'; job: number; index: number; result: Result }

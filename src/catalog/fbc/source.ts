@@ -1,12 +1,19 @@
 // Where a catalog's files come from: a directory, or a commit of a git repository read
 // straight from its objects (no worktree, so nothing from a PR is ever checked out).
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { goStringCompare } from '../go/gostrings.js';
+
+// node:child_process is loaded only when git is run: it costs `catalog-bot validate`,
+// which reads directories only, a noticeable part of its start-up (README, "Benchmarks").
+const require = createRequire(import.meta.url);
+const childProcess = (): typeof import('node:child_process') =>
+  require('node:child_process') as typeof import('node:child_process');
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -475,7 +482,9 @@ export class GitFiles {
 
   private start(): ChildProcessByStdio<Writable, Readable, Readable> {
     if (this.child) return this.child;
-    const child = spawn('git', ['-C', this.repo, 'cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = childProcess().spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const err: Buffer[] = [];
     child.stdin.on('error', () => undefined);
     child.stderr.on('data', (d: Buffer) => err.push(d));
@@ -568,7 +577,7 @@ export function runGit(
   const scrub = (text: string): string =>
     (options.secrets ?? []).reduce((t, secret) => t.split(secret).join('***'), text);
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', repo === undefined ? args : ['-C', repo, ...args], {
+    const child = childProcess().spawn('git', repo === undefined ? args : ['-C', repo, ...args], {
       env: options.env ?? process.env,
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
@@ -595,7 +604,7 @@ export function runGit(
  */
 function gitRecords(repo: string, args: string[], onRecord: (record: Buffer) => void): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = childProcess().spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let parts: Buffer[] = [];
     const err: Buffer[] = [];
     let failed: unknown;

@@ -1,7 +1,8 @@
 // YAML scalars resolved the way opm reads them: go-yaml v2 (YAML 1.1) decoding into
 // interface{}, then conversion to JSON by sigs.k8s.io/yaml. So `on` is true, `4.12` is a
 // number, `0777` is octal, and timestamps stay strings.
-import { Schema, Type, types } from 'js-yaml';
+import { createRequire } from 'node:module';
+import type * as JsYaml from 'js-yaml';
 
 /** What resolvePlainScalar gives for a plain scalar that stays a string. */
 export const NOT_RESOLVED = Symbol('not resolved');
@@ -75,19 +76,36 @@ function resolveCached(s: string): Resolved {
   return lastValue;
 }
 
-const goPlainScalar = new Type('tag:yaml.org,2002:go-plain', {
-  kind: 'scalar',
-  resolve: (data: string | null) => data === null || resolveCached(data) !== NOT_RESOLVED,
-  construct: (data: string | null) => (data === null ? null : resolveCached(data)),
-});
+// js-yaml is loaded on first use: the fast reader (fastyaml.ts) reads what opm and the
+// renderers write, so `catalog-bot validate` on a real catalog never needs it, and loading it
+// is a noticeable part of that command's start-up on both of its threads (README, "Benchmarks").
+const require = createRequire(import.meta.url);
+let jsYamlModule: typeof JsYaml | undefined;
 
-const explicitStr = new Type('tag:yaml.org,2002:str', {
-  kind: 'scalar',
-  construct: (data: string | null) => data ?? '',
-});
+/** The full YAML reader (js-yaml), loaded the first time it is needed. */
+export function jsYaml(): typeof JsYaml {
+  return (jsYamlModule ??= require('js-yaml') as typeof JsYaml);
+}
 
-/** The schema opm effectively reads YAML with (go-yaml v2 into interface{}). */
-export const GO_YAML_SCHEMA = new Schema({
-  explicit: [explicitStr, types.seq, types.map],
-  implicit: [goPlainScalar, types.merge],
-});
+let goYamlSchemaValue: JsYaml.Schema | undefined;
+
+/** The schema opm effectively reads YAML with (go-yaml v2 into interface{}), for jsYaml(). */
+export function goYamlSchema(): JsYaml.Schema {
+  if (goYamlSchemaValue === undefined) {
+    const { Schema, Type, types } = jsYaml();
+    const goPlainScalar = new Type('tag:yaml.org,2002:go-plain', {
+      kind: 'scalar',
+      resolve: (data: string | null) => data === null || resolveCached(data) !== NOT_RESOLVED,
+      construct: (data: string | null) => (data === null ? null : resolveCached(data)),
+    });
+    const explicitStr = new Type('tag:yaml.org,2002:str', {
+      kind: 'scalar',
+      construct: (data: string | null) => data ?? '',
+    });
+    goYamlSchemaValue = new Schema({
+      explicit: [explicitStr, types.seq, types.map],
+      implicit: [goPlainScalar, types.merge],
+    });
+  }
+  return goYamlSchemaValue;
+}

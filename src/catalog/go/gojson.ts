@@ -155,6 +155,10 @@ function decodeValue(v: unknown, t: GoType, ctx: Context): unknown {
         typeError(ctx, v, t);
         return undefined;
       }
+      if (!ctx.build) {
+        for (const item of Object.values(v as Record<string, unknown>)) decodeValue(item, t.elem, ctx);
+        return v;
+      }
       const out: Record<string, unknown> = {};
       for (const [k, item] of Object.entries(v as Record<string, unknown>))
         out[k] = decodeValue(item, t.elem, ctx);
@@ -170,7 +174,7 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     typeError(ctx, v, t);
     return undefined;
   }
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> | undefined = ctx.build ? {} : undefined;
   const chosenKey: Record<string, string> = {};
   const obj = v as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
@@ -186,11 +190,11 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     const decoded = decodeValue(obj[key], t.fields[field] as GoType, ctx);
     ctx.path.pop();
     ctx.structName = savedStruct;
-    if (!ctx.build) continue;
+    if (out === undefined) continue;
     if (decoded !== undefined) out[field] = decoded;
     else delete out[field];
   }
-  return ctx.build ? out : v;
+  return out ?? v;
 }
 
 const shortNames = new WeakMap<object, string>();
