@@ -57,6 +57,7 @@ describe('defaults', () => {
         path: 'operators/{package}/{version}',
         imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
         renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+        release: 'push',
       },
       ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
@@ -106,6 +107,7 @@ describe('a valid config', () => {
           path: 'operators/{package}/{version}',
           imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
           renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+          release: 'push',
         },
         ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
@@ -160,6 +162,7 @@ describe('a valid config', () => {
           path: 'bundles/{package}/{version}',
           imageTemplate: 'registry.example.com/{package}-bundle:v{version}',
           renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
+          release: 'push',
         },
         ocp: {
           bundleObjectForbiddenFrom: 'v4.18',

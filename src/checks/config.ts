@@ -36,6 +36,8 @@ export interface RepoConfig {
     path: string;
     imageTemplate: string;
     renderer: { opmVersion: string; csvMetadataFrom?: string };
+    /** What the App does with a bundle-only pull request's catalog update (docs/bundles.md). */
+    release: 'push' | 'follow-up' | 'off';
   };
   ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
 }
@@ -64,6 +66,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
     path: 'operators/{package}/{version}',
     imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
     renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+    release: 'push',
   },
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });
