@@ -46,6 +46,7 @@ port.on('message', (message: ToWorker) => {
           checks: result.checks,
           ...(result.subjects ? { subjects: result.subjects } : {}),
           ...(result.ran ? { ran: result.ran } : {}),
+          ...(result.release ? { release: result.release } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

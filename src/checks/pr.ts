@@ -12,8 +12,14 @@ import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './c
 import { capAnnotations, type CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
 import { configProblemsAsDiagnostics } from './config.js';
-import type { DirectoryFiles } from './bundle-pr.js';
-import { PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
+import {
+  bundleDirectories,
+  releaseMergedBundles,
+  type DirectoryFiles,
+  type MergedRelease,
+} from './bundle-pr.js';
+import { MAX_BUNDLE_BYTES } from './bundle.js';
+import { bundleSettings, PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
 import { CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { DEPENDENCIES_CHECK } from './dependencies.js';
 import { OCP_CONTINUITY_CHECK } from './ocp-continuity.js';
@@ -36,6 +42,39 @@ export type { CheckedRoot } from './checked-root.js';
  */
 export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   return runIsolated(input);
+}
+
+/**
+ * The catalog update of the bundle directories among `changed` (a merged pull request's
+ * files) that `rev` holds, released on `rev` (docs/bundles.md): what the App proposes after
+ * a fork's bundle-only pull request is merged. Undefined when no such directory is there.
+ */
+export async function releaseOfMergedBundles(
+  repo: string,
+  rev: string,
+  changed: string[],
+): Promise<{ dirs: string[]; release: MergedRelease } | undefined> {
+  const files = new GitFiles(repo);
+  try {
+    const readFile: ReadFile = (r, path) => files.read(r, path);
+    const { config } = await readRepoConfig(repo, rev, readFile);
+    const dirs: string[] = [];
+    for (const b of bundleDirectories(changed, config.bundles.path)) {
+      const held = await readDirectory(repo, rev, b.dir, MAX_BUNDLE_BYTES);
+      if (held.bytes > 0) dirs.push(b.dir);
+    }
+    if (dirs.length === 0) return undefined;
+    const release = await releaseMergedBundles({
+      rev,
+      dirs,
+      settings: bundleSettings(config),
+      readFile,
+      readDirectory: (r, dir, maxBytes) => readDirectory(repo, r, dir, maxBytes),
+    });
+    return { dirs, release };
+  } finally {
+    files.close();
+  }
 }
 
 /** The checks, in this thread (the worker runs them with this). */

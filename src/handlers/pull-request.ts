@@ -10,6 +10,7 @@ import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
+import type { ReleasePushJob } from './release.js';
 import {
   openSession,
   pullTarget,
@@ -248,6 +249,11 @@ export async function runChecksJob(
     const author = job.author ?? current.user?.login ?? '';
     checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
+    // The App's own release pull request, from a branch of this repository (docs/bundles.md).
+    const derivedRelease =
+      slug !== undefined &&
+      author === `${slug}[bot]` &&
+      current.head.repo?.full_name === `${job.ref.owner}/${job.ref.repo}`;
     const startedAt = new Date().toISOString();
     const commits = {
       fetch: [base, `refs/pull/${job.number}/head`],
@@ -265,6 +271,9 @@ export async function runChecksJob(
         author,
         approvers: [],
         approvals: status?.state.approvals ?? [],
+        // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
+        checkRelease: true,
+        ...(derivedRelease ? { derivedRelease } : {}),
         ...(options.images ? { images: options.images } : {}),
         ...(options.bundles
           ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
@@ -323,6 +332,7 @@ export async function runChecksJob(
       completions,
       green: result.checks.every((c) => isGreen(c.conclusion)),
       labels: (current.labels ?? []).map((l) => l.name),
+      ...(result.release ? { release: true } : {}),
     };
     await options.queue?.enqueue({
       key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:results`,
@@ -384,6 +394,8 @@ export interface ResultsJob {
   green: boolean;
   /** The pull request's labels when it was checked. */
   labels: string[];
+  /** The head carries only a bundle, and its catalog update is due (docs/bundles.md). */
+  release?: boolean;
 }
 
 /**
@@ -450,6 +462,16 @@ export async function writeResultsJob(
         LABELS.approved,
         permissions.conclusion === 'success',
       );
+    if (slug && options.queue && data.green && data.release) {
+      // Before the merge gate looks: on a branch of this repository the update is pushed first.
+      const push: ReleasePushJob = { ...pullTargetOf(job), headSha: job.headSha };
+      await options.queue.enqueue({
+        key: `${key}:release`,
+        group: `repo:${job.repoId}`,
+        kind: 'release-push',
+        data: push,
+      });
+    }
     if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
       const target: PullTarget = pullTargetOf(job);
       await options.queue.enqueue({
