@@ -7,12 +7,10 @@
 import type { Context } from 'probot';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { BUNDLE_CHECK } from '../checks/bundle.js';
-import type { CheckResult } from '../checks/check.js';
 import { changedFiles, readRepoConfig } from '../checks/changes.js';
 import { releaseOfMergedBundles } from '../checks/pr.js';
 import { RELEASED_BUNDLE_TRAILER } from '../checks/pr-checks.js';
 import { unifiedDiff } from '../catalog/edits/promote-diff.js';
-import { commitFiles } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import { reply } from './pr-state.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions } from './pull-request.js';
@@ -158,7 +156,7 @@ export async function releasePushJob(
  * After a bundle pull request is merged: release its bundles on the base as it is now, and
  * propose exactly that as the App's own pull request (from a `catalog-bot/release-<n>`
  * branch), checked like any other; the merge gate merges it when green. Nothing is written
- * when the release is refused or fails a check: the original pull request says why.
+ * when the release is refused: the original pull request says why.
  */
 export async function releaseFollowUpJob(
   context: JobContext,
@@ -185,7 +183,6 @@ export async function releaseFollowUpJob(
         dirs: string[];
         files: { path: string; before?: string; after: string }[];
         message: string;
-        broken: CheckResult[];
       };
   const planned = await openSession<Plan | undefined>(
     context,
@@ -206,24 +203,8 @@ export async function releaseFollowUpJob(
       const { dirs, release } = found;
       if (!('files' in release)) return release.released ? undefined : { refused: release.refused, dirs };
       if (release.files.length === 0) return undefined;
-      const message = releaseMessage(dirs, job.number);
-      const commit = await commitFiles(
-        dir,
-        base,
-        release.files.map((f) => ({ path: f.path, text: f.after })),
-        message,
-      );
-      // Every check, as the App's own pull request will get them.
-      const { checks } = await session.run({
-        base,
-        rules: base,
-        head: commit,
-        author: bot,
-        approvers: [],
-        derivedRelease: true,
-      });
-      const broken = checks.filter((c) => c.conclusion === 'failure');
-      return { dirs, files: release.files, message, broken };
+      // Its checks run on the pull request itself, as on any other (docs/bundles.md).
+      return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
     },
   );
   if (!planned) return;
@@ -235,29 +216,6 @@ export async function releaseFollowUpJob(
       ref,
       job.number,
       `catalog-bot cannot add ${planned.dirs.map((d) => `\`${d}\``).join(', ')} to its catalogs on \`${job.baseRef}\` (${base.slice(0, 12)}): ${r.file ? `\`${r.file}:${r.line ?? 1}\`: ` : ''}${r.message}\n\nNothing was written. ${r.hint ?? ''} \`${commands}\` shows the same in a clone.`,
-    );
-    return;
-  }
-  if (planned.broken.length > 0) {
-    const lines = planned.broken.flatMap((c) =>
-      c.findings
-        .filter((f) => f.level === 'error')
-        .slice(0, 5)
-        .map(
-          (f) => `- \`${c.name}\`: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`,
-        ),
-    );
-    await reply(
-      octokit,
-      ref,
-      job.number,
-      [
-        `The catalog update of ${planned.dirs.map((d) => `\`${d}\``).join(', ')} on the current \`${job.baseRef}\` (${base.slice(0, 12)}) fails ${planned.broken.map((c) => `\`${c.name}\``).join(', ')}; no pull request was opened:`,
-        '',
-        ...lines,
-        '',
-        `\`${commands}\` in a clone gives the update to fix by hand.`,
-      ].join('\n'),
     );
     return;
   }
