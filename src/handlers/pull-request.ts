@@ -10,7 +10,6 @@ import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
-import type { ReleasePushJob } from './release.js';
 import {
   openSession,
   pullTarget,
@@ -378,6 +377,15 @@ export async function runChecksJob(
 /** The installation's write queue: its writes are paced, one job at a time across replicas. */
 function writeGroup(job: PrJob): string {
   return `writes:${job.installationId ?? `repo:${job.repoId}`}`;
+}
+
+/**
+ * Push the checked catalog update of a bundle-only head onto its branch (handlers/release.ts,
+ * docs/bundles.md).
+ */
+export interface ReleasePushJob extends PullTarget {
+  /** The head whose checks were green: the only one the update goes onto. */
+  headSha: string;
 }
 
 /** A pull request head's results, to be written (plain JSON: it may travel through Redis). */

@@ -13,16 +13,17 @@ import { RELEASED_BUNDLE_TRAILER } from '../checks/pr-checks.js';
 import { unifiedDiff } from '../catalog/edits/promote-diff.js';
 import type { RepoRef } from './check-runs.js';
 import { reply } from './pr-state.js';
-import { enqueueChecks, type JobContext, type PrHandlerOptions } from './pull-request.js';
+import {
+  enqueueChecks,
+  type JobContext,
+  type PrHandlerOptions,
+  type ReleasePushJob,
+} from './pull-request.js';
 import { openSession, pullTarget, pullTargetOf, type PullTarget } from './session.js';
 
 export const RELEASE_EVENTS = ['pull_request.closed'] as const;
 
-/** Push the checked catalog update of a bundle-only head onto its branch. */
-export interface ReleasePushJob extends PullTarget {
-  /** The head whose checks were green: the only one the update goes onto. */
-  headSha: string;
-}
+export type { ReleasePushJob };
 
 /** After a merge: release the merged bundles on the base in the App's own pull request. */
 export interface ReleaseFollowUpJob extends PullTarget {
