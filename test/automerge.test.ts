@@ -497,6 +497,34 @@ describe('comment commands: replies and permissions', () => {
     expect(gh.labelsOf(2)).toEqual([]);
   });
 
+  it('a hold is lifted only by whoever put it on, or by someone with write access', async () => {
+    const recorded = () =>
+      gh
+        .botComments(2)
+        .map((c) => readState(c.body))
+        .find((s) => s !== undefined)?.hold;
+    await send('created', 'bob', '/hold'); // bob owns the package; no write access
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
+    expect(recorded()?.login).toBe('bob');
+    const carols = await send('created', 'carol', '/unhold');
+    expect(reactionsTo(carols)).toEqual(['confused']);
+    expect(lastReply()).toContain('the hold was put on by `bob`');
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
+    await send('created', 'bob', '/hold cancel');
+    expect(gh.labelsOf(2)).toEqual([]);
+    expect(recorded()).toBeUndefined();
+    // A hold added by hand in GitHub's page: the timeline says who.
+    gh.labelByHand(2, 'do-not-merge/hold', 'dave');
+    const again = await send('created', 'carol', '/unhold');
+    expect(reactionsTo(again)).toEqual(['confused']);
+    expect(lastReply()).toContain('the hold was put on by `dave`');
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
+    const bobs = await send('created', 'bob', '/unhold');
+    expect(reactionsTo(bobs)).toEqual(['confused']);
+    await send('created', 'dave', '/unhold'); // write access
+    expect(gh.labelsOf(2)).toEqual([]);
+  });
+
   it('a 1 MB comment is read up to its first 64 KiB: one reaction, no flood', async () => {
     const id = await send('created', 'carol', '/hold\n' + 'spam '.repeat(210_000) + '\n/approve');
     expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
@@ -603,6 +631,23 @@ describe('comment commands: replies and permissions', () => {
     ).toEqual(CATALOG_CHANGE_CHECKS.filter((name) => name !== 'catalog-bot/images').sort());
     // Everything is complete now: a second pass (another replica, a restart) queues nothing.
     expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
+  });
+
+  it('reconciliation: two open pull requests on one head are each checked once, then left alone', async () => {
+    gh.addPull({ number: 3, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
+    q.start(jobRunner(app, options));
+    expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 2, publishQueued: 0 });
+    await q.onIdle();
+    // Each pull request has its own runs on the shared head (GitHub's "latest" per name would
+    // show only one of them, and the other would be re-checked on every pass).
+    const permissions = gh.runsFor(repo.bottom, 'catalog-bot/permissions');
+    expect(permissions.filter((r) => r.status === 'completed')).toHaveLength(2);
+    // A restarted replica (a fresh queue, which remembers no keys) finds nothing to do.
+    const restarted = { ...options, queue: new InProcessQueue() };
+    expect(await reconcile(app, restarted)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
   });
 
   it('trusts approval state only from its own comments', async () => {

@@ -132,6 +132,7 @@ export async function runCommandsJob(
       ...(status ? { status } : {}),
       approvals: status?.state.approvals ?? [],
       ...(status?.state.head ? { seenHead: status.state.head } : {}),
+      ...(status?.state.hold ? { hold: status.state.hold } : {}),
       recheck: false,
       hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
       ownsAll: () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options)),
@@ -158,9 +159,16 @@ export async function runCommandsJob(
       );
     }
 
-    const { approvals, seenHead } = run;
-    if (status && (approvals !== status.state.approvals || seenHead !== status.state.head))
-      await saveState(octokit, ref, number, status, { approvals, ...(seenHead ? { head: seenHead } : {}) });
+    const { approvals, seenHead, hold } = run;
+    if (
+      status &&
+      (approvals !== status.state.approvals || seenHead !== status.state.head || hold !== status.state.hold)
+    )
+      await saveState(octokit, ref, number, status, {
+        approvals,
+        ...(seenHead ? { head: seenHead } : {}),
+        hold,
+      });
     if (run.recheck && pr.state === 'open') {
       const prJob: PrJob = { ...pullTargetOf(job), headSha: pr.head.sha, author };
       await enqueueChecks(context, options, prJob, `${key}:checks`);

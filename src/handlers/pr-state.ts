@@ -31,9 +31,17 @@ export interface SeenHead {
   event: number;
 }
 
+/** Who put the hold on with `/hold`, when it was not the author (docs/security.md "Holds"). */
+export interface RecordedHold {
+  login: string;
+  /** The comment that said `/hold`. */
+  comment: number;
+}
+
 export interface PrState {
   approvals: RecordedApproval[];
   head?: SeenHead;
+  hold?: RecordedHold;
 }
 
 const MARKER = '<!-- catalog-bot:state ';
@@ -50,6 +58,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
     const data = JSON.parse(body.slice(start + MARKER.length, end)) as {
       approvals?: unknown;
       head?: Partial<SeenHead> | null;
+      hold?: Partial<RecordedHold> | null;
     };
     if (!Array.isArray(data.approvals)) return undefined;
     const approvals = data.approvals.filter(
@@ -71,7 +80,11 @@ export function readState(body: string | null | undefined): PrState | undefined 
       typeof head.event === 'number'
         ? { sha: head.sha, at: head.at, event: head.event }
         : undefined;
-    return seen ? { approvals, head: seen } : { approvals };
+    const hold =
+      data.hold && typeof data.hold.login === 'string' && typeof data.hold.comment === 'number'
+        ? { login: data.hold.login, comment: data.hold.comment }
+        : undefined;
+    return { approvals, ...(seen ? { head: seen } : {}), ...(hold ? { hold } : {}) };
   } catch {
     return undefined;
   }
@@ -96,8 +109,18 @@ export function stateCommentBody(state: PrState): string {
           '|---|---|---|',
           ...rows,
         ].join('\n');
-  const json = JSON.stringify(state).replace(/>/g, '\\u003e');
-  return `${visible}\n\n${MARKER}${json}${MARKER_END}`;
+  const held = state.hold
+    ? `\n\n**Held** by @${state.hold.login}: only they or someone with write access can lift it (\`/unhold\`).`
+    : '';
+  // One key order, whatever order the state was put together in: the body is recognised by
+  // being exactly what this function writes for what readState reads back.
+  const canonical = {
+    approvals: state.approvals,
+    ...(state.head ? { head: state.head } : {}),
+    ...(state.hold ? { hold: state.hold } : {}),
+  };
+  const json = JSON.stringify(canonical).replace(/>/g, '\\u003e');
+  return `${visible}${held}\n\n${MARKER}${json}${MARKER_END}`;
 }
 
 type Octokit = Context['octokit'];
@@ -196,6 +219,28 @@ export async function lastHeadRewrite(octokit: Octokit, ref: RepoRef, number: nu
   for (const e of events as { event?: string; id?: number }[])
     if (e.event && HEAD_REWRITES.has(e.event) && typeof e.id === 'number' && e.id > last) last = e.id;
   return last;
+}
+
+/** Who added `label` last, as GitHub's timeline tells it (undefined: nobody the timeline shows). */
+export async function lastLabeledBy(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+  label: string,
+): Promise<string | undefined> {
+  const events = await octokit.paginate(octokit.rest.issues.listEventsForTimeline, {
+    ...ref,
+    issue_number: number,
+    per_page: 100,
+  });
+  let by: string | undefined;
+  for (const e of events as {
+    event?: string;
+    actor?: { login?: string } | null;
+    label?: { name?: string };
+  }[])
+    if (e.event === 'labeled' && e.label?.name === label) by = e.actor?.login ?? undefined;
+  return by;
 }
 
 /**

@@ -61,7 +61,14 @@ export class FakeGitHub {
   /** login -> admin | write | read | none */
   readonly permissions = new Map<string, string>();
   /** Timeline events of pull requests (force pushes and the like), oldest first. */
-  readonly timeline: { issue: number; id: number; event: string; created_at: string }[] = [];
+  readonly timeline: {
+    issue: number;
+    id: number;
+    event: string;
+    created_at: string;
+    actor?: { login: string; type: 'User' | 'Bot' };
+    label?: { name: string };
+  }[] = [];
   /** Branches with classic branch protection. */
   readonly protectedBranches = new Set<string>();
   /** branch -> repository rules (rulesets) that apply to it. */
@@ -130,6 +137,24 @@ export class FakeGitHub {
     );
     this.#git('update-ref', `refs/heads/${base}`, commit);
     return commit;
+  }
+
+  /** Someone adds a label in GitHub's web page (not through the App): the timeline records who. */
+  labelByHand(number: number, label: string, login: string): void {
+    const p = this.pulls.get(number)!;
+    if (!p.labels!.includes(label)) p.labels!.push(label);
+    this.#labeled(number, label, { login, type: 'User' });
+  }
+
+  #labeled(issue: number, name: string, actor: { login: string; type: 'User' | 'Bot' }): void {
+    this.timeline.push({
+      issue,
+      id: ++this.#id,
+      event: 'labeled',
+      created_at: this.now().toISOString(),
+      actor,
+      label: { name },
+    });
   }
 
   addPull(pull: FakePull): void {
@@ -445,9 +470,13 @@ export class FakeGitHub {
       })
       .post(/\/issues\/\d+\/labels$/)
       .reply(200, (uri, body) => {
-        const p = this.pulls.get(num(uri, /issues\/(\d+)\/labels$/));
+        const issue = num(uri, /issues\/(\d+)\/labels$/);
+        const p = this.pulls.get(issue);
         for (const l of (body as { labels: string[] }).labels)
-          if (p && !p.labels!.includes(l)) p.labels!.push(l);
+          if (p && !p.labels!.includes(l)) {
+            p.labels!.push(l);
+            this.#labeled(issue, l, { login: `${this.slug}[bot]`, type: 'Bot' });
+          }
         return (p?.labels ?? []).map((name) => ({ name }));
       })
       .delete(/\/issues\/\d+\/labels\/.+$/)

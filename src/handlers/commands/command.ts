@@ -2,7 +2,7 @@
 // read, who may use it, what it does, and its help. The table of them is ./index.ts; the
 // comment is read by ../commands.ts and run by ../issue-comment.ts.
 import type { Context } from 'probot';
-import type { RecordedApproval, SeenHead, StatusComment } from '../pr-state.js';
+import type { RecordedApproval, RecordedHold, SeenHead, StatusComment } from '../pr-state.js';
 import type { EditTarget } from '../promote.js';
 import type { PullTarget } from '../session.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';
@@ -67,6 +67,8 @@ export interface CommandRun {
   status?: StatusComment;
   approvals: RecordedApproval[];
   seenHead?: SeenHead;
+  /** Who holds the pull request, when it was not its author. */
+  hold?: RecordedHold;
   /** Run the checks again once the commands are done. */
   recheck: boolean;
   /** Write access to the repository (asked once). */
