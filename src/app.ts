@@ -7,6 +7,7 @@ import { HEAD_EVENTS, headEventHandler } from './handlers/heads.js';
 import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
 import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
+import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
@@ -131,6 +132,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
+    app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));
     if (options.reconcileEveryMs)
       startReconciler(
         app,

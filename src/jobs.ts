@@ -19,6 +19,12 @@ import {
   type PrJob,
 } from './handlers/pull-request.js';
 import { publishJob, type PublishJob } from './handlers/push.js';
+import {
+  releaseFollowUpJob,
+  releasePushJob,
+  type ReleaseFollowUpJob,
+  type ReleasePushJob,
+} from './handlers/release.js';
 import type { PullTarget, RepoTarget } from './handlers/session.js';
 import { ConditionalCache, useConditionalRequests } from './conditional-requests.js';
 import type { JobRunner, JobSpec } from './queue.js';
@@ -131,6 +137,20 @@ export const JOB_KINDS: Record<string, Runner> = {
       isRepoTarget(v) && typeof v.after === 'string' && typeof v.branch === 'string',
     installation: own,
     run: (context, options, data) => publishJob(context, options, data),
+  }),
+  'release-push': kind<ReleasePushJob>({
+    is: (v): v is ReleasePushJob => isPullTarget(v) && typeof v.headSha === 'string',
+    installation: own,
+    run: (context, options, data) => releasePushJob(context, options, data),
+  }),
+  'release-follow-up': kind<ReleaseFollowUpJob>({
+    is: (v): v is ReleaseFollowUpJob =>
+      isPullTarget(v) &&
+      typeof v.headSha === 'string' &&
+      typeof v.mergeSha === 'string' &&
+      typeof v.baseRef === 'string',
+    installation: own,
+    run: (context, options, data) => releaseFollowUpJob(context, options, data),
   }),
   'remove-mirror': kind<{ repoId: number }>({
     is: (v): v is { repoId: number } => isRecord(v) && typeof v.repoId === 'number',

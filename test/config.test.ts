@@ -58,6 +58,7 @@ describe('defaults', () => {
         imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
         pushImages: false,
         renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+        release: 'push',
       },
       ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
@@ -108,6 +109,7 @@ describe('a valid config', () => {
           imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
           pushImages: false,
           renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+          release: 'push',
         },
         ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
@@ -163,6 +165,7 @@ describe('a valid config', () => {
           imageTemplate: 'registry.example.com/{package}-bundle:v{version}',
           pushImages: false,
           renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
+          release: 'push',
         },
         ocp: {
           bundleObjectForbiddenFrom: 'v4.18',

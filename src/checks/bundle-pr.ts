@@ -37,6 +37,19 @@ export interface BundleChangeInput {
   settings: BundleSettings;
   readDirectory: ReadDirectory;
   readFile: ReadFile;
+  /**
+   * Told the catalog update the merge needs when the pull request carries only the bundle
+   * (what the App pushes, or proposes after the merge: docs/bundles.md).
+   */
+  onRelease?: (release: PendingRelease) => void;
+}
+
+/** The catalog update a bundle-only pull request needs: the release of its new bundles. */
+export interface PendingRelease {
+  /** The released bundle directories. */
+  bundles: string[];
+  /** Every template and catalog the release writes (before: the base's text; undefined: created). */
+  files: { path: string; before?: string; after: string }[];
 }
 
 /** More bundle directories than this in one pull request are not checked one by one. */
@@ -229,6 +242,14 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
         notes.push(
           `the merge needs the catalog update of ${count(release.files.length, 'file')}: ${commands.join(' && ')}`,
         );
+        input.onRelease?.({
+          bundles: releasable.map((b) => b.dir),
+          files: release.files.map((f) => ({
+            path: f.path,
+            ...(f.before !== undefined ? { before: f.before } : {}),
+            after: f.after,
+          })),
+        });
         notes.push(capDiff(diff, MAX_NOTE_DIFF_CHARS).trimEnd());
       } else {
         conclusion = 'failure';
@@ -264,6 +285,47 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
     if (findings.some((d) => d.level === 'error')) conclusion = 'failure';
   }
   return result(conclusion, title, findings, sections, notes);
+}
+
+/** What releasing bundles already in a commit gives: the files it writes, or why it cannot. */
+export type MergedRelease =
+  { files: { path: string; before?: string; after: string }[] } | { refused: Diagnostic; released: boolean };
+
+/**
+ * Release bundle directories that are already in `rev` (merged) on that commit's templates
+ * and catalogs: the catalog update the bot proposes after a fork's bundle pull request is
+ * merged, and what the bot's own release pull request must equal (docs/bundles.md).
+ * `released`: the refusal is only that the bundle is in its templates already.
+ */
+export async function releaseMergedBundles(input: {
+  rev: string;
+  dirs: string[];
+  settings: BundleSettings;
+  readDirectory: ReadDirectory;
+  readFile: ReadFile;
+}): Promise<MergedRelease> {
+  const bundles = bundleDirectories(
+    input.dirs.map((d) => `${d}/release-config.yaml`),
+    input.settings.path,
+  ).slice(0, MAX_BUNDLE_DIRS);
+  const findings: Diagnostic[] = [];
+  const change: BundleChangeInput = { ...input, base: input.rev, head: input.rev, files: [] };
+  const release = bundles.length > 0 ? await releaseInMemory(change, bundles, findings) : undefined;
+  if (!release) {
+    const refused = findings[0] ?? {
+      level: 'error' as const,
+      rule: 'B-RELEASE',
+      message: `no bundle directory to release among ${input.dirs.join(', ') || 'none'}`,
+    };
+    return { refused, released: /it was released before$/.test(refused.message) };
+  }
+  return {
+    files: release.files.map((f) => ({
+      path: f.path,
+      ...(f.before !== undefined ? { before: f.before } : {}),
+      after: f.after,
+    })),
+  };
 }
 
 interface ReleasedFile {

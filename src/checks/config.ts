@@ -38,6 +38,8 @@ export interface RepoConfig {
     /** Build and push the image of every bundle directory a merge adds (docs/bundles.md). */
     pushImages: boolean;
     renderer: { opmVersion: string; csvMetadataFrom?: string };
+    /** What the App does with a bundle-only pull request's catalog update (docs/bundles.md). */
+    release: 'push' | 'follow-up' | 'off';
   };
   ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
 }
@@ -67,6 +69,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
     imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
     pushImages: false,
     renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
+    release: 'push',
   },
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });

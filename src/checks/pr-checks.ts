@@ -10,7 +10,13 @@ import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
 import { runGit } from '../catalog/fbc/source.js';
 import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
 import { BUNDLE_CHECK } from './bundle.js';
-import { bundleCheckForChange, type DirectoryFiles } from './bundle-pr.js';
+import {
+  bundleCheckForChange,
+  releaseMergedBundles,
+  type DirectoryFiles,
+  type PendingRelease,
+} from './bundle-pr.js';
+import type { BundleSettings } from '../catalog/edits/release.js';
 import { catalogRoots, packageDigests } from './changes.js';
 import { toAnnotations, type CheckResult } from './check.js';
 import type { RepoConfig } from './config.js';
@@ -84,6 +90,8 @@ export interface PrChange {
   subjects?: Map<string, string>;
   /** Set by the prune check: what each changed catalog removes from its published image. */
   pruned?: PruneRootOutcome[];
+  /** Set by the bundle check: the catalog update a bundle-only pull request needs. */
+  release?: PendingRelease;
 }
 
 export interface PrCheck {
@@ -164,24 +172,16 @@ export const PR_CHECKS = [
     validates: false,
     always: false,
     // Bundle directories are found by the base's bundles.path: the change cannot move them.
-    run: (change) => {
-      const { bundles } = change.config;
-      return bundleCheckForChange({
+    run: (change) =>
+      bundleCheckForChange({
         base: change.base,
         head: change.head,
         files: change.files,
-        settings: {
-          path: bundles.path,
-          imageTemplate: bundles.imageTemplate,
-          opmVersion: bundles.renderer.opmVersion,
-          ...(bundles.renderer.csvMetadataFrom !== undefined
-            ? { csvMetadataFrom: bundles.renderer.csvMetadataFrom }
-            : {}),
-        },
+        settings: bundleSettings(change.config),
         readFile: change.readFile,
         readDirectory: change.readDirectory,
-      });
-    },
+        onRelease: (release) => (change.release = release),
+      }),
   },
   {
     name: TEMPLATES_CHECK,
@@ -240,10 +240,70 @@ export const ALWAYS_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.filter((c) =
   (c) => c.name,
 );
 
+/** The repository config's `bundles` as the release reads them. */
+export function bundleSettings(config: RepoConfig): BundleSettings {
+  const { bundles } = config;
+  return {
+    path: bundles.path,
+    imageTemplate: bundles.imageTemplate,
+    opmVersion: bundles.renderer.opmVersion,
+    ...(bundles.renderer.csvMetadataFrom !== undefined
+      ? { csvMetadataFrom: bundles.renderer.csvMetadataFrom }
+      : {}),
+  };
+}
+
+/** The commit message lines that name the bundles a release commit releases. */
+export const RELEASED_BUNDLE_TRAILER = 'Released-bundle';
+
+/**
+ * The App's own release pull request (docs/bundles.md): approved when its change is exactly
+ * the release of the bundles its head commit names, computed here on its base. The names are
+ * only hints: whatever they say, nothing but the release of bundles already merged into the
+ * base can pass, and any other byte fails the comparison.
+ */
+async function derivedReleasePermissions(change: PrChange): Promise<CheckResult | undefined> {
+  const message = await runGit(change.repo, ['log', '-1', '--format=%B', change.head, '--'])
+    .then((b) => b.toString('utf8'))
+    .catch(() => '');
+  const trailer = new RegExp(`^${RELEASED_BUNDLE_TRAILER}: (\\S+)$`, 'gm');
+  const dirs = [...message.matchAll(trailer)].map((m) => m[1]!);
+  if (dirs.length === 0 || change.files.length === 0) return undefined;
+  const release = await releaseMergedBundles({
+    rev: change.base,
+    dirs,
+    settings: bundleSettings(change.config),
+    readDirectory: change.readDirectory,
+    readFile: change.readFile,
+  });
+  if (!('files' in release)) return undefined;
+  const expected = new Map(release.files.map((f) => [f.path, f.after]));
+  if (expected.size !== change.files.length || change.files.some((f) => !expected.has(f))) return undefined;
+  for (const [path, after] of expected)
+    if ((await change.readFile(change.head, path)) !== after) return undefined;
+  change.subjects = new Map();
+  return {
+    name: PERMISSIONS_CHECK,
+    conclusion: 'success',
+    title: `The release of ${dirs.join(', ')}, made by catalog-bot`,
+    summary: [
+      `This change is exactly the catalog update of ${dirs.map((d) => `\`${d}\``).join(', ')}, bundles the base branch already holds, as catalog-bot computes it on the base (docs/bundles.md). Its owners approved the bundle when it was merged; nothing else is changed:`,
+      '',
+      ...[...expected.keys()].map((p) => `- \`${p}\``),
+    ].join('\n'),
+    findings: [],
+    annotations: [],
+  };
+}
+
 /** The permissions decision: with an author only (`catalog-bot check` without `--author` has none). */
 async function permissions(change: PrChange): Promise<CheckResult | undefined> {
   const { input, repo, head, rules, files, globs, config } = change;
   if (input.author === undefined) return undefined;
+  if (input.derivedRelease) {
+    const derived = await derivedReleasePermissions(change);
+    if (derived) return derived;
+  }
   const roots = await change.changedRoots();
   const subjects = await subjectDigests(repo, head, roots, files);
   change.subjects = subjects;

@@ -1,5 +1,6 @@
 // What the checks of a pull request are given and what they give back (pr.ts runs them,
 // isolate.ts carries them to and from the worker thread).
+import type { PendingRelease } from './bundle-pr.js';
 import type { CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { TeamMembers } from './permissions.js';
@@ -56,6 +57,18 @@ export interface PrCheckInput {
    * only for the permissions decision; default: every check. A check not asked for does no work.
    */
   only?: readonly string[];
+  /**
+   * When the pull request carries only a bundle, run the catalog checks again on the head
+   * with the bundle's release applied (a tree written to the repository's object store; no
+   * ref moves), and report those results (docs/bundles.md). The App sets it.
+   */
+  checkRelease?: boolean;
+  /**
+   * The author is catalog-bot itself (the App's own release pull request): the change passes
+   * `catalog-bot/permissions` only if it is exactly the release of bundles the base already
+   * holds, named by `Released-bundle:` lines of the head commit (docs/bundles.md).
+   */
+  derivedRelease?: boolean;
 }
 
 export interface PrCheckResult {
@@ -67,4 +80,6 @@ export interface PrCheckResult {
   pruned?: PruneRootOutcome[];
   /** The work done: the checks that ran and how many catalog roots were loaded and validated. */
   ran?: { checks: string[]; validatedRoots: number };
+  /** The catalog update a bundle-only pull request needs (the release of its new bundles). */
+  release?: PendingRelease;
 }

@@ -47,6 +47,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.subjects ? { subjects: result.subjects } : {}),
           ...(result.pruned ? { pruned: result.pruned } : {}),
           ...(result.ran ? { ran: result.ran } : {}),
+          ...(result.release ? { release: result.release } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

@@ -4,13 +4,28 @@
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
-import { GitFiles } from '../catalog/fbc/source.js';
+import { GitFiles, runGit } from '../catalog/fbc/source.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
 import { capAnnotations, type CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
 import { configProblemsAsDiagnostics } from './config.js';
-import type { DirectoryFiles } from './bundle-pr.js';
-import { PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
+import {
+  bundleDirectories,
+  releaseMergedBundles,
+  type DirectoryFiles,
+  type MergedRelease,
+} from './bundle-pr.js';
+import { MAX_BUNDLE_BYTES } from './bundle.js';
+import { bundleSettings, PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
+import { CRD_UPGRADE_CHECK } from './crd-upgrade.js';
+import { DEPENDENCIES_CHECK } from './dependencies.js';
+import { OCP_CONTINUITY_CHECK } from './ocp-continuity.js';
+import { TEMPLATES_CHECK } from './templates.js';
+import { UPGRADE_GRAPH_CHECK } from './upgrade-graph/index.js';
+import { VALIDATE_CHECK } from './validate.js';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
@@ -27,6 +42,39 @@ export type { CheckedRoot } from './checked-root.js';
  */
 export async function runPrChecks(input: PrCheckInput): Promise<PrCheckResult> {
   return runIsolated(input);
+}
+
+/**
+ * The catalog update of the bundle directories among `changed` (a merged pull request's
+ * files) that `rev` holds, released on `rev` (docs/bundles.md): what the App proposes after
+ * a fork's bundle-only pull request is merged. Undefined when no such directory is there.
+ */
+export async function releaseOfMergedBundles(
+  repo: string,
+  rev: string,
+  changed: string[],
+): Promise<{ dirs: string[]; release: MergedRelease } | undefined> {
+  const files = new GitFiles(repo);
+  try {
+    const readFile: ReadFile = (r, path) => files.read(r, path);
+    const { config } = await readRepoConfig(repo, rev, readFile);
+    const dirs: string[] = [];
+    for (const b of bundleDirectories(changed, config.bundles.path)) {
+      const held = await readDirectory(repo, rev, b.dir, MAX_BUNDLE_BYTES);
+      if (held.bytes > 0) dirs.push(b.dir);
+    }
+    if (dirs.length === 0) return undefined;
+    const release = await releaseMergedBundles({
+      rev,
+      dirs,
+      settings: bundleSettings(config),
+      readFile,
+      readDirectory: (r, dir, maxBytes) => readDirectory(repo, r, dir, maxBytes),
+    });
+    return { dirs, release };
+  } finally {
+    files.close();
+  }
 }
 
 /** The checks, in this thread (the worker runs them with this). */
@@ -54,6 +102,8 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     if (result) checks.push(result);
   }
   const { base, head } = change;
+  const release = change.release;
+  if (release && input.checkRelease) await checkReleased(input, readFile, release, selected, checks);
   const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
   return {
     roots: change.loaded ?? [],
@@ -61,7 +111,74 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ...(change.subjects ? { subjects: change.subjects } : {}),
     ...(change.pruned ? { pruned: change.pruned } : {}),
     ran: { checks: checks.map((c) => c.name), validatedRoots: change.loaded?.length ?? 0 },
+    ...(release ? { release } : {}),
   };
+}
+
+/**
+ * The catalog checks of a bundle-only pull request on its head with the release applied
+ * (docs/bundles.md): their results replace the ones on what the pull request carries, so a
+ * bundle that breaks a channel fails before the merge. Not the permissions (judged on what
+ * the pull request carries), the bundle check itself, or images (the bundle image is built
+ * on the merge).
+ */
+async function checkReleased(
+  input: PrCheckInput,
+  readFile: ReadFile,
+  release: NonNullable<PrChange['release']>,
+  selected: readonly { name: string }[],
+  checks: CheckResult[],
+): Promise<void> {
+  const names = selected.map((c) => c.name).filter((n) => RELEASE_CHECKED.has(n));
+  if (names.length === 0) return;
+  const tree = await overlayTree(input.repo, input.head, release.files);
+  const released = await prChecks({ ...input, head: tree, only: names, checkRelease: false }, readFile);
+  const files = release.files.length;
+  for (const result of released.checks) {
+    const at = checks.findIndex((c) => c.name === result.name);
+    const shown: CheckResult = {
+      ...result,
+      title: `With the bundle's catalog update: ${result.title}`,
+      summary: `Checked on the pull request's head with the catalog update of ${files} file${files === 1 ? '' : 's'} applied (the release of ${release.bundles.map((b) => `\`${b}\``).join(', ')}; see \`catalog-bot/bundle\`).\n\n${result.summary}`,
+    };
+    if (at >= 0) checks[at] = shown;
+    else checks.push(shown);
+  }
+}
+
+/** The checks that judge catalogs: run again on a bundle's release. */
+const RELEASE_CHECKED = new Set<string>([
+  VALIDATE_CHECK,
+  UPGRADE_GRAPH_CHECK,
+  DEPENDENCIES_CHECK,
+  CRD_UPGRADE_CHECK,
+  OCP_CONTINUITY_CHECK,
+  TEMPLATES_CHECK,
+]);
+
+/**
+ * A tree: `head` with `files` written over it, built with a private index in the
+ * repository's object store (no ref and no work tree changes).
+ */
+async function overlayTree(
+  repo: string,
+  head: string,
+  files: { path: string; after: string }[],
+): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), 'catalog-bot-release-'));
+  const env = { ...process.env, GIT_INDEX_FILE: join(work, 'index') };
+  const run = async (args: string[], input?: string) =>
+    (await runGit(repo, args, input, { env })).toString('utf8').trim();
+  try {
+    await run(['read-tree', head]);
+    for (const f of files) {
+      const blob = await run(['hash-object', '-w', '--stdin'], f.after);
+      await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
+    }
+    return await run(['write-tree']);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
 }
 
 /** The change as every check reads it; catalogs are loaded only when a check asks. */

@@ -104,6 +104,9 @@ export async function mergeIfReady(
       ? (await loadState(octokit, ref, number, `${slug}[bot]`)).state.approvals
       : [];
     const commits = { fetch: [baseTip, `refs/pull/${number}/head`] };
+    // The App's own release pull request (docs/bundles.md).
+    const derivedRelease =
+      pr.user?.login === `${slug}[bot]` && pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
     const recheck = await openSession(ctx, options, target, 'merge', commits, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, baseTip);
@@ -123,12 +126,14 @@ export async function mergeIfReady(
               approvers: [],
               approvals,
               only: [PERMISSIONS_CHECK],
+              ...(derivedRelease ? { derivedRelease } : {}),
             })
           ).checks.find((c) => c.name === PERMISSIONS_CHECK)
         : undefined;
       const merged = await mergeTree(dir, baseTip, head);
       if (merged === undefined) return { enabled: true as const, conflict: true as const, config };
-      const { checks } = await session.run({ base: baseTip, head: merged });
+      // A bundle-only change is checked with its catalog update applied (docs/bundles.md).
+      const { checks } = await session.run({ base: baseTip, head: merged, checkRelease: true });
       const broken = checks.filter((c) => c.conclusion === 'failure');
       return { enabled: true as const, conflict: false as const, broken, permissions, config };
     });

@@ -250,6 +250,11 @@ export async function runChecksJob(
     const author = job.author ?? current.user?.login ?? '';
     checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
+    // The App's own release pull request, from a branch of this repository (docs/bundles.md).
+    const derivedRelease =
+      slug !== undefined &&
+      author === `${slug}[bot]` &&
+      current.head.repo?.full_name === `${job.ref.owner}/${job.ref.repo}`;
     const startedAt = new Date().toISOString();
     const commits = {
       fetch: [base, `refs/pull/${job.number}/head`],
@@ -268,6 +273,9 @@ export async function runChecksJob(
         approvers: [],
         approvals: status?.state.approvals ?? [],
         allowPrunes: status?.state.allowPrunes ?? [],
+        // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
+        checkRelease: true,
+        ...(derivedRelease ? { derivedRelease } : {}),
         ...(options.images ? { images: options.images } : {}),
         ...(options.published ? { published: options.published } : {}),
         ...(options.bundles
@@ -327,6 +335,7 @@ export async function runChecksJob(
       completions,
       green: result.checks.every((c) => isGreen(c.conclusion)),
       labels: (current.labels ?? []).map((l) => l.name),
+      ...(result.release ? { release: true } : {}),
     };
     await options.queue?.enqueue({
       key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:results`,
@@ -374,6 +383,15 @@ function writeGroup(job: PrJob): string {
   return `writes:${job.installationId ?? `repo:${job.repoId}`}`;
 }
 
+/**
+ * Push the checked catalog update of a bundle-only head onto its branch (handlers/release.ts,
+ * docs/bundles.md).
+ */
+export interface ReleasePushJob extends PullTarget {
+  /** The head whose checks were green: the only one the update goes onto. */
+  headSha: string;
+}
+
 /** A pull request head's results, to be written (plain JSON: it may travel through Redis). */
 export interface ResultsJob {
   job: PrJob;
@@ -388,6 +406,8 @@ export interface ResultsJob {
   green: boolean;
   /** The pull request's labels when it was checked. */
   labels: string[];
+  /** The head carries only a bundle, and its catalog update is due (docs/bundles.md). */
+  release?: boolean;
 }
 
 /**
@@ -454,6 +474,16 @@ export async function writeResultsJob(
         LABELS.approved,
         permissions.conclusion === 'success',
       );
+    if (slug && options.queue && data.green && data.release) {
+      // Before the merge gate looks: on a branch of this repository the update is pushed first.
+      const push: ReleasePushJob = { ...pullTargetOf(job), headSha: job.headSha };
+      await options.queue.enqueue({
+        key: `${key}:release`,
+        group: `repo:${job.repoId}`,
+        kind: 'release-push',
+        data: push,
+      });
+    }
     if (slug && options.queue && data.green && !labels.includes(LABELS.hold)) {
       const target: PullTarget = pullTargetOf(job);
       await options.queue.enqueue({

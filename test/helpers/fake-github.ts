@@ -22,6 +22,12 @@ export interface FakePull {
   base?: string;
   /** Called on PUT .../merge; returns the merge commit sha, or throws { status, message }. */
   onMerge?: (body: { sha?: string; merge_method?: string }) => string;
+  /** The head branch lives in a fork owned by this login (default: this repository). */
+  fork?: string;
+  /** Set on a merge: the merge commit. */
+  mergeCommit?: string;
+  /** The author is a bot (the App's own pull requests). */
+  bot?: boolean;
 }
 
 export interface FakeCheckRun {
@@ -77,6 +83,11 @@ export class FakeGitHub {
   readonly branchRules = new Map<string, { type: string }[]>();
   /** Called when a branch is looked up (GET .../branches/:name), e.g. to change things mid-job. */
   onBranch?: (name: string) => void;
+  /**
+   * Pull requests the App opens become pull requests of this fake (by the App's bot user,
+   * `refs/pull/<n>/head` set), merged for real into their base when GitHub is asked to.
+   */
+  registerCreatedPulls = false;
   #id = 1000;
   /** GitHub's clock runs this far ahead of the test's (tick() moves it): `Date` headers and event times. */
   #clockOffset = 0;
@@ -113,6 +124,27 @@ export class FakeGitHub {
       event: 'head_ref_force_pushed',
       created_at: this.now().toISOString(),
     });
+  }
+
+  /** What GitHub does on a merge: `head` merged into `base` (a merge commit); returns it. */
+  mergeForReal(base: string, head: string): string {
+    const tree = this.#git('merge-tree', '--write-tree', base, head).split('\n')[0]!;
+    const commit = this.#git(
+      '-c',
+      'user.name=GitHub',
+      '-c',
+      'user.email=noreply@github.com',
+      'commit-tree',
+      tree,
+      '-p',
+      base,
+      '-p',
+      head,
+      '-m',
+      'merge',
+    );
+    this.#git('update-ref', `refs/heads/${base}`, commit);
+    return commit;
   }
 
   /** Someone adds a label in GitHub's web page (not through the App): the timeline records who. */
@@ -162,10 +194,15 @@ export class FakeGitHub {
       state: p.state,
       merged: p.merged ?? false,
       draft: p.draft ?? false,
-      user: { login: p.author, type: 'User' },
+      user: { login: p.author, type: p.bot ? 'Bot' : 'User' },
       labels: (p.labels ?? []).map((name) => ({ name })),
       mergeable_state: p.mergeable_state,
-      head: { sha: p.head, ref: p.headRef ?? `pr-${p.number}`, repo },
+      merge_commit_sha: p.mergeCommit ?? null,
+      head: {
+        sha: p.head,
+        ref: p.headRef ?? `pr-${p.number}`,
+        repo: p.fork ? { ...repo, id: 999, full_name: `${p.fork}/${this.repo}` } : repo,
+      },
       base: { sha: this.#branch(p.base ?? 'main'), ref: p.base ?? 'main', repo },
     };
   }
@@ -333,6 +370,7 @@ export class FakeGitHub {
           return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
         try {
           const sha = p.onMerge ? p.onMerge(b) : '0'.repeat(40);
+          p.mergeCommit = sha;
           this.merges.push({ number: p.number, sha: b.sha, method: b.merge_method });
           p.state = 'closed';
           p.merged = true;
@@ -379,8 +417,14 @@ export class FakeGitHub {
       })
       .post(`${repoPath}/git/commits`)
       .reply(201, (_u, body) => {
-        const b = body as { message: string; tree: string; parents: string[] };
-        const args = ['-c', 'user.name=GitHub', '-c', 'user.email=noreply@github.com', 'commit-tree', b.tree];
+        const b = body as {
+          message: string;
+          tree: string;
+          parents: string[];
+          author?: { name: string; email: string };
+        };
+        const who = b.author ?? { name: 'GitHub', email: 'noreply@github.com' };
+        const args = ['-c', `user.name=${who.name}`, '-c', `user.email=${who.email}`, 'commit-tree', b.tree];
         for (const p of b.parents) args.push('-p', p);
         return { sha: this.#git(...args, '-m', b.message) };
       })
@@ -396,6 +440,12 @@ export class FakeGitHub {
         }
         this.#git('update-ref', `refs/heads/${name}`, b.sha);
         this.refUpdates.push({ ref: name, sha: b.sha });
+        // An open pull request from that branch of this repository has a new head.
+        for (const p of this.pulls.values())
+          if (p.state === 'open' && !p.fork && (p.headRef ?? `pr-${p.number}`) === name) {
+            p.head = b.sha;
+            this.#git('update-ref', `refs/pull/${p.number}/head`, b.sha);
+          }
         return [200, { ref: `refs/heads/${name}`, object: { sha: b.sha } }];
       })
       .post(`${repoPath}/git/refs`)
@@ -410,6 +460,19 @@ export class FakeGitHub {
         const b = body as { title: string; head: string; base: string; body: string };
         const number = 100 + this.created.length;
         this.created.push({ number, ...b });
+        if (this.registerCreatedPulls) {
+          const head = this.#branch(b.head);
+          this.#git('update-ref', `refs/pull/${number}/head`, head);
+          this.addPull({
+            number,
+            head,
+            headRef: b.head,
+            base: b.base,
+            author: `${this.slug}[bot]`,
+            bot: true,
+            onMerge: () => this.mergeForReal(b.base, head),
+          });
+        }
         return { number, html_url: `https://github.com/${this.owner}/${this.repo}/pull/${number}` };
       })
       // comments, labels, reactions

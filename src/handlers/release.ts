@@ -1,0 +1,290 @@
+// Acting on a bundle-only pull request's catalog update (docs/bundles.md, "After the
+// check"). On a branch of this repository the App commits the checked update onto the pull
+// request's branch; for a fork it waits for the merge, releases the merged bundle on the
+// base, and opens its own pull request with exactly that update, checked and auto-merged
+// like any other. The logic (what the update is, whether a change is exactly it) lives in
+// src/checks; here are only the reads and writes to GitHub.
+import type { Context } from 'probot';
+import type { Diagnostic } from '../catalog/diagnostics.js';
+import { BUNDLE_CHECK } from '../checks/bundle.js';
+import { changedFiles, readRepoConfig } from '../checks/changes.js';
+import { releaseOfMergedBundles } from '../checks/pr.js';
+import { RELEASED_BUNDLE_TRAILER } from '../checks/pr-checks.js';
+import { unifiedDiff } from '../catalog/edits/promote-diff.js';
+import type { RepoRef } from './check-runs.js';
+import { reply } from './pr-state.js';
+import {
+  enqueueChecks,
+  type JobContext,
+  type PrHandlerOptions,
+  type ReleasePushJob,
+} from './pull-request.js';
+import { openSession, pullTarget, pullTargetOf, type PullTarget } from './session.js';
+
+export const RELEASE_EVENTS = ['pull_request.closed'] as const;
+
+export type { ReleasePushJob };
+
+/** After a merge: release the merged bundles on the base in the App's own pull request. */
+export interface ReleaseFollowUpJob extends PullTarget {
+  headSha: string;
+  mergeSha: string;
+  baseRef: string;
+}
+
+/** The commit author of every release commit: the App, never the contributor. */
+const AUTHOR = { name: 'catalog-bot', email: 'catalog-bot@users.noreply.github.com' };
+const MAX_DIFF = 20_000;
+
+/** A pull request merged: queue the follow-up release (it does nothing unless one is due). */
+export function releaseEventHandler(
+  options: Pick<PrHandlerOptions, 'queue'>,
+): (context: Context<'pull_request.closed'>) => Promise<void> {
+  return async (context) => {
+    const pr = context.payload.pull_request;
+    if (!pr.merged || !pr.merge_commit_sha) return;
+    const job: ReleaseFollowUpJob = {
+      ...pullTarget(context.payload, pr.number),
+      headSha: pr.head.sha,
+      mergeSha: pr.merge_commit_sha,
+      baseRef: pr.base.ref,
+    };
+    await options.queue.enqueue({
+      key: `release:${job.repoId}:${pr.number}:${pr.merge_commit_sha}`,
+      group: `repo:${job.repoId}`,
+      kind: 'release-follow-up',
+      data: job,
+    });
+  };
+}
+
+/** The message of a release commit; its trailers name the bundles (read by the permissions check). */
+function releaseMessage(dirs: string[], number: number): string {
+  return [
+    `Release ${dirs.join(', ')} to its catalogs`,
+    '',
+    `catalog-bot's release of the bundle${dirs.length === 1 ? '' : 's'} of #${number}: the catalog update its checks showed (docs/bundles.md).`,
+    '',
+    ...dirs.map((d) => `${RELEASED_BUNDLE_TRAILER}: ${d}`),
+  ].join('\n');
+}
+
+function diffOf(files: { path: string; before?: string; after: string }[]): string {
+  const diff = files.map((f) => unifiedDiff(f.path, f.before ?? '', f.after)).join('');
+  return diff.length > MAX_DIFF ? `${diff.slice(0, MAX_DIFF)}\n… (diff truncated)\n` : diff;
+}
+
+/**
+ * Same repository: commit the update onto the pull request's branch, only while the branch
+ * is still at the head that was checked (compare, then a fast-forward-only update: a push
+ * in between makes GitHub refuse it), never onto the default or a protected branch. A
+ * branch that moved gets nothing: its new head is checked on its own.
+ */
+export async function releasePushJob(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: ReleasePushJob,
+): Promise<void> {
+  const { octokit, log } = context;
+  const { ref } = job;
+  const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: job.number });
+  const sameRepo = pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
+  if (pr.state !== 'open' || pr.head.sha !== job.headSha || !sameRepo) return;
+  const { data: repo } = await octokit.rest.repos.get({ ...ref });
+  const branch = pr.head.ref;
+  if (branch === repo.default_branch) return;
+  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch });
+  if (tip.commit.sha !== job.headSha) {
+    log.info({ pr: job.number, branch }, 'the branch moved since its check: no release commit');
+    return;
+  }
+  if (tip.protected || (await hasRules(octokit, ref, branch))) return;
+  const base = pr.base.sha;
+  const commits = { fetch: [base, `refs/pull/${job.number}/head`], verify: [job.headSha], blobs: [base] };
+  const planned = await openSession(context, options, job, 'release-push', commits, async (session) => {
+    const { config } = await readRepoConfig(session.dir, base);
+    if (config.bundles.release !== 'push') return undefined;
+    await session.fetchBlobs([job.headSha]);
+    const { checks, release } = await session.run({
+      base: await session.mergeBase(base, job.headSha),
+      rules: base,
+      head: job.headSha,
+      only: [BUNDLE_CHECK],
+    });
+    const bundle = checks.find((c) => c.name === BUNDLE_CHECK);
+    return bundle?.conclusion === 'success' ? release : undefined;
+  });
+  if (!planned || planned.files.length === 0) return;
+  const { data: tree } = await octokit.rest.git.createTree({
+    ...ref,
+    base_tree: tip.commit.commit.tree.sha,
+    tree: planned.files.map((f) => ({
+      path: f.path,
+      mode: '100644' as const,
+      type: 'blob' as const,
+      content: f.after,
+    })),
+  });
+  const { data: commit } = await octokit.rest.git.createCommit({
+    ...ref,
+    message: releaseMessage(planned.bundles, job.number),
+    tree: tree.sha,
+    parents: [job.headSha],
+    author: AUTHOR,
+  });
+  try {
+    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit.sha, force: false });
+  } catch (error) {
+    // A push landed between the look and the write: that head is checked on its own.
+    log.info({ err: error, pr: job.number }, 'the branch moved while the release commit was made');
+    return;
+  }
+  await reply(
+    octokit,
+    ref,
+    job.number,
+    [
+      `Pushed ${commit.sha.slice(0, 12)} to \`${branch}\`: the catalog update of ${planned.files.length} file${planned.files.length === 1 ? '' : 's'} that the checks of ${job.headSha.slice(0, 12)} showed (the release of ${planned.bundles.map((b) => `\`${b}\``).join(', ')}). It is checked as the new head.`,
+      '',
+      '```diff',
+      diffOf(planned.files).trimEnd(),
+      '```',
+    ].join('\n'),
+  );
+}
+
+/**
+ * After a bundle pull request is merged: release its bundles on the base as it is now, and
+ * propose exactly that as the App's own pull request (from a `catalog-bot/release-<n>`
+ * branch), checked like any other; the merge gate merges it when green. Nothing is written
+ * when the release is refused: the original pull request says why.
+ */
+export async function releaseFollowUpJob(
+  context: JobContext,
+  options: PrHandlerOptions & { appSlug: () => Promise<string> },
+  job: ReleaseFollowUpJob,
+): Promise<void> {
+  const { octokit, log } = context;
+  const { ref } = job;
+  // GitHub's word, not the payload's: the pull request is merged, with this merge commit.
+  const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: job.number });
+  if (!pr.merged || pr.merge_commit_sha !== job.mergeSha) return;
+  const branchName = `catalog-bot/release-${job.number}`;
+  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch: job.baseRef });
+  const base = tip.commit.sha;
+  const bot = `${await options.appSlug()}[bot]`;
+  const commits = {
+    fetch: [base, job.mergeSha, `refs/pull/${job.number}/head`],
+    verify: [base, job.mergeSha],
+    blobs: [base],
+  };
+  type Plan =
+    | { dirs: string[]; refused: Diagnostic }
+    | {
+        dirs: string[];
+        files: { path: string; before?: string; after: string }[];
+        message: string;
+      };
+  const planned = await openSession<Plan | undefined>(
+    context,
+    options,
+    job,
+    'release-follow-up',
+    commits,
+    async (session) => {
+      const { dir } = session;
+      const { config } = await readRepoConfig(dir, base);
+      if (config.bundles.release === 'off') return undefined;
+      // The pull request's own change (what it showed), whichever way it was merged: from
+      // where it forked off the base as the merge found it (the merge commit's first parent).
+      const head = pr.head.sha;
+      const files = await changedFiles(dir, await session.mergeBase(head, `${job.mergeSha}^1`), head);
+      const found = await releaseOfMergedBundles(dir, base, files);
+      if (!found) return undefined;
+      const { dirs, release } = found;
+      if (!('files' in release)) return release.released ? undefined : { refused: release.refused, dirs };
+      if (release.files.length === 0) return undefined;
+      // Its checks run on the pull request itself, as on any other (docs/bundles.md).
+      return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
+    },
+  );
+  if (!planned) return;
+  const commands = planned.dirs.map((d) => `catalog-bot release ${d}`).join(' && ');
+  if ('refused' in planned) {
+    const r = planned.refused;
+    await reply(
+      octokit,
+      ref,
+      job.number,
+      `catalog-bot cannot add ${planned.dirs.map((d) => `\`${d}\``).join(', ')} to its catalogs on \`${job.baseRef}\` (${base.slice(0, 12)}): ${r.file ? `\`${r.file}:${r.line ?? 1}\`: ` : ''}${r.message}\n\nNothing was written. ${r.hint ?? ''} \`${commands}\` shows the same in a clone.`,
+    );
+    return;
+  }
+  const { data: tree } = await octokit.rest.git.createTree({
+    ...ref,
+    base_tree: tip.commit.commit.tree.sha,
+    tree: planned.files.map((f) => ({
+      path: f.path,
+      mode: '100644' as const,
+      type: 'blob' as const,
+      content: f.after,
+    })),
+  });
+  const { data: commit } = await octokit.rest.git.createCommit({
+    ...ref,
+    message: planned.message,
+    tree: tree.sha,
+    parents: [base],
+    author: AUTHOR,
+  });
+  try {
+    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit.sha });
+  } catch (error) {
+    // The branch is there: an earlier delivery of this merge made it.
+    log.info({ err: error, pr: job.number }, `${branchName} exists: the release was proposed before`);
+    return;
+  }
+  const { data: opened } = await octokit.rest.pulls.create({
+    ...ref,
+    title: `Release ${planned.dirs.join(', ')} to its catalogs`,
+    head: branchName,
+    base: job.baseRef,
+    body: [
+      `The catalog update of ${planned.dirs.map((d) => `\`${d}\``).join(', ')}, merged in #${job.number}: exactly what \`${commands}\` writes on ${base.slice(0, 12)}. catalog-bot merges it when its checks are green (docs/bundles.md).`,
+      '',
+      '```diff',
+      diffOf(planned.files).trimEnd(),
+      '```',
+    ].join('\n'),
+  });
+  await reply(
+    octokit,
+    ref,
+    job.number,
+    `The catalog update of this pull request's bundle${planned.dirs.length === 1 ? '' : 's'} is #${opened.number} (${planned.files.length} file${planned.files.length === 1 ? '' : 's'}); it is merged when its checks are green.`,
+  );
+  // Checked at once (GitHub's own event for it, if any, finds the work done).
+  await enqueueChecks(
+    context,
+    options,
+    {
+      ...pullTargetOf({ ...job, number: opened.number }),
+      headSha: commit.sha,
+      author: bot,
+    },
+    `release:${job.repoId}:${opened.number}:${commit.sha}`,
+  );
+}
+
+/**
+ * Whether repository rules (rulesets) apply to a branch; an answer the App cannot get counts
+ * as rules (docs/security.md: the App pushes only to branches nothing guards).
+ */
+async function hasRules(octokit: Context['octokit'], ref: RepoRef, branch: string): Promise<boolean> {
+  try {
+    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
+    return data.length > 0;
+  } catch {
+    return true;
+  }
+}
