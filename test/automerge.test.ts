@@ -95,7 +95,7 @@ function makeRepo(): Repo {
   execFileSync('git', ['init', '-q', '-b', 'main', work]);
   write({
     '.github/catalog-bot.yml': CONFIG,
-    'operators/foo/OWNERS': 'approvers: [bob]\n',
+    'operators/foo/OWNERS': 'approvers: [bob, erin]\n',
     'README.md': 'catalog\n',
     [`${ROOT}/catalog.yaml`]: CHANNEL,
     [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
@@ -506,6 +506,11 @@ describe('comment commands: replies and permissions', () => {
     await send('created', 'bob', '/hold'); // bob owns the package; no write access
     expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
     expect(recorded()?.login).toBe('bob');
+    // Another owner's `/hold` on a held pull request does not make the hold theirs to lift.
+    const taken = await send('created', 'erin', '/hold\n/unhold');
+    expect(reactionsTo(taken)).toEqual(['confused']);
+    expect(recorded()?.login).toBe('bob');
+    expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
     const carols = await send('created', 'carol', '/unhold');
     expect(reactionsTo(carols)).toEqual(['confused']);
     expect(lastReply()).toContain('the hold was put on by `bob`');
@@ -620,7 +625,7 @@ describe('comment commands: replies and permissions', () => {
     q.start(jobRunner(app, options));
     const first = await reconcile(app, options);
     await q.onIdle();
-    expect(first).toEqual({ repositories: 1, checksQueued: 1, publishQueued: 0 });
+    expect(first).toEqual({ repositories: 1, checksQueued: 1, publishQueued: 0, publishOverdue: 0 });
     // Options without a registry: no `catalog-bot/images` check.
     expect(
       gh
@@ -630,7 +635,12 @@ describe('comment commands: replies and permissions', () => {
         .sort(),
     ).toEqual(CATALOG_CHANGE_CHECKS.filter((name) => name !== 'catalog-bot/images').sort());
     // Everything is complete now: a second pass (another replica, a restart) queues nothing.
-    expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
+    expect(await reconcile(app, options)).toEqual({
+      repositories: 1,
+      checksQueued: 0,
+      publishQueued: 0,
+      publishOverdue: 0,
+    });
   });
 
   it('reconciliation: two open pull requests on one head are each checked once, then left alone', async () => {
@@ -639,7 +649,12 @@ describe('comment commands: replies and permissions', () => {
     const q = new InProcessQueue();
     const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
     q.start(jobRunner(app, options));
-    expect(await reconcile(app, options)).toEqual({ repositories: 1, checksQueued: 2, publishQueued: 0 });
+    expect(await reconcile(app, options)).toEqual({
+      repositories: 1,
+      checksQueued: 2,
+      publishQueued: 0,
+      publishOverdue: 0,
+    });
     await q.onIdle();
     // Each pull request has its own runs on the shared head (GitHub's "latest" per name would
     // show only one of them, and the other would be re-checked on every pass).
@@ -647,7 +662,12 @@ describe('comment commands: replies and permissions', () => {
     expect(permissions.filter((r) => r.status === 'completed')).toHaveLength(2);
     // A restarted replica (a fresh queue, which remembers no keys) finds nothing to do.
     const restarted = { ...options, queue: new InProcessQueue() };
-    expect(await reconcile(app, restarted)).toEqual({ repositories: 1, checksQueued: 0, publishQueued: 0 });
+    expect(await reconcile(app, restarted)).toEqual({
+      repositories: 1,
+      checksQueued: 0,
+      publishQueued: 0,
+      publishOverdue: 0,
+    });
   });
 
   it('trusts approval state only from its own comments', async () => {

@@ -113,14 +113,16 @@ describe("the App's own release pull request", () => {
     );
     return made.git('rev-parse', 'HEAD');
   }
-  const permissionsOf = async (head: string, derivedRelease = true) =>
+  // What GitHub lists as the merged pull request's files: its bundle directory.
+  const mergedFiles = { changed: [`${DIR}/manifests/x.yaml`, `${DIR}/metadata/annotations.yaml`] };
+  const permissionsOf = async (head: string, derivedRelease: { changed: string[] } | null = mergedFiles) =>
     (
       await runPrChecksInProcess({
         repo,
         base: merged,
         head,
         author: 'catalog-bot[bot]',
-        derivedRelease,
+        ...(derivedRelease ? { derivedRelease } : {}),
         only: ['catalog-bot/permissions'],
       })
     ).checks.find((c) => c.name === 'catalog-bot/permissions')!;
@@ -131,7 +133,11 @@ describe("the App's own release pull request", () => {
     expect(ok.conclusion).toBe('success');
     expect(ok.title).toContain(DIR);
     // Only for the App itself: the same change by anyone else is judged by owners.
-    expect((await permissionsOf(head, false)).conclusion).toBe('failure');
+    expect((await permissionsOf(head, null)).conclusion).toBe('failure');
+    // The bundles come from the merged pull request's files, never the commit message: a
+    // release commit for a bundle that pull request did not add is judged by owners.
+    const other = { changed: [`operators/${PKG}/0.8.1/manifests/x.yaml`] };
+    expect((await permissionsOf(head, other)).conclusion).toBe('failure');
   }, 60_000);
 
   it('fails permissions when one byte more than the release is in it', async () => {

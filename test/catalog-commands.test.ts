@@ -323,10 +323,12 @@ describe.skipIf(!haveRealRepo)(
       const bad = await app.comment('eve', '/explain clusterpulse.v0.2.3 from banana');
       expect(app.reactionsTo(bad)).toEqual(['confused']);
       expect(app.lastReply()).toContain('`banana` is not a version');
-      // Anyone may ask and each answer loads catalogs: one per comment.
+      // Anyone may ask and each answer loads catalogs: one such command per comment.
       const two = await app.comment('eve', '/explain nothing-like-it.v1.0.0\n/explain other.v1.0.0');
       expect(app.reactionsTo(two)).toEqual(['confused']);
-      expect(app.lastReply()).toContain('`/explain`: one per comment');
+      expect(app.lastReply()).toContain(
+        '`/explain`: one command that edits or explains catalogs per comment',
+      );
     });
   },
 );

@@ -282,11 +282,13 @@ images:
     expect(pruneRun(head)!.conclusion).toBe('success');
   });
 
-  it('is neutral, with the reason, when the registry cannot be reached', async () => {
+  it('when the registry cannot be reached, what the change removes from the base still fails (the reason shown)', async () => {
     const { head } = await setUp(downHost);
     await opened();
     const run = pruneRun(head)!;
-    expect(run.conclusion).toBe('neutral');
+    // Neutral would let the removal merge whenever the image cannot be read just then.
+    expect(run.conclusion).toBe('failure');
+    expect(run.output?.summary).toMatch(/the base's catalog stands in: 1 removed \(1 not allowed\)/);
     expect(run.output?.summary).toContain(`${downHost}/${image}:v4.21`);
     expect(run.output?.summary).toMatch(/not compared: .*127\.0\.0\.1/);
   });

@@ -12,6 +12,7 @@ import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
 import { BUNDLE_CHECK } from './bundle.js';
 import {
   bundleCheckForChange,
+  bundleDirectories,
   releaseMergedBundles,
   type DirectoryFiles,
   type PendingRelease,
@@ -258,16 +259,16 @@ export const RELEASED_BUNDLE_TRAILER = 'Released-bundle';
 
 /**
  * The App's own release pull request (docs/bundles.md): approved when its change is exactly
- * the release of the bundles its head commit names, computed here on its base. The names are
- * only hints: whatever they say, nothing but the release of bundles already merged into the
- * base can pass, and any other byte fails the comparison.
+ * the release of the bundles the merged pull request it is for added, computed here on its
+ * base: nothing but the release of bundles already merged can pass, and any other byte fails
+ * the comparison.
  */
 async function derivedReleasePermissions(change: PrChange): Promise<CheckResult | undefined> {
-  const message = await runGit(change.repo, ['log', '-1', '--format=%B', change.head, '--'])
-    .then((b) => b.toString('utf8'))
-    .catch(() => '');
-  const trailer = new RegExp(`^${RELEASED_BUNDLE_TRAILER}: (\\S+)$`, 'gm');
-  const dirs = [...message.matchAll(trailer)].map((m) => m[1]!);
+  const source = change.input.derivedRelease;
+  if (!source) return undefined;
+  // The bundles the merged pull request added, as GitHub lists its files: never the head
+  // commit's message, which anyone who can push to the branch writes.
+  const dirs = bundleDirectories(source.changed, change.config.bundles.path).map((b) => b.dir);
   if (dirs.length === 0 || change.files.length === 0) return undefined;
   const release = await releaseMergedBundles({
     rev: change.base,
@@ -370,14 +371,16 @@ async function prune(change: PrChange): Promise<CheckResult | undefined> {
       outcomes.push({ root: root.path, image, state: 'unpublished', items: [] });
       continue;
     }
-    if (answer.status === 'unreachable') {
-      outcomes.push({ root: root.path, image, state: 'unreachable', reason: answer.reason, items: [] });
-      continue;
-    }
-    const published = (await loadCatalog(memoryCatalog(image, answer.files))).config;
+    // Not read (the registry did not answer, a layer it cannot read): the base's catalog stands
+    // in, so what this change itself removes still needs its owners' allow; a removal must
+    // not pass because the image could not be read just then (docs/publishing.md).
+    const published =
+      answer.status === 'unreachable'
+        ? root.base
+        : (await loadCatalog(memoryCatalog(image, answer.files))).config;
     const digests = root.head ? packageDigests(root.head) : new Map<string, string>();
     const items: PruneDecision[] = [];
-    for (const item of prunedItems(published, root.head, root.packages)) {
+    for (const item of published ? prunedItems(published, root.head, root.packages) : []) {
       const digest = digests.get(item.package) ?? 'removed';
       const subject = packageSubject(item.package, root.path);
       const ownerAllows: string[] = [];
@@ -397,7 +400,11 @@ async function prune(change: PrChange): Promise<CheckResult | undefined> {
         digest,
       });
     }
-    outcomes.push({ root: root.path, image, state: 'compared', digest: answer.digest, items });
+    outcomes.push(
+      answer.status === 'unreachable'
+        ? { root: root.path, image, state: 'unreachable', reason: answer.reason, items }
+        : { root: root.path, image, state: 'compared', digest: answer.digest, items },
+    );
   }
   change.pruned = outcomes;
   return pruneCheck(outcomes);

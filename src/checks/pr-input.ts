@@ -64,11 +64,12 @@ export interface PrCheckInput {
    */
   checkRelease?: boolean;
   /**
-   * The author is catalog-bot itself (the App's own release pull request): the change passes
-   * `catalog-bot/permissions` only if it is exactly the release of bundles the base already
-   * holds, named by `Released-bundle:` lines of the head commit (docs/bundles.md).
+   * The App's own release pull request for a merged pull request: the files that pull
+   * request changed (GitHub's list). The change passes `catalog-bot/permissions` only if it
+   * is exactly the release of the bundle directories among them, computed on the base
+   * (docs/bundles.md).
    */
-  derivedRelease?: boolean;
+  derivedRelease?: { changed: string[] };
 }
 
 export interface PrCheckResult {

@@ -156,9 +156,10 @@ export interface PruneRootOutcome {
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /**
- * The check run: failure when an item is pruned that no owner allowed; neutral when a
- * catalog could not be compared (the registry did not answer, no tag names the current
- * image), never success then; success otherwise.
+ * The check run: failure when an item is pruned that no owner allowed (when the image could
+ * not be read, an item this change removes from the base's catalog); neutral when a catalog
+ * could not be compared (the registry did not answer, no tag names the current image), never
+ * success then; success otherwise.
  */
 export function pruneCheck(outcomes: PruneRootOutcome[]): CheckResult {
   const items = outcomes.flatMap((o) => o.items.map((item) => ({ root: o.root, item })));
@@ -226,6 +227,7 @@ function rootResult(o: PruneRootOutcome): string {
     case 'unpublished':
       return 'no image published yet: nothing to compare';
     case 'unreachable':
+      return `not compared: ${o.reason ?? ''}${o.items.length > 0 ? `; the base's catalog stands in: ${o.items.length} removed (${o.items.filter((i) => i.allowedBy === undefined).length} not allowed)` : ''}`;
     case 'no-tag':
       return `not compared: ${o.reason ?? ''}`;
     default:

@@ -6,6 +6,7 @@ import type { RepoRef } from './check-runs.js';
 import { addedCommands, parseComment, type ParsedComment } from './commands.js';
 import {
   commandNamed,
+  COSTLY_COMMANDS,
   helpText,
   type Command,
   type CommandOutcome,
@@ -159,9 +160,13 @@ export async function runCommandsJob(
     }
 
     const outcomes: Outcome[] = [];
+    let costly = 0;
     for (const command of job.parsed.commands) {
       const entry = commandNamed(command.name);
-      const refusal = await entry.mayUse(run, command);
+      const refusal =
+        entry.costly && costly++ > 0
+          ? `\`/${command.name}\`: one command that edits or explains catalogs per comment (${COSTLY_COMMANDS.join(', ')}); write it in another comment.`
+          : await entry.mayUse(run, command);
       outcomes.push(
         refusal !== undefined
           ? { command, ok: false, say: refusal }

@@ -15,6 +15,7 @@ import { blobAt } from '../git-mirror.js';
 import type { JobQueue } from '../queue.js';
 import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
+import { releaseSourceOf } from './release-source.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
 import { openSession, pullTarget, pullTargetOf, type PullTarget, type SessionOptions } from './session.js';
 
@@ -105,8 +106,7 @@ export async function mergeIfReady(
       : [];
     const commits = { fetch: [baseTip, `refs/pull/${number}/head`] };
     // The App's own release pull request (docs/bundles.md).
-    const derivedRelease =
-      pr.user?.login === `${slug}[bot]` && pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
+    const derivedRelease = await releaseSourceOf(octokit, ref, pr, `${slug}[bot]`);
     const recheck = await openSession(ctx, options, target, 'merge', commits, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, baseTip);
@@ -126,7 +126,7 @@ export async function mergeIfReady(
               approvers: [],
               approvals,
               only: [PERMISSIONS_CHECK],
-              ...(derivedRelease ? { derivedRelease } : {}),
+              ...(derivedRelease ? { derivedRelease: { changed: derivedRelease.changed } } : {}),
             })
           ).checks.find((c) => c.name === PERMISSIONS_CHECK)
         : undefined;

@@ -10,6 +10,7 @@ import type { RegistryClient } from '../publish/registry.js';
 import type { JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
+import { releaseSourceOf } from './release-source.js';
 import {
   openSession,
   pullTarget,
@@ -251,10 +252,12 @@ export async function runChecksJob(
     checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
     // The App's own release pull request, from a branch of this repository (docs/bundles.md).
-    const derivedRelease =
-      slug !== undefined &&
-      author === `${slug}[bot]` &&
-      current.head.repo?.full_name === `${job.ref.owner}/${job.ref.repo}`;
+    const derivedRelease = await releaseSourceOf(
+      octokit,
+      job.ref,
+      current,
+      slug !== undefined ? `${slug}[bot]` : undefined,
+    );
     const startedAt = new Date().toISOString();
     const commits = {
       fetch: [base, `refs/pull/${job.number}/head`],
@@ -275,7 +278,7 @@ export async function runChecksJob(
         allowPrunes: status?.state.allowPrunes ?? [],
         // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
         checkRelease: true,
-        ...(derivedRelease ? { derivedRelease } : {}),
+        ...(derivedRelease ? { derivedRelease: { changed: derivedRelease.changed } } : {}),
         ...(options.images ? { images: options.images } : {}),
         ...(options.published ? { published: options.published } : {}),
         ...(options.bundles

@@ -13,6 +13,7 @@ import { RELEASED_BUNDLE_TRAILER } from '../checks/pr-checks.js';
 import { unifiedDiff } from '../catalog/edits/promote-diff.js';
 import type { RepoRef } from './check-runs.js';
 import { reply } from './pr-state.js';
+import { releaseBranch } from './release-source.js';
 import {
   enqueueChecks,
   type JobContext,
@@ -169,7 +170,7 @@ export async function releaseFollowUpJob(
   // GitHub's word, not the payload's: the pull request is merged, with this merge commit.
   const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: job.number });
   if (!pr.merged || pr.merge_commit_sha !== job.mergeSha) return;
-  const branchName = `catalog-bot/release-${job.number}`;
+  const branchName = releaseBranch(job.number);
   const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch: job.baseRef });
   const base = tip.commit.sha;
   const bot = `${await options.appSlug()}[bot]`;

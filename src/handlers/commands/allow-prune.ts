@@ -18,6 +18,7 @@ const probes = new WeakMap<object, Promise<Probe>>();
 
 export const allowPrune = defineCommand({
   name: 'allow-prune',
+  costly: true,
   help: {
     line: '`/allow-prune <bundle>` (or `<package>/<channel>`) lets this PR remove it from the published catalog',
     rows: [

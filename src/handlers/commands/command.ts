@@ -83,8 +83,6 @@ export interface CommandRun {
   seenHead?: SeenHead;
   /** Who holds the pull request, when it was not its author. */
   hold?: RecordedHold;
-  /** `/explain`s answered for this comment (one each: each loads catalogs, and anyone may ask). */
-  explained?: number;
   /** Run the checks again once the commands are done. */
   recheck: boolean;
   /** Write access to the repository (asked once). */
@@ -106,6 +104,11 @@ export interface CommentCommand<N extends CommandName> {
   name: N;
   /** Other names it is typed as (`/unhold`). */
   aliases?: string[];
+  /**
+   * It opens a session and loads catalogs before it knows whether the commenter may have
+   * what they ask: one such command per comment (a comment may hold 20).
+   */
+  costly?: boolean;
   help: CommandHelp;
   /** The command from its arguments, or why they are wrong. `typed` is the name as written. */
   parse(args: string[], typed: string, at: At): CommandOf<N> | { problem: string };
@@ -118,6 +121,7 @@ export interface CommentCommand<N extends CommandName> {
 export interface TableCommand {
   name: CommandName;
   aliases: string[];
+  costly: boolean;
   help: CommandHelp;
   parse(args: string[], typed: string, at: At): Command | { problem: string };
   mayUse(run: CommandRun, command: Command): Promise<string | undefined>;
@@ -130,6 +134,7 @@ export function defineCommand<N extends CommandName>(def: CommentCommand<N>): Ta
   return {
     name: def.name,
     aliases: def.aliases ?? [],
+    costly: def.costly ?? false,
     help: def.help,
     parse: (args, typed, at) => def.parse(args, typed, at),
     mayUse: async (run, command) => {

@@ -9,6 +9,7 @@ import { SAFE_ARGUMENT } from './promote.js';
 
 export const defaultChannel = defineCommand({
   name: 'default-channel',
+  costly: true,
   help: {
     line: "`/default-channel <package> <channel>` sets the package's default channel, checked like `/promote`",
     rows: [

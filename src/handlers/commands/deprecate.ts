@@ -44,6 +44,7 @@ export function parseDeprecation(
 
 export const deprecate = defineCommand({
   name: 'deprecate',
+  costly: true,
   help: {
     line: '`/deprecate <bundle|channel|package> <name> [-- message]` writes an olm.deprecations entry, with a message naming the way forward',
     rows: [

@@ -11,6 +11,7 @@ const VERSION_ARGUMENT = /^v?[0-9][0-9A-Za-z.+-]{0,99}$/;
 
 export const explain = defineCommand({
   name: 'explain',
+  costly: true,
   help: {
     line: '`/explain <bundle> [from <version>] [in <catalog>]` says whether and how clusters get a bundle',
     rows: [
@@ -39,11 +40,8 @@ export const explain = defineCommand({
     }
     return { name: 'explain', bundle, ...options, ...at };
   },
-  // Anyone may ask, and an answer loads catalogs: one per comment (a comment may hold 20 commands).
-  mayUse: async (run) =>
-    (run.explained ?? 0) > 0 ? '`/explain`: one per comment; ask again in another comment.' : undefined,
+  mayUse: async () => undefined,
   act: (run, command) => {
-    run.explained = (run.explained ?? 0) + 1;
     return explainFromComment(run.context, run.options, run.job, run.pr, {
       bundle: command.bundle,
       ...(command.from !== undefined ? { from: command.from } : {}),

@@ -55,6 +55,9 @@ export const hold = defineCommand({
     if (command.cancel) {
       delete run.hold;
       run.recheck = true; // the hold may have been all that kept it from merging
+    } else if (labels.includes(LABELS.hold)) {
+      // Already held: the hold stays whoever's it is (a second `/hold` must not take it over
+      // and then lift it).
     } else if (!same(run.commenter, run.author)) {
       run.hold = { login: run.commenter, comment: job.commentId };
     } else if (run.hold && !run.labels.includes(LABELS.hold)) {

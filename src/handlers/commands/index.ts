@@ -39,6 +39,9 @@ const byTypedName = new Map<string, TableCommand>(
 );
 
 /** The command a typed name (lower case) stands for, if any. */
+/** The commands that load catalogs before they know the commenter may: one per comment. */
+export const COSTLY_COMMANDS = COMMANDS.filter((c) => c.costly).map((c) => `\`/${c.name}\``);
+
 export function commandTyped(name: string): TableCommand | undefined {
   return byTypedName.get(name);
 }

@@ -9,6 +9,7 @@ export const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._
 
 export const promote = defineCommand({
   name: 'promote',
+  costly: true,
   help: {
     line: '`/promote <bundle-name> <channel> [<catalog-root>]` adds an existing bundle to a channel, with safe edges',
     rows: [

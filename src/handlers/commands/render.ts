@@ -5,6 +5,7 @@ import { defineCommand, plain } from './command.js';
 
 export const render = defineCommand({
   name: 'render',
+  costly: true,
   help: {
     line: '`/render` renders the templates and pushes the result to the pull request',
     rows: [

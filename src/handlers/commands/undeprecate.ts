@@ -6,6 +6,7 @@ import { parseDeprecation } from './deprecate.js';
 
 export const undeprecate = defineCommand({
   name: 'undeprecate',
+  costly: true,
   help: {
     line: '`/undeprecate <bundle|channel|package> <name>` removes an olm.deprecations entry',
     rows: [

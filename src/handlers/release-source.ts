@@ -1,0 +1,45 @@
+// Which bundles the App's own release pull request may release (docs/bundles.md, "Why the
+// App's own pull request may pass catalog-bot/permissions"): those pull request #n added,
+// as GitHub lists its files, when #n is merged and the release comes from the App's
+// `catalog-bot/release-<n>` branch. Never the commit message: anyone who can push to the
+// branch writes that.
+import type { Context } from 'probot';
+import type { RepoRef } from './check-runs.js';
+
+type Octokit = Context['octokit'];
+
+/** The App's release branch for merged pull request `number`. */
+export const releaseBranch = (number: number): string => `catalog-bot/release-${number}`;
+
+/** GitHub lists at most this many files of a pull request. */
+const MAX_LISTED_FILES = 3000;
+
+/**
+ * The files of the merged pull request a release pull request is for, or undefined when it
+ * is not the App's own release pull request from this repository for a merged one.
+ */
+export async function releaseSourceOf(
+  octokit: Octokit,
+  ref: RepoRef,
+  pr: { user?: { login?: string } | null; head: { ref: string; repo?: { full_name?: string } | null } },
+  bot: string | undefined,
+): Promise<{ number: number; changed: string[] } | undefined> {
+  if (bot === undefined || pr.user?.login !== bot) return undefined;
+  if (pr.head.repo?.full_name !== `${ref.owner}/${ref.repo}`) return undefined;
+  const m = /^catalog-bot\/release-([1-9][0-9]{0,9})$/.exec(pr.head.ref);
+  if (!m) return undefined;
+  const number = Number(m[1]);
+  try {
+    const { data: source } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    if (!source.merged) return undefined;
+    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
+      ...ref,
+      pull_number: number,
+      per_page: 100,
+    });
+    if (files.length >= MAX_LISTED_FILES) return undefined; // the list may be cut short
+    return { number, changed: files.map((f) => f.filename) };
+  } catch {
+    return undefined;
+  }
+}
