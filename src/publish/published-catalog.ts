@@ -2,7 +2,8 @@
 // a pull request with (checks/prune.ts declares ReadPublishedCatalog; docs/publishing.md,
 // "Pruning guard"). Only the layer that holds the configs directory is downloaded, never the
 // base's layers.
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCallback } from 'node:zlib';
 import type { PublishedCatalog, ReadPublishedCatalog } from '../checks/prune.js';
 import type { RegistryPolicy } from '../checks/registry-policy.js';
 import { readTar } from './tar.js';
@@ -16,6 +17,11 @@ const MAX_CONFIG_BYTES = 4 * 2 ** 20;
 const MAX_CATALOG_BYTES = 512 * 2 ** 20;
 /** Layers looked at from the top for the configs directory (catalog-bot's: cache, then catalog). */
 const MAX_LAYERS_SCANNED = 4;
+/** All layers scanned for one image together, downloaded and unpacked: one catalog's worth. */
+const MAX_SCANNED_BYTES = MAX_CATALOG_BYTES;
+
+// Off the event loop (zlib's thread pool): a layer may unpack to hundreds of MiB.
+const gunzip = promisify(gunzipCallback);
 /** Catalogs kept by image manifest digest, so checking pull request after pull request re-reads none. */
 const KEPT = 4;
 
@@ -32,12 +38,12 @@ function pickPlatform(index: ImageIndex): Descriptor | undefined {
 
 class Unreadable extends Error {}
 
-function unpack(mediaType: string, data: Buffer, digest: string): Buffer {
+async function unpack(mediaType: string, data: Buffer, digest: string): Promise<Buffer> {
   if (/zstd/.test(mediaType))
     throw new Unreadable(`layer ${digest} is zstd-compressed, which catalog-bot cannot read`);
   if (data[0] !== 0x1f || data[1] !== 0x8b) return data;
   try {
-    return gunzipSync(data, { maxOutputLength: MAX_CATALOG_BYTES });
+    return await gunzip(data, { maxOutputLength: MAX_CATALOG_BYTES });
   } catch (err) {
     throw new Unreadable(
       (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
@@ -118,9 +124,16 @@ export function publishedCatalogReader(
       const dir = (labels[CONFIGS_LABEL] ?? '/configs').replace(/^\/+|\/+$/g, '');
       if (dir === '') throw new Unreadable(`the image's ${CONFIGS_LABEL} label names no directory`);
       const layers = [...(manifest.layers ?? [])].reverse().slice(0, MAX_LAYERS_SCANNED);
+      let scanned = 0;
       for (const layer of layers) {
         const data = await client.getBlob(ref, layer.digest);
-        const files = filesUnder(unpack(layer.mediaType, data, layer.digest), dir);
+        const tar = await unpack(layer.mediaType, data, layer.digest);
+        scanned += data.length + tar.length;
+        if (scanned > MAX_SCANNED_BYTES)
+          throw new Unreadable(
+            `the image's top layers hold more than ${MAX_SCANNED_BYTES / 2 ** 20} MiB before /${dir}`,
+          );
+        const files = filesUnder(tar, dir);
         if (!files) continue;
         kept.set(key, files);
         if (kept.size > KEPT) kept.delete(kept.keys().next().value!);
