@@ -154,12 +154,12 @@ describe('/deprecate and /undeprecate through the App', () => {
     const head = await send('alice', '/deprecate bundle foo.v1.0.2');
     expect(reactionsTo(head)).toEqual(['confused']);
     expect(lastReply()).toContain(
-      '`/deprecate`: foo.v1.0.2 is the only head of foo\'s default channel "stable" in catalogs/v4.21: classic OLM installs it on every new Subscription without a channel',
+      '`/deprecate`: `foo.v1.0.2 is the only head of foo\'s default channel "stable" in catalogs/v4.21: classic OLM installs it on every new Subscription without a channel',
     );
     const undo = await send('alice', '/undeprecate channel foo/stable');
     expect(reactionsTo(undo)).toEqual(['confused']);
     expect(lastReply()).toContain(
-      '`/undeprecate`: channel stable of package foo is not deprecated in catalogs/v4.21: there is no olm.deprecations entry to remove',
+      '`/undeprecate`: `channel stable of package foo is not deprecated in catalogs/v4.21: there is no olm.deprecations entry to remove',
     );
     const bad = await send('alice', '/deprecate operator foo');
     expect(reactionsTo(bad)).toEqual(['confused']);
