@@ -259,6 +259,23 @@ describe('promote through an olm.semver template', () => {
       },
     ]);
     expect(templateMappingsFromCiYaml('operators/x/ci.yaml', 'reviewers: [a]\n')).toEqual([]);
+    // One path segment per name: a mapping cannot reach another package's template or catalogs.
+    const escaping = [
+      'fbc:',
+      '  catalog_mapping:',
+      '    - template_name: ../../y/catalog-templates/basic.yaml',
+      '      catalog_names: [v4.21]',
+      '    - template_name: basic.yaml',
+      '      catalog_names: [v4.21, ../operators, v4.22/y, ..]',
+      '',
+    ].join('\n');
+    expect(templateMappingsFromCiYaml('operators/x/ci.yaml', escaping)).toEqual([
+      {
+        template: 'operators/x/catalog-templates/basic.yaml',
+        kind: 'olm.template.basic',
+        outputs: ['catalogs/v4.21/x/catalog.yaml'],
+      },
+    ]);
   });
 
   it('kairos-operator: adds the image to the Stable bundles and re-renders both outputs', async () => {

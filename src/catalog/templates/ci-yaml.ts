@@ -25,6 +25,8 @@ export class CiYamlError extends Error {
  * `operators/<package>/ci.yaml` `fbc.catalog_mapping`: each template under
  * `operators/<package>/catalog-templates/` renders to `catalogs/<name>/<package>/catalog.yaml`.
  */
+const isSegment = (name: string): boolean => name !== '.' && name !== '..' && /^[^/\\\0]+$/.test(name);
+
 export function templateMappingsFromCiYaml(ciPath: string, text: string): TemplateMapping[] {
   const dir = ciPath.slice(0, ciPath.lastIndexOf('/'));
   const pkg = dir.slice(dir.lastIndexOf('/') + 1);
@@ -44,12 +46,16 @@ export function templateMappingsFromCiYaml(ciPath: string, text: string): Templa
     const name = scalarOf(item, 'template_name');
     const names = valueOf(item, 'catalog_names');
     const type = scalarOf(item, 'type');
-    if (typeof name !== 'string' || names?.kind !== 'seq') continue;
+    // Names are one path segment each: a mapping never reaches another package's template or
+    // catalog directory (whose owners did not approve this ci.yaml).
+    if (typeof name !== 'string' || !isSegment(name) || names?.kind !== 'seq') continue;
     out.push({
       template: `${dir}/catalog-templates/${name}`,
       kind: type === SCHEMA_SEMVER_TEMPLATE ? SCHEMA_SEMVER_TEMPLATE : SCHEMA_BASIC_TEMPLATE,
       outputs: names.items.flatMap((n) =>
-        n.kind === 'scalar' ? [`catalogs/${String(n.value)}/${pkg}/catalog.yaml`] : [],
+        n.kind === 'scalar' && isSegment(String(n.value))
+          ? [`catalogs/${String(n.value)}/${pkg}/catalog.yaml`]
+          : [],
       ),
     });
   }
