@@ -221,45 +221,6 @@ describe.skipIf(!haveRealRepo)(
       expect(app.gh.refUpdates).toEqual([]);
     });
 
-    it("/default-channel by the package's owner: the template and its 10 catalogs, pushed to the pull request's branch", async () => {
-      const before = repo.git('rev-parse', 'pr-2');
-      const id = await app.comment('pranav-trend', '/default-channel visionone-containersecurity alpha');
-      expect(app.reactionsTo(id), app.lastReply()).toEqual(['+1']);
-      expect(app.gh.refUpdates.map((u) => u.ref)).toEqual(['pr-2']);
-      const pushed = app.gh.refUpdates[0]!.sha;
-      expect(repo.git('rev-parse', `${pushed}^`)).toBe(before);
-      const changed = repo.git('diff', '--name-only', before, pushed).split('\n');
-      const outputs = [12, 13, 14, 15, 16, 17, 18, 19, 20, 21].map(
-        (v) => `catalogs/v4.${v}/visionone-containersecurity/catalog.yaml`,
-      );
-      expect(changed.sort()).toEqual([...outputs, TEMPLATE].sort());
-      const show = (rev: string, path: string) => repo.git('show', `${rev}:${path}`);
-      expect(show(pushed, TEMPLATE)).toBe(
-        show(before, TEMPLATE).replace('  defaultChannel: stable\n', '  defaultChannel: alpha\n'),
-      );
-      for (const o of outputs)
-        expect(show(pushed, o), o).toBe(
-          show(before, o).replace(/^defaultChannel: stable$/m, 'defaultChannel: alpha'),
-        );
-      const reply = app.lastReply();
-      expect(reply).toMatch(/^@pranav-trend Pushed [0-9a-f]{12} to this pull request's branch `pr-2`\./);
-      // What changes for new installs, per catalog, under each OLM (src/promotion/default-channel.ts).
-      // Both channels have the same head: a new classic install gets the same bundle.
-      expect(reply).toContain(
-        [
-          '```text',
-          'catalogs/v4.12: default channel of visionone-containersecurity: stable -> alpha. Classic OLM: a new Subscription without a channel installs visionone-containersecurity.v0.0.5 (was visionone-containersecurity.v0.0.5). OLM v1 does not use the default channel: a ClusterExtension without channels still picks from every channel, so new OLM v1 installs do not change.',
-          `edited ${TEMPLATE} and re-rendered its outputs`,
-          '```',
-        ].join('\n'),
-      );
-      // The template's diff carries its icon: the reply's diff is cut, the reply bounded.
-      expect(reply).toContain('+  defaultChannel: alpha\n');
-      expect(reply).toContain('… (diff truncated)');
-      expect(reply.length).toBeLessThan(25_000);
-      expect(outsideCode(reply)).not.toMatch(/Classic OLM/);
-    });
-
     it('/explain by anyone: the head catalog, in words and a Mermaid path, from the explain core', async () => {
       const written = app.gh.refUpdates.length;
       const id = await app.comment('eve', '/explain clusterpulse.v0.2.3 in v4.21');
@@ -329,6 +290,46 @@ describe.skipIf(!haveRealRepo)(
       expect(app.lastReply()).toContain(
         '`/explain`: one command that edits or explains catalogs per comment',
       );
+    });
+
+    // Last: its push moves the pull request's head (as GitHub does), which the /explain tests read.
+    it("/default-channel by the package's owner: the template and its 10 catalogs, pushed to the pull request's branch", async () => {
+      const before = repo.git('rev-parse', 'pr-2');
+      const id = await app.comment('pranav-trend', '/default-channel visionone-containersecurity alpha');
+      expect(app.reactionsTo(id), app.lastReply()).toEqual(['+1']);
+      expect(app.gh.refUpdates.map((u) => u.ref)).toEqual(['pr-2']);
+      const pushed = app.gh.refUpdates[0]!.sha;
+      expect(repo.git('rev-parse', `${pushed}^`)).toBe(before);
+      const changed = repo.git('diff', '--name-only', before, pushed).split('\n');
+      const outputs = [12, 13, 14, 15, 16, 17, 18, 19, 20, 21].map(
+        (v) => `catalogs/v4.${v}/visionone-containersecurity/catalog.yaml`,
+      );
+      expect(changed.sort()).toEqual([...outputs, TEMPLATE].sort());
+      const show = (rev: string, path: string) => repo.git('show', `${rev}:${path}`);
+      expect(show(pushed, TEMPLATE)).toBe(
+        show(before, TEMPLATE).replace('  defaultChannel: stable\n', '  defaultChannel: alpha\n'),
+      );
+      for (const o of outputs)
+        expect(show(pushed, o), o).toBe(
+          show(before, o).replace(/^defaultChannel: stable$/m, 'defaultChannel: alpha'),
+        );
+      const reply = app.lastReply();
+      expect(reply).toMatch(/^@pranav-trend Pushed [0-9a-f]{12} to this pull request's branch `pr-2`\./);
+      // What changes for new installs, per catalog, under each OLM (src/promotion/default-channel.ts).
+      // Both channels have the same head: a new classic install gets the same bundle.
+      expect(reply).toContain(
+        [
+          '```text',
+          'catalogs/v4.12: default channel of visionone-containersecurity: stable -> alpha. Classic OLM: a new Subscription without a channel installs visionone-containersecurity.v0.0.5 (was visionone-containersecurity.v0.0.5). OLM v1 does not use the default channel: a ClusterExtension without channels still picks from every channel, so new OLM v1 installs do not change.',
+          `edited ${TEMPLATE} and re-rendered its outputs`,
+          '```',
+        ].join('\n'),
+      );
+      // The template's diff carries its icon: the reply's diff is cut, the reply bounded.
+      expect(reply).toContain('+  defaultChannel: alpha\n');
+      expect(reply).toContain('… (diff truncated)');
+      expect(reply.length).toBeLessThan(25_000);
+      expect(outsideCode(reply)).not.toMatch(/Classic OLM/);
     });
   },
 );
