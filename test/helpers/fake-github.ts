@@ -344,6 +344,18 @@ export class FakeGitHub {
         const p = this.pulls.get(num(uri, /pulls\/(\d+)$/));
         return p ? [200, this.#pullJson(p)] : [404, { message: 'Not Found' }];
       })
+      // The files of a pull request: its head against where it forked off its base (for a
+      // merged one, the base as the merge found it), as GitHub lists them.
+      .get(/\/pulls\/\d+\/files/)
+      .query(true)
+      .reply((uri) => {
+        const p = this.pulls.get(num(uri, /pulls\/(\d+)\/files/));
+        if (!p) return [404, { message: 'Not Found' }];
+        const base = p.mergeCommit ? `${p.mergeCommit}^1` : this.#branch(p.base ?? 'main');
+        const fork = this.#git('merge-base', base, p.head).trim();
+        const names = this.#git('diff', '--name-only', fork, p.head).split('\n').filter(Boolean);
+        return [200, names.map((filename) => ({ filename, status: 'modified' }))];
+      })
       .get(`${repoPath}/pulls`)
       .query(true)
       .reply(200, (uri) => {
