@@ -11,8 +11,8 @@
 // written, at one write a second: 180 writes, about 180 s of the 240 s allowed. It is the
 // only such test.
 //
-// It runs when CATALOG_BOT_BURST_TEST=1 (not in `npm test`): 180 s of pacing leaves too
-// little room on a busy CI machine (docs/github-limits.md, "Tests").
+// It is in `npm test`, started first beside the other files (vitest.config.ts): most of its
+// time is waiting between writes. CATALOG_BOT_BURST_TEST=0 leaves it out of a local run.
 //
 // BURST_UNPACED=1 measures writes without pacing (neither the fake nor the App pace), e.g.
 // to compare with an older version of the App quickly; the assertions stay the same.
@@ -33,7 +33,7 @@ const HEADS = 5; // opened + 4 pushes
 const DEADLINE_MS = 4 * 60_000;
 const unpaced = process.env.BURST_UNPACED === '1';
 
-describe.skipIf(process.env.CATALOG_BOT_BURST_TEST !== '1')(
+describe.skipIf(process.env.CATALOG_BOT_BURST_TEST === '0')(
   'a burst of deliveries against a GitHub that paces writes (issue 21)',
   () => {
     let dir: string;
