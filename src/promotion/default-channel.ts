@@ -3,22 +3,16 @@
 // whose outputs are then re-rendered), with the machinery of `promote`
 // (src/catalog/edits/promote.ts, ./promote.ts): edits keep comments and layout, and every
 // result is validated and checked against the upgrade-graph rules before it is returned.
-import type { Diagnostic } from '../catalog/diagnostics.js';
 import { classicChannel } from '../catalog/olm/classic.js';
 import {
-  outputBehaviour,
-  packageFiles,
   packageSite,
   PromoteError,
   report,
   rootFiles,
-  rootOf,
   type FileEdit,
   type PromoteInput,
   type PromoteResult,
 } from '../catalog/edits/promote.js';
-import { promotionProblems } from './promote.js';
-import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import {
   addPair,
   applySplices,
@@ -30,14 +24,15 @@ import {
   setScalar,
 } from '../catalog/edits/promote-edit.js';
 import type { ModelPackage } from '../catalog/fbc/model.js';
+import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import {
-  bundleResolverFromCatalog,
-  parseTemplate,
-  renderTemplateText,
-  templateKind,
-  TemplateError,
-} from '../catalog/templates/index.js';
-import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
+  describeProblems,
+  editRefusal,
+  editViaTemplate,
+  fileEditProblems,
+  notFound,
+  searchedRoots,
+} from './checked-edit.js';
 
 export interface DefaultChannelRequest {
   package: string;
@@ -81,27 +76,18 @@ function installNote(root: string, pkg: ModelPackage, channel: string): string {
   );
 }
 
-const describe = (problems: Diagnostic[]): string =>
-  problems
-    .slice(0, 3)
-    .map((d) => `${d.rule}: ${d.message}`)
-    .join('; ');
-
 export async function setDefaultChannel(
   request: DefaultChannelRequest,
   input: PromoteInput,
 ): Promise<PromoteResult> {
   const { tree } = input;
-  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
-  const wanted = request.root?.replace(/\/+$/, '');
-  if (wanted !== undefined && !roots.includes(wanted))
-    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
+  const { roots, wanted, searched } = searchedRoots(input, request.root);
   const edits: FileEdit[] = [];
   const notes: string[] = [];
   const already: string[] = [];
   const doneTemplates = new Set<string>();
   let seen = 0;
-  for (const root of wanted !== undefined ? [wanted] : roots) {
+  for (const root of searched) {
     const files = rootFiles(tree, root);
     if (![...files.values()].some((text) => text.includes(request.package))) continue;
     const r = await report(files, root);
@@ -121,13 +107,11 @@ export async function setDefaultChannel(
     const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${file}`));
     try {
       if (!mapping) {
-        const mine = packageFiles(r, request.package);
-        const subset = new Map([...files].filter(([p]) => mine.has(p)));
         const before = files.get(file)!;
         const after = setDefaultChannelText(`${root}/${file}`, before, request.package, request.channel);
-        const problems = await promotionProblems(root, subset, new Map([...subset, [file, after]]), pkg.name);
+        const problems = await fileEditProblems(root, files, r, request.package, file, after);
         if (problems.length > 0)
-          throw new PromoteError(`setting the default channel breaks ${root}: ${describe(problems)}`);
+          throw new PromoteError(`setting the default channel breaks ${root}: ${describeProblems(problems)}`);
         edits.push({ path: `${root}/${file}`, before, after });
         notes.push(installNote(root, pkg, request.channel));
       } else if (!doneTemplates.has(mapping.template)) {
@@ -139,61 +123,32 @@ export async function setDefaultChannel(
         );
       }
     } catch (err) {
-      if (err instanceof EditError || err instanceof TemplateError)
-        throw new PromoteError(`cannot edit the files of ${root}: ${err.message}`);
-      throw err;
+      editRefusal(err, root);
     }
   }
-  if (seen === 0) {
-    throw new PromoteError(
-      wanted !== undefined
-        ? `package ${request.package} is not in catalog root ${wanted}`
-        : `package ${request.package} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
-    );
-  }
+  if (seen === 0) throw notFound(`package ${request.package}`, wanted, roots);
   if (edits.length === 0) throw new PromoteError(already.join('; '));
   notes.push(...already.map((a) => `${a} (left as it is)`));
   return { edits, notes };
 }
 
-async function viaTemplate(
+/** The default channel set in the template the package is rendered from, and its outputs re-rendered. */
+function viaTemplate(
   input: PromoteInput,
   roots: string[],
   mapping: TemplateMapping,
   request: DefaultChannelRequest,
 ): Promise<FileEdit[]> {
-  const { tree } = input;
-  const templateText = tree.read(mapping.template);
-  if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
-  const kind = templateKind(parseTemplate(templateText));
-  if (kind === SCHEMA_SEMVER_TEMPLATE) {
-    // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
-    throw new PromoteError(
-      `${mapping.template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,
-    );
-  }
-  mapping = { ...mapping, kind };
-  const after = setDefaultChannelText(mapping.template, templateText, request.package, request.channel);
-  const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after }];
-  for (const o of mapping.outputs) {
-    const before = tree.read(o);
-    if (before === undefined) continue;
-    const options = await outputBehaviour(mapping, templateText, o, before);
-    const rendered = await renderTemplateText(after, /\.json$/.test(o) ? 'json' : 'yaml', {
-      resolveBundle: bundleResolverFromCatalog([before]),
-      ...options,
-    });
-    const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
-    const inRoot = o.slice(root.length + 1);
-    const problems = await promotionProblems(
-      root,
-      new Map([[inRoot, before]]),
-      new Map([[inRoot, rendered]]),
-      request.package,
-    );
-    if (problems.length > 0)
-      throw new PromoteError(`setting the default channel breaks ${o}: ${describe(problems)}`);
-    edits.push({ path: o, before, after: rendered });
-  }
-  return edits;
+  return editViaTemplate(
+    input.tree,
+    roots,
+    mapping,
+    request.package,
+    (path, text) => setDefaultChannelText(path, text, request.package, request.channel),
+    {
+      // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
+      semver: `${mapping.template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,
+      what: 'setting the default channel',
+    },
+  );
 }

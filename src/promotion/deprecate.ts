@@ -4,7 +4,6 @@
 // outputs are then re-rendered), with the machinery of `default-channel` and `promote`:
 // the core decides and edits (src/catalog/edits/deprecate.ts), and every result is
 // validated and checked against the upgrade-graph rules before it is returned.
-import type { Diagnostic } from '../catalog/diagnostics.js';
 import {
   addDeprecationText,
   DeprecationRefused,
@@ -14,26 +13,22 @@ import {
   type DeprecationPlan,
 } from '../catalog/edits/deprecate.js';
 import {
-  outputBehaviour,
-  packageFiles,
   PromoteError,
   report,
   rootFiles,
-  rootOf,
   type FileEdit,
   type PromoteInput,
   type PromoteResult,
 } from '../catalog/edits/promote.js';
-import { EditError } from '../catalog/edits/promote-edit.js';
 import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import {
-  bundleResolverFromCatalog,
-  parseTemplate,
-  renderTemplateText,
-  templateKind,
-  TemplateError,
-} from '../catalog/templates/index.js';
-import { promotionProblems } from './promote.js';
+  describeProblems,
+  editRefusal,
+  editViaTemplate,
+  fileEditProblems,
+  notFound,
+  searchedRoots,
+} from './checked-edit.js';
 
 export interface DeprecateRequest {
   kind: DeprecationKind;
@@ -47,12 +42,6 @@ export interface DeprecateRequest {
   /** Only this catalog root; otherwise every root that has the target. */
   root?: string;
 }
-
-const describe = (problems: Diagnostic[]): string =>
-  problems
-    .slice(0, 3)
-    .map((d) => `${d.rule}: ${d.message}`)
-    .join('; ');
 
 /** The request with its package named, where the name alone does not need a catalog to tell. */
 function named(request: DeprecateRequest): { name: string; package?: string } {
@@ -71,17 +60,14 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
   const { tree } = input;
   const undo = request.undo === true;
   const verb = undo ? 'undeprecating' : 'deprecating';
-  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
-  const wanted = request.root?.replace(/\/+$/, '');
-  if (wanted !== undefined && !roots.includes(wanted))
-    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
+  const { roots, wanted, searched } = searchedRoots(input, request.root);
   const { name, package: knownPackage } = named(request);
   const edits: FileEdit[] = [];
   const notes: string[] = [];
   const already: string[] = [];
   const unknown: string[] = [];
   const doneTemplates = new Set<string>();
-  for (const root of wanted !== undefined ? [wanted] : roots) {
+  for (const root of searched) {
     const files = rootFiles(tree, root);
     const needle = knownPackage ?? name;
     if (![...files.values()].some((text) => text.includes(needle))) continue;
@@ -113,13 +99,12 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
     const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${pkg.pos.file}`));
     try {
       if (!mapping) {
-        const mine = packageFiles(r, pkgName);
-        const subset = new Map([...files].filter(([p]) => mine.has(p)));
         const file = r.config.deprecations.find((d) => d.package === pkgName)?.pos.file ?? pkg.pos.file;
         const before = files.get(file)!;
         const after = editText(`${root}/${file}`, before, plan, undo);
-        const problems = await promotionProblems(root, subset, new Map([...subset, [file, after]]), pkgName);
-        if (problems.length > 0) throw new PromoteError(`${verb} breaks ${root}: ${describe(problems)}`);
+        const problems = await fileEditProblems(root, files, r, pkgName, file, after);
+        if (problems.length > 0)
+          throw new PromoteError(`${verb} breaks ${root}: ${describeProblems(problems)}`);
         edits.push({ path: `${root}/${file}`, before, after });
         notes.push(noteOf(plan, undo));
       } else if (!doneTemplates.has(mapping.template)) {
@@ -128,9 +113,7 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
         notes.push(noteOf(plan, undo), `edited ${mapping.template} and re-rendered its outputs`);
       }
     } catch (err) {
-      if (err instanceof EditError || err instanceof TemplateError)
-        throw new PromoteError(`cannot edit the files of ${root}: ${err.message}`);
-      throw err;
+      editRefusal(err, root);
     }
   }
   if (edits.length === 0) {
@@ -140,11 +123,10 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
           (already.length > 1 ? ` (and likewise in ${already.length - 1} other catalog roots)` : ''),
       );
     if (unknown.length > 0) throw new PromoteError(unknown[0]!);
-    const what = knownPackage !== undefined ? `package ${knownPackage}` : `${request.kind} ${name}`;
-    throw new PromoteError(
-      wanted !== undefined
-        ? `${what} is not in catalog root ${wanted}`
-        : `${what} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
+    throw notFound(
+      knownPackage !== undefined ? `package ${knownPackage}` : `${request.kind} ${name}`,
+      wanted,
+      roots,
     );
   }
   notes.push(...already.map((a) => `${a} (left as it is)`));
@@ -161,46 +143,25 @@ function editText(path: string, text: string, plan: DeprecationPlan, undo: boole
     : addDeprecationText(path, text, plan.target.package, plan.reference, plan.message);
 }
 
-async function viaTemplate(
+/** The entry written in (or removed from) the template the package is rendered from, and its outputs re-rendered. */
+function viaTemplate(
   input: PromoteInput,
   roots: string[],
   mapping: TemplateMapping,
   plan: DeprecationPlan,
   undo: boolean,
 ): Promise<FileEdit[]> {
-  const { tree } = input;
-  const templateText = tree.read(mapping.template);
-  if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
-  const kind = templateKind(parseTemplate(templateText));
-  if (kind === 'olm.semver') {
-    // An olm.semver template has no place for other objects: opm renders only its bundles
-    // and the channels it derives (docs/deprecate.md).
-    throw new PromoteError(
-      `${mapping.template} is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it, so an olm.deprecations entry cannot be written there (one written into the rendered catalogs would be lost at the next render). Convert the package to an olm.template.basic template (it can carry olm.deprecations entries), then deprecate`,
-    );
-  }
-  mapping = { ...mapping, kind };
-  const after = editText(mapping.template, templateText, plan, undo);
-  const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after }];
-  for (const o of mapping.outputs) {
-    const before = tree.read(o);
-    if (before === undefined) continue;
-    const options = await outputBehaviour(mapping, templateText, o, before);
-    const rendered = await renderTemplateText(after, /\.json$/.test(o) ? 'json' : 'yaml', {
-      resolveBundle: bundleResolverFromCatalog([before]),
-      ...options,
-    });
-    const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
-    const inRoot = o.slice(root.length + 1);
-    const problems = await promotionProblems(
-      root,
-      new Map([[inRoot, before]]),
-      new Map([[inRoot, rendered]]),
-      plan.target.package,
-    );
-    if (problems.length > 0)
-      throw new PromoteError(`${undo ? 'undeprecating' : 'deprecating'} breaks ${o}: ${describe(problems)}`);
-    edits.push({ path: o, before, after: rendered });
-  }
-  return edits;
+  return editViaTemplate(
+    input.tree,
+    roots,
+    mapping,
+    plan.target.package,
+    (path, text) => editText(path, text, plan, undo),
+    {
+      // An olm.semver template has no place for other objects: opm renders only its bundles
+      // and the channels it derives (docs/deprecate.md).
+      semver: `${mapping.template} is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it, so an olm.deprecations entry cannot be written there (one written into the rendered catalogs would be lost at the next render). Convert the package to an olm.template.basic template (it can carry olm.deprecations entries), then deprecate`,
+      what: undo ? 'undeprecating' : 'deprecating',
+    },
+  );
 }

@@ -12,54 +12,34 @@ import {
   applySemverPromotion,
   bundleVersion,
   outputBehaviour,
-  packageFiles,
   planChannelEdits,
   PromoteError,
   report,
   rootFiles,
-  rootOf,
   type FileEdit,
   type FileTree,
   type PromoteInput,
   type PromoteRequest,
   type PromoteResult,
 } from '../catalog/edits/promote.js';
-import { EditError } from '../catalog/edits/promote-edit.js';
 import type { CatalogReport } from '../catalog/index.js';
 import {
-  bundleResolverFromCatalog,
   parseTemplate,
-  renderTemplateText,
   templateKind,
   TemplateError,
   type SemverOptions,
 } from '../catalog/templates/index.js';
 import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import type { Version } from '../catalog/versions/semver.js';
-import { upgradeGraphCheck } from '../checks/upgrade-graph/index.js';
 import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
-
-/**
- * What the promotion broke: validation errors and upgrade-graph errors of the package
- * that the old files did not have.
- */
-export async function promotionProblems(
-  root: string,
-  oldFiles: Map<string, string>,
-  newFiles: Map<string, string>,
-  pkg: string,
-): Promise<Diagnostic[]> {
-  const before = await report(oldFiles, root);
-  const after = await report(newFiles, root);
-  const known = new Set(
-    before.diagnostics.filter((d) => d.level === 'error').map((d) => `${d.rule}\0${d.message}`),
-  );
-  const validation = after.diagnostics.filter(
-    (d) => d.level === 'error' && !known.has(`${d.rule}\0${d.message}`),
-  );
-  const graph = upgradeGraphCheck([{ path: root, base: before, head: after, packages: new Set([pkg]) }]);
-  return [...validation, ...graph.findings.filter((d) => d.level === 'error')];
-}
+import {
+  describeProblems,
+  editRefusal,
+  fileEditProblems,
+  notFound,
+  reRenderOutput,
+  searchedRoots,
+} from './checked-edit.js';
 
 interface Found {
   root: string;
@@ -72,13 +52,9 @@ interface Found {
 
 export async function promote(request: PromoteRequest, input: PromoteInput): Promise<PromoteResult> {
   const { tree } = input;
-  const roots = input.roots.map((r) => r.replace(/\/+$/, ''));
-  const wanted = request.root?.replace(/\/+$/, '');
-  if (wanted !== undefined && !roots.includes(wanted)) {
-    throw new PromoteError(`${wanted} is not a catalog root (the roots are: ${roots.join(', ') || 'none'})`);
-  }
+  const { roots, wanted, searched } = searchedRoots(input, request.root);
   const found: Found[] = [];
-  for (const root of wanted !== undefined ? [wanted] : roots) {
+  for (const root of searched) {
     const files = rootFiles(tree, root);
     // Only roots whose text mentions the bundle are loaded.
     if (![...files.values()].some((text) => text.includes(request.bundle))) continue;
@@ -90,13 +66,7 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
       throw new PromoteError(`bundle ${request.bundle} in ${root} has no valid olm.package version`);
     found.push({ root, report: r, file: blob.pos.file, pkg: blob.package, version, image: blob.image });
   }
-  if (found.length === 0) {
-    throw new PromoteError(
-      wanted !== undefined
-        ? `bundle ${request.bundle} is not in catalog root ${wanted}`
-        : `bundle ${request.bundle} is in no catalog root (searched ${roots.join(', ') || 'nothing'})`,
-    );
-  }
+  if (found.length === 0) throw notFound(`bundle ${request.bundle}`, wanted, roots);
 
   const edits: FileEdit[] = [];
   const notes: string[] = [];
@@ -117,21 +87,12 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
       }
     } catch (err) {
       if (err instanceof AlreadyThere) already.push(`${f.root}: ${err.message}`);
-      else if (err instanceof EditError || err instanceof TemplateError) {
-        throw new PromoteError(`cannot edit the files of ${f.root}: ${err.message}`);
-      } else throw err;
+      else editRefusal(err, f.root);
     }
   }
   if (edits.length === 0) throw new PromoteError(already.join('; '));
   notes.push(...already.map((a) => `${a} (left as it is)`));
   return { edits, notes };
-}
-
-function describe(problems: Diagnostic[]): string {
-  return problems
-    .slice(0, 3)
-    .map((d) => `${d.rule}: ${d.message}`)
-    .join('; ');
 }
 
 async function promotePlain(
@@ -143,23 +104,16 @@ async function promotePlain(
   if (!pkg) throw new PromoteError(`package "${f.pkg}" of ${request.bundle} does not load in ${f.root}`);
   const candidates = planChannelEdits(pkg, request.channel, request.bundle, f.version);
   const files = rootFiles(tree, f.root);
-  const mine = packageFiles(f.report, f.pkg);
-  const subset = new Map([...files].filter(([p]) => mine.has(p)));
   const channelFile = pkg.channels.get(request.channel)?.pos?.file ?? pkg.pos.file;
   const versionOf = (name: string): Version | undefined => bundleVersion(f.report, name);
   const rejected: string[] = [];
   for (const edit of candidates) {
     const before = files.get(channelFile)!;
     const after = applyChannelEdit(`${f.root}/${channelFile}`, before, edit, versionOf);
-    const problems = await promotionProblems(
-      f.root,
-      subset,
-      new Map([...subset, [channelFile, after]]),
-      f.pkg,
-    );
+    const problems = await fileEditProblems(f.root, files, f.report, f.pkg, channelFile, after);
     if (problems.length === 0)
       return { edit: { path: `${f.root}/${channelFile}`, before, after }, note: edit.note };
-    rejected.push(`${edit.note} — rejected: ${describe(problems)}`);
+    rejected.push(`${edit.note} — rejected: ${describeProblems(problems)}`);
   }
   throw new PromoteError(
     `no safe way to add ${request.bundle} to "${request.channel}" in ${f.root}: ${rejected.join(' | ')}`,
@@ -212,13 +166,9 @@ async function promoteTemplate(
     const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after: candidate.text }];
     const problems: Diagnostic[] = [];
     for (const o of outputs) {
-      const before = tree.read(o)!;
-      let after: string;
+      let rendered: Awaited<ReturnType<typeof reRenderOutput>>;
       try {
-        after = await renderTemplateText(candidate.text, /\.json$/.test(o) ? 'json' : 'yaml', {
-          resolveBundle: bundleResolverFromCatalog([before]),
-          ...behaviours.get(o),
-        });
+        rendered = await reRenderOutput(roots, o, tree.read(o)!, candidate.text, behaviours.get(o), f.pkg);
       } catch (err) {
         if (err instanceof TemplateError) {
           problems.push({ rule: 'TEMPLATE', level: 'error', message: `${o}: ${err.message}` });
@@ -226,12 +176,8 @@ async function promoteTemplate(
         }
         throw err;
       }
-      edits.push({ path: o, before, after });
-      const root = rootOf(o, roots) ?? o.slice(0, o.lastIndexOf('/', o.lastIndexOf('/') - 1));
-      const inRoot = o.slice(root.length + 1);
-      problems.push(
-        ...(await promotionProblems(root, new Map([[inRoot, before]]), new Map([[inRoot, after]]), f.pkg)),
-      );
+      edits.push(rendered.edit);
+      problems.push(...rendered.problems);
     }
     if (problems.length === 0) {
       return {
@@ -239,7 +185,7 @@ async function promoteTemplate(
         notes: [candidate.note, `re-rendered ${outputs.join(', ')} from ${mapping.template}`],
       };
     }
-    rejected.push(`${candidate.note} — rejected: ${describe(problems)}`);
+    rejected.push(`${candidate.note} — rejected: ${describeProblems(problems)}`);
   }
   throw new PromoteError(
     `no safe way to promote ${request.bundle} via ${mapping.template}: ${rejected.join(' | ')}`,
