@@ -254,9 +254,6 @@ export function bundleSettings(config: RepoConfig): BundleSettings {
   };
 }
 
-/** The commit message lines that name the bundles a release commit releases. */
-export const RELEASED_BUNDLE_TRAILER = 'Released-bundle';
-
 /**
  * The App's own release pull request (docs/bundles.md): approved when its change is exactly
  * the release of the bundles the merged pull request it is for added, computed here on its

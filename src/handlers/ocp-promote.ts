@@ -21,6 +21,7 @@ import { commitFiles } from '../git-mirror.js';
 import type { RepoRef } from './check-runs.js';
 import type { CommandOutcome } from './commands/command.js';
 import { gitFileTree, type EditTarget } from './promote.js';
+import { commitFilesOn } from './branch-commit.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { inlineCode } from './quote.js';
 import { openSession, type RepoTarget } from './session.js';
@@ -271,24 +272,17 @@ export async function editPullJob(context: JobContext, data: EditPullJob): Promi
       throw error;
     });
   if (current?.commit.commit.tree.sha !== data.tree) {
-    const { data: tree } = await octokit.rest.git.createTree({
-      ...ref,
-      base_tree: data.baseTree,
-      tree: data.files.map((f) =>
-        f.sha !== undefined
-          ? { path: f.path, mode: '100644' as const, type: 'blob' as const, sha: f.sha }
-          : { path: f.path, mode: '100644' as const, type: 'blob' as const, content: f.content ?? '' },
+    const sha = await commitFilesOn(
+      octokit,
+      ref,
+      { parent: data.parent, baseTree: data.baseTree },
+      data.files.map((f) =>
+        f.sha !== undefined ? { path: f.path, sha: f.sha } : { path: f.path, content: f.content ?? '' },
       ),
-    });
-    const { data: commit } = await octokit.rest.git.createCommit({
-      ...ref,
-      message: data.message,
-      tree: tree.sha,
-      parents: [data.parent],
-    });
-    if (current)
-      await octokit.rest.git.updateRef({ ...ref, ref: `heads/${data.branch}`, sha: commit.sha, force: true });
-    else await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${data.branch}`, sha: commit.sha });
+      data.message,
+    );
+    if (current) await octokit.rest.git.updateRef({ ...ref, ref: `heads/${data.branch}`, sha, force: true });
+    else await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${data.branch}`, sha });
   }
   const { data: open } = await octokit.rest.pulls.list({
     ...ref,

@@ -23,7 +23,7 @@ import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { templatesFor } from '../checks/pr-checks.js';
 import { renderTemplateOutputs } from '../checks/templates.js';
 import { commitFiles, mergeBase } from '../git-mirror.js';
-import type { RepoRef } from './check-runs.js';
+import { commitFilesOn, hasRules } from './branch-commit.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { bounded, codeBlock, inlineCode } from './quote.js';
 import { openSession, type PullTarget } from './session.js';
@@ -104,7 +104,7 @@ export function defaultChannelFromComment(
  * A plan made by a catalog edit of src/promotion/ on the branch's catalogs, the owners files
  * and the templates that say how they are made; a PromoteError is a refusal.
  */
-function catalogEdit(
+export function catalogEdit(
   edit: (input: PromoteInput) => Promise<PromoteResult>,
   title: string,
 ): (dir: string, parent: string) => Promise<Plan> {
@@ -243,31 +243,22 @@ export async function editFromComment(
       say: `\`${command}\`: the edit would fail ${broken.map((c) => `\`${c.name}\``).join(', ')}: ${inlineCode(broken[0]!.findings.find((f) => f.level === 'error')?.message ?? broken[0]!.title, 1000)}`,
     };
 
-  // Write it to GitHub: a tree on top of the branch tip, a commit, the branch moved only
-  // if nobody pushed meanwhile (no force).
-  const { data: tree } = await octokit.rest.git.createTree({
-    ...ref,
-    base_tree: tip.commit.commit.tree.sha,
-    tree: result.edits.map((e) => ({
-      path: e.path,
-      mode: '100644' as const,
-      type: 'blob' as const,
-      content: e.after,
-    })),
-  });
-  const { data: commit } = await octokit.rest.git.createCommit({
-    ...ref,
+  // Write it to GitHub: a commit on top of the branch tip, the branch moved only if nobody
+  // pushed meanwhile (no force).
+  const sha = await commitFilesOn(
+    octokit,
+    ref,
+    { parent, baseTree: tip.commit.commit.tree.sha },
+    result.edits.map((e) => ({ path: e.path, content: e.after })),
     message,
-    tree: tree.sha,
-    parents: [parent],
-  });
+  );
   let where: string;
   if (ontoPr) {
-    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit.sha, force: false });
-    where = `Pushed ${commit.sha.slice(0, 12)} to this pull request's branch \`${branch}\`.`;
+    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha, force: false });
+    where = `Pushed ${sha.slice(0, 12)} to this pull request's branch \`${branch}\`.`;
   } else {
-    const name = `catalog-bot/${command.slice(1)}-${commit.sha.slice(0, 12)}`;
-    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${name}`, sha: commit.sha });
+    const name = `catalog-bot/${command.slice(1)}-${sha.slice(0, 12)}`;
+    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${name}`, sha });
     const { data: opened } = await octokit.rest.pulls.create({
       ...ref,
       title: result.title,
@@ -287,18 +278,4 @@ export async function editFromComment(
     ok: true,
     say: [where, ...notes, '', codeBlock(diff, 'diff')].join('\n'),
   };
-}
-
-/**
- * Whether repository rules (rulesets) apply to a branch. Any rule makes it a branch the bot
- * does not push to; an answer it cannot get counts as rules (the edit then goes through a
- * pull request, which is always allowed).
- */
-async function hasRules(octokit: Context['octokit'], ref: RepoRef, branch: string): Promise<boolean> {
-  try {
-    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
-    return data.length > 0;
-  } catch {
-    return true;
-  }
 }

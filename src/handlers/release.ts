@@ -9,8 +9,8 @@ import type { Diagnostic } from '../catalog/diagnostics.js';
 import { BUNDLE_CHECK } from '../checks/bundle.js';
 import { changedFiles, readRepoConfig } from '../checks/changes.js';
 import { releaseOfMergedBundles } from '../checks/pr.js';
-import { RELEASED_BUNDLE_TRAILER } from '../checks/pr-checks.js';
 import { unifiedDiff } from '../catalog/edits/promote-diff.js';
+import { commitFilesOn, hasRules } from './branch-commit.js';
 import type { RepoRef } from './check-runs.js';
 import { reply } from './pr-state.js';
 import { releaseBranch } from './release-source.js';
@@ -59,7 +59,10 @@ export function releaseEventHandler(
   };
 }
 
-/** The message of a release commit; its trailers name the bundles (read by the permissions check). */
+/** The commit message lines that name the bundles a release commit releases. */
+const RELEASED_BUNDLE_TRAILER = 'Released-bundle';
+
+/** The message of a release commit; its trailers name the bundles. */
 function releaseMessage(dirs: string[], number: number): string {
   return [
     `Release ${dirs.join(', ')} to its catalogs`,
@@ -68,6 +71,18 @@ function releaseMessage(dirs: string[], number: number): string {
     '',
     ...dirs.map((d) => `${RELEASED_BUNDLE_TRAILER}: ${d}`),
   ].join('\n');
+}
+
+/** A release commit, authored by the App, of the update's files on `on.parent` (no branch moves). */
+function releaseCommit(
+  octokit: Context['octokit'],
+  ref: RepoRef,
+  on: { parent: string; baseTree: string },
+  files: { path: string; after: string }[],
+  message: string,
+): Promise<string> {
+  const tree = files.map((f) => ({ path: f.path, content: f.after }));
+  return commitFilesOn(octokit, ref, on, tree, message, AUTHOR);
 }
 
 function diffOf(files: { path: string; before?: string; after: string }[]): string {
@@ -116,25 +131,16 @@ export async function releasePushJob(
     return bundle?.conclusion === 'success' ? release : undefined;
   });
   if (!planned || planned.files.length === 0) return;
-  const { data: tree } = await octokit.rest.git.createTree({
-    ...ref,
-    base_tree: tip.commit.commit.tree.sha,
-    tree: planned.files.map((f) => ({
-      path: f.path,
-      mode: '100644' as const,
-      type: 'blob' as const,
-      content: f.after,
-    })),
-  });
-  const { data: commit } = await octokit.rest.git.createCommit({
-    ...ref,
-    message: releaseMessage(planned.bundles, job.number),
-    tree: tree.sha,
-    parents: [job.headSha],
-    author: AUTHOR,
-  });
+  // The checked head is the only parent; the branch moves only from it (no force).
+  const commit = await releaseCommit(
+    octokit,
+    ref,
+    { parent: job.headSha, baseTree: tip.commit.commit.tree.sha },
+    planned.files,
+    releaseMessage(planned.bundles, job.number),
+  );
   try {
-    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit.sha, force: false });
+    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit, force: false });
   } catch (error) {
     // A push landed between the look and the write: that head is checked on its own.
     log.info({ err: error, pr: job.number }, 'the branch moved while the release commit was made');
@@ -145,7 +151,7 @@ export async function releasePushJob(
     ref,
     job.number,
     [
-      `Pushed ${commit.sha.slice(0, 12)} to \`${branch}\`: the catalog update of ${planned.files.length} file${planned.files.length === 1 ? '' : 's'} that the checks of ${job.headSha.slice(0, 12)} showed (the release of ${planned.bundles.map((b) => `\`${b}\``).join(', ')}). It is checked as the new head.`,
+      `Pushed ${commit.slice(0, 12)} to \`${branch}\`: the catalog update of ${planned.files.length} file${planned.files.length === 1 ? '' : 's'} that the checks of ${job.headSha.slice(0, 12)} showed (the release of ${planned.bundles.map((b) => `\`${b}\``).join(', ')}). It is checked as the new head.`,
       '',
       '```diff',
       diffOf(planned.files).trimEnd(),
@@ -221,25 +227,15 @@ export async function releaseFollowUpJob(
     );
     return;
   }
-  const { data: tree } = await octokit.rest.git.createTree({
-    ...ref,
-    base_tree: tip.commit.commit.tree.sha,
-    tree: planned.files.map((f) => ({
-      path: f.path,
-      mode: '100644' as const,
-      type: 'blob' as const,
-      content: f.after,
-    })),
-  });
-  const { data: commit } = await octokit.rest.git.createCommit({
-    ...ref,
-    message: planned.message,
-    tree: tree.sha,
-    parents: [base],
-    author: AUTHOR,
-  });
+  const commit = await releaseCommit(
+    octokit,
+    ref,
+    { parent: base, baseTree: tip.commit.commit.tree.sha },
+    planned.files,
+    planned.message,
+  );
   try {
-    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit.sha });
+    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit });
   } catch (error) {
     // The branch is there: an earlier delivery of this merge made it.
     log.info({ err: error, pr: job.number }, `${branchName} exists: the release was proposed before`);
@@ -270,22 +266,9 @@ export async function releaseFollowUpJob(
     options,
     {
       ...pullTargetOf({ ...job, number: opened.number }),
-      headSha: commit.sha,
+      headSha: commit,
       author: bot,
     },
-    `release:${job.repoId}:${opened.number}:${commit.sha}`,
+    `release:${job.repoId}:${opened.number}:${commit}`,
   );
-}
-
-/**
- * Whether repository rules (rulesets) apply to a branch; an answer the App cannot get counts
- * as rules (docs/security.md: the App pushes only to branches nothing guards).
- */
-async function hasRules(octokit: Context['octokit'], ref: RepoRef, branch: string): Promise<boolean> {
-  try {
-    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
-    return data.length > 0;
-  } catch {
-    return true;
-  }
 }
