@@ -15,7 +15,7 @@ import {
 import type { ApprovalDecision } from './commands/command.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import { loadState, reply, saveState } from './pr-state.js';
-import { openSession, pullTarget, pullTargetOf, type PullTarget } from './session.js';
+import { checkPullHead, pullTarget, pullTargetOf, type PullTarget } from './session.js';
 
 export const COMMENT_EVENTS = [
   'issue_comment.created',
@@ -253,18 +253,12 @@ async function mayApproveAll(
   head: string,
   options: PrHandlerOptions,
 ): Promise<ApprovalDecision> {
-  const commits = { fetch: [base, `refs/pull/${job.number}/head`], blobs: [base, head] };
   // Only the permissions decision: who may approve needs no validation, graph or render.
-  const result = await openSession(context, options, job, 'approve', commits, async (session) =>
-    session.run({
-      base: await session.mergeBase(base, head),
-      rules: base,
-      head,
-      author: job.commenter,
-      approvers: [],
-      only: [PERMISSIONS_CHECK],
-    }),
-  );
+  const result = await checkPullHead(context, options, job, 'approve', base, head, {
+    author: job.commenter,
+    approvers: [],
+    only: [PERMISSIONS_CHECK],
+  });
   const check = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
   const missing = check ? unapprovedChanges(check) : [];
   return {

@@ -162,3 +162,23 @@ export async function openSession<T>(
     { workDir: options.workDir },
   );
 }
+
+/**
+ * Run checks of the list on a pull request's head against its base (from where the head
+ * forked off it, with the base's rules), in a session that fetches both: for a command that
+ * asks the checks a question about the pull request before it acts.
+ */
+export function checkPullHead(
+  context: SessionContext,
+  options: SessionOptions,
+  target: PullTarget,
+  flow: string,
+  base: string,
+  head: string,
+  input: Omit<PrCheckInput, 'repo' | 'teams' | 'base' | 'rules' | 'head'>,
+): Promise<PrCheckResult> {
+  const commits = { fetch: [base, `refs/pull/${target.number}/head`], blobs: [base, head] };
+  return openSession(context, options, target, flow, commits, async (session) =>
+    session.run({ base: await session.mergeBase(base, head), rules: base, head, ...input }),
+  );
+}

@@ -5,9 +5,8 @@
 // decides again on every run whether the allow counts (owners from the base branch).
 import { parsePruneTarget, PRUNE_CHECK, targetCovers, type PruneDecision } from '../../checks/prune.js';
 import { packageSubject } from '../../checks/permissions.js';
-import { observeHead, wasHeadWhenWritten } from '../pr-state.js';
-import { openSession } from '../session.js';
-import { defineCommand, type CommandRun } from './command.js';
+import { checkPullHead } from '../session.js';
+import { defineCommand, sawHeadNow, type CommandRun } from './command.js';
 
 /** What the prune check says of the named target with the commenter's allow, once per command. */
 interface Probe {
@@ -38,20 +37,9 @@ export const allowPrune = defineCommand({
   },
   mayUse: async (run, command) => {
     if (!run.status) return '`/allow-prune`: allows cannot be recorded by this installation.';
-    const { context, job, pr } = run;
     // Like `/approve`: for the head the owner saw when writing, not whatever came since.
-    if (
-      !(await wasHeadWhenWritten(
-        context.octokit,
-        job.ref,
-        job.number,
-        run.seenHead,
-        pr.head.sha,
-        job.writtenAt,
-      ))
-    ) {
-      run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
-      return `\`/allow-prune ${command.target}\`: catalog-bot cannot tell that ${pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this. Nothing was allowed; please look again and comment anew.`;
+    if (!(await sawHeadNow(run))) {
+      return `\`/allow-prune ${command.target}\`: catalog-bot cannot tell that ${run.pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this. Nothing was allowed; please look again and comment anew.`;
     }
     return (await probe(run, command)).refusal;
   },
@@ -98,19 +86,11 @@ async function ask(run: CommandRun, text: string): Promise<Probe> {
       refusal: '`/allow-prune`: this installation does not compare with published images.',
       items: [],
     };
-  const base = pr.base.sha;
-  const head = pr.head.sha;
-  const commits = { fetch: [base, `refs/pull/${job.number}/head`], blobs: [base, head] };
-  const result = await openSession(context, options, job, 'allow-prune', commits, async (session) =>
-    session.run({
-      base: await session.mergeBase(base, head),
-      rules: base,
-      head,
-      published: options.published!,
-      allowPrunes: [{ login: commenter, target: text, subjects: {} }],
-      only: [PRUNE_CHECK],
-    }),
-  );
+  const result = await checkPullHead(context, options, job, 'allow-prune', pr.base.sha, pr.head.sha, {
+    published: options.published,
+    allowPrunes: [{ login: commenter, target: text, subjects: {} }],
+    only: [PRUNE_CHECK],
+  });
   const outcomes = result.pruned ?? [];
   if (outcomes.length === 0)
     return {

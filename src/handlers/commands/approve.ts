@@ -1,8 +1,7 @@
 // `/approve`, `/approve cancel`: an approval recorded in the bot's status comment, for the
 // content the approver saw (docs/security.md). Deciding it needs only the permissions
 // decision, with the commenter in the author's place (no validation, graph or render).
-import { observeHead, wasHeadWhenWritten } from '../pr-state.js';
-import { cancelable, defineCommand } from './command.js';
+import { cancelable, defineCommand, sawHeadNow } from './command.js';
 
 export const approve = defineCommand({
   name: 'approve',
@@ -25,22 +24,10 @@ export const approve = defineCommand({
   mayUse: async (run, command) => {
     if (command.cancel) return undefined;
     if (!run.status) return '`/approve`: approvals cannot be recorded by this installation.';
-    const { context, job, pr } = run;
     // The approval is for the head the approver saw: the one the pull request had when the
     // comment was written, not whatever was pushed before this job ran.
-    if (
-      !(await wasHeadWhenWritten(
-        context.octokit,
-        job.ref,
-        job.number,
-        run.seenHead,
-        pr.head.sha,
-        job.writtenAt,
-      ))
-    ) {
-      // Look now, so that an `/approve` written after this reply can count.
-      run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
-      return `\`/approve\`: catalog-bot cannot tell that ${pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed since). Nothing was approved; please look at the pull request again and comment \`/approve\` anew.`;
+    if (!(await sawHeadNow(run))) {
+      return `\`/approve\`: catalog-bot cannot tell that ${run.pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed since). Nothing was approved; please look at the pull request again and comment \`/approve\` anew.`;
     }
     const decision = await run.ownsAll();
     return decision.may ? undefined : `\`/approve\`: ${decision.why}`;

@@ -2,12 +2,14 @@
 // read, who may use it, what it does, and its help. The table of them is ./index.ts; the
 // comment is read by ../commands.ts and run by ../issue-comment.ts.
 import type { Context } from 'probot';
-import type {
-  RecordedAllowPrune,
-  RecordedApproval,
-  RecordedHold,
-  SeenHead,
-  StatusComment,
+import {
+  observeHead,
+  wasHeadWhenWritten,
+  type RecordedAllowPrune,
+  type RecordedApproval,
+  type RecordedHold,
+  type SeenHead,
+  type StatusComment,
 } from '../pr-state.js';
 import type { EditTarget } from '../promote.js';
 import type { PullTarget } from '../session.js';
@@ -171,4 +173,19 @@ export function plain<N extends 'retest' | 'render' | 'help'>(
 /** The author, someone with write access, or an owner of everything the pull request touches. */
 export async function authorWriterOrOwner(run: CommandRun): Promise<boolean> {
   return run.commenter === run.author || (await run.hasWrite()) || (await run.ownsAll()).may;
+}
+
+/**
+ * Was the head now the one the commenter saw when writing (docs/security.md)? An approval
+ * or an allow is for that head, not whatever was pushed before the job ran. When it cannot
+ * tell, it looks at the head now, so that a comment written after the reply can count.
+ */
+export async function sawHeadNow(run: CommandRun): Promise<boolean> {
+  const { context, job, pr } = run;
+  if (
+    await wasHeadWhenWritten(context.octokit, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt)
+  )
+    return true;
+  run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
+  return false;
 }

@@ -3,7 +3,7 @@
 // itself, as for a change the commenter made, like `/promote`.
 import { DEPRECATION_KINDS, type DeprecationKind } from '../../catalog/edits/deprecate.js';
 import { deprecateFromComment } from '../deprecate.js';
-import { defineCommand, type At } from './command.js';
+import { defineCommand, type At, type CommandHelp, type TableCommand } from './command.js';
 
 // Names as they appear in catalogs (`<package>/<channel>` for a channel); no `..` segments.
 const SAFE_NAME = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
@@ -42,26 +42,34 @@ export function parseDeprecation(
   return { name, kind: kind.toLowerCase() as DeprecationKind, target, message, ...at };
 }
 
-export const deprecate = defineCommand({
-  name: 'deprecate',
-  costly: true,
-  help: {
-    line: '`/deprecate <bundle|channel|package> <name> [-- message]` writes an olm.deprecations entry, with a message naming the way forward',
-    rows: [
-      {
-        usage: '`/deprecate <kind> <name> [-- message]`',
-        who: 'owners of the package, maintainers (decided as for a change the commenter made)',
-        what: "`<kind>` is `bundle`, `channel` or `package`: adds the package's `olm.deprecations` entry for a bundle, a channel (named `<package>/<channel>`) or the package, in every catalog root that has it: beside the package in a plain catalog, or in the `olm.template.basic` template its catalogs are rendered from (then re-rendered); keeps comments and layout. Without a message, the message names the way forward. Refused, with what would work, when installed users would be left with no way forward that is not deprecated, or it would deprecate the default channel or its only head. Checked and written like `/promote`",
-      },
-    ],
-  },
-  parse: (args, _typed, at) => parseDeprecation('deprecate', args, at),
-  mayUse: async () => undefined,
-  act: (run, command) =>
-    deprecateFromComment(run.context, run.options, run.target, run.pr, {
-      kind: command.kind,
-      name: command.target,
-      undo: false,
-      ...(command.message !== undefined ? { message: command.message } : {}),
-    }),
+/**
+ * `/deprecate` or `/undeprecate`: the same parse and the same edit, one writing the entry
+ * and the other removing it; who may ask is decided on the edit itself.
+ */
+export function deprecationCommand(name: 'deprecate' | 'undeprecate', help: CommandHelp): TableCommand {
+  return defineCommand({
+    name,
+    costly: true,
+    help,
+    parse: (args, _typed, at) => parseDeprecation(name, args, at),
+    mayUse: async () => undefined,
+    act: (run, command) =>
+      deprecateFromComment(run.context, run.options, run.target, run.pr, {
+        kind: command.kind,
+        name: command.target,
+        undo: name === 'undeprecate',
+        ...(command.message !== undefined ? { message: command.message } : {}),
+      }),
+  });
+}
+
+export const deprecate = deprecationCommand('deprecate', {
+  line: '`/deprecate <bundle|channel|package> <name> [-- message]` writes an olm.deprecations entry, with a message naming the way forward',
+  rows: [
+    {
+      usage: '`/deprecate <kind> <name> [-- message]`',
+      who: 'owners of the package, maintainers (decided as for a change the commenter made)',
+      what: "`<kind>` is `bundle`, `channel` or `package`: adds the package's `olm.deprecations` entry for a bundle, a channel (named `<package>/<channel>`) or the package, in every catalog root that has it: beside the package in a plain catalog, or in the `olm.template.basic` template its catalogs are rendered from (then re-rendered); keeps comments and layout. Without a message, the message names the way forward. Refused, with what would work, when installed users would be left with no way forward that is not deprecated, or it would deprecate the default channel or its only head. Checked and written like `/promote`",
+    },
+  ],
 });

@@ -1,28 +1,14 @@
 // `/undeprecate <bundle|channel|package> <name>`: remove the package's olm.deprecations entry
 // (the edit: ../deprecate.ts); checked and written like `/deprecate`.
-import { deprecateFromComment } from '../deprecate.js';
-import { defineCommand } from './command.js';
-import { parseDeprecation } from './deprecate.js';
+import { deprecationCommand } from './deprecate.js';
 
-export const undeprecate = defineCommand({
-  name: 'undeprecate',
-  costly: true,
-  help: {
-    line: '`/undeprecate <bundle|channel|package> <name>` removes an olm.deprecations entry',
-    rows: [
-      {
-        usage: '`/undeprecate <kind> <name>`',
-        who: 'owners of the package, maintainers (decided as for a change the commenter made)',
-        what: 'removes the entry `/deprecate` writes (the whole `olm.deprecations` blob when it was the last one), where it is kept; checked and written like `/promote`',
-      },
-    ],
-  },
-  parse: (args, _typed, at) => parseDeprecation('undeprecate', args, at),
-  mayUse: async () => undefined,
-  act: (run, command) =>
-    deprecateFromComment(run.context, run.options, run.target, run.pr, {
-      kind: command.kind,
-      name: command.target,
-      undo: true,
-    }),
+export const undeprecate = deprecationCommand('undeprecate', {
+  line: '`/undeprecate <bundle|channel|package> <name>` removes an olm.deprecations entry',
+  rows: [
+    {
+      usage: '`/undeprecate <kind> <name>`',
+      who: 'owners of the package, maintainers (decided as for a change the commenter made)',
+      what: 'removes the entry `/deprecate` writes (the whole `olm.deprecations` blob when it was the last one), where it is kept; checked and written like `/promote`',
+    },
+  ],
 });
