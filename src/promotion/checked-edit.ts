@@ -15,6 +15,7 @@ import {
 } from '../catalog/edits/promote.js';
 import { EditError } from '../catalog/edits/promote-edit.js';
 import type { CatalogReport } from '../catalog/index.js';
+import type { ModelPackage } from '../catalog/fbc/model.js';
 import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
 import {
   bundleResolverFromCatalog,
@@ -134,26 +135,75 @@ export async function reRenderOutput(
   return { edit: { path: output, before, after }, problems };
 }
 
+/** An edit with one way to write it (`default-channel`, `deprecate`), and how it refuses. */
+export interface SingleEdit {
+  /** The edited text of a catalog file or template. */
+  edit: (path: string, text: string) => string;
+  /** What the edit is doing, for a refusal (`<what> breaks <file>: ...`). */
+  what: string;
+  /** The refusal for an olm.semver template (it has no place for the edit). */
+  semverRefusal: (template: string) => string;
+}
+
+/** A catalog root as loaded: its files (paths inside it) and their report. */
+export interface LoadedRoot {
+  root: string;
+  files: Map<string, string>;
+  report: CatalogReport;
+}
+
 /**
- * An edit with one way to write it (`default-channel`, `deprecate`) made in the template a
- * package is rendered from, and its committed outputs re-rendered: the template edit, then
- * each output. An olm.semver template is refused with `semverRefusal`; an output the edit
- * breaks refuses it (`<what> breaks <output>: ...`).
+ * A single edit made where one catalog root writes the package: in `file` of the root, or,
+ * when the package's file is rendered from a template, in the template (once: `doneTemplates`
+ * holds the ones edited already) with its committed outputs re-rendered. Any file the edit
+ * breaks refuses it. Returns the edits and the template they went through, or nothing when
+ * that template was edited already.
  */
-export async function editViaTemplate(
+export async function editWhereWritten(
+  input: PromoteInput,
+  roots: string[],
+  at: LoadedRoot,
+  pkg: ModelPackage,
+  file: string,
+  single: SingleEdit,
+  doneTemplates: Set<string>,
+): Promise<{ edits: FileEdit[]; template?: string } | undefined> {
+  const { root, files, report: r } = at;
+  const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${pkg.pos.file}`));
+  try {
+    if (!mapping) {
+      const before = files.get(file)!;
+      const after = single.edit(`${root}/${file}`, before);
+      const problems = await fileEditProblems(root, files, r, pkg.name, file, after);
+      if (problems.length > 0)
+        throw new PromoteError(`${single.what} breaks ${root}: ${describeProblems(problems)}`);
+      return { edits: [{ path: `${root}/${file}`, before, after }] };
+    }
+    if (doneTemplates.has(mapping.template)) return undefined;
+    doneTemplates.add(mapping.template);
+    return {
+      edits: await editViaTemplate(input.tree, roots, mapping, pkg.name, single),
+      template: mapping.template,
+    };
+  } catch (err) {
+    return editRefusal(err, root);
+  }
+}
+
+/** The single edit made in the template a package is rendered from, then each committed output re-rendered. */
+async function editViaTemplate(
   tree: FileTree,
   roots: string[],
   mapping: TemplateMapping,
   pkg: string,
-  edit: (path: string, text: string) => string,
-  refusals: { semver: string; what: string },
+  single: SingleEdit,
 ): Promise<FileEdit[]> {
   const templateText = tree.read(mapping.template);
   if (templateText === undefined) throw new PromoteError(`template ${mapping.template} is missing`);
   const kind = templateKind(parseTemplate(templateText));
-  if (kind === SCHEMA_SEMVER_TEMPLATE) throw new PromoteError(refusals.semver);
+  if (kind === SCHEMA_SEMVER_TEMPLATE) throw new PromoteError(single.semverRefusal(mapping.template));
   mapping = { ...mapping, kind };
-  const after = edit(mapping.template, templateText);
+  const after = single.edit(mapping.template, templateText);
   const edits: FileEdit[] = [{ path: mapping.template, before: templateText, after }];
   for (const o of mapping.outputs) {
     const before = tree.read(o);
@@ -161,7 +211,7 @@ export async function editViaTemplate(
     const behaviour = await outputBehaviour(mapping, templateText, o, before);
     const { edit: rendered, problems } = await reRenderOutput(roots, o, before, after, behaviour, pkg);
     if (problems.length > 0)
-      throw new PromoteError(`${refusals.what} breaks ${o}: ${describeProblems(problems)}`);
+      throw new PromoteError(`${single.what} breaks ${o}: ${describeProblems(problems)}`);
     edits.push(rendered);
   }
   return edits;

@@ -24,15 +24,7 @@ import {
   setScalar,
 } from '../catalog/edits/promote-edit.js';
 import type { ModelPackage } from '../catalog/fbc/model.js';
-import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
-import {
-  describeProblems,
-  editRefusal,
-  editViaTemplate,
-  fileEditProblems,
-  notFound,
-  searchedRoots,
-} from './checked-edit.js';
+import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from './checked-edit.js';
 
 export interface DefaultChannelRequest {
   package: string;
@@ -86,6 +78,13 @@ export async function setDefaultChannel(
   const notes: string[] = [];
   const already: string[] = [];
   const doneTemplates = new Set<string>();
+  const single: SingleEdit = {
+    edit: (path, text) => setDefaultChannelText(path, text, request.package, request.channel),
+    what: 'setting the default channel',
+    // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
+    semverRefusal: (template) =>
+      `${template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,
+  };
   let seen = 0;
   for (const root of searched) {
     const files = rootFiles(tree, root);
@@ -103,52 +102,22 @@ export async function setDefaultChannel(
       already.push(`${root}: the default channel of ${request.package} is already "${request.channel}"`);
       continue;
     }
-    const file = pkg.pos.file;
-    const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${file}`));
-    try {
-      if (!mapping) {
-        const before = files.get(file)!;
-        const after = setDefaultChannelText(`${root}/${file}`, before, request.package, request.channel);
-        const problems = await fileEditProblems(root, files, r, request.package, file, after);
-        if (problems.length > 0)
-          throw new PromoteError(`setting the default channel breaks ${root}: ${describeProblems(problems)}`);
-        edits.push({ path: `${root}/${file}`, before, after });
-        notes.push(installNote(root, pkg, request.channel));
-      } else if (!doneTemplates.has(mapping.template)) {
-        doneTemplates.add(mapping.template);
-        edits.push(...(await viaTemplate(input, roots, mapping, request)));
-        notes.push(
-          installNote(root, pkg, request.channel),
-          `edited ${mapping.template} and re-rendered its outputs`,
-        );
-      }
-    } catch (err) {
-      editRefusal(err, root);
-    }
+    const done = await editWhereWritten(
+      input,
+      roots,
+      { root, files, report: r },
+      pkg,
+      pkg.pos.file,
+      single,
+      doneTemplates,
+    );
+    if (!done) continue;
+    edits.push(...done.edits);
+    notes.push(installNote(root, pkg, request.channel));
+    if (done.template !== undefined) notes.push(`edited ${done.template} and re-rendered its outputs`);
   }
   if (seen === 0) throw notFound(`package ${request.package}`, wanted, roots);
   if (edits.length === 0) throw new PromoteError(already.join('; '));
   notes.push(...already.map((a) => `${a} (left as it is)`));
   return { edits, notes };
-}
-
-/** The default channel set in the template the package is rendered from, and its outputs re-rendered. */
-function viaTemplate(
-  input: PromoteInput,
-  roots: string[],
-  mapping: TemplateMapping,
-  request: DefaultChannelRequest,
-): Promise<FileEdit[]> {
-  return editViaTemplate(
-    input.tree,
-    roots,
-    mapping,
-    request.package,
-    (path, text) => setDefaultChannelText(path, text, request.package, request.channel),
-    {
-      // opm derives an olm.semver catalog's default channel (templates/semver.ts): nothing to set.
-      semver: `${mapping.template} is an olm.semver template: opm derives the default channel itself (the channel of the most stable archetype with a bundle, Stable before Fast before Candidate, then the highest version; defaultChannelTypePreference picks major or minor channels), so there is no value to set. To change it, promote a bundle to a more stable archetype, set defaultChannelTypePreference, or convert the package to an olm.template.basic template`,
-      what: 'setting the default channel',
-    },
-  );
 }

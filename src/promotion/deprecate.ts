@@ -20,15 +20,7 @@ import {
   type PromoteInput,
   type PromoteResult,
 } from '../catalog/edits/promote.js';
-import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
-import {
-  describeProblems,
-  editRefusal,
-  editViaTemplate,
-  fileEditProblems,
-  notFound,
-  searchedRoots,
-} from './checked-edit.js';
+import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from './checked-edit.js';
 
 export interface DeprecateRequest {
   kind: DeprecationKind;
@@ -67,6 +59,14 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
   const already: string[] = [];
   const unknown: string[] = [];
   const doneTemplates = new Set<string>();
+  const single = (plan: DeprecationPlan): SingleEdit => ({
+    edit: (path, text) => editText(path, text, plan, undo),
+    what: verb,
+    // An olm.semver template has no place for other objects: opm renders only its bundles
+    // and the channels it derives (docs/deprecate.md).
+    semverRefusal: (template) =>
+      `${template} is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it, so an olm.deprecations entry cannot be written there (one written into the rendered catalogs would be lost at the next render). Convert the package to an olm.template.basic template (it can carry olm.deprecations entries), then deprecate`,
+  });
   for (const root of searched) {
     const files = rootFiles(tree, root);
     const needle = knownPackage ?? name;
@@ -96,25 +96,21 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
       else throw err;
       continue;
     }
-    const mapping = input.templates?.find((m) => m.outputs.includes(`${root}/${pkg.pos.file}`));
-    try {
-      if (!mapping) {
-        const file = r.config.deprecations.find((d) => d.package === pkgName)?.pos.file ?? pkg.pos.file;
-        const before = files.get(file)!;
-        const after = editText(`${root}/${file}`, before, plan, undo);
-        const problems = await fileEditProblems(root, files, r, pkgName, file, after);
-        if (problems.length > 0)
-          throw new PromoteError(`${verb} breaks ${root}: ${describeProblems(problems)}`);
-        edits.push({ path: `${root}/${file}`, before, after });
-        notes.push(noteOf(plan, undo));
-      } else if (!doneTemplates.has(mapping.template)) {
-        doneTemplates.add(mapping.template);
-        edits.push(...(await viaTemplate(input, roots, mapping, plan, undo)));
-        notes.push(noteOf(plan, undo), `edited ${mapping.template} and re-rendered its outputs`);
-      }
-    } catch (err) {
-      editRefusal(err, root);
-    }
+    // The package's entries are kept where it has its olm.deprecations blob, or beside the package.
+    const file = r.config.deprecations.find((d) => d.package === pkgName)?.pos.file ?? pkg.pos.file;
+    const done = await editWhereWritten(
+      input,
+      roots,
+      { root, files, report: r },
+      pkg,
+      file,
+      single(plan),
+      doneTemplates,
+    );
+    if (!done) continue;
+    edits.push(...done.edits);
+    notes.push(noteOf(plan, undo));
+    if (done.template !== undefined) notes.push(`edited ${done.template} and re-rendered its outputs`);
   }
   if (edits.length === 0) {
     if (already.length > 0)
@@ -141,27 +137,4 @@ function editText(path: string, text: string, plan: DeprecationPlan, undo: boole
   return undo
     ? removeDeprecationText(path, text, plan.target.package, plan.reference)
     : addDeprecationText(path, text, plan.target.package, plan.reference, plan.message);
-}
-
-/** The entry written in (or removed from) the template the package is rendered from, and its outputs re-rendered. */
-function viaTemplate(
-  input: PromoteInput,
-  roots: string[],
-  mapping: TemplateMapping,
-  plan: DeprecationPlan,
-  undo: boolean,
-): Promise<FileEdit[]> {
-  return editViaTemplate(
-    input.tree,
-    roots,
-    mapping,
-    plan.target.package,
-    (path, text) => editText(path, text, plan, undo),
-    {
-      // An olm.semver template has no place for other objects: opm renders only its bundles
-      // and the channels it derives (docs/deprecate.md).
-      semver: `${mapping.template} is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it, so an olm.deprecations entry cannot be written there (one written into the rendered catalogs would be lost at the next render). Convert the package to an olm.template.basic template (it can carry olm.deprecations entries), then deprecate`,
-      what: undo ? 'undeprecating' : 'deprecating',
-    },
-  );
 }
