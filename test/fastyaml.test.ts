@@ -6,7 +6,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { decodeFile, lineOf, yamlDocumentsRead, type DecodedFile } from '../src/catalog/fbc/decode.js';
+import {
+  decodeFile,
+  lineOf,
+  yamlDocumentsRead,
+  type DecodedFile,
+  type LineTable,
+} from '../src/catalog/fbc/decode.js';
 import { readFastYamlDocument } from '../src/catalog/fbc/fastyaml.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
@@ -20,19 +26,20 @@ function filesUnder(dir: string): string[] {
 /** Every collection down to the recorded depth, with the line lineOf gives it (pre-order). */
 function collectionLines(
   value: unknown,
+  root: LineTable | undefined,
   depth = 1,
   out: (number | undefined)[] = [],
 ): (number | undefined)[] {
   if (typeof value !== 'object' || value === null || depth > 5) return out;
-  out.push(lineOf(value));
+  out.push(lineOf(root, value));
   for (const child of Array.isArray(value) ? value : Object.values(value))
-    collectionLines(child, depth + 1, out);
+    collectionLines(child, root, depth + 1, out);
   return out;
 }
 
 function view(decoded: DecodedFile): unknown {
   return {
-    values: decoded.values.map((v) => ({ ...v, lines: collectionLines(v.value) })),
+    values: decoded.values.map((v) => ({ ...v, lines: collectionLines(v.value, v.lines) })),
     problems: decoded.problems,
     notes: decoded.notes,
   };

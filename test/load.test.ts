@@ -16,8 +16,12 @@ describe('decodeFile', () => {
     const out = decodeFile(Buffer.from(text));
     expect(out.problems).toEqual([]);
     expect(out.values.map((v) => [v.line, v.column])).toEqual([[3, 1]]);
-    const entries = (out.values[0]?.value as { entries: object[] }).entries;
-    expect(entries.map((e) => lineOf(e))).toEqual([6, 8]);
+    const { value, lines } = out.values[0]!;
+    const entries = (value as { entries: object[] }).entries;
+    expect(entries.map((e) => lineOf(lines, e))).toEqual([6, 8]);
+    // Asked out of order, or for something else, it still answers right.
+    expect([...entries].reverse().map((e) => lineOf(lines, e))).toEqual([8, 6]);
+    expect(lineOf(lines, {})).toBeUndefined();
   });
 
   it('tags blobs and entries with their lines in a JSON stream', () => {
@@ -25,8 +29,9 @@ describe('decodeFile', () => {
       '{"schema":"olm.package","name":"a"}\n\n{\n  "schema": "olm.channel",\n  "entries": [\n    {"name": "x"},\n    {"name": "y"}\n  ]\n}\n';
     const out = decodeFile(Buffer.from(text));
     expect(out.values.map((v) => v.line)).toEqual([1, 3]);
-    const entries = (out.values[1]?.value as { entries: object[] }).entries;
-    expect(entries.map((e) => lineOf(e))).toEqual([6, 7]);
+    const { value, lines } = out.values[1]!;
+    const entries = (value as { entries: object[] }).entries;
+    expect(entries.map((e) => lineOf(lines, e))).toEqual([6, 7]);
   });
 
   it('reads YAML 1.1 scalars as go-yaml v2 does', () => {

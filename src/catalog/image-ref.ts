@@ -106,8 +106,11 @@ function splitDockerDomain(name: string): { domain: string; remainder: string } 
   return { domain, remainder };
 }
 
-/** reference.Parse, restricted to the named results ParseNormalizedNamed can produce. */
-function parse(s: string): ParseResult {
+/**
+ * reference.Parse, restricted to the named results ParseNormalizedNamed can produce. Without
+ * `build` it only decides validity (what validation asks of every image of a catalog).
+ */
+function parse(s: string, build = true): ParseResult {
   const m = REFERENCE_RE.exec(s);
   if (m === null) {
     // Go lower-cases with Unicode rules too (e.g. the Kelvin sign becomes "k").
@@ -117,21 +120,22 @@ function parse(s: string): ParseResult {
   }
   const [, name = '', tagPart = '', digestPart = ''] = m;
   if (name.length > NAME_TOTAL_LENGTH_MAX) return fail(ERR_NAME_TOO_LONG);
+  const digestError = digestPart === '' ? null : validateDigest(digestPart);
+  if (digestError !== null) return fail(digestError);
+  if (!build) return VALID;
 
   // A first component that is not a valid host (e.g. "a_b.c") stays part of the path.
   const nm = ANCHORED_NAME_RE.exec(name);
   const ref: ImageReference = nm ? { domain: nm[1] ?? '', path: nm[2] ?? '' } : { domain: '', path: name };
   if (tagPart !== '') ref.tag = tagPart;
-  if (digestPart !== '') {
-    const err = validateDigest(digestPart);
-    if (err !== null) return fail(err);
-    ref.digest = digestPart;
-  }
+  if (digestPart !== '') ref.digest = digestPart;
   return { ok: true, ref };
 }
 
+const VALID: ParseResult = { ok: true, ref: { domain: '', path: '' } };
+
 /** reference.ParseNormalizedNamed. */
-function parseNormalizedNamed(s: string): ParseResult {
+function parseNormalizedNamed(s: string, build = true): ParseResult {
   if (ANCHORED_IDENTIFIER_RE.test(s)) {
     return fail(`invalid repository name (${s}), cannot specify 64-byte hexadecimal strings`);
   }
@@ -140,8 +144,12 @@ function parseNormalizedNamed(s: string): ParseResult {
   const tagSep = remainder.indexOf(':');
   const remoteName = tagSep > -1 ? remainder.slice(0, tagSep) : remainder;
   if (remoteName.toLowerCase() !== remoteName) return fail(ERR_NORMALIZED_UPPERCASE);
-  return parse(`${host}/${remainder}`);
+  return parse(`${host}/${remainder}`, build);
 }
+
+// A catalog names the same images again and again (related images shared by versions).
+const checkedPullSpecs = new Map<string, string | null>();
+const CHECKED_PULL_SPECS_MAX = 50_000;
 
 /**
  * Returns null when opm accepts `ref` as a bundle image / relatedImages image,
@@ -151,8 +159,13 @@ function parseNormalizedNamed(s: string): ParseResult {
  */
 export function validatePullSpec(ref: string): string | null {
   if (ref === '') return null;
-  const result = parseNormalizedNamed(ref);
-  return result.ok ? null : result.error;
+  const known = checkedPullSpecs.get(ref);
+  if (known !== undefined) return known;
+  const result = parseNormalizedNamed(ref, false);
+  const error = result.ok ? null : result.error;
+  if (checkedPullSpecs.size >= CHECKED_PULL_SPECS_MAX) checkedPullSpecs.clear();
+  checkedPullSpecs.set(ref, error);
+  return error;
 }
 
 /** Parses a pull spec with docker normalization; null when opm would reject it or it is empty. */

@@ -16,6 +16,8 @@ export interface DecodedValue {
   /** 1-based line and column where the object starts. */
   line: number;
   column: number;
+  /** Where the collections inside `value` start (lineOf). */
+  lines?: LineTable;
 }
 
 export type DecodeRule =
@@ -44,12 +46,34 @@ export interface DecodedFile {
   notes: DecodeProblem[];
 }
 
-// Lines of collections inside decoded values, for findings that point at an entry.
-const collectionLines = new WeakMap<object, number>();
+/**
+ * Where the collections inside a decoded value start, down to RECORDED_DEPTH: kept beside
+ * the value, since a weak-map entry per collection cost a sixth of decoding.
+ */
+export interface LineTable {
+  collections: object[];
+  /** Lines of `collections`, 1-based once `base` is added. */
+  lines: number[];
+  base: number;
+  /** Where the next search starts: callers ask in document order. */
+  cursor: number;
+}
 
-/** The 1-based line where a decoded object or array started, when known. */
-export function lineOf(value: unknown): number | undefined {
-  return typeof value === 'object' && value !== null ? collectionLines.get(value) : undefined;
+function lineTable(collections: object[], lines: number[], base: number): LineTable | undefined {
+  return collections.length > 0 ? { collections, lines, base, cursor: 0 } : undefined;
+}
+
+/** The 1-based line where a collection inside a decoded value started, when known. */
+export function lineOf(table: LineTable | undefined, value: unknown): number | undefined {
+  if (table === undefined || typeof value !== 'object' || value === null) return undefined;
+  const { collections } = table;
+  const n = collections.length;
+  for (let k = 0, i = table.cursor; k < n; k++, i = i + 1 === n ? 0 : i + 1) {
+    if (collections[i] !== value) continue;
+    table.cursor = i + 1 === n ? 0 : i + 1;
+    return table.base + (table.lines[i] as number);
+  }
+  return undefined;
 }
 
 // Only the first levels matter for messages (blob, entries list, entry, properties...).
@@ -320,13 +344,12 @@ function decodeYamlDocument(
     options.fullReaderOnly || unusual ? undefined : readFastYamlDocument(doc.text, RECORDED_DEPTH, true);
   if (fast) {
     yamlDocumentsRead.fast++;
-    const { collections, lines } = fast;
-    for (let i = 0; i < collections.length; i++) {
-      const collection = collections[i] as object;
-      if (!collectionLines.has(collection))
-        collectionLines.set(collection, doc.firstLine + (lines[i] as number) + 1);
-    }
-    return { value: fast.value, line: doc.firstLine + fast.rootLine + 1, column: 1 };
+    return {
+      value: fast.value,
+      line: doc.firstLine + fast.rootLine + 1,
+      column: 1,
+      lines: lineTable(fast.collections, fast.lines, doc.firstLine + 1),
+    };
   }
   yamlDocumentsRead.full++;
   try {
@@ -413,6 +436,10 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
   let rootLine = firstLine + 1;
   let rootColumn = 1;
   let sawAnchor = false;
+  // An alias gives the same collection again: its first place counts.
+  let recorded = new Set<object>();
+  let collections: object[] = [];
+  let lines: number[] = [];
   const options: YamlLoadOptions = {
     schema: goYamlSchema(),
     maxDepth: MAX_NESTING_DEPTH,
@@ -430,8 +457,10 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
         const line = openLines.pop() ?? 0;
         const column = openColumns.pop() ?? 0;
         const result: unknown = state.result;
-        if (typeof result === 'object' && result !== null && !collectionLines.has(result)) {
-          collectionLines.set(result, firstLine + line + 1);
+        if (typeof result === 'object' && result !== null && !recorded.has(result)) {
+          recorded.add(result);
+          collections.push(result);
+          lines.push(line);
         }
         if (depth === 1) {
           rootLine = firstLine + line + 1;
@@ -456,10 +485,18 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
     depth = 0;
     openLines.length = 0;
     openColumns.length = 0;
+    recorded = new Set();
+    collections = [];
+    lines = [];
     value = jsYaml().load(text, { ...options, json: true });
   }
   if (sawAnchor) checkAliasExpansion(value);
-  return { value: value ?? null, line: rootLine, column: rootColumn };
+  return {
+    value: value ?? null,
+    line: rootLine,
+    column: rootColumn,
+    lines: lineTable(collections, lines, firstLine + 1),
+  };
 }
 
 /**
@@ -571,22 +608,30 @@ function scanJsonValue(text: string, start: number, startLine: number): JsonScan
   return { end: n, error: 'unexpected EOF', lines, keyCounts };
 }
 
-/** Attach lines to the parsed collections; returns the line of an object with a duplicate key. */
-function recordJsonLines(value: unknown, scan: JsonScan): number | undefined {
+/** The lines of the parsed collections, and the line of an object with a duplicate key. */
+function recordJsonLines(
+  value: unknown,
+  scan: JsonScan,
+): { duplicateAt: number | undefined; lines: LineTable | undefined } {
   let next = 0;
   let duplicateAt: number | undefined;
+  const collections: object[] = [];
+  const lines: number[] = [];
   const visit = (v: unknown, depth: number): void => {
     if (typeof v !== 'object' || v === null || depth > RECORDED_DEPTH) return;
     const index = next++;
     const line = scan.lines[index];
-    if (line !== undefined) collectionLines.set(v, line);
+    if (line !== undefined) {
+      collections.push(v);
+      lines.push(line);
+    }
     const children = Array.isArray(v) ? v : Object.values(v);
     const counted = scan.keyCounts[index];
     if (!Array.isArray(v) && counted !== undefined && counted > children.length) duplicateAt ??= line;
     for (const child of children) visit(child, depth + 1);
   };
   visit(value, 1);
-  return duplicateAt;
+  return { duplicateAt, lines: lineTable(collections, lines, 0) };
 }
 
 function decodeJsonStream(
@@ -642,7 +687,7 @@ function decodeJsonStream(
       }
       return;
     }
-    const duplicateAt = recordJsonLines(value, scan);
+    const { duplicateAt, lines } = recordJsonLines(value, scan);
     if (duplicateAt !== undefined) {
       out.notes.push({
         rule: 'QUIRK-DUPLICATE-KEY-LAST-WINS',
@@ -651,7 +696,7 @@ function decodeJsonStream(
         column: 1,
       });
     }
-    emit({ value, line: at.line, column: at.column }, out, options);
+    emit({ value, line: at.line, column: at.column, lines }, out, options);
     decoded++;
     pos = scan.end;
     lastGoodEnd = pos;

@@ -1,7 +1,7 @@
 // Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
 // collecting every problem (with file and line) instead of stopping at the first.
 import { createRequire } from 'node:module';
-import { decodeFile, lineOf, type DecodedFile, type DecodedValue } from './decode.js';
+import { decodeFile, lineOf, type DecodedFile, type DecodedValue, type LineTable } from './decode.js';
 import {
   emptyConfig,
   GO_BUNDLE,
@@ -526,7 +526,7 @@ function addBlob(
     case SCHEMA_PACKAGE: {
       const { value: p, error } = decodeGo(blob, GO_PACKAGE);
       if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
-      const pkg = toPackage(p as Record<string, unknown>, blob, pos);
+      const pkg = toPackage(p as Record<string, unknown>, blob, decoded.lines, pos);
       // The icon's base64 was checked by decodeGo; nothing else reads it.
       if (options.validationOnly && pkg.icon) delete pkg.icon.base64data;
       result.config.packages.push(keep(pkg));
@@ -535,13 +535,13 @@ function addBlob(
     case SCHEMA_CHANNEL: {
       const { value: c, error } = decodeGo(blob, GO_CHANNEL);
       if (error !== undefined) return fail('L-PARSE-CHANNEL', `parse channel: ${error}`, typeHint(error));
-      result.config.channels.push(keep(toChannel(c as Record<string, unknown>, blob, pos)));
+      result.config.channels.push(keep(toChannel(c as Record<string, unknown>, blob, decoded.lines, pos)));
       return;
     }
     case SCHEMA_BUNDLE: {
       const { value: b, error } = decodeGo(blob, GO_BUNDLE);
       if (error !== undefined) return fail('L-PARSE-BUNDLE', `parse bundle: ${error}`, typeHint(error));
-      const bundle = keep(toBundle(b as Record<string, unknown>, blob, pos));
+      const bundle = keep(toBundle(b as Record<string, unknown>, blob, decoded.lines, pos));
       const objectError = readBundleObjects(bundle, options);
       if (objectError) {
         return fail('L-BUNDLE-OBJECT', `read bundle objects: ${objectError.message}`, undefined, {
@@ -557,7 +557,9 @@ function addBlob(
       const { value: d, error } = decodeGo(blob, GO_DEPRECATION);
       if (error !== undefined)
         return fail('L-PARSE-DEPRECATION', `parse deprecation: ${error}`, typeHint(error));
-      result.config.deprecations.push(keep(toDeprecation(d as Record<string, unknown>, blob, pos)));
+      result.config.deprecations.push(
+        keep(toDeprecation(d as Record<string, unknown>, blob, decoded.lines, pos)),
+      );
       return;
     }
     default:
@@ -614,7 +616,7 @@ const BULK_PROPERTIES = new Set([PROPERTY_CSV_METADATA, PROPERTY_BUNDLE_OBJECT])
 const str = (v: unknown): string => (typeof v === 'string' ? detach(v) : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
-function toProperties(decoded: unknown, raw: unknown): Property[] {
+function toProperties(decoded: unknown, raw: unknown, lines: LineTable | undefined): Property[] {
   const rawList = arr(raw);
   return arr(decoded).map((p, i) => {
     const o = (p ?? {}) as Obj;
@@ -626,7 +628,11 @@ function toProperties(decoded: unknown, raw: unknown): Property[] {
       Object.keys(rawItem).some((k) => k.toLowerCase() === 'value');
     const type = str(o.type);
     const value = hasValue ? (o.value ?? null) : undefined;
-    return { type, value: BULK_PROPERTIES.has(type) ? value : detachValue(value), line: lineOf(rawItem) };
+    return {
+      type,
+      value: BULK_PROPERTIES.has(type) ? value : detachValue(value),
+      line: lineOf(lines, rawItem),
+    };
   });
 }
 
@@ -637,7 +643,7 @@ function rawField(raw: Obj, name: string): unknown {
   return undefined;
 }
 
-function toPackage(p: Obj, raw: Obj, pos: Position): Package {
+function toPackage(p: Obj, raw: Obj, lines: LineTable | undefined, pos: Position): Package {
   const icon = p.icon as Obj | undefined;
   return {
     schema: str(p.schema),
@@ -645,12 +651,12 @@ function toPackage(p: Obj, raw: Obj, pos: Position): Package {
     defaultChannel: str(p.defaultChannel),
     ...(icon ? { icon: { base64data: str(icon.base64data), mediatype: str(icon.mediatype) } } : {}),
     description: str(p.description),
-    properties: toProperties(p.properties, rawField(raw, 'properties')),
+    properties: toProperties(p.properties, rawField(raw, 'properties'), lines),
     pos,
   };
 }
 
-function toChannel(c: Obj, raw: Obj, pos: Position): Channel {
+function toChannel(c: Obj, raw: Obj, lines: LineTable | undefined, pos: Position): Channel {
   const rawEntries = arr(rawField(raw, 'entries'));
   return {
     schema: str(c.schema),
@@ -663,21 +669,21 @@ function toChannel(c: Obj, raw: Obj, pos: Position): Channel {
         replaces: str(o.replaces),
         skips: arr(o.skips).map(str),
         skipRange: str(o.skipRange),
-        line: lineOf(rawEntries[i]),
+        line: lineOf(lines, rawEntries[i]),
       };
     }),
-    properties: toProperties(c.properties, rawField(raw, 'properties')),
+    properties: toProperties(c.properties, rawField(raw, 'properties'), lines),
     pos,
   };
 }
 
-function toBundle(b: Obj, raw: Obj, pos: Position): Bundle {
+function toBundle(b: Obj, raw: Obj, lines: LineTable | undefined, pos: Position): Bundle {
   return {
     schema: str(b.schema),
     name: str(b.name),
     package: str(b.package),
     image: str(b.image),
-    properties: toProperties(b.properties, rawField(raw, 'properties')),
+    properties: toProperties(b.properties, rawField(raw, 'properties'), lines),
     relatedImages: arr(b.relatedImages).map((r) => {
       const o = (r ?? {}) as Obj;
       return { name: str(o.name), image: str(o.image) };
@@ -687,7 +693,7 @@ function toBundle(b: Obj, raw: Obj, pos: Position): Bundle {
   };
 }
 
-function toDeprecation(d: Obj, raw: Obj, pos: Position): Deprecation {
+function toDeprecation(d: Obj, raw: Obj, lines: LineTable | undefined, pos: Position): Deprecation {
   const rawEntries = arr(rawField(raw, 'entries'));
   return {
     schema: str(d.schema),
@@ -698,7 +704,7 @@ function toDeprecation(d: Obj, raw: Obj, pos: Position): Deprecation {
       return {
         reference: { schema: str(ref.schema), name: str(ref.name) },
         message: str(o.message),
-        line: lineOf(rawEntries[i]),
+        line: lineOf(lines, rawEntries[i]),
       };
     }),
     pos,

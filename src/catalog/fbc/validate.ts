@@ -163,6 +163,8 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
 
   // Channel entries still waiting for their olm.bundle blob, per channel.
   const pendingEntries = new Map<ModelChannel, Set<string>>();
+  // The same, by package: each blob looks only at its own package's channels.
+  const pendingByPackage = new Map<string, [ModelChannel, Set<string>][]>();
   const channelPos = new Map<ModelChannel, Position>();
   for (const c of cfg.channels) {
     const mpkg = model.get(c.package);
@@ -216,13 +218,16 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
       });
     }
     pendingEntries.set(mch, pending);
+    const ofPackage = pendingByPackage.get(c.package);
+    if (ofPackage) ofPackage.push([mch, pending]);
+    else pendingByPackage.set(c.package, [[mch, pending]]);
     channelPos.set(mch, c.pos);
     mpkg.channels.set(c.name, mch);
     if (defaultChannels.get(c.package) === c.name) mpkg.defaultChannel = mch;
   }
 
   const bundleNames = new Map<string, Set<string>>();
-  for (const b of cfg.bundles) convertBundle(b, model, bundleNames, pendingEntries, r);
+  for (const b of cfg.bundles) convertBundle(b, model, bundleNames, pendingByPackage, r);
 
   for (const [mch, pending] of pendingEntries) {
     for (const name of [...pending].sort()) {
@@ -261,7 +266,7 @@ function convertBundle(
   b: Bundle,
   model: Model,
   bundleNames: Map<string, Set<string>>,
-  pendingEntries: Map<ModelChannel, Set<string>>,
+  pendingByPackage: Map<string, [ModelChannel, Set<string>][]>,
   r: Reporter,
 ): void {
   const q = goQuote;
@@ -289,8 +294,7 @@ function convertBundle(
 
   // The blob belongs to its entries even if it has errors, so they are not reported twice.
   const entries: ModelBundle[] = [];
-  for (const [mch, pending] of pendingEntries) {
-    if (mch.package !== b.package) continue;
+  for (const [mch, pending] of pendingByPackage.get(b.package) ?? []) {
     const mb = mch.bundles.get(b.name);
     if (!mb) continue;
     pending.delete(b.name);

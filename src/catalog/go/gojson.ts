@@ -177,6 +177,8 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
   const out: Record<string, unknown> | undefined = ctx.build ? {} : undefined;
   const chosenKey: Record<string, string> = {};
   const obj = v as Record<string, unknown>;
+  const savedStruct = ctx.structName;
+  const structName = shortName(t);
   for (const key of Object.keys(obj)) {
     const field = matchField(t, key);
     if (field === undefined) continue;
@@ -184,8 +186,7 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     const previous = chosenKey[field];
     if (previous !== undefined && previous > key) continue;
     chosenKey[field] = key;
-    const savedStruct = ctx.structName;
-    ctx.structName = shortName(t);
+    ctx.structName = structName;
     ctx.path.push(field);
     const decoded = decodeValue(obj[key], t.fields[field] as GoType, ctx);
     ctx.path.pop();
@@ -210,15 +211,24 @@ function shortName(t: Extract<GoType, { kind: 'struct' }>): string {
 }
 
 const lowerFieldNames = new WeakMap<object, Map<string, string>>();
+// Keys that are not a field's exact name, per struct type, with the field they fold to
+// (undefined: none). Catalogs repeat the same few, so folding each once is enough.
+const foldedKeys = new WeakMap<object, Map<string, string | undefined>>();
+const FOLDED_KEYS_MAX = 1000;
 
 function matchField(t: Extract<GoType, { kind: 'struct' }>, key: string): string | undefined {
   if (Object.hasOwn(t.fields, key)) return key;
+  let folded = foldedKeys.get(t);
+  if (folded?.has(key)) return folded.get(key);
   let lower = lowerFieldNames.get(t);
   if (!lower) {
     lower = new Map(Object.keys(t.fields).map((f) => [foldName(f), f]));
     lowerFieldNames.set(t, lower);
   }
-  return lower.get(foldName(key));
+  const field = lower.get(foldName(key));
+  if (!folded) foldedKeys.set(t, (folded = new Map()));
+  if (folded.size < FOLDED_KEYS_MAX) folded.set(key, field);
+  return field;
 }
 
 // Go folds ASCII case, plus the Kelvin sign and long s that fold to k and s.
