@@ -87,6 +87,8 @@ export interface IssueComment {
   login: string;
   /** The commenter's user id, when the test tells users apart by it. */
   userId?: number;
+  /** The commenter's account type (User unless said). */
+  userType?: 'User' | 'Bot';
   body: string;
   /** When it was written (the fake's clock). */
   at: Date;
@@ -108,7 +110,11 @@ export function issueCommentPayload(c: IssueComment): Payload {
   payload.comment.id = c.id;
   payload.comment.body = c.body;
   payload.comment.created_at = payload.comment.updated_at = c.at.toISOString();
-  const user = { login: c.login, type: 'User', ...(c.userId === undefined ? {} : { id: c.userId }) };
+  const user = {
+    login: c.login,
+    type: c.userType ?? 'User',
+    ...(c.userId === undefined ? {} : { id: c.userId }),
+  };
   payload.comment.user = { ...payload.comment.user, ...user };
   payload.sender = { ...payload.sender, ...user };
   return payload;
