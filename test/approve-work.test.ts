@@ -5,14 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+import { webhookExample } from './helpers/github.js';
 
 const CONFIG = `catalogs: [catalogs/*]
 maintainers: [alice]
@@ -99,47 +98,36 @@ describe('/approve runs only the permissions decision', () => {
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let app: AppServer;
   let ran: { flow: string; checks: string[]; validatedRoots: number }[];
 
-  beforeEach(() => {
-    nock.disableNetConnect();
+  beforeEach(async () => {
     repo = makeRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     queue = new InProcessQueue();
     ran = [];
-    probot = testProbot();
-    probot.load(
-      createApp({
-        queue,
-        workDir,
-        observeChecks: (flow, work) => ran.push({ flow, ...work }),
-      }),
-    );
+    app = await startAppServer(gh, {
+      queue,
+      workDir,
+      observeChecks: (flow, work) => ran.push({ flow, ...work }),
+    });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await app.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
-
-  function repository(): Payload {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.repository.clone_url = repo.bare;
-    return payload.repository;
-  }
 
   it('answers /approve from permissions alone, while the pull request checks do every check', async () => {
     gh.addPull({ number: 2, head: repo.head, author: 'carol', mergeable_state: 'blocked' });
     const opened = webhookExample('pull_request', 'opened');
     opened.installation = { id: 4242 };
-    opened.repository = repository();
+    opened.repository.clone_url = repo.bare;
     opened.number = opened.pull_request.number = 2;
     opened.pull_request.user.login = 'carol';
     opened.pull_request.head.sha = repo.head;
-    await probot.receive({ id: 'd-1', name: 'pull_request', payload: opened });
+    expect(await app.send('pull_request', opened, 'd-1')).toBe(200);
     await queue.onIdle();
     // The checks of the head: every check of the list that applies, on validated catalogs.
     const checks = ran.filter((r) => r.flow === 'pr-checks');
@@ -158,18 +146,17 @@ describe('/approve runs only the permissions decision', () => {
     expect(gh.runsFor(repo.head, 'catalog-bot/permissions').at(-1)?.conclusion).toBe('failure');
 
     // bob, foo's owner, approves.
-    const comment = webhookExample('issue_comment', 'created');
-    comment.installation = { id: 4242 };
-    comment.repository = repository();
-    comment.issue.number = 2;
-    comment.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    comment.comment.id = 9001;
-    comment.comment.body = '/approve';
-    comment.comment.created_at = comment.comment.updated_at = gh.tick().toISOString();
-    comment.comment.user = { ...comment.comment.user, login: 'bob', id: 12 };
-    comment.sender = { ...comment.sender, login: 'bob', id: 12 };
+    const comment = issueCommentPayload({
+      bare: repo.bare,
+      number: 2,
+      id: 9001,
+      login: 'bob',
+      userId: 12,
+      body: '/approve',
+      at: gh.tick(),
+    });
     ran = [];
-    await probot.receive({ id: 'd-2', name: 'issue_comment', payload: comment });
+    expect(await app.send('issue_comment', comment, 'd-2')).toBe(200);
     await queue.onIdle();
 
     // The approval is recorded, decided by the permissions check and nothing else.

@@ -1,17 +1,17 @@
-// Comment commands and auto-merge, end to end through the App: a real bare repository, the
-// real mirror and checks, and GitHub's API as a small stateful fake (nock).
+// Comment commands and auto-merge, end to end through the App: Probot's server on 127.0.0.1
+// with signed webhooks, a real bare repository, the real mirror and checks, and GitHub's API
+// as a small stateful fake (nock).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
 
@@ -155,24 +155,19 @@ describe('comment commands and auto-merge', () => {
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let server: AppServer;
   let delivery = 0;
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-  });
-  afterAll(() => nock.enableNetConnect());
-  beforeEach(() => {
+  beforeEach(async () => {
     repo = makeRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     gh.permissions.set('dave', 'write');
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir }));
+    server = await startAppServer(gh, { queue, workDir });
   });
-  afterEach(() => {
-    nock.cleanAll();
+  afterEach(async () => {
+    await server.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
@@ -187,22 +182,16 @@ describe('comment commands and auto-merge', () => {
     };
   }
 
-  function repository(): Payload {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.repository.clone_url = repo.bare;
-    return payload.repository;
-  }
-
   async function opened(number: number) {
     const pull = gh.pulls.get(number)!;
     const payload = webhookExample('pull_request', 'opened');
     payload.installation = { id: 4242 };
-    payload.repository = repository();
+    payload.repository.clone_url = repo.bare;
     payload.number = number;
     Object.assign(payload.pull_request, { number, draft: pull.draft ?? false });
     payload.pull_request.user.login = pull.author;
     payload.pull_request.head.sha = pull.head;
-    await probot.receive({ id: `d-${++delivery}`, name: 'pull_request', payload });
+    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
@@ -213,22 +202,21 @@ describe('comment commands and auto-merge', () => {
     body: string,
     options: { type?: 'User' | 'Bot' } = {},
   ) {
-    const payload = webhookExample('issue_comment', 'created');
-    payload.installation = { id: 4242 };
-    payload.repository = repository();
-    payload.issue.number = number;
-    payload.issue.pull_request = {
-      url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${number}`,
-    };
-    payload.comment.id = ++commentId;
-    payload.comment.body = body;
+    const id = ++commentId;
     // Written a moment after whatever the test did before, on GitHub's clock.
-    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
-    payload.comment.user = { ...payload.comment.user, login, type: options.type ?? 'User' };
-    payload.sender = { ...payload.sender, login, type: options.type ?? 'User' };
-    await probot.receive({ id: `d-${++delivery}`, name: 'issue_comment', payload });
+    const at = gh.tick();
+    const payload = issueCommentPayload({
+      bare: repo.bare,
+      number,
+      id,
+      login,
+      userType: options.type,
+      body,
+      at,
+    });
+    expect(await server.send('issue_comment', payload, `d-${++delivery}`)).toBe(200);
     await queue.onIdle();
-    return payload.comment.id as number;
+    return id;
   }
 
   const conclusion = (sha: string, name: string) => gh.runsFor(sha, name).at(-1)?.conclusion;
@@ -286,15 +274,15 @@ describe('comment commands and auto-merge', () => {
     gh.pulls.get(1)!.mergeable_state = 'clean';
     const suite = webhookExample('check_suite', 'completed');
     suite.installation = { id: 4242 };
-    suite.repository = repository();
+    suite.repository.clone_url = repo.bare;
     suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
     suite.check_suite.pull_requests = [{ number: 1, base: { repo: { id: suite.repository.id } } }];
-    await probot.receive({ id: `d-${++delivery}`, name: 'check_suite', payload: suite });
+    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
     await queue.onIdle();
     expect(gh.merges).toEqual([]);
     // Back on the checked head, the same event merges it.
     gh.pulls.get(1)!.head = repo.top;
-    await probot.receive({ id: `d-${++delivery}`, name: 'check_suite', payload: suite });
+    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
     await queue.onIdle();
     expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
   });
@@ -389,22 +377,19 @@ describe('comment commands: replies and permissions', () => {
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let server: AppServer;
   let delivery = 0;
-  beforeEach(() => {
-    nock.disableNetConnect();
+  beforeEach(async () => {
     repo = makeRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     gh.permissions.set('dave', 'write');
     gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir }));
+    server = await startAppServer(gh, { queue, workDir });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await server.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
@@ -430,7 +415,7 @@ describe('comment commands: replies and permissions', () => {
     payload.comment.user = { ...payload.comment.user, login, type: extra.type ?? 'User' };
     payload.sender = { ...payload.sender, login, type: extra.type ?? 'User' };
     if (extra.from !== undefined) payload.changes = { body: { from: extra.from } };
-    await probot.receive({ id: `c-${++delivery}`, name: 'issue_comment', payload });
+    expect(await server.send('issue_comment', payload, `c-${++delivery}`)).toBe(200);
     await queue.onIdle();
     return payload.comment.id as number;
   }
@@ -442,7 +427,7 @@ describe('comment commands: replies and permissions', () => {
     payload.number = payload.pull_request.number = 2;
     payload.pull_request.user.login = 'carol';
     payload.pull_request.head.sha = gh.pulls.get(2)!.head;
-    await probot.receive({ id: `c-${++delivery}`, name: 'pull_request', payload });
+    expect(await server.send('pull_request', payload, `c-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
   const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);

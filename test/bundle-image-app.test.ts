@@ -1,4 +1,4 @@
-// The bundle image after a merge, through the App: a push webhook for a merge that adds a
+// The bundle image after a merge, through the App: a signed push webhook for a merge that adds a
 // real bundle directory, a real bare repository, a real docker-registry on 127.0.0.1,
 // GitHub's API as a stateful fake (as test/publish-job.test.ts). The image lands at the tag
 // `bundles.imageTemplate` gives and its digest is reported on the merge commit; a tag that
@@ -7,16 +7,15 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitTreeSource } from '../src/catalog/fbc/source.js';
 import { buildBundleImage, pushBundleImage, readBundleImageFiles } from '../src/publish/bundle-image.js';
 import { commitTime } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
-import { createApp } from '../src/app.js';
 import { InProcessQueue } from '../src/queue.js';
+import { startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample } from './helpers/github.js';
+import { webhookExample } from './helpers/github.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
 
@@ -30,7 +29,7 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
   let registry: RunningRegistry;
   let client: RegistryClient;
   let gh: FakeGitHub;
-  let probot: ReturnType<typeof testProbot>;
+  let server: AppServer;
   let queue: InProcessQueue;
   let delivery = 0;
 
@@ -66,7 +65,7 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     });
     payload.repository.default_branch = 'main';
     payload.repository.clone_url = bare;
-    await probot.receive({ id: `push-${++delivery}`, name: 'push', payload });
+    expect(await server.send('push', payload, `push-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
@@ -79,18 +78,14 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     registry = await startRegistry();
     // 127.0.0.1 is internal: listed as private, so that the registry may be reached.
     client = new RegistryClient({ insecureHosts: [registry.host], privateHosts: ['127.0.0.1'] });
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir: join(root, 'mirrors'), registry: () => client }));
+    server = await startAppServer(gh, { queue, workDir: join(root, 'mirrors'), registry: () => client });
   }, 60_000);
   afterAll(async () => {
     client?.close();
     await registry?.stop();
-    nock.cleanAll();
-    nock.enableNetConnect();
+    await server?.stop();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -132,7 +127,7 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     rerun.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
     rerun.check_run.name = 'catalog-bot/bundle-image';
     rerun.check_run.head_sha = merge;
-    await probot.receive({ id: `rerun-${++delivery}`, name: 'check_run', payload: rerun });
+    expect(await server.send('check_run', rerun, `rerun-${++delivery}`)).toBe(200);
     await queue.onIdle();
     const again = gh.runsFor(merge, 'catalog-bot/bundle-image');
     expect(again.map((r) => r.conclusion)).toEqual(['success', 'success']);

@@ -3,12 +3,9 @@
 // the real community-operators-prod data (test/helpers/ocp-history.ts), the real mirror and
 // checks, and GitHub's API as a stateful fake (nock).
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
-import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { explainBundle, explainMermaid, explainText, findBundle } from '../src/catalog/olm/explain.js';
@@ -16,10 +13,8 @@ import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
 import type { JobSpec } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
+import { issueCommentPayload, startAppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { freePort } from './helpers/fleet.js';
-import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
 import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
 
 // Each command runs the real checks on 11 real OpenShift catalogs: seconds on a quiet machine,
@@ -63,8 +58,6 @@ const rmTree = (d: string) => rmSync(d, { recursive: true, force: true });
 
 /** The App as `npm start` runs it, on 127.0.0.1, fed signed `issue_comment` deliveries for PR 2. */
 async function startApp(bare: string) {
-  nock.disableNetConnect();
-  nock.enableNetConnect('127.0.0.1');
   const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
   gh.addPull({
     number: 2,
@@ -79,52 +72,15 @@ async function startApp(bare: string) {
     enqueued.push(job);
     return enqueue(job);
   };
-  const secret = 'catalog-commands-secret';
-  const port = await freePort();
-  const server = new Server({
-    Probot: Probot.defaults({
-      appId: 123,
-      privateKey: privateKey(),
-      secret,
-      Octokit: TestOctokit,
-      logLevel: 'fatal',
-    }),
-    host: '127.0.0.1',
-    port,
-    log: await quietLog(),
-  });
-  await server.load(serverApp({ queue, workDir, announceAfterMs: 0 }));
-  await server.start();
-  let delivery = 0;
+  const server = await startAppServer(gh, { queue, workDir, announceAfterMs: 0 });
   let commentId = 5000;
   /** A new comment on PR 2; resolves once every job it caused is done. */
   async function comment(login: string, body: string): Promise<number> {
-    const payload = webhookExample('issue_comment', 'created');
-    const pr = webhookExample('pull_request', 'opened');
-    pr.repository.clone_url = bare;
-    payload.repository = pr.repository;
-    payload.installation = { id: 4242 };
-    payload.issue.number = 2;
-    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    payload.comment.id = ++commentId;
-    payload.comment.body = body;
-    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
-    payload.comment.user = { ...payload.comment.user, login, type: 'User' };
-    payload.sender = { ...payload.sender, login, type: 'User' };
-    const text = JSON.stringify(payload);
-    const res = await fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'issue_comment',
-        'x-github-delivery': `comment-${++delivery}`,
-        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(text).digest('hex')}`,
-      },
-      body: text,
-    });
-    expect(res.status).toBe(200);
+    const id = ++commentId;
+    const payload = issueCommentPayload({ bare, number: 2, id, login, body, at: gh.tick() });
+    expect(await server.send('issue_comment', payload, `comment-${id}`)).toBe(200);
     await queue.onIdle();
-    return commentId;
+    return id;
   }
   const replies = () => gh.botComments(2).filter((c) => readState(c.body) === undefined);
   return {
@@ -137,8 +93,6 @@ async function startApp(bare: string) {
     async stop() {
       await server.stop();
       await queue.close();
-      nock.cleanAll();
-      nock.enableNetConnect();
       rmTree(workDir);
     },
   };

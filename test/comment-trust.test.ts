@@ -5,14 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+import { webhookExample, type Payload } from './helpers/github.js';
 
 const CONFIG = `catalogs: [catalogs/*]
 maintainers: [alice]
@@ -126,63 +125,51 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let app: AppServer;
   let delivery = 0;
   let commentId = 7000;
   /** GitHub account ids: an edit is told apart by id as well as by login. */
   const ids: Record<string, number> = { alice: 11, bob: 12, carol: 13, dave: 14 };
 
-  beforeEach(() => {
-    nock.disableNetConnect();
+  beforeEach(async () => {
     repo = makeRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     gh.permissions.set('dave', 'write');
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir }));
+    app = await startAppServer(gh, { queue, workDir });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await app.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
-
-  function repository(): Payload {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.repository.clone_url = repo.bare;
-    return payload.repository;
-  }
 
   /** A `pull_request` delivery for the head the pull request has now. */
   async function prEvent(action: 'opened' | 'synchronize', number = 2) {
     const payload = webhookExample('pull_request', 'opened');
     payload.action = action;
     payload.installation = { id: 4242 };
-    payload.repository = repository();
+    payload.repository.clone_url = repo.bare;
     payload.number = payload.pull_request.number = number;
     payload.pull_request.user.login = gh.pulls.get(number)!.author;
     payload.pull_request.head.sha = gh.pulls.get(number)!.head;
-    await probot.receive({ id: `t-${++delivery}`, name: 'pull_request', payload });
+    expect(await app.send('pull_request', payload, `t-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
   /** A comment as GitHub has it: written (created_at) now on GitHub's clock, delivered by deliver(). */
   function write(login: string, body: string, number = 2): Payload {
-    const payload = webhookExample('issue_comment', 'created');
-    payload.installation = { id: 4242 };
-    payload.repository = repository();
-    payload.issue.number = number;
-    payload.issue.pull_request = {
-      url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${number}`,
-    };
-    payload.comment.id = ++commentId;
-    payload.comment.body = body;
-    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
-    payload.comment.user = { ...payload.comment.user, login, id: ids[login] };
-    payload.sender = { ...payload.sender, login, id: ids[login] };
-    return payload;
+    const id = ++commentId;
+    return issueCommentPayload({
+      bare: repo.bare,
+      number,
+      id,
+      login,
+      userId: ids[login],
+      body,
+      at: gh.tick(),
+    });
   }
 
   /** `editor` edits the comment to `body` (GitHub: action edited, the editor is the sender). */
@@ -197,7 +184,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
   }
 
   async function deliver(payload: Payload) {
-    await probot.receive({ id: `t-${++delivery}`, name: 'issue_comment', payload });
+    expect(await app.send('issue_comment', payload, `t-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareCatalogs } from '../src/catalog/compare.js';
 import { loadCatalog } from '../src/catalog/index.js';
-import { FilesSource } from '../src/publish/published.js';
+import { memoryCatalog } from '../src/checks/prune.js';
 import {
   basic,
   bundle,
@@ -16,7 +16,10 @@ import {
 } from './helpers/catalogs.js';
 
 async function load(files: Record<string, string>) {
-  const source = new FilesSource('test', new Map(Object.entries(files).map(([p, t]) => [p, Buffer.from(t)])));
+  const source = memoryCatalog(
+    'test',
+    Object.entries(files).map(([p, t]) => [p, Buffer.from(t)]),
+  );
   const loaded = await loadCatalog(source);
   expect(loaded.diagnostics.filter((d) => d.level === 'error')).toEqual([]);
   return loaded.config;

@@ -1,17 +1,16 @@
-// `/deprecate` and `/undeprecate` end to end through the App: a real bare repository, the
-// real mirror and checks, GitHub's API as a small stateful fake (nock). The edit is checked
+// `/deprecate` and `/undeprecate` end to end through the App: Probot's server on 127.0.0.1
+// with signed webhooks, a real bare repository, the real mirror and checks, GitHub's API as a
+// small stateful fake (nock). The edit is checked
 // as the commenter's own change and written like `/promote` (docs/deprecate.md).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample } from './helpers/github.js';
 
 const CONFIG = `catalogs: [catalogs/*]
 maintainers: [alice]
@@ -98,42 +97,28 @@ describe('/deprecate and /undeprecate through the App', () => {
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
-  let delivery = 0;
+  let app: AppServer;
   let commentId = 7000;
-  beforeEach(() => {
-    nock.disableNetConnect();
+  beforeEach(async () => {
     repo = makeRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     gh.addPull({ number: 2, head: repo.pr, author: 'carol', mergeable_state: 'blocked' });
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir }));
+    app = await startAppServer(gh, { queue, workDir });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await app.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
 
   async function send(login: string, body: string): Promise<number> {
-    const payload = webhookExample('issue_comment', 'created');
-    const pr = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    pr.repository.clone_url = repo.bare;
-    payload.repository = pr.repository;
-    payload.issue.number = 2;
-    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    payload.comment.id = ++commentId;
-    payload.comment.body = body;
-    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
-    payload.comment.user = { ...payload.comment.user, login, type: 'User' };
-    payload.sender = { ...payload.sender, login, type: 'User' };
-    await probot.receive({ id: `d-${++delivery}`, name: 'issue_comment', payload });
+    const id = ++commentId;
+    const payload = issueCommentPayload({ bare: repo.bare, number: 2, id, login, body, at: gh.tick() });
+    expect(await app.send('issue_comment', payload, `d-${id}`)).toBe(200);
     await queue.onIdle();
-    return commentId;
+    return id;
   }
   const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
   const lastReply = () =>

@@ -1,21 +1,21 @@
 // The pruning guard end to end through the App (docs/publishing.md, "Pruning guard"): a real
 // docker-registry on 127.0.0.1 holding the catalog image catalog-bot built from the base
-// branch, a real bare repository, signed webhooks, GitHub's API as a stateful fake.
+// branch, a real bare repository, signed webhooks to Probot's server on 127.0.0.1, GitHub's
+// API as a stateful fake.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
 import { GitTreeSource, loadCatalog } from '../src/catalog/index.js';
 import { packageDigests } from '../src/checks/changes.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { publishCatalog } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+import { webhookExample } from './helpers/github.js';
 import {
   freePort,
   haveRegistryTools,
@@ -62,7 +62,7 @@ describe.skipIf(!haveRegistryTools)('catalog-bot/prune through the App', { timeo
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let app: AppServer;
   let delivery = 0;
   let commentId = 9000;
   let image = 'catalog';
@@ -146,10 +146,8 @@ images:
     return { base, head };
   }
 
-  beforeEach(() => {
+  beforeEach(async () => {
     image = `catalog-${++tests}`;
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     root = mkdtempSync(join(tmpdir(), 'catalog-bot-prune-'));
     work = join(root, 'work');
     bare = join(root, 'origin.git');
@@ -159,45 +157,37 @@ images:
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
     gh.permissions.set('dave', 'write');
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir, registry: () => client }));
+    app = await startAppServer(gh, { queue, workDir, registry: () => client });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await app.stop();
     rmSync(root, { recursive: true, force: true });
   });
-
-  function repository(): Payload {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.repository.clone_url = bare;
-    return payload.repository;
-  }
 
   async function opened() {
     const payload = webhookExample('pull_request', 'opened');
     payload.installation = { id: 4242 };
-    payload.repository = repository();
+    payload.repository.clone_url = bare;
     payload.number = payload.pull_request.number = 2;
     payload.pull_request.user.login = gh.pulls.get(2)!.author;
     payload.pull_request.head.sha = gh.pulls.get(2)!.head;
-    await probot.receive({ id: `t-${++delivery}`, name: 'pull_request', payload });
+    expect(await app.send('pull_request', payload, `t-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
   async function comment(login: string, body: string, action: 'created' | 'deleted' = 'created') {
-    const payload = webhookExample('issue_comment', 'created');
-    payload.installation = { id: 4242 };
-    payload.repository = repository();
-    payload.issue.number = 2;
-    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    payload.action = action;
-    payload.comment.id = action === 'created' ? ++commentId : commentId;
-    payload.comment.body = body;
-    payload.comment.created_at = payload.comment.updated_at = gh.tick().toISOString();
-    payload.comment.user = { ...payload.comment.user, login, id: ids[login] };
-    payload.sender = { ...payload.sender, login, id: ids[login] };
-    await probot.receive({ id: `t-${++delivery}`, name: 'issue_comment', payload });
+    const id = action === 'created' ? ++commentId : commentId;
+    const payload = issueCommentPayload({
+      bare,
+      number: 2,
+      id,
+      login,
+      userId: ids[login],
+      body,
+      at: gh.tick(),
+      action,
+    });
+    expect(await app.send('issue_comment', payload, `t-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 

@@ -1,17 +1,16 @@
-// Publishing after a merge, end to end through the App: a push webhook, a real bare
+// Publishing after a merge, end to end through the App: a signed push webhook, a real bare
 // repository, a real docker-registry on 127.0.0.1, GitHub's API as a stateful fake.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
+import { startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample } from './helpers/github.js';
 import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
@@ -27,7 +26,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let probot: ReturnType<typeof testProbot>;
+  let server: AppServer;
   let delivery = 0;
   // Each test pushes to its own repository of the shared registry.
   let image = 'catalog';
@@ -74,10 +73,8 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     return sha;
   }
 
-  beforeEach(() => {
+  beforeEach(async () => {
     image = `catalog-${++tests}`;
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     root = mkdtempSync(join(tmpdir(), 'catalog-bot-publish-'));
     work = join(root, 'work');
     bare = join(root, 'origin.git');
@@ -87,12 +84,10 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     cpSync(validCatalog, join(work, 'catalogs/v4.21'), { recursive: true });
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
     queue = new InProcessQueue();
-    probot = testProbot();
-    probot.load(createApp({ queue, workDir, registry: () => client }));
+    server = await startAppServer(gh, { queue, workDir, registry: () => client });
   });
-  afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+  afterEach(async () => {
+    await server.stop();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -101,7 +96,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     Object.assign(payload, { ref, before, after, deleted: false, installation: { id: 4242 } });
     payload.repository.default_branch = 'main';
     payload.repository.clone_url = bare;
-    await probot.receive({ id: `p-${++delivery}`, name: 'push', payload });
+    expect(await server.send('push', payload, `p-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
   const digestOf = async (tag: string) =>
@@ -125,7 +120,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     rerun.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
     rerun.check_run.name = 'catalog-bot/publish';
     rerun.check_run.head_sha = second;
-    await probot.receive({ id: `p-${++delivery}`, name: 'check_run', payload: rerun });
+    expect(await server.send('check_run', rerun, `p-${++delivery}`)).toBe(200);
     await queue.onIdle();
     expect(gh.runsFor(second, 'catalog-bot/publish').map((r) => r.conclusion)).toEqual([
       'success',

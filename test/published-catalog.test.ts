@@ -1,11 +1,17 @@
 // Reading the catalog an image serves (src/publish/published-catalog.ts) from a real
 // docker-registry on 127.0.0.1: the layer under the configs label, found below a cache layer
-// as opm's own Dockerfile lays it out; a tag never pushed; an image with no catalog.
+// as opm's own Dockerfile lays it out; a tag never pushed; an image with no catalog; what
+// verify-published, reading through the same reader, refuses.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTar, gzipFixed, type TarEntry } from '../src/publish/tar.js';
 import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST, sha256 } from '../src/publish/oci.js';
 import { publishedCatalogReader } from '../src/publish/published-catalog.js';
 import { RegistryClient } from '../src/publish/registry.js';
+import { cliCommand } from './helpers/cli.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
 
 const policy = { allowedRegistries: [], unverifiableRegistries: [], credentialHosts: [] };
@@ -85,5 +91,50 @@ describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
     const plain = await read(`${registry.host}/plain:v1`, policy);
     expect(plain).toMatchObject({ status: 'unreachable' });
     expect(plain.status === 'unreachable' && plain.reason).toContain('holds /configs');
+  });
+
+  it('verify-published reads through the same reader and names what it refuses (exit 2)', async () => {
+    const verifyPublished = cliCommand('verify-published');
+    const root = mkdtempSync(join(tmpdir(), 'verify-refused-'));
+    const env = { REGISTRY_INSECURE_HOSTS: registry.host, REGISTRY_PRIVATE_HOSTS: registry.host };
+    const run = async (image: string) => {
+      const out = new PassThrough();
+      const err = new PassThrough();
+      const code = await verifyPublished([root, '--image', image], out, err, env);
+      return { code, err: String(err.read() ?? '') };
+    };
+    try {
+      const configs = { 'operators.operatorframework.io.index.configs.v1': '/configs' };
+      // The catalog below four other layers: beyond what is scanned.
+      await push(
+        'deep',
+        [
+          [file('configs/foo/catalog.yaml', 'schema: olm.package\nname: foo\n')],
+          ...[1, 2, 3, 4].map((n) => [file(`tmp/${n}`, 'x')]),
+        ],
+        configs,
+      );
+      expect(await run(`${registry.host}/deep:v1`)).toEqual({
+        code: 2,
+        err: expect.stringContaining(
+          `cannot read ${registry.host}/deep:v1: none of the image's top 4 layers holds /configs`,
+        ),
+      });
+      // The catalog layer removes a file of a lower layer.
+      await push(
+        'whiteout',
+        [
+          [file('configs/foo/catalog.yaml', 'schema: olm.package\nname: foo\n')],
+          [file('configs/foo/.wh.catalog.yaml', '')],
+        ],
+        configs,
+      );
+      expect((await run(`${registry.host}/whiteout:v1`)).err).toContain('removes files of a lower layer');
+      // No configs label: not a catalog image (the pruning guard would look at /configs).
+      await push('plain', [[file('bin/app', 'x')]], {});
+      expect((await run(`${registry.host}/plain:v1`)).err).toContain('is not a catalog image');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -21,11 +21,10 @@ import {
   RegistryClient,
   RegistryError,
 } from '../src/publish/registry.js';
-import nock from 'nock';
-import { createApp } from '../src/app.js';
 import { InProcessQueue } from '../src/queue.js';
+import { startAppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample } from './helpers/github.js';
+import { webhookExample } from './helpers/github.js';
 import {
   freePort,
   haveRegistryTools,
@@ -587,16 +586,13 @@ describe.skipIf(!haveRegistryTools)(
       execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
       git(work, 'push', '-q', bare, 'HEAD~1:refs/heads/main', `${head}:refs/pull/1/head`);
 
-      nock.disableNetConnect();
-      nock.enableNetConnect('127.0.0.1');
       const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
       dirs.push(workDir);
+      const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+      gh.addPull({ number: 1, head, author: 'bob' });
+      const queue = new InProcessQueue();
+      const server = await startAppServer(gh, { queue, workDir, registry: () => client });
       try {
-        const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-        gh.addPull({ number: 1, head, author: 'bob' });
-        const queue = new InProcessQueue();
-        const probot = testProbot();
-        probot.load(createApp({ queue, workDir, registry: () => client }));
         const payload = webhookExample('pull_request', 'opened');
         payload.installation = { id: 4242 };
         payload.repository.clone_url = bare;
@@ -604,7 +600,7 @@ describe.skipIf(!haveRegistryTools)(
         Object.assign(payload.pull_request, { number: 1, draft: false });
         payload.pull_request.user.login = 'bob';
         payload.pull_request.head.sha = head;
-        await probot.receive({ id: 'trust-1', name: 'pull_request', payload });
+        expect(await server.send('pull_request', payload, 'trust-1')).toBe(200);
         await queue.onIdle();
 
         // Neither the hostile registry nor its token service ever saw credentials.
@@ -619,8 +615,7 @@ describe.skipIf(!haveRegistryTools)(
         expect(summary).toContain(`${evil.host}/evil/foo-bundle:v1.1.0`);
         expect(summary).toContain('images.unverifiableRegistries');
       } finally {
-        nock.cleanAll();
-        nock.enableNetConnect();
+        await server.stop();
       }
     }, 60_000);
   },

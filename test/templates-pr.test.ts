@@ -94,11 +94,9 @@ describe('catalog-bot/templates on a pull request', () => {
 
 describe('/render in the App', () => {
   it('renders the changed template into its output on the pull request branch, and the check then passes', async () => {
-    const { default: nock } = await import('nock');
-    const { createApp } = await import('../src/app.js');
     const { InProcessQueue } = await import('../src/queue.js');
     const { FakeGitHub } = await import('./helpers/fake-github.js');
-    const { testProbot, webhookExample } = await import('./helpers/github.js');
+    const { issueCommentPayload, startAppServer } = await import('./helpers/app-server.js');
     const dir = repo((d) => {
       const text = readFileSync(join(d, TEMPLATE), 'utf8');
       writeFileSync(join(d, TEMPLATE), text.replace(text.trimEnd().split('\n').at(-1)! + '\n', ''));
@@ -122,24 +120,22 @@ describe('/render in the App', () => {
     execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/pr-1', head]);
     execFileSync('git', ['-C', bare, 'update-ref', 'refs/pull/1/head', head]);
 
-    nock.disableNetConnect();
     const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     dirs.push(workDir);
+    const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+    gh.addPull({ number: 1, head, author: 'bob', mergeable_state: 'blocked' });
+    const queue = new InProcessQueue();
+    const app = await startAppServer(gh, { queue, workDir });
     try {
-      const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-      gh.addPull({ number: 1, head, author: 'bob', mergeable_state: 'blocked' });
-      const queue = new InProcessQueue();
-      const probot = testProbot();
-      probot.load(createApp({ queue, workDir }));
-      const payload = webhookExample('issue_comment', 'created');
-      const pr = webhookExample('pull_request', 'opened');
-      pr.repository.clone_url = bare;
-      Object.assign(payload, { installation: { id: 4242 }, repository: pr.repository });
-      payload.issue.number = 1;
-      payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/1' };
-      payload.comment.body = '/render';
-      payload.comment.user = { ...payload.comment.user, login: 'alice', type: 'User' };
-      await probot.receive({ id: 'render-1', name: 'issue_comment', payload });
+      const payload = issueCommentPayload({
+        bare,
+        number: 1,
+        id: 1,
+        login: 'alice',
+        body: '/render',
+        at: gh.tick(),
+      });
+      expect(await app.send('issue_comment', payload, 'render-1')).toBe(200);
       await queue.onIdle();
       const reply = gh.botComments(1).at(-1)?.body ?? '';
       expect(reply).toContain('Pushed');
@@ -152,8 +148,7 @@ describe('/render in the App', () => {
       const { checks } = await runPrChecks({ repo: bare, base: 'main', head: rendered });
       expect(checks.find((c) => c.name === 'catalog-bot/templates')?.conclusion).toBe('success');
     } finally {
-      nock.cleanAll();
-      nock.enableNetConnect();
+      await app.stop();
     }
   }, 60_000);
 });

@@ -3,21 +3,17 @@
 // webhooks, real bare repositories (some behind a private git host that wants the token),
 // the real mirror and checks; GitHub's REST API is the stateful fake (nock).
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import nock from 'nock';
-import { Probot, Server } from 'probot';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { InProcessQueue } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
+import { startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { startGitHttp, type GitHttpServer } from './helpers/git-http.js';
-import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './helpers/github.js';
+import { webhookExample, type Payload } from './helpers/github.js';
 
 const config = (maintainers: string[], method = 'squash') => `catalogs: [catalogs/*]
 maintainers: [${maintainers.join(', ')}]
@@ -149,16 +145,6 @@ class Repo {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-const secret = 'trust-secret';
 const TIMEOUT = 180_000;
 
 describe('trust: results belong to (head, base, config); mirrors follow the repository', () => {
@@ -166,7 +152,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
   let workDir: string;
   let gh: FakeGitHub;
   let queue: InProcessQueue;
-  let server: Server;
+  let server: AppServer | undefined;
   let git: GitHttpServer | undefined;
   let delivery = 0;
   let cloneUrl: string;
@@ -176,20 +162,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     cloneUrl = repo.bare;
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     queue = new InProcessQueue();
-    server = new Server({
-      Probot: Probot.defaults({
-        appId: 123,
-        privateKey: privateKey(),
-        secret,
-        Octokit: TestOctokit,
-        logLevel: 'fatal',
-      }),
-      host: '127.0.0.1',
-      port: await freePort(),
-      log: await quietLog(),
-    });
-    await server.load(serverApp({ queue, workDir }));
-    await server.start();
+    server = await startAppServer(gh, { queue, workDir });
   }
 
   beforeEach(() => {
@@ -201,6 +174,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
   });
   afterEach(async () => {
     await server?.stop();
+    server = undefined;
     await git?.close();
     git = undefined;
     nock.cleanAll();
@@ -212,18 +186,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
   /** A signed webhook to the real server, then everything it queued. */
   async function deliver(name: string, payload: Payload) {
     payload.installation = { id: 4242 };
-    const body = JSON.stringify(payload);
-    const res = await fetch(`http://127.0.0.1:${server.port}/api/github/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': name,
-        'x-github-delivery': `trust-${++delivery}`,
-        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-      },
-      body,
-    });
-    expect(res.status).toBe(200);
+    expect(await server!.send(name, payload, `trust-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 

@@ -3,7 +3,9 @@
 // (docs/publishing.md, "verify-published").
 import { loadCatalog, DirectorySource } from '../catalog/index.js';
 import { compareCatalogs } from '../catalog/compare.js';
-import { FilesSource, readPublishedCatalog } from '../publish/published.js';
+import { memoryCatalog } from '../checks/prune.js';
+import { hostPlatform } from '../publish/cache.js';
+import { readCatalogLayer } from '../publish/published-catalog.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
 import {
   CommandFailure,
@@ -17,9 +19,9 @@ import {
 
 const USAGE = `catalog-bot verify-published <root> --image <image> [--format text|json]
   Pull the catalog of a published catalog image (its ${'`operators.operatorframework.io.index.configs.v1`'}
-  directory; for catalog-bot's images only the catalog layer) and compare it with the FBC
-  catalog at <root>: the same packages, default channels, channel entries and edges, and
-  bundles. Exit 0 the same, 1 different (each difference named), 2 usage or error.
+  directory, from the top layer that holds it: at most the top 4 layers, 512 MiB) and
+  compare it with the FBC catalog at <root>: the same packages, default channels, channel
+  entries and edges, and bundles. Exit 0 the same, 1 different (each difference named), 2 usage or error.
   Registry credentials: REGISTRY_AUTH_FILE (each entry for its own host), or
   REGISTRY_USERNAME/REGISTRY_PASSWORD only for hosts in REGISTRY_CREDENTIAL_HOSTS; plain HTTP
   only for REGISTRY_INSECURE_HOSTS.
@@ -51,11 +53,13 @@ export const command = defineCommand({
         );
       let published;
       try {
-        published = await readPublishedCatalog(client, values.image);
+        // The same bounded read as the pruning guard's (at most the top layers, 512 MiB);
+        // what it refuses is named in the error.
+        published = await readCatalogLayer(client, values.image, { platform: hostPlatform() });
       } catch (problem) {
         throw new CommandFailure(`cannot read ${values.image}: ${(problem as Error).message}`, EXIT_USAGE);
       }
-      const remote = await loadCatalog(new FilesSource(values.image, published.files));
+      const remote = await loadCatalog(memoryCatalog(values.image, published.files));
       const remoteErrors = remote.diagnostics.filter((d) => d.level === 'error');
       if (remoteErrors.length > 0)
         throw new CommandFailure(

@@ -9,7 +9,7 @@ import { BundleRenderError, type BundleResolver, type ResolvedBundle } from '../
 
 // The core declares the error (the templates report it as a render failure); publishing throws it.
 export { BundleRenderError };
-import { isIndex, type Descriptor, type ImageIndex, type ImageManifest } from './oci.js';
+import { isIndex, pickPlatform, type ImageIndex, type ImageManifest } from './oci.js';
 import { parseRef, referenceOf, RegistryError, type ManifestResult, type RepoRef } from './registry.js';
 import { ImageFs } from './image-fs.js';
 import { TarFormatError } from './tar.js';
@@ -61,16 +61,6 @@ export interface PulledImage {
   digest: string;
   labels: Record<string, string>;
   fs: ImageFs;
-}
-
-/** Pick linux/amd64 from an index (what opm on a usual host pulls), else the first. */
-function pickPlatform(index: ImageIndex): Descriptor | undefined {
-  const list = index.manifests ?? [];
-  return (
-    list.find((d) => d.platform?.os === 'linux' && d.platform.architecture === 'amd64') ??
-    list.find((d) => !d.platform || d.platform.architecture !== 'unknown') ??
-    list[0]
-  );
 }
 
 async function platformManifest(

@@ -77,3 +77,20 @@ export function platformString(p: Platform | undefined): string {
   if (!p) return 'unknown';
   return `${p.os}/${p.architecture}${p.variant ? `/${p.variant}` : ''}`;
 }
+
+/**
+ * The manifest of an index to read: `want`'s platform (linux/amd64 unless said: what opm on a
+ * usual host pulls), else the first that is not an attestation (`unknown/unknown`), else the
+ * first.
+ */
+export function pickPlatform(
+  index: ImageIndex,
+  want: Platform = { os: 'linux', architecture: 'amd64' },
+): Descriptor | undefined {
+  const list = index.manifests ?? [];
+  return (
+    list.find((d) => d.platform?.os === want.os && d.platform.architecture === want.architecture) ??
+    list.find((d) => !d.platform || d.platform.architecture !== 'unknown') ??
+    list[0]
+  );
+}

@@ -662,17 +662,12 @@ export class RegistryClient {
     const state = this.host(registry);
     const url = new URL(options.url, this.baseUrl(registry));
     const limits = options.limits ?? this.small;
+    const send = (authorization: string | undefined) =>
+      this.send(registry, url, options.method, this.headers(options, authorization), options.body, limits);
     for (let attempt = 0; ; attempt++) {
       try {
         let authorization = await this.authorization(registry, state, options.scopes);
-        let res = await this.send(
-          registry,
-          url,
-          options.method,
-          this.headers(options, authorization),
-          options.body,
-          limits,
-        );
+        let res = await send(authorization);
         if (res.status === 401) {
           const challenge = parseChallenge(res.headers['www-authenticate'] as string | undefined);
           if (challenge) {
@@ -681,15 +676,7 @@ export class RegistryClient {
             // the token for these scopes (if any) was refused or has expired
             state.tokens.delete(this.tokenKey(registry, options.scopes));
             authorization = await this.authorization(registry, state, options.scopes);
-            if (authorization !== undefined && authorization !== before)
-              res = await this.send(
-                registry,
-                url,
-                options.method,
-                this.headers(options, authorization),
-                options.body,
-                limits,
-              );
+            if (authorization !== undefined && authorization !== before) res = await send(authorization);
           }
           if (res.status === 401) throw this.authError(registry, options.scopes, res, state.challenge);
         }

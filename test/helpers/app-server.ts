@@ -1,13 +1,16 @@
-// The App as `npm start` runs it, in this process: Probot's HTTP server with the App's own
-// GitHub client (octokitFromEnv: its write pacing, retries and rate-limit handling), pointed
-// at the fake GitHub API server (github-server.ts). Webhooks are signed pull_request
-// deliveries made from @octokit/webhooks-examples.
+// The App as `npm start` runs it, in this process: Probot's HTTP server on 127.0.0.1, fed
+// signed webhooks made from @octokit/webhooks-examples. Against the fake GitHub API server
+// (github-server.ts) it uses the App's own GitHub client (octokitFromEnv: its write pacing,
+// retries and rate-limit handling); against the nock fake (fake-github.ts, answering at
+// GitHub's own address) the test client, without retries or pacing.
 import { createHmac } from 'node:crypto';
+import nock from 'nock';
 import { Probot, Server } from 'probot';
 import type { AppOptions } from '../../src/app.js';
 import { octokitFromEnv, serverApp } from '../../src/server.js';
+import { FakeGitHub } from './fake-github.js';
 import { freePort } from './fleet.js';
-import { privateKey, quietLog, webhookExample, type Payload } from './github.js';
+import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './github.js';
 import type { GitHubServer, ServerPull, ServerRepo } from './github-server.js';
 
 export interface AppServer {
@@ -16,11 +19,20 @@ export interface AppServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Start the App against `gh`. With the nock fake, the network is closed but for 127.0.0.1
+ * (webhooks are posted to it) until stop().
+ */
 export async function startAppServer(
-  gh: GitHubServer,
+  gh: GitHubServer | FakeGitHub,
   options: AppOptions,
   env: NodeJS.ProcessEnv = {},
 ): Promise<AppServer> {
+  const nocked = gh instanceof FakeGitHub;
+  if (nocked) {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  }
   const secret = 'app-server-secret';
   const port = await freePort();
   const server = new Server({
@@ -28,8 +40,7 @@ export async function startAppServer(
       appId: 1,
       privateKey: privateKey(),
       secret,
-      baseUrl: gh.baseUrl,
-      Octokit: octokitFromEnv(env),
+      ...(nocked ? { Octokit: TestOctokit } : { baseUrl: gh.baseUrl, Octokit: octokitFromEnv(env) }),
       logLevel: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'fatal',
     }),
     host: '127.0.0.1',
@@ -57,8 +68,56 @@ export async function startAppServer(
       await res.arrayBuffer();
       return res.status;
     },
-    stop: () => server.stop(),
+    async stop() {
+      await server.stop();
+      if (nocked) {
+        nock.cleanAll();
+        nock.enableNetConnect();
+      }
+    },
   };
+}
+
+export interface IssueComment {
+  /** The bare repository the delivery's repository is cloned from. */
+  bare: string;
+  /** The pull request commented on. */
+  number: number;
+  id: number;
+  login: string;
+  /** The commenter's user id, when the test tells users apart by it. */
+  userId?: number;
+  /** The commenter's account type (User unless said). */
+  userType?: 'User' | 'Bot';
+  body: string;
+  /** When it was written (the fake's clock). */
+  at: Date;
+  action?: 'created' | 'edited' | 'deleted';
+}
+
+/** An issue_comment delivery: `login` comments `body` on pull request `number` of Codertocat/Hello-World. */
+export function issueCommentPayload(c: IssueComment): Payload {
+  const payload = webhookExample('issue_comment', 'created');
+  const pr = webhookExample('pull_request', 'opened');
+  pr.repository.clone_url = c.bare;
+  payload.action = c.action ?? 'created';
+  payload.installation = { id: 4242 };
+  payload.repository = pr.repository;
+  payload.issue.number = c.number;
+  payload.issue.pull_request = {
+    url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${c.number}`,
+  };
+  payload.comment.id = c.id;
+  payload.comment.body = c.body;
+  payload.comment.created_at = payload.comment.updated_at = c.at.toISOString();
+  const user = {
+    login: c.login,
+    type: c.userType ?? 'User',
+    ...(c.userId === undefined ? {} : { id: c.userId }),
+  };
+  payload.comment.user = { ...payload.comment.user, ...user };
+  payload.sender = { ...payload.sender, ...user };
+  return payload;
 }
 
 const examples = new Map<string, Payload>();

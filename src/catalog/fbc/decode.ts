@@ -190,17 +190,7 @@ function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): Y
     let eol = text.indexOf('\n', pos);
     if (eol < 0) eol = text.length;
     if (text.startsWith('---', pos)) {
-      // apimachinery trims with strings.TrimSpace: U+FEFF stays (an error), U+0085 goes.
-      const after = goTrimSpace(text.slice(pos + 3, eol));
-      if (after.length > 0 && after[0] !== '#') {
-        // opm stops here; treat it as a separator to keep reading the rest.
-        out.problems.push({
-          rule: 'L-YAML-SEPARATOR',
-          message: `invalid Yaml document separator: ${after}`,
-          line: line + 1,
-          column: 1,
-        });
-      }
+      checkSeparatorLine(text.slice(pos + 3, eol), line, out);
       if (pos > docStart || bufferNonEmpty) {
         docs.push({ text: text.slice(docStart, pos), firstLine: docLine });
         docStart = eol + 1;
@@ -217,6 +207,22 @@ function splitYamlDocuments(text: string, baseLine: number, out: DecodedFile): Y
     docs.push({ text: text.slice(docStart), firstLine: docLine });
   }
   return docs;
+}
+
+/**
+ * What follows `---` on line `line` (0-based): anything but a comment is a finding. opm stops
+ * there; the line is read as a separator to keep reading the rest. Once per separator.
+ */
+function checkSeparatorLine(rest: string, line: number, out: DecodedFile): void {
+  // apimachinery trims with strings.TrimSpace: U+FEFF stays (an error), U+0085 goes.
+  const after = goTrimSpace(rest);
+  if (after.length > 0 && after[0] !== '#')
+    out.problems.push({
+      rule: 'L-YAML-SEPARATOR',
+      message: `invalid Yaml document separator: ${after}`,
+      line: line + 1,
+      column: 1,
+    });
 }
 
 function decodeYamlStream(
@@ -272,17 +278,7 @@ function decodeYamlBytes(
       // Lines from `counted` on: the document's, less the `---` line it may start with.
       line += countLineBreaks(text) - (docStart < counted ? 1 : 0);
     }
-    // apimachinery trims with strings.TrimSpace: U+FEFF stays (an error), U+0085 goes.
-    const after = goTrimSpace(buffer.toString(encoding, sep + 3, eol));
-    if (after.length > 0 && after[0] !== '#') {
-      // opm stops here; treat it as a separator to keep reading the rest.
-      out.problems.push({
-        rule: 'L-YAML-SEPARATOR',
-        message: `invalid Yaml document separator: ${after}`,
-        line: line + 1,
-        column: 1,
-      });
-    }
+    checkSeparatorLine(buffer.toString(encoding, sep + 3, eol), line, out);
     if (text !== undefined) {
       decodeDocument(text);
       docStart = eol + 1;

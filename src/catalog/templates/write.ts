@@ -522,28 +522,7 @@ class Emitter {
 
   private writePlain(value: string[], allowBreaks: boolean): void {
     if (!this.whitespace) this.put(' ');
-    let spaces = false;
-    let breaks = false;
-    for (let i = 0; i < value.length; i++) {
-      const c = value[i]!;
-      if (isSpace(c)) {
-        if (allowBreaks && !spaces && this.column > this.bestWidth && !isSpace(value[i + 1])) {
-          this.writeIndent();
-        } else this.put(c);
-        spaces = true;
-      } else if (isBreak(c)) {
-        if (!breaks && c === '\n') this.putBreak();
-        this.writeBreak(c);
-        this.indention = true;
-        breaks = true;
-      } else {
-        if (breaks) this.writeIndent();
-        this.put(c);
-        this.indention = false;
-        spaces = false;
-        breaks = false;
-      }
-    }
+    this.writeFolded(value, allowBreaks, false);
     this.whitespace = false;
     this.indention = false;
     if (this.rootContext) this.openEnded = true;
@@ -551,6 +530,18 @@ class Emitter {
 
   private writeSingleQuoted(value: string[], allowBreaks: boolean): void {
     this.writeIndicator("'", true, false, false);
+    this.writeFolded(value, allowBreaks, true);
+    this.writeIndicator("'", false, false, false);
+    this.whitespace = false;
+    this.indention = false;
+  }
+
+  /**
+   * The characters of a plain or single-quoted scalar, the loop libyaml's write_plain and
+   * write_single_quoted share: a space past the width becomes a line break (in quotes, never
+   * the first or last character), line breaks are kept, and in quotes `'` is doubled.
+   */
+  private writeFolded(value: string[], allowBreaks: boolean, quoted: boolean): void {
     let spaces = false;
     let breaks = false;
     for (let i = 0; i < value.length; i++) {
@@ -560,8 +551,7 @@ class Emitter {
           allowBreaks &&
           !spaces &&
           this.column > this.bestWidth &&
-          i > 0 &&
-          i < value.length - 1 &&
+          (!quoted || (i > 0 && i < value.length - 1)) &&
           !isSpace(value[i + 1])
         ) {
           this.writeIndent();
@@ -574,16 +564,13 @@ class Emitter {
         breaks = true;
       } else {
         if (breaks) this.writeIndent();
-        if (c === "'") this.put("'");
+        if (quoted && c === "'") this.put("'");
         this.put(c);
         this.indention = false;
         spaces = false;
         breaks = false;
       }
     }
-    this.writeIndicator("'", false, false, false);
-    this.whitespace = false;
-    this.indention = false;
   }
 
   private writeDoubleQuoted(value: string[], allowBreaks: boolean): void {
