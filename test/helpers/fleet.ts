@@ -240,6 +240,18 @@ function example(name: string, action: string): Record<string, unknown> {
   return structuredClone(found) as Record<string, unknown>;
 }
 
+// The App's key, made once per process: an RSA key takes up to seconds on a busy machine, and
+// every fleet's replicas may share one (each fleet has its own fake GitHub).
+let appKey: string | undefined;
+function fleetKey(): string {
+  appKey ??= generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }).privateKey;
+  return appKey;
+}
+
 export interface DeliveryResult {
   status: number;
   ms: number;
@@ -264,11 +276,7 @@ export class Fleet {
     readonly redis: RedisServer,
     readonly options: FleetOptions,
   ) {
-    this.#privateKey = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    }).privateKey;
+    this.#privateKey = fleetKey();
   }
 
   static async start(options: FleetOptions): Promise<Fleet> {
