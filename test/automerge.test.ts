@@ -2,7 +2,7 @@
 // with signed webhooks, a real bare repository, the real mirror and checks, and GitHub's API
 // as a small stateful fake (nock).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -73,7 +73,7 @@ interface Repo {
   cleanup: () => void;
 }
 
-function makeRepo(): Repo {
+function buildRepo(): Repo {
   const root = mkdtempSync(join(tmpdir(), 'catalog-bot-merge-'));
   const work = join(root, 'work');
   const bare = join(root, 'origin.git');
@@ -146,6 +146,31 @@ function makeRepo(): Repo {
     bottomChanged,
     bottomReadme,
     git: (...args) => git(bare, ...args),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+// The repository is built once (about twenty git commands) and each test gets its own copy
+// of the bare repository: the same commits, and nothing a test changes reaches another.
+let template: Repo | undefined;
+afterAll(() => template?.cleanup());
+
+function makeRepo(): Repo {
+  template ??= buildRepo();
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-merge-'));
+  const bare = join(root, 'origin.git');
+  cpSync(template.bare, bare, { recursive: true });
+  return {
+    ...template,
+    bare,
+    git: (...args) =>
+      execFileSync(
+        'git',
+        ['-C', bare, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args],
+        {
+          encoding: 'utf8',
+        },
+      ).trim(),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
 }

@@ -153,14 +153,14 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
 
   it('(c) without persistence a Redis restart loses queued jobs: reconciliation checks every head again', async () => {
     // What the design needs when Redis keeps nothing: the webhooks were answered, so GitHub
-    // will not send them again; the periodic reconciliation (every 3 s here) finds the open
+    // will not send them again; the periodic reconciliation (every 1.2 s here) finds the open
     // pull requests whose head lacks a completed set and queues them again.
     const f = await start({
       repos: 2,
       prsPerRepo: 4,
       headsPerPr: 3,
       appendonly: false,
-      env: { CATALOG_BOT_LOCK_MS: '3000', CATALOG_BOT_RECONCILE_MINUTES: '0.05' },
+      env: { CATALOG_BOT_LOCK_MS: '3000', CATALOG_BOT_RECONCILE_MINUTES: '0.02' },
     });
     for (let k = 0; k < 3; k++) {
       const answers = await Promise.all(f.prs.map((pr) => f.advance(pr, (pr.pull.number + k) % 2)));

@@ -240,6 +240,18 @@ function example(name: string, action: string): Record<string, unknown> {
   return structuredClone(found) as Record<string, unknown>;
 }
 
+// The App's key, made once per process: an RSA key takes up to seconds on a busy machine, and
+// every fleet's replicas may share one (each fleet has its own fake GitHub).
+let appKey: string | undefined;
+function fleetKey(): string {
+  appKey ??= generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }).privateKey;
+  return appKey;
+}
+
 export interface DeliveryResult {
   status: number;
   ms: number;
@@ -264,11 +276,7 @@ export class Fleet {
     readonly redis: RedisServer,
     readonly options: FleetOptions,
   ) {
-    this.#privateKey = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    }).privateKey;
+    this.#privateKey = fleetKey();
   }
 
   static async start(options: FleetOptions): Promise<Fleet> {
@@ -290,7 +298,9 @@ export class Fleet {
           fleet.prs.push({ repo, pull, heads: list, sent: -1, sentAt: [] });
         }
       }
-      for (let i = 0; i < (options.replicas ?? 2); i++) await fleet.startReplica(i);
+      // Side by side: each replica's start (Node, Probot, a Redis connection) is a few seconds
+      // of waiting on a busy machine.
+      await Promise.all(Array.from({ length: options.replicas ?? 2 }, (_, i) => fleet.startReplica(i)));
       return fleet;
     } catch (error) {
       await gh?.close();
