@@ -298,9 +298,7 @@ export class Fleet {
           fleet.prs.push({ repo, pull, heads: list, sent: -1, sentAt: [] });
         }
       }
-      // Side by side: each replica's start (Node, Probot, a Redis connection) is a few seconds
-      // of waiting on a busy machine.
-      await Promise.all(Array.from({ length: options.replicas ?? 2 }, (_, i) => fleet.startReplica(i)));
+      for (let i = 0; i < (options.replicas ?? 2); i++) await fleet.startReplica(i);
       return fleet;
     } catch (error) {
       await gh?.close();
