@@ -1,5 +1,6 @@
 // The declarative config: FBC blobs as files hold them (operator-registry `declcfg`),
 // before any cross-object validation. Every object remembers where it came from.
+import type { BlobCheck } from './blob-check.js';
 import {
   goBool,
   goBytes,
@@ -80,6 +81,8 @@ export interface Bundle {
   objectCount: number;
   /** The objects as JSON text; kept only when loading with `keepBundleObjects`. */
   objects?: string[];
+  /** What the per-blob checks found, when run as the blob was read (`validationOnly`). */
+  checked?: BlobCheck;
   pos: Position;
 }
 

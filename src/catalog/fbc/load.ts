@@ -1,6 +1,7 @@
 // Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
 // collecting every problem (with file and line) instead of stopping at the first.
 import { createRequire } from 'node:module';
+import { checkBundleBlob } from './blob-check.js';
 import { decodeFile, lineOf, type DecodedFile, type DecodedValue, type LineTable } from './decode.js';
 import {
   emptyConfig,
@@ -549,7 +550,11 @@ function addBlob(
           package: bundle.package,
         });
       }
-      if (options.validationOnly) dropCheckedValues(bundle);
+      if (options.validationOnly) {
+        dropCheckedValues(bundle);
+        // Checked here, on the thread that read it, rather than all on one thread later.
+        bundle.checked = checkBundleBlob(bundle);
+      }
       result.config.bundles.push(bundle);
       return;
     }

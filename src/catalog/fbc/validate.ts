@@ -2,12 +2,9 @@
 // opm stops at the first conversion error; here every problem is collected, each with
 // the file and line to change and a hint. A catalog is valid exactly when opm says so.
 import type { Bundle, ChannelEntry, DeclarativeConfig, Position } from './declcfg.js';
-import { GO_PROPERTY_VALUES } from './declcfg.js';
+import { checkBundleBlob } from './blob-check.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { checkGo, decodeGo } from '../go/gojson.js';
-import { validatePullSpec } from '../image-ref.js';
 import {
-  parseRelease,
   versionString,
   type Model,
   type ModelBundle,
@@ -16,14 +13,8 @@ import {
 } from './model.js';
 import { goQuote } from '../go/gostrings.js';
 import { tryParseRange } from '../versions/range.js';
-import { compareVersions, formatVersion, tryParseVersion, type PrereleasePart } from '../versions/semver.js';
-import {
-  PROPERTY_BUNDLE_OBJECT,
-  PROPERTY_PACKAGE,
-  SCHEMA_BUNDLE,
-  SCHEMA_CHANNEL,
-  SCHEMA_PACKAGE,
-} from '../property.js';
+import { compareVersions, formatVersion } from '../versions/semver.js';
+import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE } from '../property.js';
 
 export interface ValidationResult {
   model: Model;
@@ -305,7 +296,10 @@ function convertBundle(
     entries.push(mb);
   }
 
-  const ok = checkBundleBlob(b, r);
+  // Checked as the blob was read when validating (load.ts), else now.
+  const checked = b.checked ?? checkBundleBlob(b);
+  for (const f of checked.findings) r.error(f.rule, f.message, f.pos, f.package);
+  const ok = checked.passed;
   if (entries.length === 0) {
     r.error(
       'B-NOT-IN-CHANNEL',
@@ -320,103 +314,6 @@ function convertBundle(
       mb.release = ok.release;
     }
   }
-}
-
-/** The per-blob conversion checks; returns the parsed version when all pass. */
-function checkBundleBlob(
-  b: Bundle,
-  r: Reporter,
-): { version: NonNullable<ModelBundle['version']>; release: PrereleasePart[] } | undefined {
-  const q = goQuote;
-  const where = (line?: number): Partial<Position> =>
-    line !== undefined ? { file: b.pos.file, line } : b.pos;
-  const packages: { packageName?: string; version?: string; release?: string }[] = [];
-  for (let i = 0; i < b.properties.length; i++) {
-    const prop = b.properties[i]!;
-    let error: string | undefined;
-    if (prop.value === undefined) error = 'unexpected end of JSON input';
-    else if (prop.type !== PROPERTY_BUNDLE_OBJECT) {
-      const shape = GO_PROPERTY_VALUES[prop.type];
-      if (prop.type === PROPERTY_PACKAGE) {
-        const decoded = decodeGo(prop.value, shape!);
-        error = decoded.error;
-        if (!error) packages.push((decoded.value ?? {}) as (typeof packages)[number]);
-      } else if (shape) {
-        error = checkGo(prop.value, shape);
-      }
-    }
-    if (error !== undefined) {
-      r.error(
-        'PR-PARSE',
-        `parse properties for bundle ${q(b.name)}: parse property[${i}] of type ${q(prop.type)}: ${error}`,
-        where(prop.line),
-        b.package,
-      );
-      return undefined;
-    }
-  }
-  if (packages.length !== 1) {
-    r.error(
-      'PR-PACKAGE-COUNT',
-      `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${packages.length}`,
-      b.pos,
-      b.package,
-    );
-    return undefined;
-  }
-  const pkgProp = packages[0]!;
-  const packageName = pkgProp.packageName ?? '';
-  if (b.package !== packageName) {
-    r.error(
-      'PR-PACKAGE-MISMATCH',
-      `package ${q(b.package)} does not match "olm.package" property ${q(packageName)}`,
-      b.pos,
-      b.package,
-    );
-    return undefined;
-  }
-  const imageError = b.image === '' ? null : validatePullSpec(b.image);
-  if (imageError !== null) {
-    r.error(
-      'B-IMAGE-PULLSPEC',
-      `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${imageError}`,
-      b.pos,
-      b.package,
-    );
-  }
-  b.relatedImages.forEach((rel, i) => {
-    const err = rel.image === '' ? null : validatePullSpec(rel.image);
-    if (err !== null) {
-      r.error(
-        'B-RELATED-IMAGE-PULLSPEC',
-        `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(rel.image)}: ${err}`,
-        b.pos,
-        b.package,
-      );
-    }
-  });
-  const rawVersion = pkgProp.version ?? '';
-  const parsed = tryParseVersion(rawVersion);
-  if (!parsed.ok) {
-    r.error(
-      'PR-VERSION',
-      `error parsing bundle ${q(b.name)} version ${q(rawVersion)}: ${parsed.error}`,
-      b.pos,
-      b.package,
-    );
-    return undefined;
-  }
-  const release = parseRelease(pkgProp.release ?? '');
-  if (!release.ok) {
-    r.error(
-      'PR-RELEASE',
-      `error parsing bundle ${q(b.name)} release version ${q(pkgProp.release ?? '')}: ${release.error}`,
-      b.pos,
-      b.package,
-    );
-    return undefined;
-  }
-  return { version: parsed.version, release: release.release };
 }
 
 function convertDeprecations(
