@@ -1,7 +1,7 @@
 // The checks opm's conversion makes of each bundle blob on its own (its properties, its
 // images, its version), apart from the rest of the catalog: `validate` runs them as each
 // blob is read, on whichever thread read it, and validation replays what they found in
-// its own order (docs/architecture.md).
+// its own order (README, "Benchmarks").
 import type { Bundle, Position } from './declcfg.js';
 import { GO_PROPERTY_VALUES } from './declcfg.js';
 import { checkGo, decodeGo } from '../go/gojson.js';
