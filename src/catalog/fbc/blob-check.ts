@@ -1,28 +1,15 @@
 // The checks opm's conversion makes of each bundle blob on its own (its properties, its
 // images, its version), apart from the rest of the catalog: `validate` runs them as each
 // blob is read, on whichever thread read it, and validation replays what they found in
-// its own order (docs/architecture.md).
-import type { Bundle, Position } from './declcfg.js';
+// its own order (README, "Benchmarks").
+import type { BlobCheck, BlobFinding, Bundle, Position } from './declcfg.js';
 import { GO_PROPERTY_VALUES } from './declcfg.js';
 import { checkGo, decodeGo } from '../go/gojson.js';
 import { goQuote } from '../go/gostrings.js';
 import { validatePullSpec } from '../image-ref.js';
-import { parseRelease, type ModelBundle } from './model.js';
-import { tryParseVersion, type PrereleasePart } from '../versions/semver.js';
+import { parseRelease } from './model.js';
+import { tryParseVersion } from '../versions/semver.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_PACKAGE } from '../property.js';
-
-export interface BlobFinding {
-  rule: string;
-  message: string;
-  pos: Partial<Position>;
-  package: string;
-}
-
-export interface BlobCheck {
-  findings: BlobFinding[];
-  /** The parsed version, when every check that stops conversion passed. */
-  passed?: { version: NonNullable<ModelBundle['version']>; release: PrereleasePart[] };
-}
 
 interface Recorder {
   error(rule: string, message: string, pos: Partial<Position>, pkg: string): void;

@@ -1,6 +1,6 @@
 // The declarative config: FBC blobs as files hold them (operator-registry `declcfg`),
 // before any cross-object validation. Every object remembers where it came from.
-import type { BlobCheck } from './blob-check.js';
+import type { PrereleasePart, Version } from '../versions/semver.js';
 import {
   goBool,
   goBytes,
@@ -84,6 +84,20 @@ export interface Bundle {
   /** What the per-blob checks found, when run as the blob was read (`validationOnly`). */
   checked?: BlobCheck;
   pos: Position;
+}
+
+/** What one of the per-blob checks (blob-check.ts) found. */
+export interface BlobFinding {
+  rule: string;
+  message: string;
+  pos: Partial<Position>;
+  package: string;
+}
+
+export interface BlobCheck {
+  findings: BlobFinding[];
+  /** The parsed version, when every check that stops conversion passed. */
+  passed?: { version: Version; release: PrereleasePart[] };
 }
 
 export interface DeprecationEntry {

@@ -59,8 +59,15 @@ export interface LineTable {
   cursor: number;
 }
 
-function lineTable(collections: object[], lines: number[], base: number): LineTable | undefined {
-  return collections.length > 0 ? { collections, lines, base, cursor: 0 } : undefined;
+/** No table for a value with no collection inside it (the value's own line is known). */
+function lineTable(
+  root: unknown,
+  collections: object[],
+  lines: number[],
+  base: number,
+): LineTable | undefined {
+  if (collections.length === 0 || (collections.length === 1 && collections[0] === root)) return undefined;
+  return { collections, lines, base, cursor: 0 };
 }
 
 /** The 1-based line where a collection inside a decoded value started, when known. */
@@ -344,7 +351,7 @@ function decodeYamlDocument(
       value: fast.value,
       line: doc.firstLine + fast.rootLine + 1,
       column: 1,
-      lines: lineTable(fast.collections, fast.lines, doc.firstLine + 1),
+      lines: lineTable(fast.value, fast.collections, fast.lines, doc.firstLine + 1),
     };
   }
   yamlDocumentsRead.full++;
@@ -491,7 +498,7 @@ function parseYamlNode(text: string, firstLine: number, out: DecodedFile): Decod
     value: value ?? null,
     line: rootLine,
     column: rootColumn,
-    lines: lineTable(collections, lines, firstLine + 1),
+    lines: lineTable(value, collections, lines, firstLine + 1),
   };
 }
 
@@ -627,7 +634,7 @@ function recordJsonLines(
     for (const child of children) visit(child, depth + 1);
   };
   visit(value, 1);
-  return { duplicateAt, lines: lineTable(collections, lines, 0) };
+  return { duplicateAt, lines: lineTable(value, collections, lines, 0) };
 }
 
 function decodeJsonStream(
