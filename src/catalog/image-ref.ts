@@ -106,11 +106,8 @@ function splitDockerDomain(name: string): { domain: string; remainder: string } 
   return { domain, remainder };
 }
 
-/**
- * reference.Parse, restricted to the named results ParseNormalizedNamed can produce. Without
- * `build` it only decides validity (what validation asks of every image of a catalog).
- */
-function parse(s: string, build = true): ParseResult {
+/** reference.Parse, restricted to the named results ParseNormalizedNamed can produce. */
+function parse(s: string): ParseResult {
   const m = REFERENCE_RE.exec(s);
   if (m === null) {
     // Go lower-cases with Unicode rules too (e.g. the Kelvin sign becomes "k").
@@ -122,7 +119,6 @@ function parse(s: string, build = true): ParseResult {
   if (name.length > NAME_TOTAL_LENGTH_MAX) return fail(ERR_NAME_TOO_LONG);
   const digestError = digestPart === '' ? null : validateDigest(digestPart);
   if (digestError !== null) return fail(digestError);
-  if (!build) return VALID;
 
   // A first component that is not a valid host (e.g. "a_b.c") stays part of the path.
   const nm = ANCHORED_NAME_RE.exec(name);
@@ -132,10 +128,8 @@ function parse(s: string, build = true): ParseResult {
   return { ok: true, ref };
 }
 
-const VALID: ParseResult = { ok: true, ref: { domain: '', path: '' } };
-
 /** reference.ParseNormalizedNamed. */
-function parseNormalizedNamed(s: string, build = true): ParseResult {
+function parseNormalizedNamed(s: string): ParseResult {
   if (ANCHORED_IDENTIFIER_RE.test(s)) {
     return fail(`invalid repository name (${s}), cannot specify 64-byte hexadecimal strings`);
   }
@@ -144,7 +138,7 @@ function parseNormalizedNamed(s: string, build = true): ParseResult {
   const tagSep = remainder.indexOf(':');
   const remoteName = tagSep > -1 ? remainder.slice(0, tagSep) : remainder;
   if (remoteName.toLowerCase() !== remoteName) return fail(ERR_NORMALIZED_UPPERCASE);
-  return parse(`${host}/${remainder}`, build);
+  return parse(`${host}/${remainder}`);
 }
 
 // A catalog names the same images again and again (related images shared by versions).
@@ -161,7 +155,7 @@ export function validatePullSpec(ref: string): string | null {
   if (ref === '') return null;
   const known = checkedPullSpecs.get(ref);
   if (known !== undefined) return known;
-  const result = parseNormalizedNamed(ref, false);
+  const result = parseNormalizedNamed(ref);
   const error = result.ok ? null : result.error;
   if (checkedPullSpecs.size >= CHECKED_PULL_SPECS_MAX) checkedPullSpecs.clear();
   checkedPullSpecs.set(ref, error);
