@@ -142,8 +142,11 @@ function parseNormalizedNamed(s: string): ParseResult {
 }
 
 // A catalog names the same images again and again (related images shared by versions).
+// The check worker outlives a pull request, so what is remembered is bounded in count and
+// in length (a valid pull spec is a few hundred characters; longer ones are parsed each time).
 const checkedPullSpecs = new Map<string, string | null>();
-const CHECKED_PULL_SPECS_MAX = 50_000;
+const CHECKED_PULL_SPECS_MAX = 10_000;
+const CHECKED_PULL_SPEC_LENGTH_MAX = 600;
 
 /**
  * Returns null when opm accepts `ref` as a bundle image / relatedImages image,
@@ -157,6 +160,7 @@ export function validatePullSpec(ref: string): string | null {
   if (known !== undefined) return known;
   const result = parseNormalizedNamed(ref);
   const error = result.ok ? null : result.error;
+  if (ref.length > CHECKED_PULL_SPEC_LENGTH_MAX) return error;
   if (checkedPullSpecs.size >= CHECKED_PULL_SPECS_MAX) checkedPullSpecs.clear();
   checkedPullSpecs.set(ref, error);
   return error;

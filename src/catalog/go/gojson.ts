@@ -212,9 +212,11 @@ function shortName(t: Extract<GoType, { kind: 'struct' }>): string {
 
 const lowerFieldNames = new WeakMap<object, Map<string, string>>();
 // Keys that are not a field's exact name, per struct type, with the field they fold to
-// (undefined: none). Catalogs repeat the same few, so folding each once is enough.
+// (undefined: none). Catalogs repeat the same few, so folding each once is enough; the
+// check worker outlives a pull request, so only short keys, and a bounded number, are kept.
 const foldedKeys = new WeakMap<object, Map<string, string | undefined>>();
 const FOLDED_KEYS_MAX = 1000;
+const FOLDED_KEY_LENGTH_MAX = 64;
 
 function matchField(t: Extract<GoType, { kind: 'struct' }>, key: string): string | undefined {
   if (Object.hasOwn(t.fields, key)) return key;
@@ -227,7 +229,7 @@ function matchField(t: Extract<GoType, { kind: 'struct' }>, key: string): string
   }
   const field = lower.get(foldName(key));
   if (!folded) foldedKeys.set(t, (folded = new Map()));
-  if (folded.size < FOLDED_KEYS_MAX) folded.set(key, field);
+  if (folded.size < FOLDED_KEYS_MAX && key.length <= FOLDED_KEY_LENGTH_MAX) folded.set(key, field);
   return field;
 }
 
