@@ -55,8 +55,12 @@ async function runAsCommand(argv: string[]): Promise<void> {
   // `validate` loads files on a second thread too: started before the command's code is
   // loaded, the thread gets ready while this one loads (README, "Benchmarks").
   const validate = argv[0] === 'validate';
-  if (validate && availableParallelism() > 1)
-    (await import('./catalog/fbc/load-threads.js')).startLoadHelperEarly();
+  if (validate) {
+    // A short run: the optimizing compiler is off until the catalog proves large (only here,
+    // in a process of its own, never where main() runs inside another program).
+    (await import('./commands/optimizing-compiler.js')).holdOptimizingCompiler();
+    if (availableParallelism() > 1) (await import('./catalog/fbc/load-threads.js')).startLoadHelperEarly();
+  }
   process.exitCode = await main(argv);
   if (validate) {
     // Nothing is left to do once the report is written; exiting now spares tearing down the

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { githubAnnotation } from '../src/commands/output.js';
-import { removeTree, writeTree } from './helpers/oracle.js';
+import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -99,6 +100,27 @@ describe('catalog-bot validate', () => {
     );
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, errors: [] });
+  });
+
+  // A short run goes faster without Node's optimizing compiler; a large one needs it
+  // (commands/optimizing-compiler.ts). V8 says what it optimizes with --trace-opt.
+  it('keeps the optimizing compiler off for a catalog of usual size, and on past the limit', () => {
+    const v421 = join(SHARED_DATA, 'real-catalogs', 'community-operators-prod', 'catalogs', 'v4.21');
+    const optimized = (roots: string[]): number => {
+      const r = spawnSync(
+        process.execPath,
+        ['--trace-opt', cliJs, 'validate', '--format', 'json', ...roots],
+        {
+          encoding: 'utf8',
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.split('\n').filter((l) => l.startsWith('[completed optimizing')).length;
+    };
+    // 14 MB: nothing optimized. The same root twice (28 MB in all): the second is optimized.
+    expect(optimized([v421])).toBe(0);
+    expect(optimized([v421, v421])).toBeGreaterThan(0);
   });
 });
 

@@ -7,6 +7,7 @@ import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/in
 import type { LoadResult } from '../catalog/fbc/load.js';
 import { takeLoadHelper } from '../catalog/fbc/load-threads.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { noteCatalogBytes } from './optimizing-compiler.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 
 export const command = defineCommand({
@@ -31,6 +32,7 @@ export const command = defineCommand({
         maxFileSize,
         validationOnly: true,
         helper,
+        onListed: noteCatalogBytes,
       });
       const seconds = (performance.now() - started) / 1000;
       valid &&= report.valid;

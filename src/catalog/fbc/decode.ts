@@ -4,7 +4,7 @@
 // that one run reports every broken document of a file.
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { LoadOptions as YamlLoadOptions, YAMLException } from 'js-yaml';
-import { OUTSIDE_SUBSET, readFastYamlDocument } from './fastyaml.js';
+import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fastyaml.js';
 import { goJsonSyntaxError } from '../go/gojsonsyntax.js';
 import { goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml } from './yaml11.js';
@@ -105,6 +105,8 @@ export interface DecodeOptions {
    * (which stays empty): a caller that keeps little of each value lets it go at once.
    */
   onValue?: (value: DecodedValue) => void;
+  /** Property values to check and not build, in what the fast path reads (fastyaml.ts). */
+  checkedValues?: CheckedValues;
 }
 
 /** How many YAML documents each reader has read in this process (for tests and benchmarks). */
@@ -344,7 +346,9 @@ function decodeYamlDocument(
   }
   // What opm and the renderers write is read by the fast path; the rest by js-yaml.
   const fast =
-    options.fullReaderOnly || unusual ? undefined : readFastYamlDocument(doc.text, RECORDED_DEPTH, true);
+    options.fullReaderOnly || unusual
+      ? undefined
+      : readFastYamlDocument(doc.text, RECORDED_DEPTH, true, options.checkedValues);
   if (fast) {
     yamlDocumentsRead.fast++;
     return {

@@ -4,6 +4,7 @@
 // full reader (js-yaml with the go-yaml schema, decode.ts) gives, or nothing: anything
 // outside that subset makes it give up on the document, which the full reader then reads.
 // Most catalog files are in the subset, and this is several times faster (README, "Benchmark").
+import { checkGo, goRaw, matchField, type GoType } from '../go/gojson.js';
 import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
 
 /** A document read by the fast path: the value and the 0-based lines (in the document) of its collections. */
@@ -16,8 +17,26 @@ export interface FastDocument {
   lines: number[];
 }
 
+/**
+ * Property values that validation only type-checks (README, "Benchmarks"). In a document
+ * whose root `schema` is `schema`, the `value` of an item of the root's `properties` list is
+ * checked against the Go type `shape` gives for the item's `type`, as json.Unmarshal would
+ * check it, and not built: the document holds `placeholder` there instead. A value that
+ * fails its check, or that the check is unsure of, is built after all (the caller reports
+ * the error as before); a document of another schema is read again, built.
+ */
+export interface CheckedValues {
+  schema: string;
+  shape(type: string): GoType | undefined;
+  placeholder: object;
+}
+
 /** Thrown (and caught below) when the document is not in the subset. */
 const GIVE_UP = new Error('not in the fast subset');
+/** Thrown while checking a value (CheckedValues) that is to be built after all. */
+const BUILD_IT = new Error('to be built');
+/** What a checked mapping gives back: its value is not built. */
+const NOT_BUILT: Record<string, unknown> = Object.freeze({});
 
 // Where go-yaml and js-yaml may differ or where the subset stops: line breaks other than
 // LF, byte order marks, the unicode line separators, control characters (the full reader
@@ -39,10 +58,16 @@ class Reader {
   eol = 0;
   readonly collections: object[] = [];
   readonly lines: number[] = [];
+  /** Reading the value of the root's `properties` (CheckedValues). */
+  inProperties = false;
+  /** How many values were checked and not built. */
+  checkedCount = 0;
 
   constructor(
     readonly text: string,
-    readonly recordedDepth: number,
+    /** Set to 0 while a value is checked: nothing of it is recorded. */
+    private recordedDepth: number,
+    readonly checked?: CheckedValues,
   ) {}
 
   /**
@@ -88,11 +113,19 @@ class Reader {
     }
   }
 
-  /** A block mapping whose keys are at `indent`; the first key starts at `start` on the current line. */
-  mapping(indent: number, start: number, depth: number): Record<string, unknown> {
+  /**
+   * A block mapping whose keys are at `indent`; the first key starts at `start` on the current
+   * line. With a `shape`, the mapping is read and checked against it, not built.
+   */
+  mapping(indent: number, start: number, depth: number, shape?: GoType): Record<string, unknown> {
     const text = this.text;
-    const result: Record<string, unknown> = {};
+    const result: Record<string, unknown> = shape === undefined ? {} : NOT_BUILT;
+    // A checked mapping keeps only its keys, to find a repeated one as a built mapping does.
+    const keys: string[] | undefined = shape === undefined ? undefined : [];
     if (depth > MAX_FAST_DEPTH) throw GIVE_UP;
+    if (shape !== undefined && shape.kind !== 'struct' && shape.kind !== 'map' && shape.kind !== 'raw')
+      throw BUILD_IT; // Go wants no object here: a type error, which the built value reports
+    let checkedHere = false;
     for (;;) {
       const keyLine = this.line;
       const eol = this.eol;
@@ -110,30 +143,79 @@ class Reader {
         key = text.slice(start, p);
         if (!PLAIN_KEY.test(key) || resolvePlainScalar(key) !== NOT_RESOLVED) throw GIVE_UP;
       }
-      if (key === '__proto__' || Object.prototype.hasOwnProperty.call(result, key)) throw GIVE_UP;
+      if (key === '__proto__') throw GIVE_UP;
+      if (keys === undefined ? Object.prototype.hasOwnProperty.call(result, key) : keys.includes(key))
+        throw GIVE_UP;
+      keys?.push(key);
+      if (depth === 1 && this.checked !== undefined) this.inProperties = key === 'properties';
+      const entryShape = shape === undefined ? undefined : shapeOfEntry(shape, key);
       p++; // past ':'
       let value: unknown;
       if (p === eol) {
-        // The value is on the next lines: a nested block, an indentless sequence, or null.
-        this.nextLine();
-        if (this.peek() && this.indent > indent) {
-          value = this.block(this.indent, depth + 1, keyLine);
-        } else if (this.peekIsIndentlessItem(indent)) {
-          value = this.sequence(indent, depth + 1, keyLine);
+        const checkedShape =
+          shape === undefined && depth === 3 && key === 'value' && this.inProperties
+            ? this.shapeOf(result)
+            : undefined;
+        if (checkedShape !== undefined) {
+          value = this.checkedValueBelow(indent, depth + 1, keyLine, checkedShape);
+          checkedHere = value === this.checked!.placeholder;
         } else {
-          value = null;
+          value = this.valueBelow(indent, depth + 1, keyLine, entryShape);
         }
       } else {
         if (text.charCodeAt(p) !== 0x20) throw GIVE_UP;
         p++;
         value = this.inlineValue(p, indent, depth + 1, keyLine);
+        if (entryShape !== undefined && !scalarFits(value, entryShape)) throw BUILD_IT;
       }
-      result[key] = value;
-      if (!this.peek() || this.indent < indent) return result;
+      if (shape === undefined) result[key] = value;
+      if (!this.peek() || this.indent < indent) {
+        // Another spelling of `type` or `value` would make Go's choice of them matter.
+        if (
+          checkedHere &&
+          Object.keys(result).some((k) => k !== 'type' && k !== 'value' && OTHER_SPELLING.test(k))
+        )
+          throw GIVE_UP;
+        return result;
+      }
       if (this.indent > indent) throw GIVE_UP;
       start = this.pos + indent;
       if (text.charCodeAt(start) === 0x2d && isSpaceOrEnd(text.charCodeAt(start + 1))) throw GIVE_UP;
     }
+  }
+
+  /** The value of a `key:` that ends its line: a nested block, an indentless sequence, or null. */
+  private valueBelow(indent: number, depth: number, keyLine: number, shape: GoType | undefined): unknown {
+    this.nextLine();
+    if (this.peek() && this.indent > indent) return this.block(this.indent, depth, keyLine, shape);
+    if (this.peekIsIndentlessItem(indent)) return this.sequence(indent, depth, keyLine, shape);
+    return null;
+  }
+
+  /** The Go type a property item's value is checked against (CheckedValues), if any. */
+  private shapeOf(item: Record<string, unknown>): GoType | undefined {
+    const type = item.type;
+    return typeof type === 'string' ? this.checked!.shape(type) : undefined;
+  }
+
+  /** valueBelow, checked against `shape` (CheckedValues); built when the check does not pass. */
+  private checkedValueBelow(indent: number, depth: number, keyLine: number, shape: GoType): unknown {
+    const { pos, line, eol, recordedDepth } = this;
+    const lineIndent = this.indent;
+    this.recordedDepth = 0;
+    let value: unknown;
+    try {
+      value = this.valueBelow(indent, depth, keyLine, shape);
+    } catch (err) {
+      this.recordedDepth = recordedDepth;
+      if (err !== BUILD_IT) throw err;
+      Object.assign(this, { pos, line, eol, indent: lineIndent });
+      return this.valueBelow(indent, depth, keyLine, undefined);
+    }
+    this.recordedDepth = recordedDepth;
+    if (value === null) return null; // `value:` and nothing: null, not a checked value
+    this.checkedCount++;
+    return this.checked!.placeholder;
   }
 
   private peekIsIndentlessItem(indent: number): boolean {
@@ -142,22 +224,27 @@ class Reader {
     return this.text.charCodeAt(at) === 0x2d && isSpaceOrEnd(this.text.charCodeAt(at + 1));
   }
 
-  /** A block node starting on the current line (already peeked) at `indent`. */
-  private block(indent: number, depth: number, line: number): unknown {
+  /** A block node starting on the current line (already peeked) at `indent`; checked with a `shape`. */
+  private block(indent: number, depth: number, line: number, shape: GoType | undefined): unknown {
     const at = this.pos + indent;
     if (this.text.charCodeAt(at) === 0x2d && isSpaceOrEnd(this.text.charCodeAt(at + 1))) {
-      return this.sequence(indent, depth, line);
+      return this.sequence(indent, depth, line, shape);
     }
-    const value = this.mapping(indent, at, depth);
+    const value = this.mapping(indent, at, depth, shape);
     this.record(value, line, depth);
     return value;
   }
 
-  /** A block sequence whose dashes are at `indent`, the current line being its first item. */
-  sequence(indent: number, depth: number, line: number): unknown[] {
+  /**
+   * A block sequence whose dashes are at `indent`, the current line being its first item.
+   * With a `shape`, the items are read and checked against it, not kept.
+   */
+  sequence(indent: number, depth: number, line: number, shape?: GoType): unknown[] {
     const text = this.text;
     const result: unknown[] = [];
     if (depth > MAX_FAST_DEPTH) throw GIVE_UP;
+    if (shape !== undefined && shape.kind !== 'slice' && shape.kind !== 'raw') throw BUILD_IT;
+    const itemShape = shape?.kind === 'slice' ? shape.elem : shape;
     this.record(result, line, depth);
     for (;;) {
       const start = this.pos + indent;
@@ -169,11 +256,13 @@ class Reader {
         throw GIVE_UP;
       const itemLine = this.line;
       if (this.startsMappingEntry(itemStart, indent)) {
-        const item = this.mapping(itemStart - this.pos, itemStart, depth + 1);
+        const item = this.mapping(itemStart - this.pos, itemStart, depth + 1, itemShape);
         this.record(item, itemLine, depth + 1);
-        result.push(item);
+        if (itemShape === undefined) result.push(item);
       } else {
-        result.push(this.inlineValue(itemStart, indent, depth + 1, itemLine));
+        const item = this.inlineValue(itemStart, indent, depth + 1, itemLine);
+        if (itemShape === undefined) result.push(item);
+        else if (!scalarFits(item, itemShape)) throw BUILD_IT;
       }
       if (!this.peek() || this.indent < indent) return result;
       if (this.indent > indent) throw GIVE_UP;
@@ -268,6 +357,7 @@ class Reader {
     required: boolean,
   ): { pos: number; breaks: number; line: number; lineStart: number; eol: number } | undefined {
     const text = this.text;
+    const deeper = spaces(parentIndent + 1);
     let breaks = 0;
     for (;;) {
       if (i >= text.length) {
@@ -277,19 +367,17 @@ class Reader {
       i++;
       breaks++;
       line++;
-      let j = i;
-      while (text.charCodeAt(j) === 0x20) j++;
-      const c = text.charCodeAt(j);
-      if (c === 0x0a || j >= text.length) {
-        if (j !== i) throw GIVE_UP; // a line of spaces
-        i = j;
-        continue;
-      }
-      if (c === 0x09) throw GIVE_UP;
-      if (j - i <= parentIndent) {
+      if (i >= text.length || text.charCodeAt(i) === 0x0a) continue; // an empty line
+      if (!text.startsWith(deeper, i)) {
+        // Not indented past the parent: the scalar ends (what that line holds, spaces only
+        // or a tab, peek() judges as it reads it next).
         if (required) throw GIVE_UP;
         return undefined;
       }
+      let j = i + deeper.length;
+      while (text.charCodeAt(j) === 0x20) j++;
+      const c = text.charCodeAt(j);
+      if (c === 0x0a || j >= text.length || c === 0x09) throw GIVE_UP; // a line of spaces, a tab
       let eol = text.indexOf('\n', j);
       if (eol < 0) eol = text.length;
       return { pos: j, breaks, line, lineStart: i, eol };
@@ -458,6 +546,34 @@ function plainSegment(text: string, from: number, eol: number): string {
 // Characters that cannot start a plain scalar here (YAML indicators), `-` handled apart.
 const INDICATOR = new Set([...'?:,[]{}#&*!|>\'"%@`'].map((ch) => ch.charCodeAt(0)));
 
+/** The type of a mapping entry's value, the mapping being checked against `shape`. */
+function shapeOfEntry(shape: GoType, key: string): GoType {
+  if (shape.kind === 'map') return shape.elem;
+  if (shape.kind !== 'struct') return shape; // raw: read, not checked
+  const field = matchField(shape, key);
+  if (field === undefined) return goRaw; // Go drops unknown fields
+  // Another spelling of a field: which of several spellings Go keeps is decodeGo's to say.
+  if (field !== key) throw BUILD_IT;
+  return shape.fields[field]!;
+}
+
+/** Does a scalar (or `[]`, `{}`) pass json.Unmarshal into `shape`? */
+function scalarFits(value: unknown, shape: GoType): boolean {
+  if (shape.kind === 'raw' || value === null) return true;
+  if (shape.kind === 'string') return typeof value === 'string';
+  return checkGo(value, shape) === undefined;
+}
+
+const OTHER_SPELLING = /^(?:type|value)$/i;
+
+const SPACES: string[] = [];
+
+/** `n` spaces (kept for the usual indentations). */
+function spaces(n: number): string {
+  if (n >= 64) return ' '.repeat(n);
+  return (SPACES[n] ??= ' '.repeat(n));
+}
+
 function isSpaceOrEnd(c: number): boolean {
   return c === 0x20 || c === 0x0a || Number.isNaN(c);
 }
@@ -473,9 +589,10 @@ export function readFastYamlDocument(
   recordedDepth: number,
   /** The caller has seen that OUTSIDE_SUBSET does not match (saves a second scan). */
   screened = false,
+  checked?: CheckedValues,
 ): FastDocument | undefined {
   if (!screened && OUTSIDE_SUBSET.test(text)) return undefined;
-  const reader = new Reader(text, recordedDepth);
+  const reader = new Reader(text, recordedDepth, checked);
   try {
     if (text.startsWith('---')) {
       let eol = text.indexOf('\n');
@@ -492,6 +609,8 @@ export function readFastYamlDocument(
     const value = reader.mapping(0, first, 1);
     reader.record(value, rootLine, 1);
     if (reader.peek()) return undefined;
+    if (reader.checkedCount > 0 && value.schema !== checked!.schema)
+      return readFastYamlDocument(text, recordedDepth, true);
     return { value, rootLine, collections: reader.collections, lines: reader.lines };
   } catch (err) {
     if (err === GIVE_UP) return undefined;

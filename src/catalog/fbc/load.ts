@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { checkBundleBlob } from './blob-check.js';
 import { decodeFile, lineOf, type DecodedFile, type DecodedValue, type LineTable } from './decode.js';
+import type { CheckedValues } from './fastyaml.js';
 import {
   emptyConfig,
   GO_BUNDLE,
@@ -23,7 +24,7 @@ import {
   type Property,
 } from './declcfg.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { checkGo, decodeGo, validateGoBase64 } from '../go/gojson.js';
+import { checkGo, decodeGo, goRaw, validateGoBase64, type GoType } from '../go/gojson.js';
 import {
   INDEX_IGNORE,
   IndexIgnore,
@@ -74,6 +75,8 @@ export interface LoadOptions {
   validationOnly?: boolean;
   /** With `validationOnly`, from a DirectorySource: a thread that loads half of the files. */
   helper?: LoadHelper<LoadResult>;
+  /** Told the total size of the files about to be read, once they are listed and before any is read. */
+  onListed?: (bytes: number) => void;
 }
 
 // Digests of the blobs as read, by the typed object made from each: the typed view leaves out
@@ -233,6 +236,12 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
     }
   }
 
+  if (options.onListed) {
+    let bytes = 0;
+    for (const path of toRead) bytes += sizes.get(path) ?? 0;
+    options.onListed(bytes);
+  }
+
   // Read in bounded batches, decode each file, then let the raw bytes go.
   const cache = options.decodedFiles;
   const idOf = (path: string): string | undefined => (cache ? source.contentId?.(path) : undefined);
@@ -376,6 +385,7 @@ function addFileStreaming(result: LoadResult, file: string, data: Buffer, option
   // Blob findings go after the file's decoding problems, as addFile orders them.
   const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
   const decoded = decodeFile(data, {
+    checkedValues: CHECKED_WHEN_READ,
     onValue: (v) => {
       result.stats.blobs++;
       addBlob(blobs, file, v, options, hintFor);
@@ -720,16 +730,32 @@ function toDeprecation(d: Obj, raw: Obj, lines: LineTable | undefined, pos: Posi
 const CHECKED_VALUE = Object.freeze({ '<checked when read>': true });
 
 /**
+ * The Go type a bundle property value of this type is only checked against in validation
+ * (any value, for a type opm does not know), or undefined for the values validation reads.
+ */
+function checkedOnlyShape(type: string): GoType | undefined {
+  if (type === PROPERTY_PACKAGE || type === PROPERTY_BUNDLE_OBJECT) return undefined;
+  return GO_PROPERTY_VALUES[type] ?? goRaw;
+}
+
+/** The fast reader checks these values as it reads them and builds only those that fail. */
+const CHECKED_WHEN_READ: CheckedValues = {
+  schema: SCHEMA_BUNDLE,
+  shape: checkedOnlyShape,
+  placeholder: CHECKED_VALUE,
+};
+
+/**
  * Replace bundle property values that validation only type-checks, and that pass, with
  * CHECKED_VALUE, which passes the same check (no Go struct has a field of that name):
- * validation finds the same first failing property of each bundle.
+ * validation finds the same first failing property of each bundle. (Most were replaced
+ * when read: CHECKED_WHEN_READ.)
  */
 function dropCheckedValues(bundle: Bundle): void {
   for (const prop of bundle.properties) {
-    if (prop.value === undefined || prop.type === PROPERTY_PACKAGE || prop.type === PROPERTY_BUNDLE_OBJECT)
-      continue;
-    const shape = GO_PROPERTY_VALUES[prop.type];
-    if (shape === undefined || checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
+    if (prop.value === undefined || prop.value === CHECKED_VALUE) continue;
+    const shape = checkedOnlyShape(prop.type);
+    if (shape !== undefined && checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
   }
 }
 

@@ -218,7 +218,8 @@ const foldedKeys = new WeakMap<object, Map<string, string | undefined>>();
 const FOLDED_KEYS_MAX = 1000;
 const FOLDED_KEY_LENGTH_MAX = 64;
 
-function matchField(t: Extract<GoType, { kind: 'struct' }>, key: string): string | undefined {
+/** The field of struct `t` that a JSON key decodes into (names match case-insensitively), if any. */
+export function matchField(t: Extract<GoType, { kind: 'struct' }>, key: string): string | undefined {
   if (Object.hasOwn(t.fields, key)) return key;
   let folded = foldedKeys.get(t);
   if (folded?.has(key)) return folded.get(key);
