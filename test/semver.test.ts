@@ -191,6 +191,15 @@ describe('Go helpers', () => {
     expect(goQuote('\u{e0001}😀')).toBe('"\\U000e0001😀"');
   });
 
+  it('goQuote quotes each ASCII character alone as within text that needs escapes', () => {
+    // Plain printable ASCII takes a short way; text with anything else goes rune by rune.
+    for (let c = 0; c < 0x80; c++) {
+      const ch = String.fromCharCode(c);
+      expect(goQuote(`a${ch}b`), `U+${c.toString(16)}`).toBe(goQuote(`a${ch}b\n`).replace(/\\n"$/, '"'));
+    }
+    expect(goQuote('kepler-operator.v0.20.0')).toBe('"kepler-operator.v0.20.0"');
+  });
+
   it('goSplitN keeps the remainder in the last part', () => {
     expect(goSplitN('1.2.3.4', '.', 3)).toEqual(['1', '2', '3.4']);
     expect(goSplitN('', '.', 3)).toEqual(['']);

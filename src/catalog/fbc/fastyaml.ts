@@ -45,6 +45,10 @@ const NOT_BUILT: Record<string, unknown> = Object.freeze({});
 export const OUTSIDE_SUBSET = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
 // A key the full reader keeps as the same string: no resolution, no merge key, no prototype games.
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
+// Plain keys already found to read as themselves: catalogs repeat a few hundred keys. The
+// process may read many catalogs (the App): only short keys, and a bounded number of them.
+const PLAIN_KEYS_SEEN = new Set<string>();
+const PLAIN_KEYS_SEEN_MAX = 2000;
 // Deeper than any catalog; the full reader reports absurd nesting its own way.
 const MAX_FAST_DEPTH = 100;
 
@@ -74,8 +78,10 @@ class Reader {
    * Move to the next line with content; false at the end. Empty and comment lines between
    * entries are skipped; a line of only spaces or a tab in the indentation ends the fast path.
    */
-  peek(): boolean {
+  peek(likelyIndent = 0): boolean {
     const text = this.text;
+    // Most lines are indented as the entry before: one comparison for those spaces.
+    const likely = likelyIndent > 0 ? spaces(likelyIndent) : '';
     for (;;) {
       if (this.pos >= text.length) return false;
       let eol = text.indexOf('\n', this.pos);
@@ -86,6 +92,7 @@ class Reader {
         continue;
       }
       let i = this.pos;
+      if (likelyIndent > 0 && text.startsWith(likely, i)) i += likelyIndent;
       while (text.charCodeAt(i) === 0x20) i++;
       const c = text.charCodeAt(i);
       if (c === 0x23 /* # */) {
@@ -141,7 +148,10 @@ class Reader {
         p = text.indexOf(':', start);
         if (p < 0 || p > eol) throw GIVE_UP;
         key = text.slice(start, p);
-        if (!PLAIN_KEY.test(key) || resolvePlainScalar(key) !== NOT_RESOLVED) throw GIVE_UP;
+        if (!PLAIN_KEYS_SEEN.has(key)) {
+          if (!PLAIN_KEY.test(key) || resolvePlainScalar(key) !== NOT_RESOLVED) throw GIVE_UP;
+          if (PLAIN_KEYS_SEEN.size < PLAIN_KEYS_SEEN_MAX && key.length <= 64) PLAIN_KEYS_SEEN.add(key);
+        }
       }
       if (key === '__proto__') throw GIVE_UP;
       if (keys === undefined ? Object.prototype.hasOwnProperty.call(result, key) : keys.includes(key))
@@ -169,7 +179,7 @@ class Reader {
         if (entryShape !== undefined && !scalarFits(value, entryShape)) throw BUILD_IT;
       }
       if (shape === undefined) result[key] = value;
-      if (!this.peek() || this.indent < indent) {
+      if (!this.peek(indent) || this.indent < indent) {
         // Another spelling of `type` or `value` would make Go's choice of them matter.
         if (
           checkedHere &&
@@ -187,7 +197,7 @@ class Reader {
   /** The value of a `key:` that ends its line: a nested block, an indentless sequence, or null. */
   private valueBelow(indent: number, depth: number, keyLine: number, shape: GoType | undefined): unknown {
     this.nextLine();
-    if (this.peek() && this.indent > indent) return this.block(this.indent, depth, keyLine, shape);
+    if (this.peek(indent) && this.indent > indent) return this.block(this.indent, depth, keyLine, shape);
     if (this.peekIsIndentlessItem(indent)) return this.sequence(indent, depth, keyLine, shape);
     return null;
   }
@@ -264,7 +274,7 @@ class Reader {
         if (itemShape === undefined) result.push(item);
         else if (!scalarFits(item, itemShape)) throw BUILD_IT;
       }
-      if (!this.peek() || this.indent < indent) return result;
+      if (!this.peek(indent) || this.indent < indent) return result;
       if (this.indent > indent) throw GIVE_UP;
       const next = this.pos + indent;
       if (text.charCodeAt(next) !== 0x2d || !isSpaceOrEnd(text.charCodeAt(next + 1))) return result;
@@ -331,7 +341,13 @@ class Reader {
       throw GIVE_UP;
     let s = plainSegment(text, p, this.eol);
     // More indented lines go on with the scalar: one line break is a space, more are newlines.
-    for (;;) {
+    // Most scalars end with their line, the next one being no deeper than the parent.
+    const after = this.eol + 1;
+    const ends =
+      after < text.length &&
+      text.charCodeAt(after) !== 0x0a &&
+      !text.startsWith(spaces(parentIndent + 1), after);
+    while (!ends) {
       const next = this.continuation(this.eol, this.line, parentIndent, false);
       if (next === undefined) break;
       if (text.charCodeAt(next.pos) === 0x23) throw GIVE_UP; // a comment
@@ -397,6 +413,13 @@ class Reader {
     let line = this.line;
     let lineStart = this.pos;
     let eol = this.eol;
+    // Most quoted scalars close on their line with nothing escaped: their text as it stands.
+    const close = text.indexOf(double ? '"' : "'", p + 1);
+    if (close >= 0 && close < eol && (double || text.charCodeAt(close + 1) !== 0x27)) {
+      const value = text.slice(p + 1, close);
+      if (!(double ? ESCAPED_OR_TAB : TAB).test(value))
+        return { value, end: close + 1, line, lineStart, eol };
+    }
     let value = '';
     let i = p + 1;
     let captureStart = i;
@@ -466,6 +489,7 @@ class Reader {
     let emptyLines = 0;
     // As the full reader: an explicit indentation counts from the parent's.
     let textIndent = digit === undefined ? -1 : parentIndent + Number(digit);
+    let indentation = textIndent < 0 ? '' : spaces(textIndent);
     let didReadContent = false;
     while (this.pos < text.length) {
       let eol = text.indexOf('\n', this.pos);
@@ -483,9 +507,11 @@ class Reader {
         }
         if (i - this.pos <= parentIndent) throw GIVE_UP; // an empty block: left to the full reader
         textIndent = i - this.pos;
+        indentation = spaces(textIndent);
       } else {
         const limit = this.pos + textIndent;
-        while (i < limit && text.charCodeAt(i) === 0x20) i++;
+        if (text.startsWith(indentation, i)) i = limit;
+        else while (i < limit && text.charCodeAt(i) === 0x20) i++;
         if (i === eol) {
           emptyLines++;
           this.pos = eol + 1;
@@ -507,6 +533,9 @@ class Reader {
     return result;
   }
 }
+
+const ESCAPED_OR_TAB = /[\\\t]/;
+const TAB = /\t/;
 
 // The full reader's one-character escapes in double-quoted scalars (a tab after `\\` aside).
 const SIMPLE_ESCAPES = new Map<number, string>(
@@ -533,13 +562,15 @@ const SIMPLE_ESCAPES = new Map<number, string>(
   ).map(([k, v]) => [k.charCodeAt(0), v]),
 );
 
+// In a plain scalar, `: ` would make a mapping and ` #` a comment; tabs are left to the full reader.
+const NOT_PLAIN_TEXT = /: | #|\t/;
+
 /** One line of a plain scalar: what the subset allows, with no trailing space. */
 function plainSegment(text: string, from: number, eol: number): string {
   const last = text.charCodeAt(eol - 1);
   if (last === 0x20 || last === 0x09 || last === 0x3a) throw GIVE_UP;
   const s = text.slice(from, eol);
-  // `: ` would make a mapping, ` #` a comment; tabs are left to the full reader.
-  if (s.includes(': ') || s.includes(' #') || s.includes('\t')) throw GIVE_UP;
+  if (NOT_PLAIN_TEXT.test(s)) throw GIVE_UP;
   return s;
 }
 

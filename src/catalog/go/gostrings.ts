@@ -40,8 +40,13 @@ const GO_SHORT_ESCAPES: Record<string, string> = {
   '\v': '\\v',
 };
 
+// Printable ASCII other than `"` and `\`: quoted as it is (most names; validation quotes
+// thousands of them for its messages).
+const QUOTED_AS_IS = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /** strconv.Quote, i.e. Go's `%q`, so messages quote strings exactly like blang's. */
 export function goQuote(s: string): string {
+  if (QUOTED_AS_IS.test(s)) return '"' + s + '"';
   let out = '"';
   for (const ch of s) out += quoteRune(ch);
   return out + '"';
