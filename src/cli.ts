@@ -56,10 +56,14 @@ async function runAsCommand(argv: string[]): Promise<void> {
   // loaded, the thread gets ready while this one loads (README, "Benchmarks").
   const validate = argv[0] === 'validate';
   if (validate) {
+    const [threads, compiler] = await Promise.all([
+      import('./catalog/fbc/load-threads.js'),
+      import('./commands/optimizing-compiler.js'),
+    ]);
+    if (availableParallelism() > 1) threads.startLoadHelperEarly();
     // A short run: the optimizing compiler is off until the catalog proves large (only here,
     // in a process of its own, never where main() runs inside another program).
-    (await import('./commands/optimizing-compiler.js')).holdOptimizingCompiler();
-    if (availableParallelism() > 1) (await import('./catalog/fbc/load-threads.js')).startLoadHelperEarly();
+    compiler.holdOptimizingCompiler();
   }
   process.exitCode = await main(argv);
   if (validate) {
