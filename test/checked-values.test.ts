@@ -160,6 +160,28 @@ describe('property values checked as read', () => {
     expect(tally.failing).toBe(0);
   });
 
+  it('find a repeated key among many, and take time in proportion to the keys', () => {
+    const bundle = (keys: string[]): Buffer =>
+      Buffer.from(
+        'name: a.v1.0.0\npackage: a\nproperties:\n- type: olm.csv.metadata\n  value:\n    annotations:\n' +
+          keys.map((k) => `      ${k}: x\n`).join('') +
+          'schema: olm.bundle\n',
+      );
+    const tally: Tally = { checked: 0, failing: 0 };
+    const many = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    expectSameAsBuilt(bundle(many), 'distinct keys', tally);
+    expectSameAsBuilt(bundle([...many, 'k3']), 'a repeated key past the first sixteen', tally);
+    expect(tally.checked).toBe(1); // the first; the second was left to the full reader
+    // A pull request may write a hundred thousand keys: checked in well under a second
+    // (comparing each with every other would take minutes).
+    const started = performance.now();
+    const huge = decodeFile(bundle(Array.from({ length: 100_000 }, (_, i) => `k${i}`)), {
+      checkedValues: CHECKED,
+    });
+    expect(((huge.values[0]?.value as Obj).properties as Obj[])[0]?.value).toBe(PLACEHOLDER);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
   it('agree with building every value on mutants aimed at the check', () => {
     const text = readFileSync(kepler, 'utf8');
     const rnd = random(20261126);

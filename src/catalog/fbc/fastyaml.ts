@@ -127,8 +127,9 @@ class Reader {
   mapping(indent: number, start: number, depth: number, shape?: GoType): Record<string, unknown> {
     const text = this.text;
     const result: Record<string, unknown> = shape === undefined ? {} : NOT_BUILT;
-    // A checked mapping keeps only its keys, to find a repeated one as a built mapping does.
-    const keys: string[] | undefined = shape === undefined ? undefined : [];
+    // A checked mapping keeps only its keys, to find a repeated one as a built mapping does
+    // (in a list while short, then in a set: a pull request may write thousands of keys).
+    let keys: string[] | Set<string> | undefined = shape === undefined ? undefined : [];
     if (depth > MAX_FAST_DEPTH) throw GIVE_UP;
     if (shape !== undefined && shape.kind !== 'struct' && shape.kind !== 'map' && shape.kind !== 'raw')
       throw BUILD_IT; // Go wants no object here: a type error, which the built value reports
@@ -154,9 +155,16 @@ class Reader {
         }
       }
       if (key === '__proto__') throw GIVE_UP;
-      if (keys === undefined ? Object.prototype.hasOwnProperty.call(result, key) : keys.includes(key))
-        throw GIVE_UP;
-      keys?.push(key);
+      if (keys === undefined) {
+        if (Object.prototype.hasOwnProperty.call(result, key)) throw GIVE_UP;
+      } else if (Array.isArray(keys)) {
+        if (keys.includes(key)) throw GIVE_UP;
+        keys.push(key);
+        if (keys.length > 16) keys = new Set(keys);
+      } else {
+        if (keys.has(key)) throw GIVE_UP;
+        keys.add(key);
+      }
       if (depth === 1 && this.checked !== undefined) this.inProperties = key === 'properties';
       const entryShape = shape === undefined ? undefined : shapeOfEntry(shape, key);
       p++; // past ':'
