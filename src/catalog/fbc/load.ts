@@ -34,7 +34,7 @@ import {
 } from './indexignore.js';
 import { goFormatFloat } from '../go/gofloat.js';
 import { goJsonEncode } from '../go/gojsonencode.js';
-import { goQuote } from '../go/gostrings.js';
+import { goQuote, goStringCompare } from '../go/gostrings.js';
 import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
@@ -501,7 +501,9 @@ function addBlob(
   }
   const dups = [...folded.entries()].filter(([, keys]) => keys.length > 1);
   if (dups.length > 0) {
-    const msgs = dups.map(([f, keys]) => `duplicate keys for key ${goQuote(f)}: [${keys.sort().join(' ')}]`);
+    const msgs = dups.map(
+      ([f, keys]) => `duplicate keys for key ${goQuote(f)}: [${keys.sort(goStringCompare).join(' ')}]`,
+    );
     fail(
       'L-META-DUPLICATE-KEYS',
       msgs.length === 1 ? (msgs[0] as string) : `[${msgs.join(', ')}]`,

@@ -3,6 +3,7 @@
 // package-less blobs; fields in opm's struct order, empty optional fields left out.
 import type { Bundle, Channel, DeclarativeConfig, Deprecation, Other, Package, Property } from './declcfg.js';
 import { goJsonEncode, GoMap } from '../go/gojsonencode.js';
+import { goStringCompare } from '../go/gostrings.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 type Json = Record<string, unknown>;
@@ -60,7 +61,7 @@ export function channelJson(c: Channel, props: PropertiesJson = properties): Jso
 }
 
 function bundleJson(b: Bundle): Json {
-  const related = [...b.relatedImages].sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
+  const related = [...b.relatedImages].sort((x, y) => goStringCompare(x.image, y.image));
   return {
     schema: b.schema,
     ...(b.name ? { name: b.name } : {}),
@@ -82,8 +83,7 @@ export function deprecationJson(d: Deprecation): Json {
   };
 }
 
-const byName = <T extends { name: string }>(a: T, b: T): number =>
-  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+const byName = <T extends { name: string }>(a: T, b: T): number => goStringCompare(a.name, b.name);
 
 /** The render stream, one pretty-printed object at a time. */
 export function* renderJson(cfg: DeclarativeConfig): Generator<string> {
@@ -105,12 +105,12 @@ export function* renderJson(cfg: DeclarativeConfig): Generator<string> {
   // writing structs (the objects above are in Go's field order).
   const write = (v: unknown): string =>
     goJsonEncode(v, { sortKeys: false, escapeHtml: false, indent: '    ' });
-  for (const name of [...groups.keys()].sort()) {
+  for (const name of [...groups.keys()].sort(goStringCompare)) {
     const g = groups.get(name)!;
     for (const p of g.p) yield write(packageJson(p));
     for (const c of [...g.c].sort(byName)) yield write(channelJson(c));
     for (const b of [...g.b].sort(byName)) yield write(bundleJson(b));
-    for (const o of [...g.o].sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0))) {
+    for (const o of [...g.o].sort((a, b) => goStringCompare(a.schema, b.schema))) {
       yield write(metaJson(o.value));
     }
     for (const d of g.d) yield write(deprecationJson(d));

@@ -11,7 +11,7 @@ import {
   type ModelChannel,
   type ModelPackage,
 } from './model.js';
-import { goQuote } from '../go/gostrings.js';
+import { goQuote, goStringCompare } from '../go/gostrings.js';
 import { tryParseRange } from '../versions/range.js';
 import { compareVersions, formatVersion } from '../versions/semver.js';
 import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE } from '../property.js';
@@ -221,7 +221,7 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
   for (const b of cfg.bundles) convertBundle(b, model, bundleNames, pendingByPackage, r);
 
   for (const [mch, pending] of pendingEntries) {
-    for (const name of [...pending].sort()) {
+    for (const name of [...pending].sort(goStringCompare)) {
       const entry = mch.bundles.get(name)?.entry;
       r.error(
         'C-ENTRY-NO-BUNDLE',
@@ -451,12 +451,12 @@ function validatePackage(mpkg: ModelPackage, r: Reporter): void {
       byVersion.set(key, group);
     }
   }
-  for (const key of [...byVersion.keys()].sort()) {
+  for (const key of [...byVersion.keys()].sort(goStringCompare)) {
     const { names, last } = byVersion.get(key)!;
     if (names.size > 1) {
       r.error(
         'P-DUPLICATE-VERSIONS',
-        `${at}: duplicate versions found in bundles: [{${key}: [${[...names].sort().join(', ')}]}]`,
+        `${at}: duplicate versions found in bundles: [{${key}: [${[...names].sort(goStringCompare).join(', ')}]}]`,
         last.blob?.pos ?? mpkg.pos,
         mpkg.name,
       );
@@ -547,7 +547,7 @@ function replacesChainError(ch: ModelChannel): ChainError | undefined {
   const heads = [...ch.bundles.values()].filter((b) => !incoming.has(b.name));
   if (heads.length === 0) return { rule: 'C-NO-HEAD', message: 'no channel head found in graph' };
   if (heads.length > 1) {
-    const names = heads.map((h) => h.name).sort();
+    const names = heads.map((h) => h.name).sort(goStringCompare);
     return {
       rule: 'C-MULTIPLE-HEADS',
       message: `multiple channel heads found in graph: ${names.join(', ')}`,
@@ -577,7 +577,7 @@ function replacesChainError(ch: ModelChannel): ChainError | undefined {
     chain.add(cur.replaces);
     cur = ch.bundles.get(cur.replaces);
   }
-  const stranded = [...all].filter((n) => !chain.has(n) && !skipped.has(n)).sort();
+  const stranded = [...all].filter((n) => !chain.has(n) && !skipped.has(n)).sort(goStringCompare);
   if (stranded.length > 0) {
     return {
       rule: 'C-STRANDED',

@@ -3,6 +3,15 @@
 /** Go compares strings byte by byte (UTF-8), not by UTF-16 code unit as JavaScript's `<` does. */
 export function goStringCompare(a: string, b: string): number {
   if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  const x = a.charCodeAt(i);
+  const y = b.charCodeAt(i);
+  // Outside the surrogates UTF-16 and UTF-8 order alike; a character past U+FFFF (or a lone
+  // surrogate, U+FFFD to Go) against one from U+E000 up does not: compare the bytes.
+  if ((x & 0xf800) !== 0xd800 && (y & 0xf800) !== 0xd800) return x < y ? -1 : 1;
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
