@@ -28,7 +28,7 @@ metadata:
   name: ${name}
   annotations:
     alm-examples: '[{"apiVersion":"x.example.com/v1","kind":"Thing","spec":{"size":3}}]'
-    olm.properties: '[{"type":"olm.maxOpenShiftVersion","value":"4.18"},{"type":"olm.label","value":{"label":"a<b&c"}},{"type":"olm.package","value":{"packageName":"from-annotation","version":"9.9.9"}}]'
+    olm.properties: '[{"type":"olm.maxOpenShiftVersion","value":"4.18"},{"type":"olm.label","value":{"label":"a<b&c"}},{"type":"olm.package","value":{"packageName":"from-annotation","version":"9.9.9"}},{"type":"olm.written","value": {"v": 4.10, "big": 100000000000000000001, "e": "\\u00e9", "z": 1, "10": 2}}]'
     description: "Tags <b>bold</b> & more, unicode é 😀, line\\u2028sep"
     "10": numeric key
     "2": another
@@ -252,6 +252,18 @@ describe.skipIf(!haveRegistryTools || !haveOpm)('bundle images: catalog-bot rend
       },
     ]);
     refs.layers = `${registry.host}/bundles/layers:v1`;
+    // metadata files in JSON: opm keeps their property values as written (4.10 stays 4.10)
+    await push(
+      'json-metadata',
+      {
+        ...minimalBundle('jsonmeta', 'jsonmeta.v1.0.0', '1.0.0'),
+        'metadata/properties.json':
+          '{"properties": [{"type": "olm.written", "value": {"n": 1.50, "e": "\\u00e9", "2": 0}}]}\n',
+        'metadata/dependencies.json':
+          '{"dependencies": [{"type": "olm.constraint", "value": {"failureMessage": "x", "cel": {"rule": "true"}, "weight": 1.0}}]}\n',
+      },
+      'jsonmeta',
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -266,7 +278,7 @@ describe.skipIf(!haveRegistryTools || !haveOpm)('bundle images: catalog-bot rend
     return writeConfig(cfg, 'json');
   }
 
-  const names = ['full', 'minimal', 'release', 'multi', 'layers'];
+  const names = ['full', 'minimal', 'release', 'multi', 'layers', 'json-metadata'];
 
   it('every bundle image renders byte-identical to opm render -o json', async () => {
     const opm = opmRender(names.map((n) => refs[n]!));

@@ -8,6 +8,7 @@ import { goStringCompare } from './go/gostrings.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
 import { goJsonEncode, RawJson } from './go/gojsonencode.js';
+import { goJsonCompact, goRawField, jsonRawElements } from './go/gojsonraw.js';
 import type { JsonObject } from './templates/write.js';
 import {
   CSV_PROPERTIES_ANNOTATION,
@@ -87,14 +88,47 @@ function rawProp(type: string, value: unknown, fromYaml: boolean): Prop {
   return { type, value: new RawJson(raw), raw };
 }
 
+/**
+ * A property read from JSON (`element`: its text as written): opm keeps the value's text
+ * (json.RawMessage) and writes it compacted, so 4.10 stays 4.10. Without the text, as rawProp.
+ */
+function jsonProp(type: string, value: unknown, element: string | undefined): Prop {
+  const written = element === undefined ? undefined : goRawField(element, 'value');
+  if (written === undefined) return rawProp(type, value, false);
+  const raw = goJsonCompact(written);
+  return { type, value: new RawJson(raw), raw };
+}
+
+/** The elements of the list a JSON file's object holds under `name`, each as written. */
+function writtenList(json: string | undefined, name: string, length: number): string[] | undefined {
+  const list = json === undefined ? undefined : goRawField(json, name);
+  const elements = list === undefined ? undefined : jsonRawElements(list);
+  return elements?.length === length ? elements : undefined;
+}
+
 /** The first document of a file, decoded as apimachinery's YAMLOrJSONDecoder does. */
-function decodeFirst(data: Buffer): { value: unknown; yaml: boolean } | undefined {
+function decodeFirst(data: Buffer): { value: unknown; yaml: boolean; json?: string } | undefined {
   const decoded = decodeFile(data);
   const first = decoded.values[0];
   const problem = decoded.problems[0];
   if (!first || (problem && problem.line <= first.line)) return undefined;
   const text = data.toString('utf8').trimStart();
-  return { value: first.value, yaml: !text.startsWith('{') };
+  if (!text.startsWith('{')) return { value: first.value, yaml: true };
+  // The text as written, for values opm keeps as written (a file of one JSON object).
+  return {
+    value: first.value,
+    yaml: false,
+    json: decoded.values.length === 1 && isJson(text) ? text : undefined,
+  };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface ParsedBundle {
@@ -208,7 +242,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   const metaEntries = fs.readDir('metadata');
   if (!metaEntries) throw new BundleError('error opening metadata directory: no such directory');
   let annotations: { package: string; channels: string; defaultChannel: string } | undefined;
-  let dependencies: { type: string; value: unknown; yaml: boolean }[] | undefined;
+  let dependencies: { type: string; value: unknown; yaml: boolean; written?: string }[] | undefined;
   let fileProps: Prop[] | undefined;
   for (const entry of metaEntries) {
     const data = fs.readFile(`metadata/${entry.name}`);
@@ -235,15 +269,22 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     }
     const deps = field(doc, 'dependencies');
     if (!dependencies && Array.isArray(deps) && deps.length > 0 && deps.every(isObject)) {
-      dependencies = deps.map((d) => ({
+      const written = writtenList(decoded.json, 'dependencies', deps.length);
+      dependencies = deps.map((d, i) => ({
         type: asString(field(d, 'type')),
         value: field(d, 'value'),
         yaml: decoded.yaml,
+        written: written?.[i],
       }));
     }
     const props = field(doc, 'properties');
     if (!fileProps && Array.isArray(props) && props.length > 0 && props.every(isObject)) {
-      fileProps = props.map((p) => rawProp(asString(field(p, 'type')), field(p, 'value'), decoded.yaml));
+      const written = writtenList(decoded.json, 'properties', props.length);
+      fileProps = props.map((p, i) =>
+        decoded.yaml
+          ? rawProp(asString(field(p, 'type')), field(p, 'value'), true)
+          : jsonProp(asString(field(p, 'type')), field(p, 'value'), written?.[i]),
+      );
     }
   }
   if (!annotations) throw new BundleError('Could not find annotations file');
@@ -263,8 +304,12 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   if (typeof fromCsv === 'string') {
     try {
       const list = JSON.parse(fromCsv) as unknown;
-      if (Array.isArray(list))
-        for (const p of list) derived.push(rawProp(asString(field(p, 'type')), field(p, 'value'), false));
+      if (Array.isArray(list)) {
+        const written = jsonRawElements(fromCsv);
+        list.forEach((p, i) =>
+          derived.push(jsonProp(asString(field(p, 'type')), field(p, 'value'), written?.[i])),
+        );
+      }
     } catch {
       // opm logs a warning and goes on
     }
@@ -319,7 +364,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
           versionRange: asString(field(d.value, 'version')),
         }),
       );
-    } else others.push(rawProp(d.type, d.value, d.yaml));
+    } else others.push(d.yaml ? rawProp(d.type, d.value, true) : jsonProp(d.type, d.value, d.written));
   }
   for (const k of provided.values()) {
     const g = gvkProp(PROPERTY_GVK, k);
