@@ -264,6 +264,34 @@ describe.skipIf(!haveRegistryTools || !haveOpm)('bundle images: catalog-bot rend
       },
       'jsonmeta',
     );
+    // an olm.properties annotation Go cannot decode: opm warns and takes none of it
+    const annotated = (name: string, properties: string): Files => ({
+      'manifests/csv.yaml': `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: ${name}.v1.0.0
+  annotations:
+    olm.properties: '${properties}'
+spec:
+  version: 1.0.0
+`,
+      'metadata/annotations.yaml': ANNOTATIONS(name),
+    });
+    await push(
+      'annotation-number',
+      annotated('annonum', '[{"type":"olm.label","value":{"label":"x"}}, 5]'),
+      'annonum',
+    );
+    await push(
+      'annotation-type',
+      annotated('annotype', '[{"type":"olm.label","value":{"label":"x"}}, {"type":5}]'),
+      'annotype',
+    );
+    await push(
+      'annotation-null',
+      annotated('annonull', '[{"type":"olm.label","value":{"label":"x"}}, null]'),
+      'annonull',
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -278,7 +306,17 @@ describe.skipIf(!haveRegistryTools || !haveOpm)('bundle images: catalog-bot rend
     return writeConfig(cfg, 'json');
   }
 
-  const names = ['full', 'minimal', 'release', 'multi', 'layers', 'json-metadata'];
+  const names = [
+    'full',
+    'minimal',
+    'release',
+    'multi',
+    'layers',
+    'json-metadata',
+    'annotation-number',
+    'annotation-type',
+    'annotation-null',
+  ];
 
   it('every bundle image renders byte-identical to opm render -o json', async () => {
     const opm = opmRender(names.map((n) => refs[n]!));
