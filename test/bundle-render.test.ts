@@ -288,6 +288,11 @@ spec:
       'annotype',
     );
     await push(
+      'annotation-case',
+      annotated('annocase', '[{"type":"olm.first","TYPE":"olm.second","value":1,"Value":2}]'),
+      'annocase',
+    );
+    await push(
       'annotation-null',
       annotated('annonull', '[{"type":"olm.label","value":{"label":"x"}}, null]'),
       'annonull',
@@ -316,6 +321,7 @@ spec:
     'annotation-number',
     'annotation-type',
     'annotation-null',
+    'annotation-case',
   ];
 
   it('every bundle image renders byte-identical to opm render -o json', async () => {

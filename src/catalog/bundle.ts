@@ -52,14 +52,17 @@ function structJson(v: JsonObject): string {
   return goJsonEncode(v, { sortKeys: false, escapeHtml: false });
 }
 
-/** encoding/json field lookup: the exact key, else the first key equal under case folding. */
+/**
+ * encoding/json's struct field lookup: every member whose key matches the name without regard
+ * to case sets the field, so the last one in the object wins (`{"type": a, "TYPE": b}` is b).
+ */
 function field(o: unknown, name: string): unknown {
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return undefined;
   const rec = o as JsonObject;
-  if (name in rec) return rec[name];
   const lower = name.toLowerCase();
-  const k = Object.keys(rec).find((x) => x.toLowerCase() === lower);
-  return k === undefined ? undefined : rec[k];
+  let found: string | undefined;
+  for (const k of Object.keys(rec)) if (k === name || k.toLowerCase() === lower) found = k;
+  return found === undefined ? undefined : rec[found];
 }
 
 /** A Go map lookup (exact key), as opm reads the CSV spec through map[string]RawMessage. */
