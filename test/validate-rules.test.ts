@@ -1208,6 +1208,30 @@ const cases: Case[] = [
     msg: 'parse property[1] of type "olm.csv.metadata": json: cannot unmarshal bool into Go struct field CRDDescription.crdDescriptions.owned.kind of type string',
   },
   {
+    // strconv.ParseFloat fails past float64, and go-yaml keeps the text: a string, as group wants.
+    name: 'ok: 1e400, -1e400 and .1e400 are text to go-yaml (block and flow YAML)',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    group: 1e400\n    kind: K\n    version: v1\n' +
+        '- type: olm.gvk\n  value: {group: -1e400, kind: K, version: v1}\n' +
+        '- type: olm.gvk\n  value: {group: .1e400, kind: K, version: v1}\n',
+    },
+  },
+  {
+    // A float that underflows is a number (0), not text.
+    name: 'PR-PARSE: 1e-400 is a number to go-yaml',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    group: 1e-400\n    kind: K\n    version: v1\n',
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.gvk": json: cannot unmarshal number into Go struct field GVK.group of type string',
+  },
+  {
     // Written as JSON writes a float64 (-9223372036854776000): past int64.
     name: 'PR-PARSE: olm.channel priority -2^63',
     files: {

@@ -2,6 +2,7 @@
 // blob into Go structs: field names match case-insensitively, unknown fields are
 // dropped, a wrong JSON type is an error, null leaves the zero value, and []byte fields
 // hold strict base64.
+import { goStringCompare } from './gostrings.js';
 
 export type GoType =
   | { kind: 'string' }
@@ -206,7 +207,7 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
     // Several spellings of one field: Go sees keys in sorted order, so the last wins (each
     // one is decoded all the same, and its type error counts).
     const previous = chosenKey[field];
-    if (previous !== undefined && compareGoKeys(previous, key) > 0) continue;
+    if (previous !== undefined && goStringCompare(previous, key) > 0) continue;
     chosenKey[field] = key;
     if (out === undefined) continue;
     if (decoded !== undefined) out[field] = decoded;
@@ -236,19 +237,7 @@ function againInKeyOrder(obj: Record<string, unknown>, ctx: Context, check: () =
 
 function keysInOrder(obj: Record<string, unknown>, ctx: Context): string[] {
   const keys = Object.keys(obj);
-  return ctx.sorted && keys.length > 1 ? keys.sort(compareGoKeys) : keys;
-}
-
-/** Go's order of strings: by UTF-8 bytes, i.e. by code points (not by UTF-16 units). */
-function compareGoKeys(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i)!;
-    const y = b.codePointAt(i)!;
-    if (x !== y) return x - y;
-    if (x > 0xffff) i++;
-  }
-  return a.length - b.length;
+  return ctx.sorted && keys.length > 1 ? keys.sort(goStringCompare) : keys;
 }
 
 const shortNames = new WeakMap<object, string>();
