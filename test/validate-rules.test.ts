@@ -543,6 +543,17 @@ const cases: Case[] = [
     msg: 'parse package: json: cannot unmarshal bool into Go struct field Package.defaultChannel of type string',
   },
   {
+    // Go decodes the keys in sorted order and reports the first error: defaultChannel's.
+    name: 'L-PARSE-PACKAGE: icon not base64 and a number for defaultChannel, written after it',
+    files: {
+      'catalog.yaml':
+        'schema: olm.package\nname: foo\nicon:\n  base64data: not base64!!\n  mediatype: image/png\ndefaultChannel: 5\n---\n' +
+        REST,
+    },
+    rule: 'L-PARSE-PACKAGE',
+    msg: 'parse package: json: cannot unmarshal number into Go struct field Package.defaultChannel of type string',
+  },
+  {
     name: 'L-PARSE-CHANNEL: entries is a mapping',
     files: {
       'catalog.yaml':
@@ -1142,6 +1153,95 @@ const cases: Case[] = [
     },
     rule: 'PR-PARSE',
     msg: 'parse property[1] of type "olm.channel"',
+  },
+  {
+    // Go decodes the keys in sorted order (group before version) and reports the first error.
+    name: 'PR-PARSE: two fields of the wrong type, the first in key order is reported',
+    files: {
+      'catalog.yaml': oneBundle(
+        withProps('1.0.0', { type: 'olm.gvk', value: { version: 5, kind: 'K', group: true } }),
+      ),
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.gvk": json: cannot unmarshal bool into Go struct field GVK.group of type string',
+  },
+  {
+    // Both spellings are decoded (Group sorts first): its type error counts, though group wins.
+    name: 'PR-PARSE: a right value and another spelling of the field with a wrong one',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    group: g\n    kind: K\n    version: v1\n    Group: 5\n',
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.gvk": json: cannot unmarshal number into Go struct field GVK.group of type string',
+  },
+  {
+    // In key order all the way down: annotations (a before b) before crdDescriptions.
+    name: 'PR-PARSE: wrong values in a map and in a nested struct, the first in key order is reported',
+    files: {
+      'catalog.yaml': oneBundle(
+        withProps('1.0.0', {
+          type: 'olm.csv.metadata',
+          value: {
+            crdDescriptions: { owned: [{ version: 5, kind: 6 }] },
+            annotations: { b: 5, a: true },
+          },
+        }),
+      ),
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.csv.metadata": json: cannot unmarshal bool into Go struct field CSVMetadata.annotations of type string',
+  },
+  {
+    name: 'PR-PARSE: two wrong fields of a nested struct, the first in key order is reported',
+    files: {
+      'catalog.yaml': oneBundle(
+        withProps('1.0.0', {
+          type: 'olm.csv.metadata',
+          value: { crdDescriptions: { owned: [{ version: 5, kind: true }] } },
+        }),
+      ),
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.csv.metadata": json: cannot unmarshal bool into Go struct field CRDDescription.crdDescriptions.owned.kind of type string',
+  },
+  {
+    // strconv.ParseFloat fails past float64, and go-yaml keeps the text: a string, as group wants.
+    name: 'ok: 1e400, -1e400 and .1e400 are text to go-yaml (block and flow YAML)',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    group: 1e400\n    kind: K\n    version: v1\n' +
+        '- type: olm.gvk\n  value: {group: -1e400, kind: K, version: v1}\n' +
+        '- type: olm.gvk\n  value: {group: .1e400, kind: K, version: v1}\n',
+    },
+  },
+  {
+    // A float that underflows is a number (0), not text.
+    name: 'PR-PARSE: 1e-400 is a number to go-yaml',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    group: 1e-400\n    kind: K\n    version: v1\n',
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.gvk": json: cannot unmarshal number into Go struct field GVK.group of type string',
+  },
+  {
+    // Written as JSON writes a float64 (-9223372036854776000): past int64.
+    name: 'PR-PARSE: olm.channel priority -2^63',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.channel\n  value:\n    channelName: stable\n    priority: -9223372036854775808\n',
+    },
+    rule: 'PR-PARSE',
+    msg: 'parse property[1] of type "olm.channel": json: cannot unmarshal number -9223372036854776000 into Go struct field Channel.priority of type int',
   },
   {
     name: 'PR-PACKAGE-COUNT: no olm.package property',

@@ -62,10 +62,13 @@ class Reader {
   eol = 0;
   readonly collections: object[] = [];
   readonly lines: number[] = [];
-  /** Reading the value of the root's `properties` (CheckedValues). */
+  /** Reading the list that is the value of the root's `properties` (CheckedValues). */
   inProperties = false;
   /** How many values were checked and not built. */
   checkedCount = 0;
+  /** The first `: ` at or after colonSearchedFrom (-1: none), for startsMappingEntry. */
+  private colonSearchedFrom = Infinity;
+  private colonAt = -1;
 
   constructor(
     readonly text: string,
@@ -134,6 +137,9 @@ class Reader {
     if (shape !== undefined && shape.kind !== 'struct' && shape.kind !== 'map' && shape.kind !== 'raw')
       throw BUILD_IT; // Go wants no object here: a type error, which the built value reports
     let checkedHere = false;
+    // A mapping at depth 2 is a root key's value: `properties` written as a mapping has no
+    // list items whose values Go checks (it fails on the whole), so none is checked here.
+    if (depth === 2) this.inProperties = false;
     for (;;) {
       const keyLine = this.line;
       const eol = this.eol;
@@ -294,7 +300,13 @@ class Reader {
     const text = this.text;
     const c = text.charCodeAt(p);
     if (c === 0x22 || c === 0x27) return text.charCodeAt(this.quoted(p, parentIndent).end) === 0x3a;
-    const colon = text.indexOf(': ', p);
+    // The next `: ` may be far past this line, or nowhere: found once for all the items it
+    // is past (a search per item of a long list of scalars would take quadratic time).
+    if (p < this.colonSearchedFrom || (this.colonAt >= 0 && p > this.colonAt)) {
+      this.colonSearchedFrom = p;
+      this.colonAt = text.indexOf(': ', p);
+    }
+    const colon = this.colonAt;
     if (colon >= 0 && colon < this.eol) return true;
     return text.charCodeAt(this.eol - 1) === 0x3a;
   }

@@ -51,18 +51,20 @@ export function resolvePlainScalar(s: string): Resolved {
     if (s === '<<') return NOT_RESOLVED; // merge key, handled by the merge type
   }
   const c = s.charCodeAt(0);
-  if (c === 0x2e /* . */) return GO_DOT_FLOAT.test(s) ? Number(s) : NOT_RESOLVED;
+  if (c === 0x2e /* . */) return GO_DOT_FLOAT.test(s) ? finiteOrText(Number(s)) : NOT_RESOLVED;
   const isDigit = c >= 0x30 && c <= 0x39;
   if (!isDigit && c !== 0x2b && c !== 0x2d) return NOT_RESOLVED;
   if (!NUMBER_CHARACTERS.test(s)) return NOT_RESOLVED; // also keeps timestamps strings
   const plain = s.includes('_') ? s.replaceAll('_', '') : s;
   const int = parseGoInteger(plain);
   if (int !== undefined) return int;
-  if (YAML_STYLE_FLOAT.test(plain)) {
-    const f = Number(plain);
-    if (!Number.isNaN(f)) return f;
-  }
+  if (YAML_STYLE_FLOAT.test(plain)) return finiteOrText(Number(plain));
   return NOT_RESOLVED;
+}
+
+/** go-yaml keeps a float too large for float64 (1e400: strconv.ParseFloat fails) as text. */
+function finiteOrText(f: number): Resolved {
+  return Number.isFinite(f) ? f : NOT_RESOLVED;
 }
 
 // js-yaml calls resolve() then construct() on the same text: remember the last answer.

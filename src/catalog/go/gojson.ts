@@ -2,6 +2,7 @@
 // blob into Go structs: field names match case-insensitively, unknown fields are
 // dropped, a wrong JSON type is an error, null leaves the zero value, and []byte fields
 // hold strict base64.
+import { goStringCompare } from './gostrings.js';
 
 export type GoType =
   | { kind: 'string' }
@@ -66,6 +67,8 @@ export class GoDecodeError extends Error {}
 interface Context {
   /** false: only check types, return the input untouched (no copies). */
   build: boolean;
+  /** Keys in Go's order (againInKeyOrder): set only while looking for the error Go reports. */
+  sorted?: boolean;
   firstError?: string;
   structName?: string;
   path: string[];
@@ -127,7 +130,9 @@ function decodeValue(v: unknown, t: GoType, ctx: Context): unknown {
         return undefined;
       }
       const limit = 2 ** (t.bits - 1);
-      if (!Number.isInteger(v) || v < -limit || v >= limit) {
+      // Go reads the number as JSON writes a float64, its shortest decimal: -2^63 is written
+      // -9223372036854776000, past int64 (2^31 and below are written exactly).
+      if (!Number.isInteger(v) || v < -limit || v >= limit || (v === -limit && t.bits === 64)) {
         typeError(ctx, v, t, String(v));
         return undefined;
       }
@@ -138,7 +143,14 @@ function decodeValue(v: unknown, t: GoType, ctx: Context): unknown {
         typeError(ctx, v, t);
         return undefined;
       }
-      return validateGoBase64(v);
+      try {
+        return validateGoBase64(v);
+      } catch (err) {
+        // Saved as Go saves it: an earlier type error stays the one reported.
+        if (!(err instanceof GoDecodeError)) throw err;
+        ctx.firstError ??= err.message;
+        return undefined;
+      }
     case 'slice': {
       if (!Array.isArray(v)) {
         typeError(ctx, v, t);
@@ -155,14 +167,18 @@ function decodeValue(v: unknown, t: GoType, ctx: Context): unknown {
         typeError(ctx, v, t);
         return undefined;
       }
+      const obj = v as Record<string, unknown>;
+      const before = ctx.firstError;
+      let out: Record<string, unknown> | undefined;
       if (!ctx.build) {
-        for (const item of Object.values(v as Record<string, unknown>)) decodeValue(item, t.elem, ctx);
-        return v;
+        for (const k of keysInOrder(obj, ctx)) decodeValue(obj[k], t.elem, ctx);
+      } else {
+        out = {};
+        for (const [k, item] of Object.entries(obj)) out[k] = decodeValue(item, t.elem, ctx);
       }
-      const out: Record<string, unknown> = {};
-      for (const [k, item] of Object.entries(v as Record<string, unknown>))
-        out[k] = decodeValue(item, t.elem, ctx);
-      return out;
+      if (before === undefined && ctx.firstError !== undefined)
+        againInKeyOrder(obj, ctx, () => decodeValue(v, t, ctx));
+      return out ?? v;
     }
     case 'struct':
       return decodeStruct(v, t, ctx);
@@ -179,23 +195,49 @@ function decodeStruct(v: unknown, t: Extract<GoType, { kind: 'struct' }>, ctx: C
   const obj = v as Record<string, unknown>;
   const savedStruct = ctx.structName;
   const structName = shortName(t);
-  for (const key of Object.keys(obj)) {
+  const before = ctx.firstError;
+  for (const key of keysInOrder(obj, ctx)) {
     const field = matchField(t, key);
     if (field === undefined) continue;
-    // Several spellings of one field: Go sees keys in sorted order, so the last wins.
-    const previous = chosenKey[field];
-    if (previous !== undefined && previous > key) continue;
-    chosenKey[field] = key;
     ctx.structName = structName;
     ctx.path.push(field);
     const decoded = decodeValue(obj[key], t.fields[field] as GoType, ctx);
     ctx.path.pop();
     ctx.structName = savedStruct;
+    // Several spellings of one field: Go sees keys in sorted order, so the last wins (each
+    // one is decoded all the same, and its type error counts).
+    const previous = chosenKey[field];
+    if (previous !== undefined && goStringCompare(previous, key) > 0) continue;
+    chosenKey[field] = key;
     if (out === undefined) continue;
     if (decoded !== undefined) out[field] = decoded;
     else delete out[field];
   }
+  if (before === undefined && ctx.firstError !== undefined)
+    againInKeyOrder(obj, ctx, () => decodeStruct(v, t, ctx));
   return out ?? v;
+}
+
+/**
+ * Go decodes an object's keys in sorted order (opm's YAML reaches it as JSON from a Go map)
+ * and reports the first error it meets. An object that gave the first error is checked once
+ * more, keys in that order all the way down, for the error Go reports; nearly all objects
+ * have none and are decoded once, keys as they come.
+ */
+function againInKeyOrder(obj: Record<string, unknown>, ctx: Context, check: () => void): void {
+  if (ctx.sorted || Object.keys(obj).length < 2) return;
+  const build = ctx.build;
+  ctx.build = false;
+  ctx.sorted = true;
+  ctx.firstError = undefined;
+  check();
+  ctx.build = build;
+  ctx.sorted = false;
+}
+
+function keysInOrder(obj: Record<string, unknown>, ctx: Context): string[] {
+  const keys = Object.keys(obj);
+  return ctx.sorted && keys.length > 1 ? keys.sort(goStringCompare) : keys;
 }
 
 const shortNames = new WeakMap<object, string>();
