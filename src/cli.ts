@@ -58,7 +58,7 @@ async function runAsCommand(argv: string[]): Promise<void> {
   if (validate) {
     const [threads, compiler] = await Promise.all([
       import('./catalog/fbc/load-threads.js'),
-      import('./commands/optimizing-compiler.js'),
+      import('./catalog/fbc/short-run.js'),
     ]);
     if (availableParallelism() > 1) threads.startLoadHelperEarly();
     // A short run: the optimizing compiler is off until the catalog proves large (only here,

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,8 +103,9 @@ describe('catalog-bot validate', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ valid: true, errors: [] });
   });
 
-  // A short run goes faster without Node's optimizing compiler; a large one needs it
-  // (commands/optimizing-compiler.ts). V8 says what it optimizes with --trace-opt.
+  // A short run goes faster without Node's optimizing compiler; a large one needs it, and so
+  // does YAML only the full reader reads (catalog/fbc/short-run.ts). V8 says what it
+  // optimizes with --trace-opt.
   it('keeps the optimizing compiler off for a catalog of usual size, and on past the limit', () => {
     const v421 = join(SHARED_DATA, 'real-catalogs', 'community-operators-prod', 'catalogs', 'v4.21');
     const optimized = (roots: string[]): number => {
@@ -121,6 +123,17 @@ describe('catalog-bot validate', () => {
     // 14 MB: nothing optimized. The same root twice (28 MB in all): the second is optimized.
     expect(optimized([v421])).toBe(0);
     expect(optimized([v421, v421])).toBeGreaterThan(0);
+    // The same catalog with CRLF line ends, which only the full YAML reader reads.
+    const crlf = writeTree(
+      Object.fromEntries(
+        readdirSync(v421).map((pkg) => [
+          `${pkg}/catalog.yaml`,
+          readFileSync(join(v421, pkg, 'catalog.yaml'), 'utf8').replace(/\n/g, '\r\n'),
+        ]),
+      ),
+    );
+    dirs.push(crlf);
+    expect(optimized([crlf])).toBeGreaterThan(0);
   });
 });
 

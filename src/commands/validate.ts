@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/index.js';
 import type { LoadResult } from '../catalog/fbc/load.js';
 import { takeLoadHelper } from '../catalog/fbc/load-threads.js';
+import { noteCatalogBytes } from '../catalog/fbc/short-run.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
-import { noteCatalogBytes } from './optimizing-compiler.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 
 export const command = defineCommand({

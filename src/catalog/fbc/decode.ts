@@ -109,8 +109,11 @@ export interface DecodeOptions {
   checkedValues?: CheckedValues;
 }
 
-/** How many YAML documents each reader has read in this process (for tests and benchmarks). */
-export const yamlDocumentsRead = { fast: 0, full: 0 };
+/**
+ * How many YAML documents each reader has read on this thread, and the characters of those
+ * the full reader read (for tests and benchmarks, and for short-run.ts).
+ */
+export const yamlDocumentsRead = { fast: 0, full: 0, fullChars: 0 };
 
 // Enough bytes for the first 4096 characters, however they are encoded (opm's JSON sniff).
 const JSON_SNIFF_BYTES = 4 * 4096;
@@ -359,6 +362,7 @@ function decodeYamlDocument(
     };
   }
   yamlDocumentsRead.full++;
+  yamlDocumentsRead.fullChars += doc.text.length;
   try {
     return parseYamlNode(doc.text, doc.firstLine, out);
   } catch (err) {

@@ -2,8 +2,16 @@
 // collecting every problem (with file and line) instead of stopping at the first.
 import { createRequire } from 'node:module';
 import { checkBundleBlob } from './blob-check.js';
-import { decodeFile, lineOf, type DecodedFile, type DecodedValue, type LineTable } from './decode.js';
+import {
+  decodeFile,
+  lineOf,
+  yamlDocumentsRead,
+  type DecodedFile,
+  type DecodedValue,
+  type LineTable,
+} from './decode.js';
 import type { CheckedValues } from './fastyaml.js';
+import { noteFullReaderChars } from './short-run.js';
 import {
   emptyConfig,
   GO_BUNDLE,
@@ -382,6 +390,7 @@ function addFile(result: LoadResult, file: string, decoded: DecodedFile, options
 /** addFile, with each blob converted as soon as it is decoded and then let go. */
 function addFileStreaming(result: LoadResult, file: string, data: Buffer, options: LoadOptions): void {
   const hintFor = hintsFor(file);
+  const fullReaderChars = yamlDocumentsRead.fullChars;
   // Blob findings go after the file's decoding problems, as addFile orders them.
   const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
   const decoded = decodeFile(data, {
@@ -393,6 +402,9 @@ function addFileStreaming(result: LoadResult, file: string, data: Buffer, option
   });
   addFileProblems(result, file, decoded, hintFor);
   for (const d of blobs.diagnostics) result.diagnostics.push(d);
+  // A validation run that needs the full YAML reader is long enough to optimize (short-run.ts).
+  if (yamlDocumentsRead.fullChars > fullReaderChars)
+    noteFullReaderChars(yamlDocumentsRead.fullChars - fullReaderChars);
 }
 
 function hintsFor(file: string): (rule: string) => string | undefined {
