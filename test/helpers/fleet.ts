@@ -298,7 +298,9 @@ export class Fleet {
           fleet.prs.push({ repo, pull, heads: list, sent: -1, sentAt: [] });
         }
       }
-      for (let i = 0; i < (options.replicas ?? 2); i++) await fleet.startReplica(i);
+      // Side by side, as Kubernetes starts a Deployment's replicas.
+      const indices = Array.from({ length: options.replicas ?? 2 }, (_, i) => i);
+      await Promise.all(indices.map((i) => fleet.startReplica(i)));
       return fleet;
     } catch (error) {
       await gh?.close();
