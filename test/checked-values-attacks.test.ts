@@ -5,6 +5,7 @@
 // reading time stays in proportion to the text for what the check and the fast reader do.
 import { describe, expect, it } from 'vitest';
 import { decodeFile } from '../src/catalog/fbc/decode.js';
+import { GO_PROPERTY_VALUES } from '../src/catalog/fbc/declcfg.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { CHECKED, expectSameAsBuilt, PLACEHOLDER, type Obj, type Tally } from './helpers/checked-values.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
@@ -284,5 +285,13 @@ describe('property values checked as read, against hostile input', () => {
     expect(((decoded.values[0]?.value as Obj).properties as Obj[])[0]?.value).toBe(PLACEHOLDER);
     expect(((root.values[0]?.value as Obj).x as unknown[]).length).toBe(1_000_000);
     expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('property types named like Object members', () => {
+  it('find no Go type: their values are kept as read, not checked against a prototype', () => {
+    for (const type of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      expect(GO_PROPERTY_VALUES[type], type).toBeUndefined();
+    expect(GO_PROPERTY_VALUES['olm.gvk']).toBeDefined();
   });
 });

@@ -227,45 +227,49 @@ const goAPIServiceDescription = goStruct('v1alpha1.APIServiceDescription', {
 });
 const goAppLink = goStruct('v1alpha1.AppLink', { name: goString, url: goString });
 
-export const GO_PROPERTY_VALUES: Record<string, GoType> = {
-  [PROPERTY_PACKAGE]: goStruct('property.Package', {
-    packageName: goString,
-    version: goString,
-    release: goString,
-  }),
-  [PROPERTY_PACKAGE_REQUIRED]: goStruct('property.PackageRequired', {
-    packageName: goString,
-    versionRange: goString,
-  }),
-  [PROPERTY_GVK]: goGVK('property.GVK'),
-  [PROPERTY_GVK_REQUIRED]: goGVK('property.GVKRequired'),
-  [PROPERTY_BUNDLE_OBJECT]: goStruct('property.BundleObject', { data: goBytes }),
-  [PROPERTY_CHANNEL]: goStruct('property.Channel', {
-    channelName: goString,
-    priority: { kind: 'int', bits: 64 },
-  }),
-  [PROPERTY_CSV_METADATA]: goStruct('property.CSVMetadata', {
-    annotations: goStringMap,
-    apiServiceDefinitions: goStruct('v1alpha1.APIServiceDefinitions', {
-      owned: goSlice(goAPIServiceDescription),
-      required: goSlice(goAPIServiceDescription),
+// No prototype: a property type a pull request writes (`constructor`, `__proto__`) finds nothing.
+export const GO_PROPERTY_VALUES: Readonly<Record<string, GoType>> = Object.assign(
+  Object.create(null) as Record<string, GoType>,
+  {
+    [PROPERTY_PACKAGE]: goStruct('property.Package', {
+      packageName: goString,
+      version: goString,
+      release: goString,
     }),
-    crdDescriptions: goStruct('v1alpha1.CustomResourceDefinitions', {
-      owned: goSlice(goCRDDescription),
-      required: goSlice(goCRDDescription),
+    [PROPERTY_PACKAGE_REQUIRED]: goStruct('property.PackageRequired', {
+      packageName: goString,
+      versionRange: goString,
     }),
-    description: goString,
-    displayName: goString,
-    installModes: goSlice(goStruct('v1alpha1.InstallMode', { type: goString, supported: goBool })),
-    keywords: goStringSlice,
-    labels: goStringMap,
-    links: goSlice(goAppLink),
-    maintainers: goSlice(goStruct('v1alpha1.Maintainer', { name: goString, email: goString })),
-    maturity: goString,
-    minKubeVersion: goString,
-    nativeAPIs: goSlice(
-      goStruct('v1.GroupVersionKind', { group: goString, version: goString, kind: goString }),
-    ),
-    provider: goAppLink,
-  }),
-};
+    [PROPERTY_GVK]: goGVK('property.GVK'),
+    [PROPERTY_GVK_REQUIRED]: goGVK('property.GVKRequired'),
+    [PROPERTY_BUNDLE_OBJECT]: goStruct('property.BundleObject', { data: goBytes }),
+    [PROPERTY_CHANNEL]: goStruct('property.Channel', {
+      channelName: goString,
+      priority: { kind: 'int', bits: 64 },
+    }),
+    [PROPERTY_CSV_METADATA]: goStruct('property.CSVMetadata', {
+      annotations: goStringMap,
+      apiServiceDefinitions: goStruct('v1alpha1.APIServiceDefinitions', {
+        owned: goSlice(goAPIServiceDescription),
+        required: goSlice(goAPIServiceDescription),
+      }),
+      crdDescriptions: goStruct('v1alpha1.CustomResourceDefinitions', {
+        owned: goSlice(goCRDDescription),
+        required: goSlice(goCRDDescription),
+      }),
+      description: goString,
+      displayName: goString,
+      installModes: goSlice(goStruct('v1alpha1.InstallMode', { type: goString, supported: goBool })),
+      keywords: goStringSlice,
+      labels: goStringMap,
+      links: goSlice(goAppLink),
+      maintainers: goSlice(goStruct('v1alpha1.Maintainer', { name: goString, email: goString })),
+      maturity: goString,
+      minKubeVersion: goString,
+      nativeAPIs: goSlice(
+        goStruct('v1.GroupVersionKind', { group: goString, version: goString, kind: goString }),
+      ),
+      provider: goAppLink,
+    }),
+  },
+);
