@@ -1220,6 +1220,40 @@ const cases: Case[] = [
     },
   },
   {
+    // JSON has no infinity or NaN: sigs.k8s.io/yaml's conversion fails, and the document with it.
+    name: 'L-YAML-SYNTAX: .inf as a property value (a type opm does not know) cannot be JSON',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: example.custom\n  value:\n    weight: .inf\n',
+    },
+    rule: 'L-YAML-SYNTAX',
+    msg: 'error converting YAML to JSON: json: unsupported value: +Inf',
+  },
+  {
+    // In a value validation only type-checks (read without being built by `validate`).
+    name: 'L-YAML-SYNTAX: .nan and -.inf in olm.gvk values; Go meets the NaN first (sorted keys)',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: olm.gvk\n  value:\n    version: -.inf\n    group: .nan\n    kind: K\n',
+    },
+    rule: 'L-YAML-SYNTAX',
+    msg: 'error converting YAML to JSON: json: unsupported value: NaN',
+  },
+  {
+    // A key is text to JSON: go-yaml's .inf key becomes the string "+Inf".
+    name: 'ok: .inf as a key',
+    files: {
+      'catalog.yaml':
+        Y(P, channel(['foo.v1.0.0'])) +
+        '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
+        '- type: example.custom\n  value:\n    .inf: 1\n',
+    },
+  },
+  {
     // A float that underflows is a number (0), not text.
     name: 'PR-PARSE: 1e-400 is a number to go-yaml',
     files: {

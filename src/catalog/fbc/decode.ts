@@ -6,8 +6,8 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import type { LoadOptions as YamlLoadOptions, YAMLException } from 'js-yaml';
 import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fastyaml.js';
 import { goJsonSyntaxError } from '../go/gojsonsyntax.js';
-import { goTrimSpace, isGoSpace } from '../go/gostrings.js';
-import { goYamlSchema, jsYaml } from './yaml11.js';
+import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
+import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
 
 export const MAX_NESTING_DEPTH = 1000;
 
@@ -326,8 +326,51 @@ const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|e
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const YAML_CONTROL_CHARACTER = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff]/;
 
-/** go-yaml v2 reads only the first node of a document and ignores what follows. */
+/**
+ * A YAML document as opm converts it to JSON: a value JSON cannot hold (`.inf`, `.nan`) fails
+ * the conversion, and with it the document.
+ */
 function decodeYamlDocument(
+  doc: YamlDocument,
+  out: DecodedFile,
+  options: DecodeOptions,
+): DecodedValue | undefined {
+  const nonFinite = nonFiniteScalars.count;
+  const decoded = readYamlDocument(doc, out, options);
+  if (decoded === undefined || nonFiniteScalars.count === nonFinite) return decoded;
+  const unsupported = firstUnsupportedJsonValue(decoded.value);
+  if (unsupported === undefined) return decoded; // as a key (a string to JSON), or inside a dropped part
+  out.problems.push({
+    rule: 'L-YAML-SYNTAX',
+    message: `error converting YAML to JSON: json: unsupported value: ${unsupported}`,
+    line: decoded.line,
+    column: decoded.column,
+  });
+  return undefined;
+}
+
+/** The first infinity or NaN json.Marshal meets (map keys in Go's order), as Go prints it. */
+function firstUnsupportedJsonValue(v: unknown): string | undefined {
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const items = Array.isArray(v)
+    ? v
+    : Object.keys(v)
+        .sort(goStringCompare)
+        .map((k) => (v as Record<string, unknown>)[k]);
+  for (const item of items) {
+    const found = firstUnsupportedJsonValue(item);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** go-yaml v2 reads only the first node of a document and ignores what follows. */
+function readYamlDocument(
   doc: YamlDocument,
   out: DecodedFile,
   options: DecodeOptions,

@@ -610,6 +610,8 @@ function shapeOfEntry(shape: GoType, key: string): GoType {
 
 /** Does a scalar (or `[]`, `{}`) pass json.Unmarshal into `shape`? */
 function scalarFits(value: unknown, shape: GoType): boolean {
+  // An infinity or NaN is built, for the document's check (decode.ts) to find.
+  if (typeof value === 'number' && !Number.isFinite(value)) return false;
   if (shape.kind === 'raw' || value === null) return true;
   if (shape.kind === 'string') return typeof value === 'string';
   return checkGo(value, shape) === undefined;

@@ -42,11 +42,18 @@ function parseGoInteger(s: string): number | undefined {
 // Characters a number can be written with; anything else is a string at once.
 const NUMBER_CHARACTERS = /^[-+0-9a-fA-F_.xXoObBeE]+$/;
 
+/**
+ * How many plain scalars this thread resolved to an infinity or NaN: numbers JSON cannot
+ * hold, so opm fails on a document with one as a value (decode.ts looks only when this moved).
+ */
+export const nonFiniteScalars = { count: 0 };
+
 /** The value go-yaml v2 gives a plain (unquoted) scalar when decoding into interface{}. */
 export function resolvePlainScalar(s: string): Resolved {
   // Booleans, nulls, .inf and .nan are at most 6 characters; long text is never hashed.
   if (s.length <= 6) {
     const known = KNOWN_PLAIN.get(s);
+    if (typeof known === 'number') nonFiniteScalars.count++; // the only numbers known: .inf, .nan
     if (known !== undefined || KNOWN_PLAIN.has(s)) return known ?? null;
     if (s === '<<') return NOT_RESOLVED; // merge key, handled by the merge type
   }
@@ -74,6 +81,8 @@ function resolveCached(s: string): Resolved {
   if (s !== lastText) {
     lastText = s;
     lastValue = resolvePlainScalar(s);
+  } else if (typeof lastValue === 'number' && !Number.isFinite(lastValue)) {
+    nonFiniteScalars.count++;
   }
   return lastValue;
 }
