@@ -85,20 +85,17 @@ export interface Prop {
 
 const prop = (type: string, value: JsonObject): Prop => ({ type, value, raw: structJson(value) });
 
-/** A value read from a file: YAML goes through json.Marshal (sorted, HTML escaped), JSON stays. */
-function rawProp(type: string, value: unknown, fromYaml: boolean): Prop {
-  const raw = fromYaml ? goMarshal(value) : JSON.stringify(value ?? null);
-  return { type, value: new RawJson(raw), raw };
-}
-
 /**
- * A property read from JSON (`element`: its text as written): opm keeps the value's text
- * (json.RawMessage) and writes it compacted, so 4.10 stays 4.10. Without the text, as rawProp.
+ * A property as opm keeps it (json.RawMessage). From YAML, the value as Go marshals it; from
+ * JSON, the value's text as written in `element` (the property's own text), compacted, so
+ * 4.10 stays 4.10; re-encoded only when that text is not at hand.
  */
-function jsonProp(type: string, value: unknown, element: string | undefined): Prop {
-  const written = element === undefined ? undefined : goRawField(element, 'value');
-  if (written === undefined) return rawProp(type, value, false);
-  const raw = goJsonCompact(written);
+function rawProp(type: string, value: unknown, fromYaml: boolean, element?: string): Prop {
+  const written = fromYaml || element === undefined ? undefined : goRawField(element, 'value');
+  let raw: string;
+  if (fromYaml) raw = goMarshal(value);
+  else if (written !== undefined) raw = goJsonCompact(written);
+  else raw = JSON.stringify(value ?? null);
   return { type, value: new RawJson(raw), raw };
 }
 
@@ -284,9 +281,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     if (!fileProps && Array.isArray(props) && props.length > 0 && props.every(isObject)) {
       const written = writtenList(decoded.json, 'properties', props.length);
       fileProps = props.map((p, i) =>
-        decoded.yaml
-          ? rawProp(asString(field(p, 'type')), field(p, 'value'), true)
-          : jsonProp(asString(field(p, 'type')), field(p, 'value'), written?.[i]),
+        rawProp(asString(field(p, 'type')), field(p, 'value'), decoded.yaml, written?.[i]),
       );
     }
   }
@@ -310,7 +305,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
       if (Array.isArray(list)) {
         const written = jsonRawElements(fromCsv);
         list.forEach((p, i) =>
-          derived.push(jsonProp(asString(field(p, 'type')), field(p, 'value'), written?.[i])),
+          derived.push(rawProp(asString(field(p, 'type')), field(p, 'value'), false, written?.[i])),
         );
       }
     } catch {
@@ -367,7 +362,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
           versionRange: asString(field(d.value, 'version')),
         }),
       );
-    } else others.push(d.yaml ? rawProp(d.type, d.value, true) : jsonProp(d.type, d.value, d.written));
+    } else others.push(rawProp(d.type, d.value, d.yaml, d.written));
   }
   for (const k of provided.values()) {
     const g = gvkProp(PROPERTY_GVK, k);

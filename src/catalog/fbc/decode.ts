@@ -5,7 +5,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { LoadOptions as YamlLoadOptions, YAMLException } from 'js-yaml';
 import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fastyaml.js';
-import { goJsonSyntaxError } from '../go/gojsonsyntax.js';
+import { goJsonSyntaxError, isJsonSpace } from '../go/gojsonsyntax.js';
 import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
 
@@ -796,10 +796,6 @@ function fallBackToYaml(
 function emit(value: DecodedValue, out: DecodedFile, options: DecodeOptions): void {
   if (options.onValue) options.onValue(value);
   else out.values.push(value);
-}
-
-function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 // Line lookups walk forward through the text; remember where the last one ended.

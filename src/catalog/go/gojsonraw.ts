@@ -2,10 +2,7 @@
 // text compacted. Numbers stay as written (4.10, 100000000000000000001), and so do `\u`
 // escapes and the order of keys, where a JavaScript value would change all three.
 // Every function here takes text that JSON.parse has already accepted.
-
-function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
+import { isJsonSpace } from './gojsonsyntax.js';
 
 function skipSpace(text: string, i: number): number {
   while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;

@@ -15,7 +15,10 @@ function quoteChar(c: number): string {
   return `'${s.slice(1, -1)}'`;
 }
 
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+export function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 
@@ -100,13 +103,13 @@ export function goJsonSyntaxError(bytes: Uint8Array, start: number): GoJsonSynta
   // Parse a value, then what may follow it inside its container.
   for (;;) {
     // beginning of a value
-    while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+    while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
     if (i >= bytes.length) return eof();
     let c = bytes[i] as number;
     let err: GoJsonSyntaxError | undefined;
     if (c === 0x7b) {
       i++;
-      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+      while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
       if (i >= bytes.length) return eof();
       if (bytes[i] === 0x7d) {
         i++;
@@ -118,7 +121,7 @@ export function goJsonSyntaxError(bytes: Uint8Array, start: number): GoJsonSynta
       }
     } else if (c === 0x5b) {
       i++;
-      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+      while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
       if (i >= bytes.length) return eof();
       if (bytes[i] === 0x5d) i++;
       else {
@@ -136,7 +139,7 @@ export function goJsonSyntaxError(bytes: Uint8Array, start: number): GoJsonSynta
     // end of a value: what its container allows next
     for (;;) {
       if (stack.length === 0) return undefined;
-      while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+      while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
       if (i >= bytes.length) return eof();
       c = bytes[i] as number;
       const top = stack[stack.length - 1];
@@ -149,7 +152,7 @@ export function goJsonSyntaxError(bytes: Uint8Array, start: number): GoJsonSynta
       if (top === 'object-value') {
         if (c === 0x2c) {
           i++;
-          while (i < bytes.length && isSpace(bytes[i] as number)) i++;
+          while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
           if (i >= bytes.length) return eof();
           if (bytes[i] !== 0x22) return fail('looking for beginning of object key string');
           stack[stack.length - 1] = 'object-key';
