@@ -142,7 +142,13 @@ const cases: Case[] = [
   },
   { name: 'ok: a single leading ---', files: { 'catalog.yaml': '---\n' + OK } },
   { name: 'ok: a single trailing ---', files: { 'catalog.yaml': OK + '---\n' } },
-  { name: 'ok: a ... document end', files: { 'catalog.yaml': Y(P) + '...\n---\n' + REST + '...\n' } },
+  {
+    name: 'L-YAML-DOCUMENT-END: a ... document end',
+    files: { 'catalog.yaml': Y(P) + '...\n---\n' + REST + '...\n' },
+    opmValid: true,
+    rule: 'L-YAML-DOCUMENT-END',
+    diff: 'opm drops what follows `...` in a document; we refuse the marker (docs/security.md)',
+  },
   { name: 'ok: two --- in a row mid-file', files: { 'catalog.yaml': Y(P) + '---\n---\n' + REST } },
   {
     name: 'ok: --- inside an indented block scalar is not a separator',
@@ -1245,13 +1251,16 @@ const cases: Case[] = [
   },
   {
     // A key is text to JSON: go-yaml's .inf key becomes the string "+Inf".
-    name: 'ok: .inf as a key',
+    name: 'L-YAML-KEY: .inf as a key',
     files: {
       'catalog.yaml':
         Y(P, channel(['foo.v1.0.0'])) +
         '---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo-bundle:v1.0.0\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n' +
         '- type: example.custom\n  value:\n    .inf: 1\n',
     },
+    opmValid: true,
+    rule: 'L-YAML-KEY',
+    diff: 'opm writes a float key with float32 precision; we refuse keys that are not text or whole numbers',
   },
   {
     // A float that underflows is a number (0), not text.

@@ -8,8 +8,10 @@ import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fast
 import { goJsonSyntaxError, isJsonSpace } from '../go/gojsonsyntax.js';
 import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
+import { READ_REFUSALS, screenYamlDocument, type ReadRefusal } from './yaml-screen.js';
 
 export const MAX_NESTING_DEPTH = 1000;
+export { READ_REFUSALS } from './yaml-screen.js';
 
 export interface DecodedValue {
   value: unknown;
@@ -30,7 +32,8 @@ export type DecodeRule =
   | 'QUIRK-JSON-YAML-FALLBACK'
   | 'QUIRK-YAML-FIRST-NODE-ONLY'
   | 'QUIRK-DUPLICATE-KEY-LAST-WINS'
-  | 'QUIRK-JSON-INVALID-UTF8';
+  | 'QUIRK-JSON-INVALID-UTF8'
+  | ReadRefusal;
 
 export interface DecodeProblem {
   rule: DecodeRule;
@@ -406,6 +409,18 @@ function readYamlDocument(
   }
   yamlDocumentsRead.full++;
   yamlDocumentsRead.fullChars += doc.text.length;
+  // Where opm could read this text differently, refuse it rather than guess (docs/security.md).
+  const refused = screenYamlDocument(doc.text);
+  if (refused) {
+    const before = doc.text.slice(0, refused.offset);
+    out.problems.push({
+      rule: refused.rule,
+      message: refused.message,
+      line: doc.firstLine + countLineBreaks(before) + 1,
+      column: refused.offset - before.lastIndexOf('\n'),
+    });
+    return undefined;
+  }
   try {
     return parseYamlNode(doc.text, doc.firstLine, out);
   } catch (err) {
@@ -741,6 +756,15 @@ function decodeJsonStream(
       }
       return;
     }
+    if (OVER_FLOAT64.test(text.slice(pos, scan.end)) && hasInfinity(value)) {
+      out.problems.push({
+        rule: 'L-JSON-NUMBER',
+        message:
+          'a number too large for a float64: opm reads this file as YAML instead; write it as a string',
+        ...at,
+      });
+      return;
+    }
     const { duplicateAt, lines } = recordJsonLines(value, scan);
     if (duplicateAt !== undefined) {
       out.notes.push({
@@ -755,6 +779,15 @@ function decodeJsonStream(
     pos = scan.end;
     lastGoodEnd = pos;
   }
+}
+
+// A number literal that may be past float64: an exponent of three digits or 309 digits.
+const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
+
+function hasInfinity(v: unknown): boolean {
+  if (typeof v === 'number') return !Number.isFinite(v);
+  if (typeof v !== 'object' || v === null) return false;
+  return (Array.isArray(v) ? v : Object.values(v)).some(hasInfinity);
 }
 
 function fallBackToYaml(
@@ -779,6 +812,12 @@ function fallBackToYaml(
   const attempt: DecodedFile = { values: [], problems: [], notes: [] };
   // Collected first: whether they count depends on the whole attempt.
   decodeYamlStream(rest, base.line - 1, base.column - 1, attempt, { ...options, onValue: undefined });
+  const refusals = attempt.problems.filter((p) => p.rule in READ_REFUSALS);
+  if (refusals.length > 0) {
+    // What opm would read as YAML here is refused: say so, not only that the JSON is bad.
+    out.problems.push(jsonProblem, ...refusals);
+    return;
+  }
   if (attempt.problems.length > 0 && attempt.values.length === 0) {
     out.problems.push(jsonProblem);
     return;

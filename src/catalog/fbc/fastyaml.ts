@@ -6,6 +6,7 @@
 // Most catalog files are in the subset, and this is several times faster (README, "Benchmark").
 import { checkGo, goRaw, matchField, type GoType } from '../go/gojson.js';
 import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
+import { MAX_KEY_LENGTH } from './yaml-screen.js';
 
 /** A document read by the fast path: the value and the 0-based lines (in the document) of its collections. */
 export interface FastDocument {
@@ -160,7 +161,7 @@ class Reader {
           if (PLAIN_KEYS_SEEN.size < PLAIN_KEYS_SEEN_MAX && key.length <= 64) PLAIN_KEYS_SEEN.add(key);
         }
       }
-      if (key === '__proto__') throw GIVE_UP;
+      if (key === '__proto__' || p - start > MAX_KEY_LENGTH) throw GIVE_UP;
       if (keys === undefined) {
         if (Object.prototype.hasOwnProperty.call(result, key)) throw GIVE_UP;
       } else if (Array.isArray(keys)) {
@@ -478,7 +479,8 @@ class Reader {
             const hex = text.slice(i + 2, i + 2 + digits);
             if (digits === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== digits) throw GIVE_UP;
             const code = parseInt(hex, 16);
-            if (code > 0x10ffff) throw GIVE_UP;
+            // Surrogates and codes past Unicode: opm reads them differently (yaml-screen.ts).
+            if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) throw GIVE_UP;
             value += String.fromCodePoint(code);
             i += 2 + digits;
           }
@@ -572,7 +574,6 @@ const SIMPLE_ESCAPES = new Map<number, string>(
       ['e', '\x1b'],
       [' ', ' '],
       ['"', '"'],
-      ['/', '/'],
       ['\\', '\\'],
       ['N', '\x85'],
       ['_', '\xa0'],

@@ -103,6 +103,9 @@ function contentDigest(blob: object): string {
 }
 
 /** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
+// eslint-disable-next-line no-control-regex -- ASCII is the point
+const NON_ASCII = /[^\x00-\x7f]/;
+
 export function blobDigest(object: object): string | undefined {
   return digests.get(object);
 }
@@ -503,6 +506,17 @@ function addBlob(
     return typed;
   };
 
+  // opm groups top-level keys by Unicode case folding (ſchema is schema); only ASCII keys are
+  // read here, so that no key is a field for opm and not for us (docs/security.md).
+  const unicodeKey = Object.keys(blob).find((k) => NON_ASCII.test(k));
+  if (unicodeKey !== undefined) {
+    fail(
+      'L-KEY-NOT-ASCII',
+      `top-level key ${goQuote(unicodeKey)} is not ASCII: opm matches such keys by Unicode case folding`,
+      'Write top-level keys in ASCII (schema, package, name, ...); put other text inside a value.',
+    );
+    return;
+  }
   // Meta: case-insensitive uniqueness of top-level keys; schema/package/name strings.
   const folded = new Map<string, string[]>();
   for (const key of Object.keys(blob)) {

@@ -1,0 +1,556 @@
+// Generated YAML and JSON corners where two readers could disagree (docs/security.md, "The bot
+// reads files exactly as opm does"). Every case is a catalog with package foo (the victim's)
+// and one file of package bar's (the attacker's) that tries to read as something else:
+// most try to slip a channel of foo past one of the readers. test/yaml-differential.test.ts
+// feeds each to the real opm and to catalog-bot and requires the same verdict and the same
+// rendered objects, or a refusal by catalog-bot.
+
+export interface Corner {
+  name: string;
+  /** Files of the catalog besides foo's and bar's own (path -> content). */
+  files: Record<string, string | Buffer>;
+}
+
+const FOO = `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+---
+schema: olm.bundle
+package: foo
+name: foo.v1.0.0
+image: quay.io/foo/foo-bundle:v1.0.0
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: 1.0.0
+`;
+
+const BAR = FOO.replaceAll('foo', 'bar');
+
+/** The catalog every case starts from: foo and bar, each with one bundle. */
+export function cornerTree(corner: Corner): Record<string, string | Buffer> {
+  return { 'foo/catalog.yaml': FOO, 'bar/catalog.yaml': BAR, ...corner.files };
+}
+
+// Keys of a channel of foo that no one owning only bar may add.
+const EVIL = ['schema: olm.channel', 'package: foo', 'name: evil', 'entries: [{name: foo.v1.0.0}]'];
+const EVIL_JSON = '{"schema":"olm.channel","package":"foo","name":"evil","entries":[{"name":"foo.v1.0.0"}]}';
+
+const BREAKS: [string, string][] = [
+  ['U+2028', '\u2028'],
+  ['U+2029', '\u2029'],
+  ['U+0085', '\u0085'],
+];
+
+const yaml = (name: string, text: string | Buffer): Corner => ({ name, files: { 'bar/notes.yaml': text } });
+const json = (name: string, text: string | Buffer): Corner => ({ name, files: { 'bar/notes.json': text } });
+/** A bar-owned document of a schema of bar's own: opm serves it as written. */
+const notes = (body: string): string => `schema: bar.notes\npackage: bar\n${body}`;
+
+function unicodeBreaks(): Corner[] {
+  const out: Corner[] = [];
+  for (const [label, b] of BREAKS) {
+    const hidden = EVIL.join(b);
+    out.push(
+      yaml(`${label} in a comment line`, `# note${b}${hidden}\nnotes: |\n  hello\n`),
+      yaml(`${label} in a trailing comment`, notes(`n: x # note${b}${hidden}\n`)),
+      yaml(`${label} after ---`, `--- # c${b}${hidden}\nnotes: hi\n`),
+      yaml(`${label} in a block scalar`, `notes: |\n  line${b}${hidden}\n`),
+      yaml(`${label} in a folded scalar`, `notes: >\n  line${b}${hidden}\n`),
+      yaml(`${label} in a plain scalar`, `notes: line${b}${hidden}\n`),
+      yaml(`${label} in a double-quoted scalar`, notes(`n: "a${b}b"\n`)),
+      yaml(`${label} in a single-quoted scalar`, notes(`n: 'a${b}b'\n`)),
+      yaml(`${label} in a flow mapping`, notes(`n: {a: 1,${b}b: 2}\n`)),
+      yaml(`${label} in a flow sequence`, notes(`n: [a,${b}b]\n`)),
+      yaml(`${label} in a key`, notes(`n${b}x: 1\n`)),
+      yaml(`${label} between documents`, `${notes('n: 1\n')}${b}---\n${EVIL.join('\n')}\n`),
+      yaml(`${label} before a key`, notes(`n: 1${b}m: 2\n`)),
+      yaml(`${label} at the end`, notes(`n: 1\n${b}`)),
+      json(`${label} as JSON whitespace`, `{"schema":"bar.notes",${b}"package":"bar"}\n${EVIL_JSON}\n`),
+      json(`${label} inside a JSON string`, `{"schema":"bar.notes","package":"bar","n":"a${b}b"}\n`),
+      json(`${label} between JSON objects`, `{"schema":"bar.notes","package":"bar"}${b}\n${EVIL_JSON}\n`),
+    );
+  }
+  return out;
+}
+
+function lineEnds(): Corner[] {
+  const cr = (s: string): string => s.replaceAll('\n', '\r');
+  return [
+    yaml('CR-only line ends, one document', cr(notes('n: 1\n'))),
+    yaml('CR-only line ends, two documents', cr(`${notes('n: 1\n')}---\n${EVIL.join('\n')}\n`)),
+    yaml('CR-only line ends after a bar document', `${notes('n: 1\n')}---\r${EVIL.join('\r')}\r`),
+    yaml('CR inside a comment', notes(`# c\r${EVIL[0]}\nn: 1\n`)),
+    yaml('CR inside a plain scalar', notes('n: a\rb\n')),
+    yaml('CR inside a block scalar', notes('n: |\n  a\rb\n')),
+    yaml('CRLF line ends', notes('n: 1\nm: |\n  a\n  b\n').replaceAll('\n', '\r\n')),
+    yaml('CRLF separators', `${notes('n: 1\n')}---\n${notes('m: 2\n')}`.replaceAll('\n', '\r\n')),
+    yaml('CR before LF in a separator', `${notes('n: 1\n')}---\r\n${EVIL.join('\n')}\n`),
+    json('CR-only line ends in JSON', `{"schema":"bar.notes","package":"bar"}\r${EVIL_JSON}\r`),
+  ];
+}
+
+function documentMarkers(): Corner[] {
+  return [
+    yaml('... ends a document, text after', `${notes('n: 1\n')}...\n${EVIL.join('\n')}\n`),
+    yaml('... then ---', `${notes('n: 1\n')}...\n---\n${notes('m: 1\n')}`),
+    yaml('... alone at the end', `${notes('n: 1\n')}...\n`),
+    yaml('... with a comment', `${notes('n: 1\n')}... # end\n`),
+    yaml('--- with a comment', `--- # start\n${notes('n: 1\n')}`),
+    yaml('--- followed by a value', `--- ${EVIL_JSON}\n`),
+    yaml('---- is not a separator', `${notes('n: 1\n')}----\n${EVIL.join('\n')}\n`),
+    yaml('indented ---', `${notes('n: 1\n')} ---\n`),
+    yaml('--- with a tab after', `${notes('n: 1\n')}---\t\n${notes('m: 1\n')}`),
+    yaml('--- with U+FEFF after', `${notes('n: 1\n')}---\ufeff\n${notes('m: 1\n')}`),
+    yaml('two separators in a row', `${notes('n: 1\n')}---\n---\n${notes('m: 1\n')}`),
+    yaml('%YAML directive', `%YAML 1.1\n---\n${notes('n: 1\n')}`),
+    yaml('%TAG directive', `%TAG !e! tag:example.com,2000:\n---\n${notes('n: !e!x 1\n')}`),
+    yaml(
+      '%TAG directive that names a core type',
+      `%TAG ! tag:yaml.org,2002:\n---\n${notes('n: !int "7"\n')}`,
+    ),
+    yaml('directive without ---', `%YAML 1.1\n${notes('n: 1\n')}`),
+    yaml('only a comment', `# nothing here\n`),
+    yaml('empty document between separators', `${notes('n: 1\n')}---\n---\n`),
+    yaml('second document in one YAML node stream', `${notes('n: 1\n')}--- \n${EVIL.join('\n')}\n`),
+  ];
+}
+
+function mergeKeys(): Corner[] {
+  const m = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    m('merge key after explicit keys (inline map)', 'a: 1\n<<: {a: 2, b: 3}\n'),
+    m('merge key before explicit keys (inline map)', '<<: {a: 2, b: 3}\na: 1\n'),
+    m('merge key after explicit keys (alias)', 'base: &b {a: 2}\nx:\n  a: 1\n  <<: *b\n'),
+    m('merge key before explicit keys (alias)', 'base: &b {a: 2}\nx:\n  <<: *b\n  a: 1\n'),
+    m('merge key of a list of maps', 'x:\n  a: 1\n  <<: [{a: 2}, {b: 3}]\n'),
+    m('!!merge tag', 'x:\n  a: 1\n  !!merge <<: {a: 2}\n'),
+    m('quoted << is a plain key', 'x:\n  a: 1\n  "<<": {a: 2}\n'),
+    m('merge key with a scalar', 'x:\n  <<: 1\n'),
+    yaml(
+      'merge key overriding schema',
+      `schema: bar.notes\npackage: bar\n<<: {package: foo, schema: olm.channel, name: evil, entries: [{name: foo.v1.0.0}]}\n`,
+    ),
+    yaml(
+      'merge key after schema and package',
+      `schema: bar.notes\npackage: bar\nname: x\n<<: {package: foo}\n`,
+    ),
+    yaml('merge key before schema and package', `<<: {package: foo}\nschema: bar.notes\npackage: bar\n`),
+  ];
+}
+
+function caseFolding(): Corner[] {
+  const out: Corner[] = [];
+  const spellings: [string, string][] = [
+    ['Schema', 'Schema'],
+    ['SCHEMA', 'SCHEMA'],
+    ['long s', '\u017fchema'],
+    ['Package', 'Package'],
+    ['Kelvin sign', 'pac\u212Aage'],
+    ['fullwidth', '\uff53chema'],
+  ];
+  for (const [label, key] of spellings) {
+    const field = /chema$/i.test(key) || key === '\uff53chema' ? 'schema' : 'package';
+    const evil = EVIL.map((l) => (l.startsWith(`${field}:`) ? l.replace(field, key) : l));
+    out.push(yaml(`${label} key in YAML`, `${evil.join('\n')}\n`));
+    out.push(json(`${label} key in JSON`, `${EVIL_JSON.replace(`"${field}"`, `"${key}"`)}\n`));
+    out.push(
+      yaml(
+        `${label} key beside the exact one`,
+        `${EVIL.join('\n').replace(`${field}: `, `${key}: bar\n${field}: `)}\n`,
+      ),
+    );
+  }
+  out.push(
+    yaml('Name and name', `${EVIL.join('\n')}\nName: other\n`),
+    yaml('Entries spelled in capitals', `${EVIL.slice(0, 3).join('\n')}\nENTRIES: [{name: foo.v1.0.0}]\n`),
+    yaml('entry Name in capitals', `${EVIL.slice(0, 3).join('\n')}\nentries: [{NAME: foo.v1.0.0}]\n`),
+    yaml(
+      'long s in an entry key',
+      `${EVIL.slice(0, 3).join('\n')}\nentries: [{name: foo.v1.0.0, \u017fkips: [a]}]\n`,
+    ),
+    yaml('non-ASCII key that folds to ss', notes('pa\u00dfword: 1\npassword: 2\n')),
+    yaml('ligature key', notes('\ufb01le: 1\nfile: 2\n')),
+    json('duplicate schema keys in JSON', '{"schema":"bar.notes","package":"bar","schema":"olm.channel"}\n'),
+    json('package then Package in JSON', '{"schema":"bar.notes","package":"bar","Package":"foo"}\n'),
+  );
+  return out;
+}
+
+function tags(): Corner[] {
+  const t = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    t('!!str on a number', 'n: !!str 7\n'),
+    t('!!str on a mapping', 'n: !!str {a: 1}\n'),
+    t('!!int on a quoted number', 'n: !!int "7"\n'),
+    t('!!int on text', 'n: !!int abc\n'),
+    t('!!float', 'n: !!float 1\n'),
+    t('!!bool', 'n: !!bool "yes"\n'),
+    t('!!null', 'n: !!null ""\n'),
+    t('!!binary', 'n: !!binary aGVsbG8=\n'),
+    t('!!binary with line breaks', 'n: !!binary |\n  aGVs\n  bG8=\n'),
+    t('!!timestamp', 'n: !!timestamp 2001-12-14\n'),
+    t('custom tag on a scalar', 'n: !foo bar\n'),
+    t('custom tag on a mapping', 'n: !foo {a: 1}\n'),
+    t('non-specific tag', 'n: ! 7\n'),
+    t('verbatim tag', 'n: !<tag:yaml.org,2002:str> 7\n'),
+    t('!!omap', 'n: !!omap [{a: 1}, {b: 2}]\n'),
+    t('!!set', 'n: !!set {a, b}\n'),
+    t('!!seq on a mapping', 'n: !!seq {a: 1}\n'),
+    t('!!map on a sequence', 'n: !!map [a]\n'),
+    t('tag on a key', '!!str 1: one\n'),
+    yaml('tag on schema', `schema: !!str olm.channel\n${EVIL.slice(1).join('\n')}\n`),
+    yaml('custom tag on package', `${EVIL[0]}\npackage: !bar foo\n${EVIL.slice(2).join('\n')}\n`),
+  ];
+}
+
+function escapes(): Corner[] {
+  const e = (name: string, scalar: string): Corner => yaml(name, notes(`n: "${scalar}"\n`));
+  return [
+    e('\\N escape', 'a\\Nb'),
+    e('\\_ escape', 'a\\_b'),
+    e('\\L escape', 'a\\Lb'),
+    e('\\P escape', 'a\\Pb'),
+    e('\\/ escape', 'a\\/b'),
+    e("\\' escape", "a\\'b"),
+    e('\\e escape', 'a\\eb'),
+    e('\\0 escape', 'a\\0b'),
+    e('\\a and \\v escapes', 'a\\a\\vb'),
+    e('\\x escape', 'a\\x41b'),
+    e('\\x escape of a C1 byte', 'a\\x85b'),
+    e('\\u escape', 'a\\u00e9b'),
+    e('\\u lone surrogate', 'a\\ud800b'),
+    e('\\u surrogate pair', 'a\\ud83d\\ude00b'),
+    e('\\U escape', 'a\\U0001F600b'),
+    e('\\U out of range', 'a\\U00110000b'),
+    e('\\U surrogate', 'a\\U0000D800b'),
+    e('escaped tab character', 'a\\\tb'),
+    e('escaped space', 'a\\ b'),
+    e('unknown escape', 'a\\qb'),
+    yaml('escaped line break', notes('n: "a\\\n  b"\n')),
+    yaml('escaped line break then spaces', notes('n: "a \\\n   b"\n')),
+    yaml('escape in a key', notes('"n\\x41": 1\n')),
+    yaml('\\N in the schema', `schema: "olm.channel\\N"\n${EVIL.slice(1).join('\n')}\n`),
+    yaml('\\_ in the package', `${EVIL[0]}\npackage: "foo\\_"\n${EVIL.slice(2).join('\n')}\n`),
+  ];
+}
+
+function folding(): Corner[] {
+  const f = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    f('multi-line double-quoted', 'n: "a\n  b\n\n  c"\n'),
+    f('multi-line double-quoted with trailing spaces', 'n: "a   \n  b"\n'),
+    f('multi-line double-quoted with tabs', 'n: "a\t\n\tb"\n'),
+    f('multi-line single-quoted', "n: 'a\n  b\n\n\n  c'\n"),
+    f('multi-line plain', 'n: a\n  b\n\n  c\n'),
+    f('multi-line plain with a comment after', 'n: a\n  b # c\n'),
+    f('multi-line plain key', 'a\n  b: 1\n'),
+    f('plain with # inside', 'n: a#b\n'),
+    f('plain with : inside', 'n: a:b\n'),
+    f('plain starting with a dash', 'n: -a\n'),
+    f('literal block keep', 'n: |+\n  a\n\n'),
+    f('literal block strip', 'n: |-\n  a\n\n'),
+    f('literal block explicit indentation', 'n: |2\n    a\n  b\n'),
+    f('folded block with more-indented lines', 'n: >\n  a\n    b\n  c\n\n  d\n'),
+    f('folded block keep', 'n: >+\n  a\n  b\n\n'),
+    f('block scalar with leading empty lines', 'n: |\n\n\n  a\n'),
+    f('block scalar indented by a tab', 'n: |\n\ta\n'),
+    f('block scalar with a tab after the indentation', 'n: |\n  \ta\n'),
+    f('block scalar less indented line', 'x:\n  n: |\n    a\n   b\n'),
+    f('block scalar with a # line', 'n: |\n  # not a comment\n'),
+    f('tab before a value', 'n:\t1\n'),
+    f('tab in indentation', 'x:\n\tn: 1\n'),
+    f('tab after a sequence dash', 'x:\n-\ta\n'),
+    f('trailing tab', 'n: 1\t\n'),
+  ];
+}
+
+function scalars(): Corner[] {
+  const values = [
+    'y',
+    'Y',
+    'yes',
+    'Yes',
+    'YES',
+    'n',
+    'N',
+    'no',
+    'on',
+    'On',
+    'OFF',
+    'off',
+    'true',
+    'False',
+    'TRUE',
+    '~',
+    'null',
+    'Null',
+    'NULL',
+    '',
+    '0777',
+    '0o17',
+    '0b101',
+    '0x1F',
+    '+0x1F',
+    '-0x1F',
+    '-0777',
+    '08',
+    '0.5',
+    '.5',
+    '5.',
+    '+.5',
+    '-.5e3',
+    '1e3',
+    '1E3',
+    '1.0e+5',
+    '1_000',
+    '1_000.5',
+    '0x_1F',
+    '190:20:30',
+    '1:30',
+    '-1:30',
+    '2001-12-14',
+    '2001-12-14t21:59:43.10-05:00',
+    '9223372036854775807',
+    '9223372036854775808',
+    '18446744073709551615',
+    '18446744073709551616',
+    '-9223372036854775808',
+    '-9223372036854775809',
+    '1e400',
+    '4.10',
+    '0.1e1',
+    '.inf',
+    '-.Inf',
+    '.NaN',
+    '0x',
+    '0b',
+    '+',
+    '-',
+    '.',
+    '1__0',
+    '0.0',
+    '-0',
+    '-0.0',
+    '123456789012345678',
+    '1.7976931348623157e308',
+    '5e-324',
+    '=',
+    '<<',
+  ];
+  const out: Corner[] = values.map((s) => yaml(`scalar ${JSON.stringify(s)}`, notes(`n: ${s}\n`)));
+  const keys = [
+    '1.5',
+    '1e3',
+    '0.000001',
+    '3.14159265358979',
+    '.inf',
+    '~',
+    'null',
+    'true',
+    'on',
+    'no',
+    '0x1F',
+    '190:20:30',
+    '123456789012',
+    '1e21',
+    '0777',
+    '-0',
+    '2001-12-14',
+  ];
+  for (const k of keys) out.push(yaml(`key ${JSON.stringify(k)}`, notes(`${k}: x\n`)));
+  out.push(
+    yaml('empty key', notes(': x\n')),
+    yaml('key 1 and key "1"', notes('1: a\n"1": b\n')),
+    yaml('key true and key "true"', notes('true: a\n"true": b\n')),
+    yaml('key 1.0 and key 1', notes('1.0: a\n1: b\n')),
+    yaml('key 0x10 and key 16', notes('0x10: a\n16: b\n')),
+  );
+  return out;
+}
+
+function keysAndCollections(): Corner[] {
+  const k = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    k('key of 1023 characters', `${'k'.repeat(1023)}: 1\n`),
+    k('key of 1024 characters', `${'k'.repeat(1024)}: 1\n`),
+    k('key of 1025 characters', `${'k'.repeat(1025)}: 1\n`),
+    k('quoted key of 1100 characters', `"${'k'.repeat(1100)}": 1\n`),
+    k('flow key of 1100 characters', `x: {${'k'.repeat(1100)}: 1}\n`),
+    k('explicit key', '? n\n: 1\n'),
+    k('complex key (mapping)', '? {a: 1}\n: 1\n'),
+    k('complex key (sequence)', '[a, b]: 1\n'),
+    k('flow mapping key', '{a: 1}: 2\n'),
+    k('alias as key', 'a: &k n\n*k : 2\n'),
+    k('anchor on a key', '&k n: 1\nm: *k\n'),
+    k('scalar alias', 'a: &x 1\nb: *x\n'),
+    k('mapping alias', 'a: &x {p: 1}\nb: *x\n'),
+    k('undefined alias', 'a: *nope\n'),
+    k('alias redefined', 'a: &x 1\nb: &x 2\nc: *x\n'),
+    k('flow mapping with a bare key', 'x: {a, b: 1}\n'),
+    k('flow mapping with a trailing comma', 'x: {a: 1,}\n'),
+    k('flow sequence with a trailing comma', 'x: [a,]\n'),
+    k('flow sequence with a pair', 'x: [a: 1]\n'),
+    k('flow mapping over lines', 'x: {a: 1,\n  b: 2}\n'),
+    k('flow mapping with an empty value', 'x: {a: }\n'),
+    k('JSON-like flow with quoted keys', 'x: {"a":1}\n'),
+    k('sequence at the same indentation as its key', 'x:\n- a\n- b\n'),
+    k('nested sequences', 'x:\n- - a\n  - b\n'),
+    k('duplicate key at top', 'n: 1\nn: 2\n'),
+    k('duplicate key nested', 'x:\n  a: 1\n  a: 2\n'),
+    k('duplicate key in a flow mapping', 'x: {a: 1, a: 2}\n'),
+    yaml('duplicate package key', `${EVIL.join('\n')}\npackage: bar\n`),
+    yaml('duplicate schema key', `schema: bar.notes\npackage: bar\nschema: olm.channel\n`),
+    yaml('root sequence', '- a\n- b\n'),
+    yaml('root scalar', 'hello\n'),
+    yaml('root flow mapping then junk', `${EVIL_JSON} trailing\n`),
+    yaml('root flow mapping then a second node', `{schema: bar.notes, package: bar}\n${EVIL.join('\n')}\n`),
+    yaml('deep nesting', notes(`n: ${'['.repeat(200)}${']'.repeat(200)}\n`)),
+    yaml('long line', notes(`n: ${'x'.repeat(70_000)}\n`)),
+    yaml('long comment line', notes(`# ${'x'.repeat(70_000)}\nn: 1\n`)),
+    yaml('keys indented differently', 'schema: bar.notes\n package: bar\n'),
+    yaml('key less indented than the item above', notes('x:\n  - a: 1\n b: 2\n')),
+  ];
+}
+
+function encodings(): Corner[] {
+  const bom = '\ufeff';
+  const out: Corner[] = [
+    yaml('BOM at the start', `${bom}${notes('n: 1\n')}`),
+    yaml('two BOMs at the start', `${bom}${bom}${notes('n: 1\n')}`),
+    yaml('BOM at the start of a second document', `${notes('n: 1\n')}---\n${bom}${notes('m: 1\n')}`),
+    yaml('BOM inside a value', notes(`n: a${bom}b\n`)),
+    yaml('BOM inside a quoted value', notes(`n: "a${bom}b"\n`)),
+    yaml('BOM in a comment', notes(`# a${bom}b\nn: 1\n`)),
+    yaml('BOM before a key', notes(`${bom}n: 1\n`)),
+    json('BOM before JSON', `${bom}${EVIL_JSON}\n`),
+    json('BOM before the second JSON object', `{"schema":"bar.notes","package":"bar"}\n${bom}${EVIL_JSON}\n`),
+    json('BOM inside a JSON string', `{"schema":"bar.notes","package":"bar","n":"a${bom}b"}\n`),
+    yaml(
+      'UTF-16 LE BOM',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(notes('n: 1\n'), 'utf16le')]),
+    ),
+    yaml(
+      'invalid UTF-8 in a value',
+      Buffer.concat([Buffer.from(notes('n: a')), Buffer.from([0xff]), Buffer.from('\n')]),
+    ),
+    yaml(
+      'invalid UTF-8 in a comment',
+      Buffer.concat([Buffer.from(notes('# a')), Buffer.from([0xc3]), Buffer.from('\nn: 1\n')]),
+    ),
+    yaml(
+      'overlong UTF-8',
+      Buffer.concat([Buffer.from(notes('n: a')), Buffer.from([0xc0, 0xaf]), Buffer.from('\n')]),
+    ),
+    yaml(
+      'UTF-8 encoded surrogate',
+      Buffer.concat([Buffer.from(notes('n: a')), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\n')]),
+    ),
+    json(
+      'invalid UTF-8 in a JSON string',
+      Buffer.concat([
+        Buffer.from('{"schema":"bar.notes","package":"bar","n":"a'),
+        Buffer.from([0xff]),
+        Buffer.from('"}\n'),
+      ]),
+    ),
+    json(
+      'invalid UTF-8 after a JSON object',
+      Buffer.concat([
+        Buffer.from('{"schema":"bar.notes","package":"bar"}\n'),
+        Buffer.from([0xff]),
+        Buffer.from(`\n${EVIL_JSON}\n`),
+      ]),
+    ),
+    yaml('astral character', notes('n: "\u{1F600}"\n')),
+    yaml('private-use character', notes('n: \ue000\n')),
+    yaml('noncharacter U+FFFE', notes('n: a\ufffeb\n')),
+  ];
+  // C0 and C1 controls in a plain scalar, a quoted scalar and a comment.
+  for (let c = 0; c <= 0x9f; c++) {
+    if (c === 0x09 || c === 0x0a || c === 0x0d || (c >= 0x20 && c < 0x7f)) continue;
+    const ch = String.fromCharCode(c);
+    const hex = c.toString(16).padStart(2, '0');
+    out.push(yaml(`control 0x${hex} in a plain scalar`, notes(`n: a${ch}b\n`)));
+    if (c % 3 === 0) out.push(yaml(`control 0x${hex} in a comment`, notes(`# a${ch}b\nn: 1\n`)));
+    if (c % 3 === 1) out.push(yaml(`control 0x${hex} in a double-quoted scalar`, notes(`n: "a${ch}b"\n`)));
+    if (c % 3 === 2)
+      out.push(
+        json(`control 0x${hex} in a JSON string`, `{"schema":"bar.notes","package":"bar","n":"a${ch}b"}\n`),
+      );
+  }
+  return out;
+}
+
+function jsonCorners(): Corner[] {
+  const j = (name: string, body: string): Corner =>
+    json(name, `{"schema":"bar.notes","package":"bar",${body}}\n`);
+  return [
+    j('big integer', '"n":100000000000000000001'),
+    j('float past float64', '"n":1e400'),
+    j('negative zero', '"n":-0'),
+    j('exponent form', '"n":1E+2'),
+    j('decimal 4.10', '"n":4.10'),
+    j('\\u0000 escape', '"n":"a\\u0000b"'),
+    j('lone surrogate escape', '"n":"a\\ud800b"'),
+    j('\\u2028 escape', '"n":"a\\u2028b"'),
+    j('HTML characters', '"n":"<a>&</a>"'),
+    j('duplicate key', '"n":1,"n":2'),
+    j('nested duplicate key', '"n":{"a":1,"a":2}'),
+    json('JSON then YAML', `{"schema":"bar.notes","package":"bar"}\n${EVIL.join('\n')}\n`),
+    json('JSON with a comment', `{"schema":"bar.notes","package":"bar"} // x\n${EVIL_JSON}\n`),
+    json('JSON with a trailing comma', `{"schema":"bar.notes","package":"bar",}\n${EVIL_JSON}\n`),
+    json('JSON with single quotes', `{'schema':'bar.notes','package':'bar'}\n${EVIL_JSON}\n`),
+    json('JSON with a tab', `{"schema":"bar.notes",\t"package":"bar"}\n`),
+    json('JSON array of objects', `[${EVIL_JSON}]\n`),
+    json('JSON with U+00A0 as whitespace', `{"schema":"bar.notes",\u00a0"package":"bar"}\n${EVIL_JSON}\n`),
+    json('JSON with a form feed', `{"schema":"bar.notes",\f"package":"bar"}\n`),
+    json('JSON object then garbage', `{"schema":"bar.notes","package":"bar"}garbage\n${EVIL_JSON}\n`),
+    json('two JSON objects on one line', `{"schema":"bar.notes","package":"bar"}${EVIL_JSON}\n`),
+    json(
+      'second JSON object broken',
+      `{"schema":"bar.notes","package":"bar"}\n{"schema":"olm.channel",\n${EVIL.join('\n')}\n`,
+    ),
+    json(
+      'third JSON object broken',
+      `{"schema":"bar.notes","package":"bar"}\n{"schema":"bar.notes","package":"bar","m":1}\n{bad\n${EVIL_JSON}\n`,
+    ),
+    json('JSON with U+2028 in a key', `{"schema":"bar.notes","package":"bar","a\u2028b":1}\n`),
+    json('JSON after a space before the brace', `   \n  ${EVIL_JSON}\n`),
+    json('YAML in a .json file', `${EVIL.join('\n')}\n`),
+    yaml('JSON in a .yaml file', `${EVIL_JSON}\n`),
+    yaml('two JSON objects in a .yaml file', `{"schema":"bar.notes","package":"bar"}\n${EVIL_JSON}\n`),
+  ];
+}
+
+/** Every generated corner, named uniquely. */
+export function yamlCorners(): Corner[] {
+  const all = [
+    ...unicodeBreaks(),
+    ...lineEnds(),
+    ...documentMarkers(),
+    ...mergeKeys(),
+    ...caseFolding(),
+    ...tags(),
+    ...escapes(),
+    ...folding(),
+    ...scalars(),
+    ...keysAndCollections(),
+    ...encodings(),
+    ...jsonCorners(),
+  ];
+  const seen = new Set<string>();
+  for (const c of all) {
+    if (seen.has(c.name)) throw new Error(`two corners named ${c.name}`);
+    seen.add(c.name);
+  }
+  return all;
+}
