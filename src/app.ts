@@ -15,7 +15,11 @@ import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
 import { publishedCatalogReader } from './publish/published-catalog.js';
-import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
+import {
+  announceAfterMsFromEnv,
+  approveGraceMsFromEnv,
+  type PrHandlerOptions,
+} from './handlers/pull-request.js';
 import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { startReconciler, type PublishWatchdog } from './reconcile.js';
@@ -43,6 +47,8 @@ export interface AppOptions {
   published?: PrHandlerOptions['published'];
   /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
   announceAfterMs?: number;
+  /** How long a head must be the head before a plain `/approve` counts for it (default CATALOG_BOT_APPROVE_GRACE_SECONDS, 60 s). */
+  approveGraceMs?: number;
   /** The reconciliation's publish watchdog (default: from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES; docs/publishing.md). */
   publishWatchdog?: PublishWatchdog | false;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
@@ -123,6 +129,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       registry,
       bundles,
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
+      approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
     };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));

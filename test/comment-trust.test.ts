@@ -188,6 +188,16 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     await queue.onIdle();
   }
 
+  /** carol pushes a commit on top of the head (a fast-forward); the synchronize is delivered. */
+  async function pushOnTop(sha: string) {
+    repo.git('update-ref', 'refs/pull/2/head', sha);
+    gh.pulls.get(2)!.head = sha;
+    await prEvent('synchronize');
+  }
+
+  /** Longer than the grace a head needs before a plain /approve counts for it (60 s by default). */
+  const PAST_GRACE = 61_000;
+
   const approvals = (number = 2) =>
     gh
       .botComments(number)
@@ -213,7 +223,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(approvals()).toEqual([]);
     expect(gh.merges).toEqual([]);
     expect(lastReply()).toContain('@bob `/approve`: catalog-bot cannot tell that');
-    expect(lastReply()).toContain('comment `/approve` anew');
+    expect(lastReply()).toContain(`comment \`/approve ${repo.rewritten.slice(0, 7)}\` to approve it`);
     expect(gh.reactions.filter((r) => r.comment === approve.comment.id).map((r) => r.content)).toEqual([
       'confused',
     ]);
@@ -221,7 +231,8 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     await prEvent('synchronize');
     expect(permissions(repo.rewritten)).toBe('failure');
     expect(gh.merges).toEqual([]);
-    // bob looks at the new head and approves it: that counts, for what he saw.
+    // bob looks at the new head for a while and approves it: that counts, for what he saw.
+    gh.tick(PAST_GRACE);
     const again = write('bob', '/approve');
     await deliver(again);
     expect(approvals()).toMatchObject([{ login: 'bob', comment: again.comment.id, sha: repo.rewritten }]);
@@ -244,13 +255,42 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(lastReply()).toContain('cannot tell that');
   });
 
-  it('an /approve written on the head that is still the head counts (and merges)', async () => {
+  it('an /approve written on a head older than the grace counts (and merges)', async () => {
     gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
     await prEvent('opened');
+    gh.tick(PAST_GRACE);
     const approve = write('bob', '/approve');
     await deliver(approve);
     expect(approvals()).toMatchObject([{ login: 'bob', sha: repo.reviewed }]);
     expect(gh.merges).toEqual([{ number: 2, sha: repo.reviewed, method: 'squash' }]);
+  });
+
+  it('a push seconds before a plain /approve is not approved; /approve <sha> of the head is, of an older commit is not', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    await prEvent('opened');
+    // bob reads the head for two minutes; carol pushes on top; bob's /approve comes 3 s later.
+    gh.tick(120_000);
+    await pushOnTop(repo.swapped);
+    gh.tick(2000);
+    await deliver(write('bob', 'LGTM\n/approve'));
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.swapped)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    // The reply names the head it would approve and how to approve it.
+    expect(lastReply()).toContain(
+      `@bob \`/approve\`: catalog-bot cannot tell that ${repo.swapped.slice(0, 12)}`,
+    );
+    expect(lastReply()).toContain(`comment \`/approve ${repo.swapped.slice(0, 7)}\` to approve it`);
+    // Naming the commit he read, now that it is not the head, approves nothing.
+    await deliver(write('bob', `/approve ${repo.reviewed.slice(0, 7)}`));
+    expect(approvals()).toEqual([]);
+    expect(gh.merges).toEqual([]);
+    expect(lastReply()).toContain(`\`/approve ${repo.reviewed.slice(0, 7)}\`: that is not the head`);
+    // Naming the head approves it, however recently it was pushed.
+    const named = write('bob', `/approve ${repo.swapped.slice(0, 7)}`);
+    await deliver(named);
+    expect(approvals()).toMatchObject([{ login: 'bob', comment: named.comment.id, sha: repo.swapped }]);
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.swapped, method: 'squash' }]);
   });
 
   it('an edit by someone else never adds a command to a comment; it can take an /approve away', async () => {
@@ -266,6 +306,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(permissions(repo.reviewed)).toBe('failure');
     expect(lastReply()).toContain("@dave the commands you added to @bob's comment were not run");
     // bob's own edit of a comment of his does count.
+    gh.tick(PAST_GRACE);
     const later = write('bob', 'Looked at it.');
     await deliver(later);
     const own = edit(later, 'bob', 'Looked at it.\n/approve');

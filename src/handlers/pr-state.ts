@@ -310,11 +310,11 @@ export async function observeHead(
 }
 
 /**
- * Was `head` the pull request's head when a comment was written at `writtenAt`? Yes only
- * when the record says it was the head at a time before the comment and no rewrite of the
- * head has happened since: from then to now (when it is the head again) every change was a
- * fast-forward, which cannot leave a commit and come back. Times are whole seconds, so the
- * record must be from an earlier second.
+ * Was `head` the pull request's head when a comment was written at `writtenAt`, and for at
+ * least `forMs` before? Yes only when the record says it was the head that long before the
+ * comment and no rewrite of the head has happened since: from then to now (when it is the
+ * head again) every change was a fast-forward, which cannot leave a commit and come back.
+ * Times are whole seconds, so the record must be more than `forMs` seconds older.
  */
 export async function wasHeadWhenWritten(
   octokit: Octokit,
@@ -323,10 +323,12 @@ export async function wasHeadWhenWritten(
   seen: SeenHead | undefined,
   head: string,
   writtenAt: string | undefined,
+  forMs = 0,
 ): Promise<boolean> {
   if (!seen || seen.sha !== head || !writtenAt) return false;
   const written = Date.parse(writtenAt);
-  if (Number.isNaN(written) || !(Math.floor(Date.parse(seen.at) / 1000) < Math.floor(written / 1000)))
-    return false;
+  if (Number.isNaN(written)) return false;
+  const secondsBefore = Math.floor(written / 1000) - Math.floor(Date.parse(seen.at) / 1000);
+  if (!(secondsBefore > forMs / 1000)) return false;
   return (await lastHeadRewrite(octokit, ref, number)) <= seen.event;
 }
