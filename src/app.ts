@@ -9,6 +9,7 @@ import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
+import { REVIEW_EVENTS, reviewHandler } from './handlers/reviews.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
@@ -137,6 +138,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
     app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
+    app.on([...REVIEW_EVENTS], reviewHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));

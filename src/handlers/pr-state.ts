@@ -12,8 +12,10 @@ export const LABELS = {
 
 export interface RecordedApproval {
   login: string;
-  /** The comment that said `/approve` (deleting or editing it withdraws the approval). */
+  /** The comment that said `/approve` (deleting or editing it withdraws the approval); 0 for a review. */
   comment: number;
+  /** The approving review, when it was one (dismissing it withdraws the approval). */
+  review?: number;
   /** The head commit it was given on. */
   sha: string;
   /** Permission row (`package foo (catalogs/v4.21)` or a path) -> content digest it saw. */
@@ -84,6 +86,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
         a !== null &&
         typeof a.login === 'string' &&
         typeof a.comment === 'number' &&
+        (a.review === undefined || typeof a.review === 'number') &&
         typeof a.sha === 'string' &&
         typeof a.subjects === 'object' &&
         a.subjects !== null,
