@@ -9,13 +9,18 @@ import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
+import { REVIEW_EVENTS, reviewHandler } from './handlers/reviews.js';
 import type { AppMetrics } from './metrics.js';
 import { jobRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
 import { publishedCatalogReader } from './publish/published-catalog.js';
-import { announceAfterMsFromEnv, type PrHandlerOptions } from './handlers/pull-request.js';
+import {
+  announceAfterMsFromEnv,
+  approveGraceMsFromEnv,
+  type PrHandlerOptions,
+} from './handlers/pull-request.js';
 import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { startReconciler, type PublishWatchdog } from './reconcile.js';
@@ -43,6 +48,8 @@ export interface AppOptions {
   published?: PrHandlerOptions['published'];
   /** Checks slower than this show their runs in progress meanwhile (default CATALOG_BOT_ANNOUNCE_AFTER_SECONDS, 10 s). */
   announceAfterMs?: number;
+  /** How long a head must be the head before a plain `/approve` counts for it (default CATALOG_BOT_APPROVE_GRACE_SECONDS, 60 s). */
+  approveGraceMs?: number;
   /** The reconciliation's publish watchdog (default: from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES; docs/publishing.md). */
   publishWatchdog?: PublishWatchdog | false;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
@@ -123,6 +130,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       registry,
       bundles,
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
+      approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
     };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
@@ -130,6 +138,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
     app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
     app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
+    app.on([...REVIEW_EVENTS], reviewHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));

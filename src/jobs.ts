@@ -6,6 +6,7 @@ import type { Probot } from 'probot';
 import { checkOpenPullsJob, removeMirrorJob, type OpenPullsJob } from './handlers/installation.js';
 import { noteHeadJob, type HeadJob } from './handlers/heads.js';
 import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
+import { reviewJob, type ReviewJob } from './handlers/reviews.js';
 import { mergeJob, type MergeTarget } from './handlers/merge.js';
 import { editPullJob, type EditPullJob } from './handlers/ocp-promote.js';
 import {
@@ -101,6 +102,16 @@ export const JOB_KINDS: Record<string, Runner> = {
     is: (v): v is CommentJob => isPullTarget(v) && typeof v.commentId === 'number' && isRecord(v.parsed),
     installation: own,
     run: (context, options, data, { key }) => runCommandsJob(context, options, data, key),
+  }),
+  review: kind<ReviewJob>({
+    is: (v): v is ReviewJob =>
+      isPullTarget(v) &&
+      typeof v.reviewId === 'number' &&
+      typeof v.reviewer === 'string' &&
+      typeof v.commitId === 'string' &&
+      typeof v.dismissed === 'boolean',
+    installation: own,
+    run: (context, options, data, { key }) => reviewJob(context, options, data, key),
   }),
   // A pull request of `/ocp-promote`, written in the installation's write queue.
   'edit-pull': kind<EditPullJob>({

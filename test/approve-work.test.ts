@@ -145,7 +145,8 @@ describe('/approve runs only the permissions decision', () => {
     expect(checks[0]!.validatedRoots).toBe(1);
     expect(gh.runsFor(repo.head, 'catalog-bot/permissions').at(-1)?.conclusion).toBe('failure');
 
-    // bob, foo's owner, approves.
+    // bob, foo's owner, approves, on a head older than the grace (docs/security.md).
+    gh.tick(61_000);
     const comment = issueCommentPayload({
       bare: repo.bare,
       number: 2,

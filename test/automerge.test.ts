@@ -189,7 +189,8 @@ describe('comment commands and auto-merge', () => {
     gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
     gh.permissions.set('dave', 'write');
     queue = new InProcessQueue();
-    server = await startAppServer(gh, { queue, workDir });
+    // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
+    server = await startAppServer(gh, { queue, workDir, approveGraceMs: 0 });
   });
   afterEach(async () => {
     await server.stop();
@@ -411,7 +412,8 @@ describe('comment commands: replies and permissions', () => {
     gh.permissions.set('dave', 'write');
     gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
     queue = new InProcessQueue();
-    server = await startAppServer(gh, { queue, workDir });
+    // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
+    server = await startAppServer(gh, { queue, workDir, approveGraceMs: 0 });
   });
   afterEach(async () => {
     await server.stop();

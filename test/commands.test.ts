@@ -29,6 +29,17 @@ describe('comment command parsing', () => {
     ]);
   });
 
+  it('reads /approve <commit>: 7 to 40 hex digits of a sha, nothing shorter or other', () => {
+    const parsed = parseComment(
+      '/approve 1A2B3C4\n/approve ' + 'f'.repeat(40) + '\n/approve 1a2b3c\n/approve 1a2b3cg',
+    );
+    expect(parsed.commands).toMatchObject([
+      { name: 'approve', cancel: false, sha: '1a2b3c4' },
+      { name: 'approve', cancel: false, sha: 'f'.repeat(40) },
+    ]);
+    expect(parsed.problems.map((p) => p.text)).toEqual(['/approve 1a2b3c', '/approve 1a2b3cg']);
+  });
+
   it('ignores commands inside fenced code, indented code and quotes', () => {
     const body = [
       '```',
@@ -102,7 +113,12 @@ describe('comment command parsing', () => {
     expect(parsed.commands.map((c) => c.name)).toEqual(['lgtm']);
     expect(parsed.problems).toEqual([
       { line: 2, text: '/approv', reason: '`/approv` is not a catalog-bot command' },
-      { line: 3, text: '/approve now', reason: '`/approve` takes no argument other than `cancel`' },
+      {
+        line: 3,
+        text: '/approve now',
+        reason:
+          '`/approve` takes no argument other than `cancel` or a commit (7 or more hex digits of its sha)',
+      },
       { line: 4, text: '/retest please', reason: '`/retest` takes no argument' },
     ]);
   });

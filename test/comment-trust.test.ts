@@ -188,6 +188,43 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     await queue.onIdle();
   }
 
+  let reviewId = 9000;
+  /**
+   * A `pull_request_review` delivery: `login` reviews `commit` (GitHub records the commit a
+   * review was given on), or a dismissal of review `id`.
+   */
+  async function review(login: string, commit: string, opts: { state?: string; dismiss?: number } = {}) {
+    const payload = webhookExample('pull_request_review', 'submitted');
+    const pr = webhookExample('pull_request', 'opened');
+    pr.repository.clone_url = repo.bare;
+    payload.action = opts.dismiss === undefined ? 'submitted' : 'dismissed';
+    payload.installation = { id: 4242 };
+    payload.repository = pr.repository;
+    payload.pull_request.number = 2;
+    const user = { ...payload.review.user, login, id: ids[login], type: 'User' };
+    Object.assign(payload.review, {
+      id: opts.dismiss ?? ++reviewId,
+      user,
+      commit_id: commit,
+      state: opts.dismiss === undefined ? (opts.state ?? 'approved') : 'dismissed',
+      submitted_at: gh.tick().toISOString(),
+    });
+    payload.sender = user;
+    expect(await app.send('pull_request_review', payload, `t-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+    return payload.review.id as number;
+  }
+
+  /** carol pushes a commit on top of the head (a fast-forward); the synchronize is delivered. */
+  async function pushOnTop(sha: string) {
+    repo.git('update-ref', 'refs/pull/2/head', sha);
+    gh.pulls.get(2)!.head = sha;
+    await prEvent('synchronize');
+  }
+
+  /** Longer than the grace a head needs before a plain /approve counts for it (60 s by default). */
+  const PAST_GRACE = 61_000;
+
   const approvals = (number = 2) =>
     gh
       .botComments(number)
@@ -213,7 +250,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(approvals()).toEqual([]);
     expect(gh.merges).toEqual([]);
     expect(lastReply()).toContain('@bob `/approve`: catalog-bot cannot tell that');
-    expect(lastReply()).toContain('comment `/approve` anew');
+    expect(lastReply()).toContain(`comment \`/approve ${repo.rewritten.slice(0, 7)}\` to approve it`);
     expect(gh.reactions.filter((r) => r.comment === approve.comment.id).map((r) => r.content)).toEqual([
       'confused',
     ]);
@@ -221,7 +258,8 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     await prEvent('synchronize');
     expect(permissions(repo.rewritten)).toBe('failure');
     expect(gh.merges).toEqual([]);
-    // bob looks at the new head and approves it: that counts, for what he saw.
+    // bob looks at the new head for a while and approves it: that counts, for what he saw.
+    gh.tick(PAST_GRACE);
     const again = write('bob', '/approve');
     await deliver(again);
     expect(approvals()).toMatchObject([{ login: 'bob', comment: again.comment.id, sha: repo.rewritten }]);
@@ -244,13 +282,85 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(lastReply()).toContain('cannot tell that');
   });
 
-  it('an /approve written on the head that is still the head counts (and merges)', async () => {
+  it('an /approve written on a head older than the grace counts (and merges)', async () => {
     gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
     await prEvent('opened');
+    gh.tick(PAST_GRACE);
     const approve = write('bob', '/approve');
     await deliver(approve);
     expect(approvals()).toMatchObject([{ login: 'bob', sha: repo.reviewed }]);
     expect(gh.merges).toEqual([{ number: 2, sha: repo.reviewed, method: 'squash' }]);
+  });
+
+  it('a push seconds before a plain /approve is not approved; /approve <sha> of the head is, of an older commit is not', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    await prEvent('opened');
+    // bob reads the head for two minutes; carol pushes on top; bob's /approve comes 3 s later.
+    gh.tick(120_000);
+    await pushOnTop(repo.swapped);
+    gh.tick(2000);
+    await deliver(write('bob', 'LGTM\n/approve'));
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.swapped)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    // The reply names the head it would approve and how to approve it.
+    expect(lastReply()).toContain(
+      `@bob \`/approve\`: catalog-bot cannot tell that ${repo.swapped.slice(0, 12)}`,
+    );
+    expect(lastReply()).toContain(`comment \`/approve ${repo.swapped.slice(0, 7)}\` to approve it`);
+    // Naming the commit he read, now that it is not the head, approves nothing.
+    await deliver(write('bob', `/approve ${repo.reviewed.slice(0, 7)}`));
+    expect(approvals()).toEqual([]);
+    expect(gh.merges).toEqual([]);
+    expect(lastReply()).toContain(`\`/approve ${repo.reviewed.slice(0, 7)}\`: that is not the head`);
+    // Naming the head approves it, however recently it was pushed.
+    const named = write('bob', `/approve ${repo.swapped.slice(0, 7)}`);
+    await deliver(named);
+    expect(approvals()).toMatchObject([{ login: 'bob', comment: named.comment.id, sha: repo.swapped }]);
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.swapped, method: 'squash' }]);
+  });
+
+  it('an approving review counts for the commit it was given on only, when that is the head', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', onMerge: () => 'f'.repeat(40) });
+    await prEvent('opened');
+    // bob's review of the first head arrives after carol pushed on top of it.
+    await pushOnTop(repo.swapped);
+    await review('bob', repo.reviewed);
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.swapped)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    expect(lastReply()).toContain(
+      `@bob your approving review was given on ${repo.reviewed.slice(0, 12)}, and the head is now ${repo.swapped.slice(0, 12)}: it approves nothing`,
+    );
+    // A review that comments approves nothing either.
+    await review('bob', repo.swapped, { state: 'commented' });
+    expect(approvals()).toEqual([]);
+    // bob approves the head in a review: that counts, at once (the review names its commit).
+    const id = await review('bob', repo.swapped);
+    expect(approvals()).toMatchObject([{ login: 'bob', review: id, sha: repo.swapped }]);
+    expect(gh.merges).toEqual([{ number: 2, sha: repo.swapped, method: 'squash' }]);
+  });
+
+  it('an approving review by someone who may not approve does nothing; a dismissed review stops counting', async () => {
+    gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', mergeable_state: 'blocked' });
+    await prEvent('opened');
+    const replies = () => gh.botComments(2).filter((c) => readState(c.body) === undefined).length;
+    const before = replies();
+    // dave has write access but does not own foo: his approving review is not an approval.
+    await review('dave', repo.reviewed);
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.reviewed)).toBe('failure');
+    // bob owns foo: his is.
+    const bobs = await review('bob', repo.reviewed);
+    expect(approvals()).toMatchObject([{ login: 'bob', review: bobs, sha: repo.reviewed }]);
+    expect(permissions(repo.reviewed)).toBe('success');
+    // Someone dismisses bob's review: the approval it gave is gone, and the checks say so.
+    await review('dave', repo.reviewed, { dismiss: bobs });
+    expect(approvals()).toEqual([]);
+    expect(permissions(repo.reviewed)).toBe('failure');
+    expect(gh.merges).toEqual([]);
+    // Reviews are common: nobody was told anything but in the status comment.
+    expect(replies()).toBe(before);
   });
 
   it('an edit by someone else never adds a command to a comment; it can take an /approve away', async () => {
@@ -266,6 +376,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
     expect(permissions(repo.reviewed)).toBe('failure');
     expect(lastReply()).toContain("@dave the commands you added to @bob's comment were not run");
     // bob's own edit of a comment of his does count.
+    gh.tick(PAST_GRACE);
     const later = write('bob', 'Looked at it.');
     await deliver(later);
     const own = edit(later, 'bob', 'Looked at it.\n/approve');

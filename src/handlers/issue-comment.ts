@@ -140,7 +140,7 @@ export async function runCommandsJob(
       ...(status?.state.hold ? { hold: status.state.hold } : {}),
       recheck: false,
       hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
-      ownsAll: () => (owner ??= mayApproveAll(context, job, pr.base.sha, pr.head.sha, options)),
+      ownsAll: () => (owner ??= mayApproveAll(context, job, commenter, pr.base.sha, pr.head.sha, options)),
       target: { ...pullTargetOf(job), commenter },
       helpText: helpText(),
     };
@@ -242,20 +242,21 @@ async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: str
 }
 
 /**
- * May the commenter approve everything the pull request touches? The same decision as the
- * permissions check, with the commenter in the author's place. Also returns the content
- * digests the approval is given for.
+ * May `login` (who commented `/approve`, or reviewed) approve everything the pull request
+ * touches? The same decision as the permissions check, with them in the author's place.
+ * Also returns the content digests the approval is given for.
  */
-async function mayApproveAll(
+export async function mayApproveAll(
   context: JobContext,
-  job: CommentJob,
+  target: PullTarget,
+  login: string,
   base: string,
   head: string,
   options: PrHandlerOptions,
 ): Promise<ApprovalDecision> {
   // Only the permissions decision: who may approve needs no validation, graph or render.
-  const result = await checkPullHead(context, options, job, 'approve', base, head, {
-    author: job.commenter,
+  const result = await checkPullHead(context, options, target, 'approve', base, head, {
+    author: login,
     approvers: [],
     only: [PERMISSIONS_CHECK],
   });

@@ -12,8 +12,10 @@ export const LABELS = {
 
 export interface RecordedApproval {
   login: string;
-  /** The comment that said `/approve` (deleting or editing it withdraws the approval). */
+  /** The comment that said `/approve` (deleting or editing it withdraws the approval); 0 for a review. */
   comment: number;
+  /** The approving review, when it was one (dismissing it withdraws the approval). */
+  review?: number;
   /** The head commit it was given on. */
   sha: string;
   /** Permission row (`package foo (catalogs/v4.21)` or a path) -> content digest it saw. */
@@ -84,6 +86,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
         a !== null &&
         typeof a.login === 'string' &&
         typeof a.comment === 'number' &&
+        (a.review === undefined || typeof a.review === 'number') &&
         typeof a.sha === 'string' &&
         typeof a.subjects === 'object' &&
         a.subjects !== null,
@@ -310,11 +313,11 @@ export async function observeHead(
 }
 
 /**
- * Was `head` the pull request's head when a comment was written at `writtenAt`? Yes only
- * when the record says it was the head at a time before the comment and no rewrite of the
- * head has happened since: from then to now (when it is the head again) every change was a
- * fast-forward, which cannot leave a commit and come back. Times are whole seconds, so the
- * record must be from an earlier second.
+ * Was `head` the pull request's head when a comment was written at `writtenAt`, and for at
+ * least `forMs` before? Yes only when the record says it was the head that long before the
+ * comment and no rewrite of the head has happened since: from then to now (when it is the
+ * head again) every change was a fast-forward, which cannot leave a commit and come back.
+ * Times are whole seconds, so the record must be more than `forMs` seconds older.
  */
 export async function wasHeadWhenWritten(
   octokit: Octokit,
@@ -323,10 +326,12 @@ export async function wasHeadWhenWritten(
   seen: SeenHead | undefined,
   head: string,
   writtenAt: string | undefined,
+  forMs = 0,
 ): Promise<boolean> {
   if (!seen || seen.sha !== head || !writtenAt) return false;
   const written = Date.parse(writtenAt);
-  if (Number.isNaN(written) || !(Math.floor(Date.parse(seen.at) / 1000) < Math.floor(written / 1000)))
-    return false;
+  if (Number.isNaN(written)) return false;
+  const secondsBefore = Math.floor(written / 1000) - Math.floor(Date.parse(seen.at) / 1000);
+  if (!(secondsBefore > forMs / 1000)) return false;
   return (await lastHeadRewrite(octokit, ref, number)) <= seen.event;
 }

@@ -61,6 +61,11 @@ export interface PrHandlerOptions extends SessionOptions {
   published?: PrCheckInput['published'];
   /** Checks slower than this show their runs in progress meanwhile (default: announceAfterMsFromEnv()). */
   announceAfterMs?: number;
+  /**
+   * How long a head must have been the head before a plain `/approve` counts for it
+   * (default: approveGraceMsFromEnv(); docs/security.md "Approvals are what the approver saw").
+   */
+  approveGraceMs?: number;
 }
 
 /** What a job runs with: an installation's client and a logger. */
@@ -138,6 +143,16 @@ export interface ChecksJob {
 export function announceAfterMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const seconds = Number(env.CATALOG_BOT_ANNOUNCE_AFTER_SECONDS ?? 10);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 10_000;
+}
+
+/**
+ * A plain `/approve` counts for a head only if it was the head this long before the comment
+ * (default 60 s, CATALOG_BOT_APPROVE_GRACE_SECONDS): a reviewer who read the head before a
+ * push is not taken to approve the push (docs/security.md).
+ */
+export function approveGraceMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.CATALOG_BOT_APPROVE_GRACE_SECONDS ?? 60);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 60_000;
 }
 
 /**

@@ -27,7 +27,7 @@ type Plain<N extends string> = { name: N } & At;
 
 /** A parsed command (plain JSON: it travels in the queued job). */
 export type Command =
-  | Cancelable<'approve'>
+  | (Cancelable<'approve'> & { sha?: string })
   | Cancelable<'lgtm'>
   | Cancelable<'hold'>
   | Plain<'retest'>
@@ -177,14 +177,14 @@ export async function authorWriterOrOwner(run: CommandRun): Promise<boolean> {
 
 /**
  * Was the head now the one the commenter saw when writing (docs/security.md)? An approval
- * or an allow is for that head, not whatever was pushed before the job ran. When it cannot
- * tell, it looks at the head now, so that a comment written after the reply can count.
+ * or an allow is for that head, not whatever was pushed before the job ran; `forMs`: it had
+ * been the head at least that long. When it cannot tell, it looks at the head now, so that
+ * a comment written after the reply can count.
  */
-export async function sawHeadNow(run: CommandRun): Promise<boolean> {
+export async function sawHeadNow(run: CommandRun, forMs = 0): Promise<boolean> {
   const { context, job, pr } = run;
-  if (
-    await wasHeadWhenWritten(context.octokit, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt)
-  )
+  const { octokit } = context;
+  if (await wasHeadWhenWritten(octokit, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt, forMs))
     return true;
   run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
   return false;
