@@ -452,6 +452,25 @@ function approvedCell(row: PermissionRow): string {
   return `yes, by ${by.map((b) => `\`${cell(b)}\``).join(', ')}`;
 }
 
+/**
+ * The rows `author` agrees to as an owner: rows they may approve alone, and rows where they
+ * are the member of an owner set that agreed. A row anyone may change (a new package under
+ * `newPackages: anyone`) needs no owner and is not among them.
+ */
+export function agreedRows(decision: PermissionDecision, author: string): string[] {
+  return decision.rows
+    .filter(
+      (r) =>
+        !r.mayApprove.includes('*') &&
+        (r.satisfiedBy === author || (r.ownerSets ?? []).some((s) => s.agreedBy === author)),
+    )
+    .map((r) =>
+      r.package !== undefined && r.root !== undefined
+        ? packageSubject(r.package, r.root)
+        : fileSubject(r.what),
+    );
+}
+
 /** What a failed permissions check says nobody who may has approved (its own rule, read here). */
 export function unapprovedChanges(check: CheckResult): string[] {
   return check.findings.filter((f) => f.rule === NOT_APPROVED).map((f) => f.message);

@@ -10,8 +10,8 @@ export const approve = defineCommand({
     rows: [
       {
         usage: '`/approve`',
-        who: 'someone who may approve everything the PR touches: an owner of every changed package (and of every other changed file), or a maintainer',
-        what: 'records the approval for the content it saw; a later push that changes a package needs a fresh `/approve` from its owners, pushes that touch other things keep it',
+        who: 'an owner of a changed package or file (of one of its owner sets, where several must agree), or a maintainer',
+        what: 'records the approval for the content it saw, for what the approver owns (a maintainer: everything); a later push that changes a package needs a fresh `/approve` from its owners, pushes that touch other things keep it',
       },
       {
         usage: '`/approve cancel`',
@@ -30,7 +30,7 @@ export const approve = defineCommand({
       return `\`/approve\`: catalog-bot cannot tell that ${run.pr.head.sha.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed since). Nothing was approved; please look at the pull request again and comment \`/approve\` anew.`;
     }
     const decision = await run.ownsAll();
-    return decision.may ? undefined : `\`/approve\`: ${decision.why}`;
+    return decision.ownsPart ? undefined : `\`/approve\`: ${decision.why}`;
   },
   act: async (run, command) => {
     const { commenter } = run;
