@@ -175,3 +175,96 @@ describe('/approve runs only the permissions decision', () => {
     expect(PR_CHECK_NAMES).toContain('catalog-bot/permissions');
   });
 });
+
+describe('/approve from the owner of one of several owner sets', () => {
+  /** foo's file sits in bar/ (mallory's); fiona owns foo by name; eve opens the pull request. */
+  function ownerSetsRepo() {
+    const root = mkdtempSync(join(tmpdir(), 'catalog-bot-approve-sets-'));
+    const work = join(root, 'work');
+    const bare = join(root, 'origin.git');
+    const git = (...args: string[]) =>
+      execFileSync(
+        'git',
+        ['-C', work, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args],
+        {
+          encoding: 'utf8',
+        },
+      ).trim();
+    const commit = (message: string, files: Record<string, string>) => {
+      for (const [path, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(work, path)), { recursive: true });
+        writeFileSync(join(work, path), text);
+      }
+      git('add', '-A');
+      git('commit', '-qm', message);
+      return git('rev-parse', 'HEAD');
+    };
+    const foo = (image: string) =>
+      `${catalog('  - name: foo.v1.0.0\n')}${bundle('1.0.0').replace('quay.io/example/', image)}`;
+    execFileSync('git', ['init', '-q', '-b', 'main', work]);
+    const base = commit('base', {
+      '.github/catalog-bot.yml':
+        'catalogs: [catalogs/*]\nmaintainers: [alice]\nimages:\n  unverifiableRegistries: [quay.io]\n',
+      'catalogs/v4.21/foo/OWNERS': 'approvers: [fiona]\n',
+      'catalogs/v4.21/bar/OWNERS': 'approvers: [mallory]\n',
+      'catalogs/v4.21/bar/foo.yaml': foo('quay.io/example/'),
+    });
+    git('checkout', '-q', '-b', 'pr', base);
+    const head = commit('new image', { 'catalogs/v4.21/bar/foo.yaml': foo('quay.io/example2/') });
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    git('push', '-q', bare, 'main:refs/heads/main', `${head}:refs/pull/2/head`, `${head}:refs/heads/pr-2`);
+    return { bare, head, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  }
+
+  it('records it for what they own; the two owners together approve the package', async () => {
+    const repo = ownerSetsRepo();
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    const gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    const queue = new InProcessQueue();
+    const app = await startAppServer(gh, { queue, workDir });
+    try {
+      gh.addPull({ number: 2, head: repo.head, author: 'eve', mergeable_state: 'blocked' });
+      const opened = webhookExample('pull_request', 'opened');
+      opened.installation = { id: 4242 };
+      opened.repository.clone_url = repo.bare;
+      opened.number = opened.pull_request.number = 2;
+      opened.pull_request.user.login = 'eve';
+      opened.pull_request.head.sha = repo.head;
+      expect(await app.send('pull_request', opened, 'd-1')).toBe(200);
+      await queue.onIdle();
+      const permissions = () => gh.runsFor(repo.head, 'catalog-bot/permissions').at(-1)?.conclusion;
+      expect(permissions()).toBe('failure');
+      gh.tick(61_000); // the head is older than the grace (docs/security.md)
+      let id = 9100;
+      const approve = async (login: string) => {
+        const payload = issueCommentPayload({
+          bare: repo.bare,
+          number: 2,
+          id: ++id,
+          login,
+          body: '/approve',
+          at: gh.tick(),
+        });
+        expect(await app.send('issue_comment', payload, `d-${id}`)).toBe(200);
+        await queue.onIdle();
+        return gh
+          .botComments(2)
+          .map((c) => readState(c.body))
+          .find(Boolean)?.approvals;
+      };
+      // zed owns nothing here: refused, nothing recorded.
+      expect(await approve('zed')).toEqual([]);
+      // fiona owns one set of foo: recorded for foo, and foo still needs mallory's set.
+      expect(await approve('fiona')).toMatchObject([
+        { login: 'fiona', subjects: { 'package foo (catalogs/v4.21)': expect.any(String) } },
+      ]);
+      expect(permissions()).toBe('failure');
+      expect(await approve('mallory')).toHaveLength(2);
+      expect(permissions()).toBe('success');
+    } finally {
+      await app.stop();
+      repo.cleanup();
+      rmSync(workDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -203,6 +203,62 @@ describe('moving a package does not move its ownership', () => {
   });
 });
 
+describe('when a package has several owner sets, each agrees through its own member', () => {
+  /** Say the move into bar/ was merged: foo's file sits in mallory's directory, fiona owns foo by name. */
+  const moved = {
+    '.github/catalog-bot.yml': config('  newPackages: maintainers\n'),
+    'catalogs/v4.21/foo/OWNERS': 'approvers: [fiona]\n',
+    'catalogs/v4.21/bar/catalog.yaml': pkg('bar', 'quay.io/bar/bar-bundle:v1.0.0'),
+    'catalogs/v4.21/bar/foo.yaml': pkg('foo', 'quay.io/foo/foo-bundle:v1.0.0'),
+    'catalogs/v4.21/bar/OWNERS': 'approvers: [mallory]\n',
+  };
+  const newImage = (dir: string) => {
+    const file = join(dir, 'catalogs/v4.21/bar/foo.yaml');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('quay.io/foo/', 'quay.io/foo2/'));
+  };
+
+  it("passes foo's change in bar/ when the owners of both sets agree: author in one, approver in the other", async () => {
+    const repo = repository(moved);
+    const head = pullRequest(repo, 'main', 'image', newImage);
+    expect((await permissions(repo, 'main', head, 'mallory', ['fiona'])).conclusion).toBe('success');
+    expect((await permissions(repo, 'main', head, 'fiona', ['mallory'])).conclusion).toBe('success');
+    // Two approvers, one in each set.
+    expect((await permissions(repo, 'main', head, 'eve', ['fiona', 'mallory'])).conclusion).toBe('success');
+    // The author alone is one set: the message says which set still needs whom.
+    const alone = await permissions(repo, 'main', head, 'mallory');
+    expect(alone.conclusion).toBe('failure');
+    expect(notApproved(alone, 'package foo (catalogs/v4.21) is changed')[0]?.message).toMatch(
+      /catalogs\/v4\.21\/bar\/OWNERS: agreed by mallory; catalogs\/v4\.21\/foo\/OWNERS: needs one of fiona$/,
+    );
+    // One set is not enough, and someone in neither approves nothing.
+    const half = await permissions(repo, 'main', head, 'eve', ['fiona', 'zed']);
+    expect(half.conclusion).toBe('failure');
+    expect(notApproved(half, 'package foo (catalogs/v4.21) is changed')[0]?.message).toMatch(
+      /bar\/OWNERS: needs one of mallory; catalogs\/v4\.21\/foo\/OWNERS: agreed by fiona$/,
+    );
+  });
+
+  it('still blocks on a set that names nobody, and takes the sets from the base', async () => {
+    const { 'catalogs/v4.21/bar/OWNERS': _bar, ...unowned } = moved;
+    const repo = repository(unowned);
+    const head = pullRequest(repo, 'main', 'image', newImage);
+    const fiona = await permissions(repo, 'main', head, 'fiona', ['zed']);
+    expect(fiona.conclusion).toBe('failure');
+    expect(notApproved(fiona, 'package foo (catalogs/v4.21) is changed')[0]?.message).toMatch(
+      /catalogs\/v4\.21\/bar\/foo\.yaml \(no OWNERS file\): names no owner; catalogs\/v4\.21\/foo\/OWNERS: agreed by fiona$/,
+    );
+    expect((await permissions(repo, 'main', head, 'fiona', ['mia'])).conclusion).toBe('success');
+    // Eve's pull request names her the owner of bar/: the base's owners still decide.
+    const claimed = pullRequest(repo, 'main', 'claim', (dir) => {
+      newImage(dir);
+      write(dir, { 'catalogs/v4.21/bar/OWNERS': 'approvers: [eve]\n' });
+    });
+    const eve = await permissions(repo, 'main', claimed, 'eve', ['fiona']);
+    expect(eve.conclusion).toBe('failure');
+    expect(notApproved(eve, 'package foo (catalogs/v4.21) is changed')).toHaveLength(1);
+  });
+});
+
 describe('a new package is one the base has nowhere and that has no owners', () => {
   const open = config('  packageOwners: operators/{package}/ci.yaml\n  newPackages: anyone\n');
 

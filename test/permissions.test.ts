@@ -201,6 +201,64 @@ describe('decidePermissions', () => {
     expect(result.rows[0]).toMatchObject({ mayApprove: ['mia', 'acme/catalog-admins'], satisfiedBy: null });
   });
 
+  it('lets each owner set agree through its own member: the author for hers, an approver for theirs', async () => {
+    // bar's blobs sit in bar/ (carol) and in foo/extra.yaml (alice, bob): two owner sets.
+    const layout = { foo: ['foo/catalog.yaml'], bar: ['bar/catalog.yaml', 'foo/extra.yaml'] };
+    const changes = [rootChange(['bar'], layout, layout)];
+    const decide = (author: string, approvers: string[] = [], more: Partial<PermissionInput> = {}) =>
+      decidePermissions(input({ author, approvers, changes, ...more }), reader(repo), teams);
+
+    // Author in one set, approver in the other; two approvers, one in each.
+    expect(await decide('carol', ['bob'])).toMatchObject({
+      satisfied: true,
+      rows: [{ satisfiedBy: 'carol' }],
+    });
+    expect((await decide('zed', ['Carol', 'alice'])).satisfied).toBe(true);
+    const carolAlone = await decide('carol');
+    expect(carolAlone.satisfied).toBe(false);
+    expect(carolAlone.rows[0]?.ownerSets).toEqual([
+      { from: `${ROOT}/bar/OWNERS`, owners: ['carol'], agreedBy: 'carol' },
+      { from: `${ROOT}/foo/OWNERS`, owners: ['alice', 'bob'], agreedBy: null },
+    ]);
+    // Someone in no set approves nothing; a reviewer is not an owner.
+    expect((await decide('zed', ['carol', 'rita', 'zoe'])).satisfied).toBe(false);
+    // An /approve counts for the rows it was given for only.
+    const approval = (subject: string) => ({ approvals: [{ login: 'bob', subjects: new Set([subject]) }] });
+    expect((await decide('carol', [], approval(`package bar (${ROOT})`))).satisfied).toBe(true);
+    expect((await decide('carol', [], approval(`package foo (${ROOT})`))).satisfied).toBe(false);
+
+    // A set that lists nobody never agrees: only a maintainer can approve the row.
+    const unowned = { foo: ['foo/catalog.yaml'], bar: ['bar/catalog.yaml', 'misc/bar.yaml'] };
+    const nobody = await decidePermissions(
+      input({ author: 'carol', approvers: ['alice'], changes: [rootChange(['bar'], unowned, unowned)] }),
+      reader(repo),
+      teams,
+    );
+    expect(nobody.satisfied).toBe(false);
+    expect(nobody.rows[0]?.ownerSets?.[1]).toEqual({
+      from: `${ROOT}/misc/bar.yaml (no OWNERS file)`,
+      owners: [],
+      agreedBy: null,
+    });
+
+    // The check says which set still needs whom.
+    const check = permissionsCheck(carolAlone);
+    const finding = check.findings.find((f) => f.rule === 'PERM-NOT-APPROVED');
+    expect(finding?.message).toBe(
+      `package bar (${ROOT}) is changed, and 2 owner sets must each agree (the author or an approver in the set), or a maintainer (mia, acme/catalog-admins); ${ROOT}/bar/OWNERS: agreed by carol; ${ROOT}/foo/OWNERS: needs one of alice, bob`,
+    );
+    expect(finding?.hint).toBe(`Ask one of alice, bob (${ROOT}/foo/OWNERS) to comment \`/approve\`.`);
+    expect(check.summary).toContain(
+      `| package bar (${ROOT}) | changed | \`carol\` (${ROOT}/bar/OWNERS) and \`alice\`, \`bob\` (${ROOT}/foo/OWNERS); or \`mia\`, \`acme/catalog-admins\` | **no** |`,
+    );
+    expect(permissionsCheck(await decide('zed', ['carol', 'bob'])).summary).toContain(
+      '| yes, by `carol`, `bob` |',
+    );
+    expect(permissionsCheck(nobody).findings[0]?.hint).toMatch(
+      /^Nobody is listed in catalogs\/v4\.21\/misc\/bar\.yaml \(no OWNERS file\): only a maintainer/,
+    );
+  });
+
   it('lets maintainers change anything, as users or through a team', async () => {
     const changes = [rootChange(['foo', 'bar'])];
     const byUser = await decidePermissions(

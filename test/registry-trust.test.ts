@@ -4,6 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -18,8 +20,10 @@ import {
   appCredentialCeilingFromEnv,
   credentialsFromAuthFile,
   isInternalAddress,
+  publicLookupVia,
   RegistryClient,
   RegistryError,
+  type Resolver,
 } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
 import { startAppServer } from './helpers/app-server.js';
@@ -276,6 +280,121 @@ describe('internal networks', () => {
       expect(isInternalAddress(internal), internal).toBe(true);
     for (const external of ['8.8.8.8', '23.1.2.3', '172.32.0.1', '2001:4860:4860::8888'])
       expect(isInternalAddress(external), external).toBe(false);
+  });
+
+  /** Internal IPv4 addresses as IPv6 carries them, and the other spellings of an address. */
+  const INTERNAL_SPELLINGS = [
+    // IPv4-translated (::ffff:0:0:0/96), compressed, expanded, mixed notation, upper case
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '0:0:0:0:ffff:0:a00:1',
+    '0000:0000:0000:0000:ffff:0000:a9fe:a9fe',
+    '::FFFF:0:A9FE:A9FE',
+    // IPv4-mapped (::ffff:0:0/96)
+    '::ffff:127.0.0.1',
+    '::FFFF:7F00:1',
+    '0:0:0:0:0:ffff:a00:1',
+    '0:0:0:0:0:FFFF:169.254.169.254',
+    // IPv4-compatible (::/96)
+    '::127.0.0.1',
+    '::a00:1',
+    '0:0:0:0:0:0:a9fe:a9fe',
+    // 6to4 (2002::/16), Teredo (2001::/32), NAT64 (64:ff9b::/96, 64:ff9b:1::/48)
+    '2002:7f00:1::1',
+    '2002:0a00:0001::',
+    '2002:A9FE:A9FE::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '2001:0000:0a00:0001::1',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::a00:1',
+    '64:FF9B:1:0:0:0:7f00:1',
+    // site-local (fec0::/10), link-local with a zone id, loopback spellings, brackets
+    'fec0::1',
+    'FEC0:0:0:0:0:0:0:1',
+    'fe80::1%eth0',
+    'fe80::1%25eth0',
+    'FE80::A9FE:A9FE',
+    '0:0:0:0:0:0:0:1',
+    '[::1]',
+    '[::ffff:0:7f00:1]',
+    // IPv4 spellings a URL or the resolver reads as an address
+    '127.1',
+    '0x7f.1',
+    '0x7F000001',
+    '2130706433',
+    '0177.0.0.1',
+    '10.1',
+    '127.0.0.1.',
+  ];
+  const PUBLIC_SPELLINGS = [
+    '8.8.8.8',
+    '2001:4860::8888',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '::FFFF:808:808',
+    '[2001:4860::8888]',
+    'registry.example.com',
+  ];
+
+  it('refuses every IPv6 form that carries an internal IPv4 address, and every spelling of one', () => {
+    for (const internal of INTERNAL_SPELLINGS) expect(isInternalAddress(internal), internal).toBe(true);
+    for (const external of PUBLIC_SPELLINGS) expect(isInternalAddress(external), external).toBe(false);
+  });
+
+  it('drops those addresses from the DNS answers the connection uses', async () => {
+    const lookup = (answers: string[]) =>
+      new Promise<{ error?: string; addresses?: string[] }>((resolve) => {
+        const fake: Resolver = (_name, _options, callback) =>
+          callback(
+            null,
+            answers.map((address) => ({ address, family: isIP(address.replace(/%.*$/, '')) })),
+          );
+        publicLookupVia(fake)('registry.example.com', { all: true }, (err, addresses) =>
+          resolve(
+            err
+              ? { error: err.message }
+              : { addresses: (addresses as LookupAddress[]).map((a) => a.address) },
+          ),
+        );
+      });
+    // Only the spellings a resolver can answer with: addresses, not shorthands.
+    const answers = INTERNAL_SPELLINGS.filter((a) => isIP(a.replace(/%.*$/, '')) !== 0);
+    expect(await lookup(answers)).toMatchObject({
+      error: expect.stringMatching(/resolves only to internal addresses/),
+    });
+    expect(await lookup([...answers, '::ffff:8.8.8.8', '2001:4860::8888'])).toEqual({
+      addresses: ['::ffff:8.8.8.8', '2001:4860::8888'],
+    });
+  });
+
+  it('never connects to a registry or token realm named by another spelling of an internal address', async () => {
+    const target = await listener();
+    const client = fromEnv({}, {});
+    // Image references take no IPv6 literal; realm URLs (below) do.
+    const hosts = ['127.1', '0x7f.1', '2130706433', '0177.0.0.1'];
+    const refs = hosts.map((host) => `${host}:${target.port}/team/bundle:v1`);
+    const results = await checkImages(refs, { client });
+    for (const ref of refs) expect(results.get(ref)?.reason ?? 'no answer', ref).toMatch(/internal network/);
+    // A realm is a URL a hostile registry writes: each spelling is refused as well.
+    const ipv6 = [
+      '[::ffff:7f00:1]',
+      '[::ffff:0:7f00:1]',
+      '[::ffff:0:127.0.0.1]',
+      '[0:0:0:0:0:FFFF:127.0.0.1]',
+    ];
+    for (const host of [...hosts, ...ipv6]) {
+      const registry = await hostile((_req, res) =>
+        challenge(res, `Bearer realm="https://${host}:${target.port}/token",service="x"`),
+      );
+      // Only the registry's own host:port is listed (plain HTTP, internal allowed).
+      const check = await imageExists(
+        `${registry.host}/team/bundle:v1`,
+        fromEnv({ REGISTRY_INSECURE_HOSTS: registry.host }),
+      );
+      expect(check.reason, host).toMatch(/internal network; not contacted/);
+    }
+    expect(target.connections()).toBe(0);
   });
 
   it('never connects to an image registry a pull request names on an internal address, by IP or by name', async () => {

@@ -7,9 +7,10 @@
 //   the base, by P's name, never from where the head puts P (docs/security.md): the
 //   `packageOwners` file for P when configured and present; otherwise (with `ownersFiles`)
 //   the approvers of the OWNERS files along every base file that holds a blob of P, and of
-//   `<root>/P/OWNERS` when the base has one. Someone must own all of those: putting a blob
-//   of B into A's file never makes A's owners owners of B, nor does moving B's file into
-//   A's directory.
+//   `<root>/P/OWNERS` when the base has one. Each of those owner sets must agree: putting a
+//   blob of B into A's file never makes A's owners owners of B, nor does moving B's file
+//   into A's directory. A set agrees through its own member, the author or an approver; one
+//   person in every set (or a maintainer) is enough alone (docs/security.md).
 // - A package is new only when no catalog root of the base has it and it has no owners
 //   entry (packageOwners file, or with `ownersFiles` a `<root>/P/OWNERS` in any base root):
 //   `newPackages: maintainers` lets only maintainers add it; `anyone` lets the author add
@@ -21,7 +22,7 @@
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
-import { isTeam, normLogin, OWNERS, OwnersIndex, type FileReader } from './owners.js';
+import { isTeam, normLogin, OWNERS, OwnersIndex, type FileReader, type PathOwners } from './owners.js';
 
 export type { FileReader } from './owners.js';
 
@@ -94,14 +95,32 @@ export interface PermissionInput {
   basePackageFiles?: (pkg: string) => Promise<string[]>;
 }
 
+/** One set of owners that must agree to a row, and who of them has. */
+export interface OwnerSetStatus {
+  /** Where the set comes from: the owners files that list it. */
+  from: string;
+  /** Normalised logins and `org/team` entries; empty when the files list nobody. */
+  owners: string[];
+  /** The author or approver (as given) in this set, or null. */
+  agreedBy: string | null;
+}
+
 export interface PermissionRow {
   /** `package foo (catalogs/v4.21)` or a repository path. */
   what: string;
   change: ChangeKind;
-  /** Normalised logins and `org/team` entries; `*` means anyone (a new package under `newPackages: anyone`). */
+  /**
+   * Who may approve the row alone: normalised logins and `org/team` entries in every owner
+   * set, and the maintainers; `*` means anyone (a new package under `newPackages: anyone`).
+   */
   mayApprove: string[];
-  /** The author or approver (as given) who satisfies this row, or null. */
+  /**
+   * The author or approver (as given) who satisfies this row, or null. Where it took one
+   * person per owner set, the first of them; `ownerSets` names each.
+   */
   satisfiedBy: string | null;
+  /** Set when more than one owner set applies: each must agree (or a maintainer). */
+  ownerSets?: OwnerSetStatus[];
   /** Set for package rows. */
   package?: string;
   root?: string;
@@ -118,6 +137,8 @@ export interface PermissionProblem {
 export interface PermissionDecision {
   satisfied: boolean;
   rows: PermissionRow[];
+  /** Normalised maintainers (users and `org/team`): each may approve any row alone. */
+  maintainers: string[];
   /** Human-readable problems (`file:line: message`), e.g. bad YAML in an owners file. */
   problems: string[];
   /** The same problems with their file and line, for annotations. */
@@ -152,10 +173,36 @@ function dedupe(list: string[]): string[] {
   return [...new Set(list)];
 }
 
-/** Who must approve one row: anyone in maintainers, or anyone in every one of `ownerSets`. */
+/** Owners that must agree, and the owners files that list them. */
+interface OwnerSet {
+  members: string[];
+  from: string[];
+}
+
+/** Who must approve one row: a maintainer, or a member of each of `ownerSets`. */
 interface Requirement {
   anyone: boolean;
-  ownerSets: string[][];
+  ownerSets: OwnerSet[];
+}
+
+/** One set per distinct list of members: the same people need to agree only once. */
+function distinctSets(sets: OwnerSet[]): OwnerSet[] {
+  const byMembers = new Map<string, OwnerSet>();
+  for (const set of sets) {
+    const key = JSON.stringify([...set.members].sort());
+    const seen = byMembers.get(key);
+    if (!seen) byMembers.set(key, { ...set });
+    else seen.from = dedupe([...seen.from, ...set.from]);
+  }
+  return [...byMembers.values()];
+}
+
+/** The owner set OWNERS files give a path, named by those files. */
+function pathSet(path: string, owners: PathOwners): OwnerSet {
+  return {
+    members: owners.approvers,
+    from: owners.files.length > 0 ? owners.files : [`${path} (no OWNERS file)`],
+  };
 }
 
 export async function decidePermissions(
@@ -211,19 +258,47 @@ export async function decidePermissions(
   const decide = async (
     subject: string,
     req: Requirement,
-  ): Promise<{ mayApprove: string[]; satisfiedBy: string | null }> => {
+  ): Promise<Pick<PermissionRow, 'mayApprove' | 'satisfiedBy' | 'ownerSets'>> => {
     if (req.anyone) return { mayApprove: ['*'], satisfiedBy: input.author };
     const [first, ...rest] = req.ownerSets;
-    const owners = first ? first.filter((e) => rest.every((s) => s.includes(e))) : [];
+    const owners = first ? first.members.filter((e) => rest.every((s) => s.members.includes(e))) : [];
     const mayApprove = dedupe([...owners, ...maintainers]);
-    for (const [login, spelled] of candidatesFor(subject)) {
-      if (await inEntries(login, maintainers)) return { mayApprove, satisfiedBy: spelled };
+    const people = candidatesFor(subject);
+    // Each set agrees through its own member, the author first (docs/security.md). A set that
+    // lists nobody never agrees, and with no set at all only a maintainer may approve.
+    const agreed: (string | null)[] = [];
+    for (const set of req.ownerSets) {
+      let by: string | null = null;
+      for (const [login, spelled] of people)
+        if (await inEntries(login, set.members)) {
+          by = spelled;
+          break;
+        }
+      agreed.push(by);
+    }
+    const ownerSets =
+      req.ownerSets.length > 1
+        ? req.ownerSets.map((set, i) => ({
+            from: set.from.join(', '),
+            owners: set.members,
+            agreedBy: agreed[i] ?? null,
+          }))
+        : undefined;
+    const result = (satisfiedBy: string | null) => ({
+      mayApprove,
+      satisfiedBy,
+      ...(ownerSets ? { ownerSets } : {}),
+    });
+    // One person who may approve it all: a maintainer, or a member of every set.
+    for (const [login, spelled] of people) {
+      if (await inEntries(login, maintainers)) return result(spelled);
       if (req.ownerSets.length === 0) continue;
       let all = true;
-      for (const set of req.ownerSets) if (!(await inEntries(login, set))) all = false;
-      if (all) return { mayApprove, satisfiedBy: spelled };
+      for (const set of req.ownerSets) if (!(await inEntries(login, set.members))) all = false;
+      if (all) return result(spelled);
     }
-    return { mayApprove, satisfiedBy: null };
+    const everySet = req.ownerSets.length > 0 && agreed.every((by) => by !== null);
+    return result(everySet ? (agreed[0] ?? null) : null);
   };
 
   /**
@@ -236,13 +311,14 @@ export async function decidePermissions(
     pkg: string,
     root: string,
     here: string[] | undefined,
-  ): Promise<{ known: boolean; sets: string[][] }> => {
+  ): Promise<{ known: boolean; sets: OwnerSet[] }> => {
     const safe = safePathSegment(pkg);
     const template = config.ownership.packageOwners;
     if (template) {
       if (safe) {
-        const fromPackageFile = await index.packageOwners(template.replaceAll('{package}', pkg));
-        if (fromPackageFile) return { known: true, sets: [fromPackageFile] };
+        const file = template.replaceAll('{package}', pkg);
+        const fromPackageFile = await index.packageOwners(file);
+        if (fromPackageFile) return { known: true, sets: [{ members: fromPackageFile, from: [file] }] };
       } else {
         extraProblems.push({
           message: `package name ${JSON.stringify(pkg)} cannot be used in the packageOwners path ${template}; it is judged as if that file were absent`,
@@ -251,21 +327,21 @@ export async function decidePermissions(
     }
     const elsewhere = here === undefined ? ((await input.basePackageFiles?.(pkg)) ?? []) : [];
     let known = here !== undefined || elsewhere.length > 0;
-    const sets: string[][] = [];
+    const sets: OwnerSet[] = [];
     if (!config.ownership.ownersFiles) return { known, sets };
     // Without the base catalog, the package's files are unknown: the root's OWNERS decide.
     const paths = here === undefined ? elsewhere : here.length > 0 ? here : [repoPath(root, pkg)];
-    for (const path of paths) sets.push((await index.approversOf(path)).approvers);
+    for (const path of paths) sets.push(pathSet(path, await index.approversOf(path)));
     if (safe) {
       const roots = here === undefined ? dedupe([root, ...(input.baseRoots ?? [])]) : [root];
       for (const r of roots) {
         const byName = repoPath(r, `${pkg}/${OWNERS}`);
         if (!(await index.ownersFile(byName))) continue;
         known = true;
-        sets.push((await index.approversOf(byName)).approvers);
+        sets.push(pathSet(byName, await index.approversOf(byName)));
       }
     }
-    return { known, sets };
+    return { known, sets: distinctSets(sets) };
   };
 
   const rows: PermissionRow[] = [];
@@ -308,7 +384,7 @@ export async function decidePermissions(
   }
   for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
     const req: Requirement = { anyone: false, ownerSets: [] };
-    if (config.ownership.ownersFiles) req.ownerSets.push((await index.approversOf(path)).approvers);
+    if (config.ownership.ownersFiles) req.ownerSets.push(pathSet(path, await index.approversOf(path)));
     rows.push({ what: path, change, ...(await decide(fileSubject(path), req)), file: path });
   }
 
@@ -316,6 +392,7 @@ export async function decidePermissions(
   return {
     satisfied: rows.every((r) => r.satisfiedBy !== null),
     rows,
+    maintainers,
     problems: problemDetails.map(formatProblem),
     problemDetails,
   };
@@ -330,6 +407,68 @@ function whoList(mayApprove: string[]): string {
   if (mayApprove.includes('*')) return 'anyone';
   if (mayApprove.length === 0) return 'nobody';
   return mayApprove.map((e) => `\`${e}\``).join(', ');
+}
+
+/** A row several owner sets must agree to: which set still needs whom, and who agreed. */
+function ownerSetsNotAgreed(
+  row: PermissionRow,
+  sets: OwnerSetStatus[],
+  maintainers: string[],
+): { message: string; hint: string } {
+  const names = (owners: string[]) => (owners.length === 0 ? 'nobody' : owners.join(', '));
+  const status = sets.map((s) =>
+    s.agreedBy !== null
+      ? `${s.from}: agreed by ${s.agreedBy}`
+      : s.owners.length === 0
+        ? `${s.from}: names no owner`
+        : `${s.from}: needs one of ${s.owners.join(', ')}`,
+  );
+  const asks = sets
+    .filter((s) => s.agreedBy === null)
+    .map((s) =>
+      s.owners.length === 0
+        ? `Nobody is listed in ${s.from}: only a maintainer can approve this change, or list approvers there on the base branch.`
+        : `Ask one of ${s.owners.join(', ')} (${s.from}) to comment \`/approve\`.`,
+    );
+  return {
+    message: `${row.what} is ${row.change}, and ${sets.length} owner sets must each agree (the author or an approver in the set), or a maintainer (${names(maintainers)}); ${status.join('; ')}`,
+    hint: asks.join(' '),
+  };
+}
+
+/** Who may approve a row, as the table shows it: per owner set where several apply. */
+function whoCell(row: PermissionRow, maintainers: string[]): string {
+  if (!row.ownerSets) return whoList(row.mayApprove);
+  const sets = row.ownerSets.map((s) => `${whoList(s.owners)} (${s.from})`).join(' and ');
+  return maintainers.length === 0 ? sets : `${sets}; or ${whoList(maintainers)}`;
+}
+
+function approvedCell(row: PermissionRow): string {
+  if (row.satisfiedBy === null) return '**no**';
+  const by =
+    row.ownerSets && row.ownerSets.every((s) => s.agreedBy !== null)
+      ? dedupe(row.ownerSets.map((s) => s.agreedBy as string))
+      : [row.satisfiedBy];
+  return `yes, by ${by.map((b) => `\`${cell(b)}\``).join(', ')}`;
+}
+
+/**
+ * The rows `author` agrees to as an owner: rows they may approve alone, and rows where they
+ * are the member of an owner set that agreed. A row anyone may change (a new package under
+ * `newPackages: anyone`) needs no owner and is not among them.
+ */
+export function agreedRows(decision: PermissionDecision, author: string): string[] {
+  return decision.rows
+    .filter(
+      (r) =>
+        !r.mayApprove.includes('*') &&
+        (r.satisfiedBy === author || (r.ownerSets ?? []).some((s) => s.agreedBy === author)),
+    )
+    .map((r) =>
+      r.package !== undefined && r.root !== undefined
+        ? packageSubject(r.package, r.root)
+        : fileSubject(r.what),
+    );
 }
 
 /** What a failed permissions check says nobody who may has approved (its own rule, read here). */
@@ -347,13 +486,17 @@ export function permissionsCheck(result: PermissionDecision): CheckResult {
     findings.push({
       rule: NOT_APPROVED,
       level: 'error',
-      message: `${row.what} is ${row.change}, and neither the author nor an approver may approve it; who may: ${who}`,
+      ...(row.ownerSets
+        ? ownerSetsNotAgreed(row, row.ownerSets, result.maintainers)
+        : {
+            message: `${row.what} is ${row.change}, and neither the author nor an approver may approve it; who may: ${who}`,
+            hint:
+              row.mayApprove.length === 0
+                ? 'Nobody may approve this change: list maintainers in .github/catalog-bot.yml (or approvers in an OWNERS file) on the base branch.'
+                : `Ask one of ${who} to comment \`/approve\` on this pull request.`,
+          }),
       ...(row.file !== undefined ? { file: row.file } : {}),
       ...(row.package !== undefined ? { package: row.package } : {}),
-      hint:
-        row.mayApprove.length === 0
-          ? 'Nobody may approve this change: list maintainers in .github/catalog-bot.yml (or approvers in an OWNERS file) on the base branch.'
-          : `Ask one of ${who} to comment \`/approve\` on this pull request.`,
     });
   }
   for (const p of result.problemDetails) {
@@ -383,9 +526,7 @@ export function permissionsCheck(result: PermissionDecision): CheckResult {
           '|---|---|---|---|',
           ...result.rows.map(
             (r) =>
-              `| ${cell(r.what)} | ${r.change} | ${cell(whoList(r.mayApprove))} | ${
-                r.satisfiedBy === null ? '**no**' : `yes, by \`${cell(r.satisfiedBy)}\``
-              } |`,
+              `| ${cell(r.what)} | ${r.change} | ${cell(whoCell(r, result.maintainers))} | ${approvedCell(r)} |`,
           ),
         ].join('\n');
   const summary = [

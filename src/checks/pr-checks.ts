@@ -28,6 +28,7 @@ import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
 import { OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
 import { normLogin } from './owners.js';
 import {
+  agreedRows,
   blobFiles,
   decidePermissions,
   fileSubject,
@@ -89,6 +90,8 @@ export interface PrChange {
   changedRoots(): Promise<ChangedRoot[]>;
   /** Set by the permissions check: each permission row -> a digest of its content at head. */
   subjects?: Map<string, string>;
+  /** Set by the permissions check: the rows the author agrees to as an owner. */
+  agreed?: string[];
   /** Set by the prune check: what each changed catalog removes from its published image. */
   pruned?: PruneRootOutcome[];
   /** Set by the bundle check: the catalog update a bundle-only pull request needs. */
@@ -333,6 +336,7 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
         throw new Error(`team ${team} cannot be resolved without GitHub`);
       }),
   );
+  change.agreed = agreedRows(decision, input.author);
   return permissionsCheck(decision);
 }
 

@@ -77,6 +77,11 @@ export interface PrCheckResult {
   checks: CheckResult[];
   /** With an author: each permission row (package or file) -> a digest of its content at head. */
   subjects?: Map<string, string>;
+  /**
+   * With an author: the permission rows the author agrees to as an owner (the whole row, or
+   * one of its owner sets); what an `/approve` of theirs is recorded for (docs/security.md).
+   */
+  agreed?: string[];
   /** With `catalog-bot/prune` run: what each changed catalog removes from its published image. */
   pruned?: PruneRootOutcome[];
   /** The work done: the checks that ran and how many catalog roots were loaded and validated. */

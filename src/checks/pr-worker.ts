@@ -45,6 +45,7 @@ port.on('message', (message: ToWorker) => {
           roots: result.roots.map((r) => ({ path: r.path, packages: r.packages })),
           checks: result.checks,
           ...(result.subjects ? { subjects: result.subjects } : {}),
+          ...(result.agreed ? { agreed: result.agreed } : {}),
           ...(result.pruned ? { pruned: result.pruned } : {}),
           ...(result.ran ? { ran: result.ran } : {}),
           ...(result.release ? { release: result.release } : {}),

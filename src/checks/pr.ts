@@ -109,6 +109,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     roots: change.loaded ?? [],
     checks: checks.map((c) => capAnnotations(c, listAll)),
     ...(change.subjects ? { subjects: change.subjects } : {}),
+    ...(change.agreed ? { agreed: change.agreed } : {}),
     ...(change.pruned ? { pruned: change.pruned } : {}),
     ran: { checks: checks.map((c) => c.name), validatedRoots: change.loaded?.length ?? 0 },
     ...(release ? { release } : {}),

@@ -243,8 +243,8 @@ async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: str
 
 /**
  * May `login` (who commented `/approve`, or reviewed) approve everything the pull request
- * touches? The same decision as the permissions check, with them in the author's place.
- * Also returns the content digests the approval is given for.
+ * touches, or which part? The same decision as the permissions check, with them in the
+ * author's place. Also returns the content digests the approval is given for.
  */
 export async function mayApproveAll(
   context: JobContext,
@@ -262,12 +262,18 @@ export async function mayApproveAll(
   });
   const check = result.checks.find((c) => c.name === PERMISSIONS_CHECK);
   const missing = check ? unapprovedChanges(check) : [];
+  const may = check?.conclusion === 'success';
+  // An owner of part of it approves that part only: each owner set agrees through its own
+  // member (docs/security.md), so the approval is recorded for the rows they own.
+  const agreed = new Set(result.agreed ?? []);
+  const subjects = [...(result.subjects ?? [])].filter(([what]) => may || agreed.has(what));
   return {
-    may: check?.conclusion === 'success',
-    subjects: Object.fromEntries(result.subjects ?? []),
+    may,
+    ownsPart: may || subjects.length > 0,
+    subjects: Object.fromEntries(subjects),
     why:
       missing.length > 0
-        ? `you may not approve everything this pull request changes: ${missing.slice(0, 3).join('; ')}`
+        ? `you may not approve everything this pull request changes, nor any part of it: ${missing.slice(0, 3).join('; ')}`
         : 'you may not approve this pull request.',
   };
 }

@@ -68,8 +68,9 @@ export async function reviewJob(
       if (approvals.length === recorded.length) return; // it had given nothing
     } else {
       const decision = await mayApproveAll(context, job, reviewer, pr.base.sha, pr.head.sha, options);
-      // Anyone may review; only those who may approve count (nobody else is told: reviews are common).
-      if (!decision.may) {
+      // Anyone may review; only owners count, each for what they own (docs/security.md), and
+      // nobody else is told: reviews are common.
+      if (!decision.ownsPart) {
         log.info({ pr: number, reviewer }, 'an approving review by someone who may not approve');
         return;
       }

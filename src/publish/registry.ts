@@ -175,6 +175,7 @@ for (const [net, bits] of [
   INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
   ['::', 96], // unspecified, loopback and IPv4-compatible (::127.0.0.1)
+  ['::ffff:0:0:0', 96], // IPv4-translated (::ffff:0:127.0.0.1): carries an IPv4 address
   ['64:ff9b::', 96], // NAT64: carries an IPv4 address
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard-only
@@ -188,44 +189,75 @@ for (const [net, bits] of [
 ] as const)
   INTERNAL_ADDRESSES.addSubnet(net, bits, 'ipv6');
 
-/** Is this IP address on the machine itself or a private or reserved network? */
+/**
+ * Is this IP address on the machine itself or a private or reserved network? Any spelling a
+ * connection would read as an address counts: `[::1]`, `fe80::1%eth0`, and the IPv4 forms a
+ * URL or the resolver accepts (`127.1`, `0x7f.1`, `2130706433`) as the address they name.
+ * Anything else is a host name, judged by what it resolves to (publicLookup).
+ */
 export function isInternalAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return INTERNAL_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  const ip = ipOf(address);
+  if (ip === undefined) return false;
+  return INTERNAL_ADDRESSES.check(ip, isIP(ip) === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The IP address a host spelling stands for, or undefined for a host name. */
+function ipOf(host: string): string | undefined {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIP(bare) !== 0) return bare;
+  try {
+    // The URL parser reads the shorthand and numeric IPv4 forms as getaddrinfo does.
+    const hostname = new URL(`http://${bare}/`).hostname.replace(/^\[|\]$/g, '');
+    return isIP(hostname) !== 0 ? hostname : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Thrown by the lookup when a host name resolves only to internal addresses. */
 const INTERNAL_CODE = 'ERR_CATALOG_BOT_INTERNAL_ADDRESS';
 
 /**
- * A DNS lookup for connections that drops internal addresses: the check is on the very
- * answer the connection uses, so a name cannot resolve to a public address when checked and
- * to an internal one when connected (DNS rebinding).
+ * A DNS lookup for connections (answers from `resolve`) that drops internal addresses: the
+ * check is on the very answer the connection uses, so a name cannot resolve to a public
+ * address when checked and to an internal one when connected (DNS rebinding).
  */
-function publicLookup(
+export function publicLookupVia(resolve: Resolver): Lookup {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const usable = addresses.filter((a) => !isInternalAddress(a.address));
+      if (usable.length === 0)
+        return callback(
+          Object.assign(
+            new Error(
+              `${hostname} resolves only to internal addresses (${addresses.map((a) => a.address).join(', ')})`,
+            ),
+            { code: INTERNAL_CODE },
+          ),
+          [],
+        );
+      if (options.all) return callback(null, usable);
+      const first = usable[0] as LookupAddress;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** The DNS answers for a name, all of them. */
+export type Resolver = (
+  hostname: string,
+  options: LookupOptions & { all: true },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+type Lookup = (
   hostname: string,
   options: LookupOptions,
   callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
-): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const usable = addresses.filter((a) => !isInternalAddress(a.address));
-    if (usable.length === 0)
-      return callback(
-        Object.assign(
-          new Error(
-            `${hostname} resolves only to internal addresses (${addresses.map((a) => a.address).join(', ')})`,
-          ),
-          { code: INTERNAL_CODE },
-        ),
-        [],
-      );
-    if (options.all) return callback(null, usable);
-    const first = usable[0] as LookupAddress;
-    callback(null, first.address, first.family);
-  });
-}
+) => void;
+
+const publicLookup = publicLookupVia(dnsLookup);
 
 /**
  * REGISTRY_CREDENTIAL_HOSTS (comma-separated registry hosts): for the CLI, where

@@ -27,8 +27,8 @@ export const approve = defineCommand({
     rows: [
       {
         usage: '`/approve`',
-        who: 'someone who may approve everything the PR touches: an owner of every changed package (and of every other changed file), or a maintainer',
-        what: 'records the approval for the content it saw: the head that had been the head for the grace period (60 s by default) when the comment was written (otherwise nothing is approved and the reply names the head and how to approve it with `/approve <commit>`); a later push that changes a package needs a fresh `/approve` from its owners, pushes that touch other things keep it',
+        who: 'an owner of a changed package or file (of one of its owner sets, where several must agree), or a maintainer',
+        what: 'records the approval for the content it saw, for what the approver owns (a maintainer: everything): the head that had been the head for the grace period (60 s by default) when the comment was written (otherwise nothing is approved and the reply names the head and how to approve it with `/approve <commit>`); a later push that changes a package needs a fresh `/approve` from its owners, pushes that touch other things keep it',
       },
       {
         usage: '`/approve <commit>`',
@@ -62,7 +62,7 @@ export const approve = defineCommand({
         return `\`/approve\`: catalog-bot cannot tell that ${head.slice(0, 12)}, the head now, is the commit you saw when you wrote this (it may have been pushed less than ${Math.round(graceMs / 1000)} s before your comment, or after it). ${confirm}`;
     }
     const decision = await run.ownsAll();
-    return decision.may ? undefined : `\`/approve\`: ${decision.why}`;
+    return decision.ownsPart ? undefined : `\`/approve\`: ${decision.why}`;
   },
   act: async (run, command) => {
     const { commenter } = run;

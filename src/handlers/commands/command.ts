@@ -62,7 +62,12 @@ type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['dat
 /** May the commenter approve everything the pull request touches (the permissions decision, with them as author)? */
 export interface ApprovalDecision {
   may: boolean;
-  /** Permission row -> content digest the approval is for. */
+  /**
+   * Do they own part of it: a changed package or file, or one owner set of a package that
+   * several must agree to (docs/security.md)? Their `/approve` then counts for that part.
+   */
+  ownsPart: boolean;
+  /** Permission row -> content digest the approval is for: every row, or the part they own. */
   subjects: Record<string, string>;
   why: string;
 }
