@@ -106,6 +106,24 @@ describe('catalog-bot/bundle on a broken bundle', () => {
     expect(rules({ ...good, files })).toEqual(['error B-SIZE']);
   });
 
+  it('a manifest opm could read differently is refused at its line, not skipped', () => {
+    // For opm the comment ends at U+2028 and a ConfigMap follows; a YAML 1.2 reader sees a comment.
+    const files = new Map(good.files);
+    files.set(
+      'manifests/notes.yaml',
+      Buffer.from('# notes\u2028apiVersion: v1\u2028kind: ConfigMap\u2028metadata: {name: x}\nnotes: hi\n'),
+    );
+    const found = checkBundle({ ...good, files });
+    expect(found).toEqual([
+      expect.objectContaining({
+        rule: 'L-YAML-LINE-BREAK',
+        level: 'error',
+        file: `operators/${PKG}/0.9.0/manifests/notes.yaml`,
+        line: 1,
+      }),
+    ]);
+  });
+
   it('a good bundle has no findings', () => {
     expect(checkBundle(good)).toEqual([]);
   });

@@ -3,7 +3,7 @@
 // alpha/action/render.go). Pure: the files come from a `BundleFiles` (a bundle image's
 // file system, or a bundle directory of a repository read into memory), and the image
 // reference is given. docs/bundles.md says where each field comes from.
-import { decodeFile } from './fbc/decode.js';
+import { decodeFile, READ_REFUSALS } from './fbc/decode.js';
 import { goStringCompare } from './go/gostrings.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
@@ -106,10 +106,19 @@ function writtenList(json: string | undefined, name: string, length: number): st
   return elements?.length === length ? elements : undefined;
 }
 
-/** The first document of a file, decoded as apimachinery's YAMLOrJSONDecoder does. */
-function decodeFirst(data: Buffer): { value: unknown; yaml: boolean; json?: string } | undefined {
+/**
+ * The first document of a file, decoded as apimachinery's YAMLOrJSONDecoder does. A file opm
+ * cannot read is skipped, as opm skips it; one that opm could read differently from us is
+ * refused for the whole bundle, never skipped (docs/security.md).
+ */
+function decodeFirst(
+  data: Buffer,
+  path: string,
+): { value: unknown; yaml: boolean; json?: string } | undefined {
   const decoded = decodeFile(data);
   const first = decoded.values[0];
+  const refused = decoded.problems.find((p) => p.rule in READ_REFUSALS);
+  if (refused) throw new BundleError(`${path}:${refused.line}: ${refused.rule}: ${refused.message}`);
   const problem = decoded.problems[0];
   if (!first || (problem && problem.line <= first.line)) return undefined;
   const text = data.toString('utf8').trimStart();
@@ -211,7 +220,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     if (entry.isDir || entry.name.startsWith('.')) continue;
     const data = fs.readFile(`manifests/${entry.name}`);
     if (!data) continue;
-    const decoded = decodeFirst(data);
+    const decoded = decodeFirst(data, `manifests/${entry.name}`);
     if (!decoded || !isObject(decoded.value)) continue;
     const obj = decoded.value;
     if (typeof obj.kind !== 'string' || obj.kind === '') continue;
@@ -247,7 +256,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   for (const entry of metaEntries) {
     const data = fs.readFile(`metadata/${entry.name}`);
     if (!data) continue;
-    const decoded = decodeFirst(data);
+    const decoded = decodeFirst(data, `metadata/${entry.name}`);
     if (!decoded || !isObject(decoded.value)) continue;
     const doc = decoded.value;
     const ann = field(doc, 'annotations');

@@ -4,7 +4,7 @@
 // already released never edited. Pure: every file is given; nothing is run.
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
 import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
-import { decodeFile } from '../catalog/fbc/decode.js';
+import { decodeFile, READ_REFUSALS } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import {
@@ -254,14 +254,20 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
         const problem = decodeFile(files.get(p)!).problems[0];
         return problem ? [{ path: p, problem }] : [];
       });
-    for (const { path, problem } of broken)
+    for (const { path, problem } of broken) {
+      const refused = problem.rule in READ_REFUSALS;
       add({
-        rule: 'B-MANIFEST-SYNTAX',
-        message: `${dir}/${path}:${problem.line}: ${problem.message}, so opm cannot read the bundle`,
+        rule: refused ? problem.rule : 'B-MANIFEST-SYNTAX',
+        message: refused
+          ? `${dir}/${path}:${problem.line}: ${problem.message}; catalog-bot does not read a bundle opm could read differently`
+          : `${dir}/${path}:${problem.line}: ${problem.message}, so opm cannot read the bundle`,
         file: `${dir}/${path}`,
         line: problem.line,
-        hint: `Fix the ${/json$/i.test(path) ? 'JSON' : 'YAML'} at line ${problem.line} (\`opm render\` on the directory shows the same).`,
+        hint: refused
+          ? `Write line ${problem.line} without that construct (docs/security.md lists what is refused and why).`
+          : `Fix the ${/json$/i.test(path) ? 'JSON' : 'YAML'} at line ${problem.line} (\`opm render\` on the directory shows the same).`,
       });
+    }
     const owned = /couldn't find (\S+), Kind=(\S+) \((\S+)\)/.exec(err.message);
     if (broken.length === 0)
       add({

@@ -8,7 +8,7 @@ import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fast
 import { goJsonSyntaxError, isJsonSpace } from '../go/gojsonsyntax.js';
 import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
-import { READ_REFUSALS, screenYamlDocument, type ReadRefusal } from './yaml-screen.js';
+import { READ_REFUSALS, screenYamlDocument, type ReadRefusal, type ScreenFinding } from './yaml-screen.js';
 
 export const MAX_NESTING_DEPTH = 1000;
 export { READ_REFUSALS } from './yaml-screen.js';
@@ -411,19 +411,25 @@ function readYamlDocument(
   yamlDocumentsRead.fullChars += doc.text.length;
   // Where opm could read this text differently, refuse it rather than guess (docs/security.md).
   const refused = screenYamlDocument(doc.text);
-  if (refused) {
-    const before = doc.text.slice(0, refused.offset);
+  const refuse = (finding: ScreenFinding): undefined => {
+    const before = doc.text.slice(0, finding.offset);
     out.problems.push({
-      rule: refused.rule,
-      message: refused.message,
+      rule: finding.rule,
+      message: finding.message,
       line: doc.firstLine + countLineBreaks(before) + 1,
-      column: refused.offset - before.lastIndexOf('\n'),
+      column: finding.offset - before.lastIndexOf('\n'),
     });
     return undefined;
-  }
+  };
+  if (refused?.certain) return refuse(refused);
   try {
-    return parseYamlNode(doc.text, doc.firstLine, out);
+    const value = parseYamlNode(doc.text, doc.firstLine, out);
+    return refused ? refuse(refused) : value;
   } catch (err) {
+    // A construct before the point where the document breaks is the finding; one after it
+    // may be the syntax tree's guess at broken text (a flow collection never closed).
+    if (refused && (!isYamlException(err) || (err.mark?.position ?? Infinity) >= refused.offset))
+      return refuse(refused);
     // Only a flow collection ends by itself; after a block node go-yaml fails too.
     if (
       isYamlException(err) &&

@@ -11,6 +11,11 @@ export interface ScreenFinding {
   rule: ReadRefusal | 'L-TOO-DEEP';
   message: string;
   offset: number;
+  /**
+   * Found in the text itself, whatever its structure. Otherwise found in the syntax tree,
+   * which means little past a syntax error: decode.ts weighs it against the full reader's.
+   */
+  certain?: boolean;
 }
 
 export type ReadRefusal =
@@ -59,6 +64,7 @@ export function screenYamlDocument(text: string): ScreenFinding | undefined {
       rule: 'L-YAML-CR',
       message: 'a carriage return without a line feed: end lines with LF or CRLF',
       offset: cr.index,
+      certain: true,
     };
   const lexical = SCREENED.exec(text);
   if (lexical) return lexicalFinding(lexical[0], lexical.index);
@@ -67,7 +73,7 @@ export function screenYamlDocument(text: string): ScreenFinding | undefined {
   } catch (err) {
     // Nesting past what the stack holds (thousands of levels): too deep to read at all.
     if (!(err instanceof RangeError)) throw err;
-    return { rule: 'L-TOO-DEEP', message: 'document is nested too deeply to read', offset: 0 };
+    return { rule: 'L-TOO-DEEP', message: 'document is nested too deeply to read', offset: 0, certain: true };
   }
 }
 
@@ -77,17 +83,20 @@ function lexicalFinding(found: string, at: number): ScreenFinding {
       rule: 'L-YAML-LINE-BREAK',
       message: `U+${found.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} is a line break for opm: use a plain line break, or write it as an escape in a double-quoted string`,
       offset: at,
+      certain: true,
     };
   if (found.startsWith('...'))
     return {
       rule: 'L-YAML-DOCUMENT-END',
       message: '`...` ends the document for opm, which ignores the rest of it: separate documents with `---`',
       offset: at,
+      certain: true,
     };
   return {
     rule: 'L-YAML-TAB',
     message: 'a tab after `-`: opm fails on it; use a space',
     offset: at + found.length - 1,
+    certain: true,
   };
 }
 
