@@ -123,18 +123,21 @@ describe('catalog-bot validate', () => {
     // 14 MB: nothing optimized. The same root twice (28 MB in all): the second is optimized.
     expect(optimized([v421])).toBe(0);
     expect(optimized([v421, v421])).toBeGreaterThan(0);
-    // The same catalog with CRLF line ends, which only the full YAML reader reads.
-    const crlf = writeTree(
+    // The same catalog with a comment after each `schema:`, which only the full YAML reader reads.
+    const commented = writeTree(
       Object.fromEntries(
         readdirSync(v421).map((pkg) => [
           `${pkg}/catalog.yaml`,
-          readFileSync(join(v421, pkg, 'catalog.yaml'), 'utf8').replace(/\n/g, '\r\n'),
+          readFileSync(join(v421, pkg, 'catalog.yaml'), 'utf8').replace(
+            /^schema: (.*)$/gm,
+            'schema: $1 # note',
+          ),
         ]),
       ),
     );
-    dirs.push(crlf);
-    expect(optimized([crlf])).toBeGreaterThan(0);
-  });
+    dirs.push(commented);
+    expect(optimized([commented])).toBeGreaterThan(0);
+  }, 120_000); // three runs over 14 to 28 MB
 });
 
 describe('catalog-bot range', () => {

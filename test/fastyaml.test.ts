@@ -96,6 +96,21 @@ describe('fast YAML path', () => {
     expect(catalogs.fast / (catalogs.fast + catalogs.full)).toBeGreaterThan(0.98);
   }, 120_000); // 60 MB read twice: minutes on a busy 2-core machine
 
+  it('reads real files with CRLF line ends itself, exactly as the full reader reads them', () => {
+    // Every real YAML file of the six-package repository (catalogs, templates, bundle manifests).
+    const files = realFiles.filter((f) => f.includes('/real-repo/') && /\.ya?ml$/.test(f));
+    expect(files.length).toBeGreaterThan(50);
+    let fast = 0;
+    let full = 0;
+    for (const file of files) {
+      const crlf = readFileSync(file, 'utf8').replace(/\n/g, '\r\n');
+      const n = expectSameAsFullReader(Buffer.from(crlf), `${file} (CRLF)`);
+      fast += n.fast;
+      full += n.full;
+    }
+    expect(fast / (fast + full)).toBeGreaterThan(0.9);
+  }, 120_000);
+
   it('gives up on what it does not read exactly as the full reader', () => {
     const givesUp = [
       'a: &x 1\nb: *x\n', // anchors and aliases

@@ -324,6 +324,7 @@ function countLineBreaks(text: string): number {
 
 // A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
 const FLOW_ROOT = /^\ufeff?(?:[ \t]*(?:#.*|---[ \t]*(?:#.*)?)?\r?\n)*[ \t]*[{[]/;
+const LONE_CR = /\r(?!\n)/;
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
 // What go-yaml's reader refuses anywhere in a document (yaml_parser_update_buffer).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -393,11 +394,18 @@ function readYamlDocument(
     });
     return undefined;
   }
-  // What opm and the renderers write is read by the fast path; the rest by js-yaml.
+  // What opm and the renderers write is read by the fast path; the rest by js-yaml. CRLF line
+  // ends read as LF: the same lines, and for go-yaml the same values (a lone CR is refused).
+  let fastText = doc.text;
+  let fastUnusual = unusual;
+  if (unusual && doc.text.includes('\r\n') && !LONE_CR.test(doc.text)) {
+    fastText = doc.text.replaceAll('\r\n', '\n');
+    fastUnusual = OUTSIDE_SUBSET.test(fastText);
+  }
   const fast =
-    options.fullReaderOnly || unusual
+    options.fullReaderOnly || fastUnusual
       ? undefined
-      : readFastYamlDocument(doc.text, RECORDED_DEPTH, true, options.checkedValues);
+      : readFastYamlDocument(fastText, RECORDED_DEPTH, true, options.checkedValues);
   if (fast) {
     yamlDocumentsRead.fast++;
     return {

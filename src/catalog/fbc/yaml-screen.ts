@@ -3,8 +3,15 @@
 // would serve a channel or bundle that our checks never saw. Each is refused with its own
 // rule and the line, even where opm accepts it (docs/security.md, "The bot reads files exactly
 // as opm does"); test/yaml-differential.test.ts holds every rule against the real opm.
-import { Parser } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
+
+// The syntax tree comes from the `yaml` package, loaded on first use: what the fast reader
+// reads (every real catalog, nearly) never needs it, and `validate` starts faster without it.
+const require = createRequire(import.meta.url);
+let yamlModule: typeof Yaml | undefined;
+const yamlParser = (): Yaml.Parser => new (yamlModule ??= require('yaml') as typeof Yaml).Parser();
 
 /** A construct refused, at 0-based `offset` of the document text. */
 export interface ScreenFinding {
@@ -68,6 +75,7 @@ export function screenYamlDocument(text: string): ScreenFinding | undefined {
     };
   const lexical = SCREENED.exec(text);
   if (lexical) return lexicalFinding(lexical[0], lexical.index);
+  if (!MAY_NEED_SYNTAX.some((re) => re.test(text))) return undefined;
   try {
     return screenSyntax(text);
   } catch (err) {
@@ -99,6 +107,20 @@ function lexicalFinding(found: string, at: number): ScreenFinding {
     certain: true,
   };
 }
+
+// The syntax pass is slow next to the fast reader; a document it could refuse has one of
+// these (each a superset of what the pass looks for), and most documents have none.
+const MAY_NEED_SYNTAX = [
+  /(?:^|[\s[{,:])!/m, // a tag
+  /^%/m, // a directive
+  /<</, // a merge key
+  /\\(?:[/']|u[dD][89a-fA-F]|U(?!000[0-9a-fA-F]{5}|0010[0-9a-fA-F]{4})|U0000[dD][89a-fA-F])/, // a refused escape
+  /^ *\t/m, // a tab after the indentation (a block scalar's first line)
+  /[\]}]\s*:|(?:^|[\s[{,])\?(?:\s|$)/m, // a collection as a key, an explicit key
+  /^[^\n]{1000,}:/m, // a key past 1,000 characters
+  // a key, where keys start, that may be a number or null, or empty
+  /(?:^[ \t]*(?:-[ \t]+)*|[{,?][ \t]*)(?:&\S+[ \t]+)?(?:[0-9.+~-][^\s,[\]{}#]*|null|Null|NULL)?[ \t]*:(?:[\s,[\]{}]|$)/m,
+];
 
 /** The syntax pass: tags, directives, keys, escapes and block scalar indentation. */
 function screenSyntax(text: string): ScreenFinding | undefined {
@@ -151,7 +173,7 @@ function screenSyntax(text: string): ScreenFinding | undefined {
     }
     for (const value of Object.values(token)) visit(value);
   };
-  for (const token of new Parser().parse(text)) {
+  for (const token of yamlParser().parse(text)) {
     visit(token);
     if (found) return found;
   }
