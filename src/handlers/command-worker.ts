@@ -1,0 +1,36 @@
+// Comment commands that load catalogs do that work in a check worker, like the checks: with
+// their turns, wall-clock deadline and heap cap, never on the event loop that answers
+// webhooks and runs other repositories' jobs (docs/security.md, bounded work).
+import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
+import type { CommandOutcome } from './commands/command.js';
+import { bounded } from './quote.js';
+
+/** The most a command's answer says (GitHub takes 65,536 characters per comment). */
+export const MAX_COMMAND_REPLY = 20_000;
+
+/**
+ * The module `name` next to `here` (an import.meta.url), as the worker imports it: the
+ * TypeScript source when the App runs from its sources (the tests), the built file otherwise.
+ */
+export function workModule(here: string, name: string): URL {
+  return new URL(`./${name}${here.endsWith('.ts') ? '.ts' : '.js'}`, here);
+}
+
+/**
+ * `fn` of `module` on `input`, in a check worker. A command stopped at a limit answers
+ * naming it (never silence); the answer is bounded.
+ */
+export async function commandInWorker(
+  command: string,
+  module: URL,
+  fn: string,
+  input: unknown,
+): Promise<CommandOutcome> {
+  try {
+    const outcome = await runTaskIsolated<CommandOutcome>({ module, fn, input, what: command });
+    return outcome.say === undefined ? outcome : { ...outcome, say: bounded(outcome.say, MAX_COMMAND_REPLY) };
+  } catch (error) {
+    if (error instanceof CheckLimitError) return { ok: false, say: `${command}: ${error.message}.` };
+    throw error;
+  }
+}
