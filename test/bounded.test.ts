@@ -17,6 +17,7 @@ import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isol
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
+import { issueCommentPayload } from './helpers/app-server.js';
 import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
 
 const API = 'https://api.github.com';
@@ -166,6 +167,68 @@ function mockRepo(
   return { updates, completed, byName, requestsFor };
 }
 
+/**
+ * One package of `count` bundles in one channel, each replacing the one before, as JSON:
+ * about 2 MB for 8,000 (the catalog that stalled the App for 50 s when /explain ran on its
+ * event loop).
+ */
+function bigCatalog(count: number): Record<string, string> {
+  const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
+  const lines = [JSON.stringify({ schema: 'olm.package', name: 'big', defaultChannel: 'stable' })];
+  const entries: object[] = [];
+  for (let i = 0; i < count; i++) {
+    const v = version(i);
+    entries.push(i === 0 ? { name: `big.v${v}` } : { name: `big.v${v}`, replaces: `big.v${version(i - 1)}` });
+    lines.push(
+      JSON.stringify({
+        schema: 'olm.bundle',
+        package: 'big',
+        name: `big.v${v}`,
+        image: `quay.io/example/big-bundle:v${v}`,
+        properties: [{ type: 'olm.package', value: { packageName: 'big', version: v } }],
+      }),
+    );
+  }
+  lines.push(JSON.stringify({ schema: 'olm.channel', package: 'big', name: 'stable', entries }));
+  return { 'catalogs/v4.21/big/catalog.json': lines.join('\n') + '\n' };
+}
+
+/** nock GitHub's API for comments on one repository's pull request #1: the replies and reactions it gets. */
+function mockComments(name: string, repo: { head: string; base: string }) {
+  const path = `/repos/${OWNER}/${name}`;
+  const replies: { at: number; body: string }[] = [];
+  const reactions: { comment: number; content: string }[] = [];
+  const pull = {
+    number: 1,
+    state: 'open',
+    user: { login: 'alice' },
+    head: { sha: repo.head, ref: 'pr-1', repo: { full_name: `${OWNER}/${name}` } },
+    base: { sha: repo.base, ref: 'main' },
+    labels: [],
+  };
+  nock(API)
+    .persist()
+    .get(`${path}/pulls/1`)
+    .reply(200, pull)
+    .get(`${path}/issues/1/comments`)
+    .query(true)
+    .reply(200, [])
+    .post(new RegExp(`^${path}/issues/comments/\\d+/reactions$`))
+    .reply(201, (uri, body) => {
+      reactions.push({
+        comment: Number(uri.split('/').at(-2)),
+        content: (body as { content: string }).content,
+      });
+      return {};
+    })
+    .post(`${path}/issues/1/comments`)
+    .reply(201, (_uri, body) => {
+      replies.push({ at: performance.now(), body: (body as { body: string }).body });
+      return { id: 1, body: (body as { body: string }).body };
+    });
+  return { replies, reactions };
+}
+
 describe('bounded work: a hostile pull request does not stall the App', () => {
   const secret = 'bounded-secret';
   let server: Server;
@@ -254,6 +317,38 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     expect(res.status).toBe(200);
   }
 
+  /** eve's comment `body` on pull request #1 of repository `name`. */
+  async function deliverComment(
+    name: string,
+    id: number,
+    repo: { bare: string },
+    body: string,
+    commentId: number,
+  ) {
+    const payload = issueCommentPayload({
+      bare: repo.bare,
+      number: 1,
+      id: commentId,
+      login: 'eve',
+      body,
+      at: new Date(),
+    });
+    Object.assign(payload.repository, { id, name, full_name: `${OWNER}/${name}` });
+    payload.repository.owner.login = OWNER;
+    const text = JSON.stringify(payload);
+    const res = await fetch(`${url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': `delivery-comment-${commentId}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(text).digest('hex')}`,
+      },
+      body: text,
+    });
+    expect(res.status).toBe(200);
+  }
+
   /** GET /healthz every 100 ms until `done`; the slowest answer, in ms. */
   async function slowestHealthz(done: () => boolean): Promise<number> {
     let slowest = 0;
@@ -317,6 +412,34 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
         "ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS)",
       );
     }
+  }, 60_000);
+
+  it('/explain on a 2 MB catalog of 8,000 bundles runs in a check worker: /healthz answers within 1 s, another repository is not delayed, and the reply names the limit', async () => {
+    const big = repoWith(bigCatalog(8000));
+    const b = repoWith(ordinary);
+    const comments = mockComments('big', big);
+    const ghB = mockRepo('repo-g', b, 4000);
+    let finished = false;
+    const healthz = slowestHealthz(() => finished);
+    const started = performance.now();
+    await deliverComment('big', 9010, big, '/explain big.v1.79.99', 71);
+    const sentB = performance.now();
+    await deliver('repo-g', 9011, b);
+    await queue.onIdle();
+    finished = true;
+    const slowest = await healthz;
+    expect(ghB.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    const bDone = Math.max(...ghB.completed().map((u) => u.at)) - sentB;
+    console.log(
+      `explain: healthz slowest ${Math.round(slowest)} ms, other repository done in ${Math.round(bDone)} ms, explain replied after ${Math.round(comments.replies[0]!.at - started)} ms`,
+    );
+    expect(bDone).toBeLessThan(10_000);
+    expect(slowest).toBeLessThan(1000);
+    // Stopped at the deadline, it says so: never silence.
+    expect(comments.replies.map((r) => r.body)).toEqual([
+      "@eve `/explain` ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and was stopped.",
+    ]);
+    expect(comments.reactions).toEqual([{ comment: 71, content: 'confused' }]);
   }, 60_000);
 
   it('a file of thousands of bad entries gets at most 200 annotations (4 requests), and the summary says how to list the rest', async () => {

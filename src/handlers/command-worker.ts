@@ -30,7 +30,7 @@ export async function commandInWorker(
     const outcome = await runTaskIsolated<CommandOutcome>({ module, fn, input, what: command });
     return outcome.say === undefined ? outcome : { ...outcome, say: bounded(outcome.say, MAX_COMMAND_REPLY) };
   } catch (error) {
-    if (error instanceof CheckLimitError) return { ok: false, say: `${command}: ${error.message}.` };
+    if (error instanceof CheckLimitError) return { ok: false, say: `${error.message}.` };
     throw error;
   }
 }
