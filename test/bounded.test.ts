@@ -442,6 +442,35 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     expect(comments.reactions).toEqual([{ comment: 71, content: 'confused' }]);
   }, 60_000);
 
+  it('/explain that needs more heap than the cap is stopped and the reply names the limit; the next command runs', async () => {
+    const big = repoWith(bigCatalog(8000));
+    const comments = mockComments('big-heap', big);
+    const saved = { ...process.env };
+    process.env.CATALOG_BOT_CHECK_MEMORY_MB = '40';
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '50000';
+    try {
+      await deliverComment('big-heap', 9012, big, '/explain big.v1.79.99', 72);
+      await queue.onIdle();
+    } finally {
+      process.env.CATALOG_BOT_CHECK_MEMORY_MB = saved.CATALOG_BOT_CHECK_MEMORY_MB;
+      process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved.CATALOG_BOT_CHECK_TIMEOUT_MS;
+      if (saved.CATALOG_BOT_CHECK_MEMORY_MB === undefined) delete process.env.CATALOG_BOT_CHECK_MEMORY_MB;
+    }
+    expect(comments.replies.map((r) => r.body)).toEqual([
+      "@eve `/explain` needed more than catalog-bot's memory limit of 40 MiB (CATALOG_BOT_CHECK_MEMORY_MB) and was stopped.",
+    ]);
+    // The job completed, and the next command of the repository runs in a fresh worker.
+    await deliverComment('big-heap', 9012, big, '/explain other.v1.0.0', 73);
+    await queue.onIdle();
+    expect(comments.replies[1]!.body).toContain(
+      '@eve `/explain`: no catalog root of this pull request has a bundle `other.v1.0.0`',
+    );
+    expect(comments.reactions).toEqual([
+      { comment: 72, content: 'confused' },
+      { comment: 73, content: 'confused' },
+    ]);
+  }, 60_000);
+
   it('a file of thousands of bad entries gets at most 200 annotations (4 requests), and the summary says how to list the rest', async () => {
     // 128 KiB: about 1,900 entries, 3,800 findings, well past the 1000 validation keeps and
     // the 200 annotations shown (a bigger file only costs time; the heap tests below use 10 MB).
