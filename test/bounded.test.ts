@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
 import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { MAX_COMMAND_REPLY } from '../src/handlers/command-worker.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import { issueCommentPayload } from './helpers/app-server.js';
@@ -414,7 +415,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     }
   }, 60_000);
 
-  it('/explain on a 2 MB catalog of 8,000 bundles runs in a check worker: /healthz answers within 1 s, another repository is not delayed, and the reply names the limit', async () => {
+  it('/explain on a 2 MB catalog of 8,000 bundles runs in a check worker: /healthz answers within 1 s, another repository is not delayed, and the reply is the answer or names the deadline', async () => {
     const big = repoWith(bigCatalog(8000));
     const b = repoWith(ordinary);
     const comments = mockComments('big', big);
@@ -435,11 +436,19 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     );
     expect(bDone).toBeLessThan(10_000);
     expect(slowest).toBeLessThan(1000);
-    // Stopped at the deadline, it says so: never silence.
-    expect(comments.replies.map((r) => r.body)).toEqual([
-      "@eve `/explain` ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and was stopped.",
-    ]);
-    expect(comments.reactions).toEqual([{ comment: 71, content: 'confused' }]);
+    // One reply: the answer, or (on a slow machine: loading 2 MB takes seconds) the deadline
+    // it hit. Never silence.
+    expect(comments.replies).toHaveLength(1);
+    const [reply] = comments.replies.map((r) => r.body);
+    if (reply!.includes('ran longer'))
+      expect(reply).toBe(
+        "@eve `/explain` ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and was stopped.",
+      );
+    else {
+      expect(reply).toContain('big.v1.79.99 (1.79.99) is in package big');
+      expect(reply!.length).toBeLessThan(MAX_COMMAND_REPLY + 100);
+    }
+    expect(comments.reactions).toHaveLength(1);
   }, 60_000);
 
   it('/explain that needs more heap than the cap is stopped and the reply names the limit; the next command runs', async () => {
@@ -447,7 +456,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     const comments = mockComments('big-heap', big);
     const saved = { ...process.env };
     process.env.CATALOG_BOT_CHECK_MEMORY_MB = '40';
-    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '50000';
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '8000';
     try {
       await deliverComment('big-heap', 9012, big, '/explain big.v1.79.99', 72);
       await queue.onIdle();
