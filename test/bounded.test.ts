@@ -211,6 +211,18 @@ function mockComments(name: string, repo: { head: string; base: string }) {
     .persist()
     .get(`${path}/pulls/1`)
     .reply(200, pull)
+    // What an edit command (`/promote`) reads of the branch it would write to.
+    .get(path)
+    .reply(200, { full_name: `${OWNER}/${name}`, default_branch: 'main' })
+    .get(`${path}/branches/pr-1`)
+    .reply(200, {
+      name: 'pr-1',
+      protected: false,
+      commit: { sha: repo.head, commit: { tree: { sha: 'f'.repeat(40) } } },
+    })
+    .get(`${path}/rules/branches/pr-1`)
+    .query(true)
+    .reply(200, [])
     .get(`${path}/issues/1/comments`)
     .query(true)
     .reply(200, [])
@@ -451,7 +463,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     expect(comments.reactions).toHaveLength(1);
   }, 60_000);
 
-  it('/explain that needs more heap than the cap is stopped and the reply names the limit; the next command runs', async () => {
+  it('/explain and /promote that need more heap than the cap are stopped and the reply names the limit; the next command runs', async () => {
     const big = repoWith(bigCatalog(8000));
     const comments = mockComments('big-heap', big);
     const saved = { ...process.env };
@@ -460,6 +472,9 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     try {
       await deliverComment('big-heap', 9012, big, '/explain big.v1.79.99', 72);
       await queue.onIdle();
+      // An edit command plans on the same catalogs, in a worker too.
+      await deliverComment('big-heap', 9012, big, '/promote big.v1.79.99 fast', 74);
+      await queue.onIdle();
     } finally {
       process.env.CATALOG_BOT_CHECK_MEMORY_MB = saved.CATALOG_BOT_CHECK_MEMORY_MB;
       process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved.CATALOG_BOT_CHECK_TIMEOUT_MS;
@@ -467,15 +482,17 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     }
     expect(comments.replies.map((r) => r.body)).toEqual([
       "@eve `/explain` needed more than catalog-bot's memory limit of 40 MiB (CATALOG_BOT_CHECK_MEMORY_MB) and was stopped.",
+      "@eve `/promote`: `the /promote edit needed more than catalog-bot's memory limit of 40 MiB (CATALOG_BOT_CHECK_MEMORY_MB) and was stopped`",
     ]);
     // The job completed, and the next command of the repository runs in a fresh worker.
     await deliverComment('big-heap', 9012, big, '/explain other.v1.0.0', 73);
     await queue.onIdle();
-    expect(comments.replies[1]!.body).toContain(
+    expect(comments.replies[2]!.body).toContain(
       '@eve `/explain`: no catalog root of this pull request has a bundle `other.v1.0.0`',
     );
     expect(comments.reactions).toEqual([
       { comment: 72, content: 'confused' },
+      { comment: 74, content: 'confused' },
       { comment: 73, content: 'confused' },
     ]);
   }, 60_000);

@@ -2,8 +2,13 @@
 // their turns, wall-clock deadline and heap cap, never on the event loop that answers
 // webhooks and runs other repositories' jobs (docs/security.md, bounded work).
 import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
-import type { CommandOutcome } from './commands/command.js';
 import { bounded } from './quote.js';
+
+/** A command's answer (./commands/command.ts CommandOutcome, not imported: it imports the commands). */
+interface CommandOutcome {
+  ok: boolean;
+  say?: string;
+}
 
 /** The most a command's answer says (GitHub takes 65,536 characters per comment). */
 export const MAX_COMMAND_REPLY = 20_000;

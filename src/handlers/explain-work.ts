@@ -8,8 +8,15 @@ import { tryParseVersion, type Version } from '../catalog/versions/semver.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import { mergeBase } from '../git-mirror.js';
 import type { CommandOutcome } from './commands/command.js';
-import type { ExplainRequest } from './explain.js';
 import { bounded, codeBlock, inlineCode } from './quote.js';
+
+export interface ExplainRequest {
+  bundle: string;
+  /** An installed version (`1.2.3` or `v1.2.3`). */
+  from?: string;
+  /** A catalog root, by its path or its last segment (`catalogs/v4.21` or `v4.21`). */
+  root?: string;
+}
 
 /** What the worker gets: the mirror, the pull request's commits, the question. */
 export interface ExplainWork {

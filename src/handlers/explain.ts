@@ -7,18 +7,12 @@
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import type { CommandOutcome } from './commands/command.js';
 import { commandInWorker, workModule } from './command-worker.js';
-import type { ExplainWork } from './explain-work.js';
+import type { ExplainRequest, ExplainWork } from './explain-work.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { inlineCode } from './quote.js';
 import { openSession, type PullTarget } from './session.js';
 
-export interface ExplainRequest {
-  bundle: string;
-  /** An installed version (`1.2.3` or `v1.2.3`). */
-  from?: string;
-  /** A catalog root, by its path or its last segment (`catalogs/v4.21` or `v4.21`). */
-  root?: string;
-}
+export type { ExplainRequest } from './explain-work.js';
 
 interface PullShas {
   number: number;

@@ -6,27 +6,23 @@
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
-import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
-import { promote } from '../promotion/promote.js';
-import { setDefaultChannel } from '../promotion/default-channel.js';
-import {
-  PromoteError,
-  templateMappingsFromTree,
-  unifiedDiff,
-  type FileTree,
-  type PromoteInput,
-  type PromoteResult,
-} from '../catalog/edits/promote.js';
+import { GitFiles } from '../catalog/fbc/source.js';
+import { unifiedDiff } from '../catalog/edits/promote.js';
+import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
 import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
-import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
+import { changedFiles, readRepoConfig } from '../checks/changes.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { templatesFor } from '../checks/pr-checks.js';
 import { renderTemplateOutputs } from '../checks/templates.js';
 import { commitFiles, mergeBase } from '../git-mirror.js';
 import { commitFilesOn, hasRules } from './branch-commit.js';
+import { workModule } from './command-worker.js';
+import type { CatalogEdit, CatalogEditWork, Plan } from './edit-work.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { bounded, codeBlock, inlineCode } from './quote.js';
 import { openSession, type PullTarget } from './session.js';
+
+export { gitFileTree, type Plan } from './edit-work.js';
 
 export interface EditTarget extends PullTarget {
   commenter: string;
@@ -40,26 +36,7 @@ export interface EditOutcome {
   say: string;
 }
 
-/** A planned edit, or why there is none. */
-export type Plan =
-  | { refused: string }
-  | { edits: { path: string; before: string; after: string }[]; notes: string[]; title: string };
-
 const MAX_DIFF = 20_000;
-
-/** A file tree of one commit of the mirror, read once (promote reads synchronously). */
-export async function gitFileTree(
-  dir: string,
-  rev: string,
-  wanted: (path: string) => boolean,
-): Promise<FileTree> {
-  const source = new GitTreeSource(dir, rev, '');
-  const paths = (await source.list()).filter((e) => e.kind === 'file').map((e) => e.path);
-  const contents = await source.read(paths.filter(wanted));
-  const texts = new Map<string, string>();
-  for (const [path, data] of contents) if (Buffer.isBuffer(data)) texts.set(path, data.toString('utf8'));
-  return { list: () => paths, read: (path) => texts.get(path) };
-}
 
 /** `/promote`: add an existing bundle to a channel (src/promotion/promote.ts). */
 export function promoteFromComment(
@@ -75,7 +52,7 @@ export function promoteFromComment(
     target,
     pr,
     '/promote',
-    catalogEdit((input) => promote(request, input), `Promote ${request.bundle} to ${request.channel}`),
+    catalogEdit('/promote', { edit: 'promote', request }, `Promote ${request.bundle} to ${request.channel}`),
   );
 }
 
@@ -94,34 +71,33 @@ export function defaultChannelFromComment(
     pr,
     '/default-channel',
     catalogEdit(
-      (input) => setDefaultChannel(request, input),
+      '/default-channel',
+      { edit: 'default-channel', request },
       `Set the default channel of ${request.package} to ${request.channel}`,
     ),
   );
 }
 
 /**
- * A plan made by a catalog edit of src/promotion/ on the branch's catalogs, the owners files
- * and the templates that say how they are made; a PromoteError is a refusal.
+ * A plan made by a catalog edit of src/promotion/ (./edit-work.ts), in a check worker: an
+ * edit stopped at a limit is refused naming it.
  */
 export function catalogEdit(
-  edit: (input: PromoteInput) => Promise<PromoteResult>,
+  command: string,
+  change: CatalogEdit,
   title: string,
 ): (dir: string, parent: string) => Promise<Plan> {
   return async (dir, parent) => {
-    const { config } = await readRepoConfig(dir, parent);
-    const roots = await catalogRoots(dir, parent, config.catalogs);
-    const tree = await gitFileTree(
-      dir,
-      parent,
-      (p) =>
-        roots.some((r) => p.startsWith(r + '/')) || p.startsWith('operators/') || p.startsWith('.github/'),
-    );
+    const work: CatalogEditWork = { dir, parent, change, title };
     try {
-      const result = await edit({ tree, roots, templates: templateMappingsFromTree(tree) });
-      return { ...result, title };
+      return await runTaskIsolated<Plan>({
+        module: workModule(import.meta.url, 'edit-work'),
+        fn: 'planCatalogEdit',
+        input: work,
+        what: `the ${command} edit`,
+      });
     } catch (error) {
-      if (error instanceof PromoteError) return { refused: error.message };
+      if (error instanceof CheckLimitError) return { refused: error.message };
       throw error;
     }
   };
