@@ -21,7 +21,7 @@ export type PlainError = {
 
 export type ToWorker =
   | { type: 'run'; input: Omit<PrCheckInput, CallbackName>; callbacks: CallbackName[] }
-  | { type: 'task'; module: string; fn: string; input: unknown }
+  | { type: 'task'; module: string; fn: string; input: unknown; callbacks: CallbackName[] }
   | { type: 'reply'; callId: number; ok: true; value: unknown }
   | { type: 'reply'; callId: number; ok: false; error: PlainError };
 
@@ -194,15 +194,24 @@ export async function runIsolated(
 /**
  * Other catalog work (a comment command's: docs/security.md, bounded work) in a check
  * worker, with the checks' turns, deadline and heap cap: the worker imports `module` and
- * calls its export `fn` with `input`. Input and result are plain data. Rejects with a
+ * calls its export `fn` with `input`, plus `callbacks` (called on this thread, like the
+ * checks' registry lookups). Input and result are plain data. Rejects with a
  * CheckLimitError naming the limit, `what` (like "`/explain`") saying what was stopped.
  */
 export async function runTaskIsolated<T>(
-  task: { module: URL; fn: string; input: unknown; what: string },
+  task: { module: URL; fn: string; input: unknown; what: string; callbacks?: Callbacks },
   limits: CheckLimits = checkLimits(),
 ): Promise<T> {
-  const run: ToWorker = { type: 'task', module: task.module.href, fn: task.fn, input: task.input };
-  return (await inTurn(run, {}, { what: task.what, were: 'was' }, limits)) as T;
+  const callbacks = task.callbacks ?? {};
+  const names = CALLBACKS.filter((name) => callbacks[name] !== undefined);
+  const run: ToWorker = {
+    type: 'task',
+    module: task.module.href,
+    fn: task.fn,
+    input: task.input,
+    callbacks: names,
+  };
+  return (await inTurn(run, callbacks, { what: task.what, were: 'was' }, limits)) as T;
 }
 
 /** What a limit message says was stopped: "the checks of this pull request … were stopped". */
@@ -211,7 +220,7 @@ interface Subject {
   were: 'was' | 'were';
 }
 
-type Callbacks = Partial<Pick<PrCheckInput, CallbackName>>;
+export type Callbacks = Partial<Pick<PrCheckInput, CallbackName>>;
 
 async function inTurn(run: ToWorker, callbacks: Callbacks, subject: Subject, limits: CheckLimits) {
   await takeTurn(limits.workers ?? checkLimits().workers ?? 1);

@@ -35,11 +35,12 @@ port.on('message', (message: ToWorker) => {
     return;
   }
   if (message.type === 'task') {
-    // Other catalog work (a comment command's): the module's export, called with plain data.
+    // Other catalog work (a comment command's): the module's export, called with plain data
+    // and the main-thread callbacks it was given.
+    const input = { ...(message.input as object) };
+    for (const fn of message.callbacks) Object.assign(input, { [fn]: remote(fn) });
     import(message.module)
-      .then((module: Record<string, (input: unknown) => Promise<unknown>>) =>
-        module[message.fn]!(message.input),
-      )
+      .then((module: Record<string, (input: unknown) => Promise<unknown>>) => module[message.fn]!(input))
       .then(
         (result) => post({ type: 'done', ok: true, result }),
         (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),
