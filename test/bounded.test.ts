@@ -434,7 +434,6 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     const ghB = mockRepo('repo-g', b, 4000);
     let finished = false;
     const healthz = slowestHealthz(() => finished);
-    const started = performance.now();
     await deliverComment('big', 9010, big, '/explain big.v1.79.99', 71);
     const sentB = performance.now();
     await deliver('repo-g', 9011, b);
@@ -443,9 +442,6 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     const slowest = await healthz;
     expect(ghB.completed()).toHaveLength(PR_CHECK_NAMES.length);
     const bDone = Math.max(...ghB.completed().map((u) => u.at)) - sentB;
-    console.log(
-      `explain: healthz slowest ${Math.round(slowest)} ms, other repository done in ${Math.round(bDone)} ms, explain replied after ${Math.round(comments.replies[0]!.at - started)} ms`,
-    );
     expect(bDone).toBeLessThan(10_000);
     expect(slowest).toBeLessThan(1000);
     // One reply: the answer, or (on a slow machine: loading 2 MB takes seconds) the deadline
