@@ -84,8 +84,11 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
     const costly = parsed.commands.filter((c) => commandNamed(c.name).costly);
     let counted = false;
     if (costly.length > 0) {
-      counted = costlyCommands.take(commenter, key);
-      if (!counted) {
+      const before = costlyCommands.count(commenter);
+      const taken = costlyCommands.take(commenter, key);
+      // A delivery GitHub sends again was counted the first time.
+      counted = taken && costlyCommands.count(commenter) > before;
+      if (!taken) {
         notice = `@${commenter} ${costly.map((c) => `\`/${c.name}\``).join(', ')} not run: you have ${costlyCommands.max} comments with commands that load catalogs (${COSTLY_COMMANDS.join(', ')}) waiting or running. Write it again once one has been answered.`;
         parsed = { ...parsed, commands: parsed.commands.filter((c) => !costly.includes(c)) };
       }
@@ -134,6 +137,7 @@ export async function runCommandsJob(
   try {
     await runCommands(context, options, job, key);
   } finally {
+    // Its catalog work is done: it no longer counts against the commenter (./command-limit.ts).
     costlyCommands.release(job.commenter, key);
   }
 }
