@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
 import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
-import { MAX_COMMAND_REPLY } from '../src/handlers/command-worker.js';
+import { commandInWorker, MAX_COMMAND_REPLY } from '../src/handlers/command-worker.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import { issueCommentPayload } from './helpers/app-server.js';
@@ -584,6 +584,19 @@ describe('bounded work: limits of the check worker and of CEL rules', () => {
     const { checks } = await runIsolated({ repo: ok.bare, base: ok.base, head: ok.head });
     expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
   }, 180_000);
+
+  it('a comment command in a worker: its answer is cut to MAX_COMMAND_REPLY, and a failure is a reply, never silence', async () => {
+    const work = new URL('./helpers/command-work.ts', import.meta.url);
+    const huge = await commandInWorker('`/explain`', work, 'hugeAnswer', { size: 200_000 });
+    expect(huge.ok).toBe(true);
+    expect(huge.say!.length).toBeLessThanOrEqual(MAX_COMMAND_REPLY);
+    expect(huge.say).toMatch(/\n… \(cut\)$/);
+    expect(await commandInWorker('`/explain`', work, 'failing', {})).toEqual({
+      ok: false,
+      say: '`/explain` failed: `` bad input from `the pull request` ``',
+    });
+    expect(checkWorkerUse()).toEqual({ busy: 0, waiting: 0 });
+  }, 60_000);
 
   it('a burst of pull requests runs at most CATALOG_BOT_CHECK_WORKERS workers at once; the rest wait and complete', async () => {
     const ok = repoWith(ordinary);

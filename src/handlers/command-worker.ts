@@ -2,7 +2,7 @@
 // their turns, wall-clock deadline and heap cap, never on the event loop that answers
 // webhooks and runs other repositories' jobs (docs/security.md, bounded work).
 import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
-import { bounded } from './quote.js';
+import { bounded, inlineCode } from './quote.js';
 
 /** A command's answer (./commands/command.ts CommandOutcome, not imported: it imports the commands). */
 interface CommandOutcome {
@@ -23,7 +23,7 @@ export function workModule(here: string, name: string): URL {
 
 /**
  * `fn` of `module` on `input`, in a check worker. A command stopped at a limit answers
- * naming it (never silence); the answer is bounded.
+ * naming it, one that failed says so (never silence); the answer is bounded.
  */
 export async function commandInWorker(
   command: string,
@@ -36,6 +36,8 @@ export async function commandInWorker(
     return outcome.say === undefined ? outcome : { ...outcome, say: bounded(outcome.say, MAX_COMMAND_REPLY) };
   } catch (error) {
     if (error instanceof CheckLimitError) return { ok: false, say: `${error.message}.` };
-    throw error;
+    // The message may quote the pull request's files: in a code span (./quote.ts).
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, say: `${command} failed: ${inlineCode(message, 1000)}` };
   }
 }
