@@ -464,7 +464,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     const comments = mockComments('big-heap', big);
     const saved = { ...process.env };
     process.env.CATALOG_BOT_CHECK_MEMORY_MB = '40';
-    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '8000';
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '50000';
     try {
       await deliverComment('big-heap', 9012, big, '/explain big.v1.79.99', 72);
       await queue.onIdle();
