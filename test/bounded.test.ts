@@ -15,8 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
 import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import { commandInWorker, MAX_COMMAND_REPLY } from '../src/handlers/command-worker.js';
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
+import { issueCommentPayload } from './helpers/app-server.js';
 import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
 
 const API = 'https://api.github.com';
@@ -166,6 +168,80 @@ function mockRepo(
   return { updates, completed, byName, requestsFor };
 }
 
+/**
+ * One package of `count` bundles in one channel, each replacing the one before, as JSON:
+ * about 2 MB for 8,000 (the catalog that stalled the App for 50 s when /explain ran on its
+ * event loop).
+ */
+function bigCatalog(count: number): Record<string, string> {
+  const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
+  const lines = [JSON.stringify({ schema: 'olm.package', name: 'big', defaultChannel: 'stable' })];
+  const entries: object[] = [];
+  for (let i = 0; i < count; i++) {
+    const v = version(i);
+    entries.push(i === 0 ? { name: `big.v${v}` } : { name: `big.v${v}`, replaces: `big.v${version(i - 1)}` });
+    lines.push(
+      JSON.stringify({
+        schema: 'olm.bundle',
+        package: 'big',
+        name: `big.v${v}`,
+        image: `quay.io/example/big-bundle:v${v}`,
+        properties: [{ type: 'olm.package', value: { packageName: 'big', version: v } }],
+      }),
+    );
+  }
+  lines.push(JSON.stringify({ schema: 'olm.channel', package: 'big', name: 'stable', entries }));
+  return { 'catalogs/v4.21/big/catalog.json': lines.join('\n') + '\n' };
+}
+
+/** nock GitHub's API for comments on one repository's pull request #1: the replies and reactions it gets. */
+function mockComments(name: string, repo: { head: string; base: string }) {
+  const path = `/repos/${OWNER}/${name}`;
+  const replies: { at: number; body: string }[] = [];
+  const reactions: { comment: number; content: string }[] = [];
+  const pull = {
+    number: 1,
+    state: 'open',
+    user: { login: 'alice' },
+    head: { sha: repo.head, ref: 'pr-1', repo: { full_name: `${OWNER}/${name}` } },
+    base: { sha: repo.base, ref: 'main' },
+    labels: [],
+  };
+  nock(API)
+    .persist()
+    .get(`${path}/pulls/1`)
+    .reply(200, pull)
+    // What an edit command (`/promote`) reads of the branch it would write to.
+    .get(path)
+    .reply(200, { full_name: `${OWNER}/${name}`, default_branch: 'main' })
+    .get(`${path}/branches/pr-1`)
+    .reply(200, {
+      name: 'pr-1',
+      protected: false,
+      commit: { sha: repo.head, commit: { tree: { sha: 'f'.repeat(40) } } },
+    })
+    .get(`${path}/rules/branches/pr-1`)
+    .query(true)
+    .reply(200, [])
+    .get(`${path}/issues/1/comments`)
+    .query(true)
+    .reply(200, [])
+    .post(new RegExp(`^${path}/issues/comments/\\d+/reactions$`))
+    .reply(201, (uri, body) => {
+      reactions.push({
+        comment: Number(uri.split('/').at(-2)),
+        content: (body as { content: string }).content,
+      });
+      return {};
+    })
+    .post(`${path}/issues/1/comments`)
+    .reply(201, (_uri, body) => {
+      replies.push({ at: performance.now(), body: (body as { body: string }).body });
+      return { id: 1, body: (body as { body: string }).body };
+    });
+  return { replies, reactions };
+}
+
 describe('bounded work: a hostile pull request does not stall the App', () => {
   const secret = 'bounded-secret';
   let server: Server;
@@ -254,6 +330,38 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     expect(res.status).toBe(200);
   }
 
+  /** eve's comment `body` on pull request #1 of repository `name`. */
+  async function deliverComment(
+    name: string,
+    id: number,
+    repo: { bare: string },
+    body: string,
+    commentId: number,
+  ) {
+    const payload = issueCommentPayload({
+      bare: repo.bare,
+      number: 1,
+      id: commentId,
+      login: 'eve',
+      body,
+      at: new Date(),
+    });
+    Object.assign(payload.repository, { id, name, full_name: `${OWNER}/${name}` });
+    payload.repository.owner.login = OWNER;
+    const text = JSON.stringify(payload);
+    const res = await fetch(`${url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issue_comment',
+        'x-github-delivery': `delivery-comment-${commentId}`,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(text).digest('hex')}`,
+      },
+      body: text,
+    });
+    expect(res.status).toBe(200);
+  }
+
   /** GET /healthz every 100 ms until `done`; the slowest answer, in ms. */
   async function slowestHealthz(done: () => boolean): Promise<number> {
     let slowest = 0;
@@ -317,6 +425,72 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
         "ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS)",
       );
     }
+  }, 60_000);
+
+  it('/explain on a 2 MB catalog of 8,000 bundles runs in a check worker: /healthz answers within 1 s, another repository is not delayed, and the reply is the answer or names the deadline', async () => {
+    const big = repoWith(bigCatalog(8000));
+    const b = repoWith(ordinary);
+    const comments = mockComments('big', big);
+    const ghB = mockRepo('repo-g', b, 4000);
+    let finished = false;
+    const healthz = slowestHealthz(() => finished);
+    await deliverComment('big', 9010, big, '/explain big.v1.79.99', 71);
+    const sentB = performance.now();
+    await deliver('repo-g', 9011, b);
+    await queue.onIdle();
+    finished = true;
+    const slowest = await healthz;
+    expect(ghB.completed()).toHaveLength(PR_CHECK_NAMES.length);
+    const bDone = Math.max(...ghB.completed().map((u) => u.at)) - sentB;
+    expect(bDone).toBeLessThan(10_000);
+    expect(slowest).toBeLessThan(1000);
+    // One reply: the answer, or (on a slow machine: loading 2 MB takes seconds) the deadline
+    // it hit. Never silence.
+    expect(comments.replies).toHaveLength(1);
+    const [reply] = comments.replies.map((r) => r.body);
+    if (reply!.includes('ran longer'))
+      expect(reply).toBe(
+        "@eve `/explain` ran longer than catalog-bot's wall-clock limit of 8 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and was stopped.",
+      );
+    else {
+      expect(reply).toContain('big.v1.79.99 (1.79.99) is in package big');
+      expect(reply!.length).toBeLessThan(MAX_COMMAND_REPLY + 100);
+    }
+    expect(comments.reactions).toHaveLength(1);
+  }, 60_000);
+
+  it('/explain and /promote that need more heap than the cap are stopped and the reply names the limit; the next command runs', async () => {
+    const big = repoWith(bigCatalog(8000));
+    const comments = mockComments('big-heap', big);
+    const saved = { ...process.env };
+    process.env.CATALOG_BOT_CHECK_MEMORY_MB = '40';
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '50000';
+    try {
+      await deliverComment('big-heap', 9012, big, '/explain big.v1.79.99', 72);
+      await queue.onIdle();
+      // An edit command plans on the same catalogs, in a worker too.
+      await deliverComment('big-heap', 9012, big, '/promote big.v1.79.99 fast', 74);
+      await queue.onIdle();
+    } finally {
+      process.env.CATALOG_BOT_CHECK_MEMORY_MB = saved.CATALOG_BOT_CHECK_MEMORY_MB;
+      process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved.CATALOG_BOT_CHECK_TIMEOUT_MS;
+      if (saved.CATALOG_BOT_CHECK_MEMORY_MB === undefined) delete process.env.CATALOG_BOT_CHECK_MEMORY_MB;
+    }
+    expect(comments.replies.map((r) => r.body)).toEqual([
+      "@eve `/explain` needed more than catalog-bot's memory limit of 40 MiB (CATALOG_BOT_CHECK_MEMORY_MB) and was stopped.",
+      "@eve `/promote`: `the /promote edit needed more than catalog-bot's memory limit of 40 MiB (CATALOG_BOT_CHECK_MEMORY_MB) and was stopped`",
+    ]);
+    // The job completed, and the next command of the repository runs in a fresh worker.
+    await deliverComment('big-heap', 9012, big, '/explain other.v1.0.0', 73);
+    await queue.onIdle();
+    expect(comments.replies[2]!.body).toContain(
+      '@eve `/explain`: no catalog root of this pull request has a bundle `other.v1.0.0`',
+    );
+    expect(comments.reactions).toEqual([
+      { comment: 72, content: 'confused' },
+      { comment: 74, content: 'confused' },
+      { comment: 73, content: 'confused' },
+    ]);
   }, 60_000);
 
   it('a file of thousands of bad entries gets at most 200 annotations (4 requests), and the summary says how to list the rest', async () => {
@@ -410,6 +584,19 @@ describe('bounded work: limits of the check worker and of CEL rules', () => {
     const { checks } = await runIsolated({ repo: ok.bare, base: ok.base, head: ok.head });
     expect(checks.map((c) => c.name)).toContain('catalog-bot/validate');
   }, 180_000);
+
+  it('a comment command in a worker: its answer is cut to MAX_COMMAND_REPLY, and a failure is a reply, never silence', async () => {
+    const work = new URL('./helpers/command-work.ts', import.meta.url);
+    const huge = await commandInWorker('`/explain`', work, 'hugeAnswer', { size: 200_000 });
+    expect(huge.ok).toBe(true);
+    expect(huge.say!.length).toBeLessThanOrEqual(MAX_COMMAND_REPLY);
+    expect(huge.say).toMatch(/\n… \(cut\)$/);
+    expect(await commandInWorker('`/explain`', work, 'failing', {})).toEqual({
+      ok: false,
+      say: '`/explain` failed: `` bad input from `the pull request` ``',
+    });
+    expect(checkWorkerUse()).toEqual({ busy: 0, waiting: 0 });
+  }, 60_000);
 
   it('a burst of pull requests runs at most CATALOG_BOT_CHECK_WORKERS workers at once; the rest wait and complete', async () => {
     const ok = repoWith(ordinary);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { explainBundle, explainMermaid, explainText, findBundle } from '../src/catalog/olm/explain.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
+import { MAX_COSTLY_PER_USER } from '../src/handlers/command-limit.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
 import type { JobSpec } from '../src/queue.js';
@@ -57,7 +58,7 @@ function makeRepo(dir: string, pr: (work: string) => void) {
 const rmTree = (d: string) => rmSync(d, { recursive: true, force: true });
 
 /** The App as `npm start` runs it, on 127.0.0.1, fed signed `issue_comment` deliveries for PR 2. */
-async function startApp(bare: string) {
+async function startApp(bare: string, { held = false } = {}) {
   const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
   gh.addPull({
     number: 2,
@@ -72,13 +73,26 @@ async function startApp(bare: string) {
     enqueued.push(job);
     return enqueue(job);
   };
+  // A held queue takes jobs but runs none until `runQueue()`: what is queued at once is known.
+  let runQueue = () => undefined as void;
+  if (held) {
+    const start = queue.start.bind(queue);
+    queue.start = (...args) => {
+      runQueue = () => start(...args);
+    };
+  }
   const server = await startAppServer(gh, { queue, workDir, announceAfterMs: 0 });
   let commentId = 5000;
-  /** A new comment on PR 2; resolves once every job it caused is done. */
-  async function comment(login: string, body: string): Promise<number> {
+  /** A new comment on PR 2, delivered; its jobs are queued. */
+  async function post(login: string, body: string): Promise<number> {
     const id = ++commentId;
     const payload = issueCommentPayload({ bare, number: 2, id, login, body, at: gh.tick() });
     expect(await server.send('issue_comment', payload, `comment-${id}`)).toBe(200);
+    return id;
+  }
+  /** A new comment on PR 2; resolves once every job it caused is done. */
+  async function comment(login: string, body: string): Promise<number> {
+    const id = await post(login, body);
     await queue.onIdle();
     return id;
   }
@@ -86,6 +100,9 @@ async function startApp(bare: string) {
   return {
     gh,
     enqueued,
+    post,
+    runQueue: () => runQueue(),
+    idle: () => queue.onIdle(),
     comment,
     replies,
     lastReply: () => replies().at(-1)?.body ?? '',
@@ -337,6 +354,51 @@ describe('/explain: names from the pull request cannot inject Markdown, mentions
     expect(app.reactionsTo(id)).toEqual(['confused']);
     expect(app.lastReply()).toContain('`@alice` is not a bundle name');
     expect(outsideCode(app.lastReply()).match(/@\w+/g)).toEqual(['@eve']);
+  });
+});
+
+describe('/explain: one user cannot fill the queue with catalog work', () => {
+  let repo: ReturnType<typeof makeRepo>;
+  let app: App;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-explain-limit-'));
+    repo = makeRepo(dir, (work) => {
+      const file = join(work, 'catalogs/v4.21/foo/catalog.yaml');
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(
+        file,
+        `---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n  - name: foo.v1.0.0\n---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo:v1.0.0\nproperties:\n  - type: olm.package\n    value: {packageName: foo, version: 1.0.0}\n`,
+      );
+    });
+    app = await startApp(repo.bare, { held: true });
+  }, 60_000);
+  afterAll(async () => {
+    await app.stop();
+    repo.cleanup();
+  });
+
+  it(`a user has at most ${MAX_COSTLY_PER_USER} comments of catalog work queued; the next ones get a short reply, and nothing is lost`, async () => {
+    // eve writes five /explain comments before the repository's queue gets to any of them.
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await app.post('eve', '/explain foo.v1.0.0'));
+    // Someone else is not held back by eve's.
+    const other = await app.post('mallory', '/explain foo.v1.0.0');
+    app.runQueue();
+    await app.idle();
+    const replies = app.replies().map((c) => c.body);
+    const answers = replies.filter((r) => r.includes('foo.v1.0.0 (1.0.0) is in package foo'));
+    const refused = replies.filter((r) => r.includes('not run: you have 3 comments'));
+    expect(answers).toHaveLength(MAX_COSTLY_PER_USER + 1);
+    expect(answers.filter((r) => r.startsWith('@mallory '))).toHaveLength(1);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatch(
+      /^@eve `\/explain` not run: you have 3 comments with commands that load catalogs \(.*\) waiting or running\. Write it again once one has been answered\.$/,
+    );
+    expect(ids.map((id) => app.reactionsTo(id))).toEqual([['+1'], ['+1'], ['+1'], [], []]);
+    expect(app.reactionsTo(other)).toEqual(['+1']);
+    // Once answered, they count no more: eve may ask again.
+    await app.comment('eve', '/explain foo.v1.0.0');
+    expect(app.lastReply()).toContain('foo.v1.0.0 (1.0.0) is in package foo');
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
-import { explainMermaid, type Explanation } from '../src/catalog/olm/explain.js';
+import { explainMermaid, MAX_STARTS, type Explanation } from '../src/catalog/olm/explain.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
@@ -293,4 +293,50 @@ describe('catalog-bot explain', () => {
     ).toBe(2);
     expect((await cli(['explain', 'a', 'b', '--catalog', REPO_V421])).code).toBe(2);
   });
+});
+
+describe('catalog-bot explain on a long channel', () => {
+  /** One channel of `count` entries, each replacing the one before. */
+  function longChannel(count: number): string {
+    const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
+    const lines = [JSON.stringify({ schema: 'olm.package', name: 'long', defaultChannel: 'stable' })];
+    const entries: object[] = [];
+    for (let i = 0; i < count; i++) {
+      const v = version(i);
+      entries.push(
+        i === 0 ? { name: `long.v${v}` } : { name: `long.v${v}`, replaces: `long.v${version(i - 1)}` },
+      );
+      lines.push(
+        JSON.stringify({
+          schema: 'olm.bundle',
+          package: 'long',
+          name: `long.v${v}`,
+          image: `quay.io/example/long-bundle:v${v}`,
+          properties: [{ type: 'olm.package', value: { packageName: 'long', version: v } }],
+        }),
+      );
+    }
+    lines.push(JSON.stringify({ schema: 'olm.channel', package: 'long', name: 'stable', entries }));
+    return lines.join('\n') + '\n';
+  }
+
+  it(`explains from the ${MAX_STARTS} entries nearest the bundle, each hop asked once: 1,000 entries in seconds, not a minute`, async () => {
+    const root = writeTree({ 'long/catalog.json': longChannel(1000) });
+    dirs.push(root);
+    const started = performance.now();
+    const e = await explain(root, 'long.v1.5.0');
+    const [c] = e.channels;
+    // The nearest below it (those above are newer: already past it).
+    const installed = c!.from.map((f) => f.installed);
+    expect(installed[0]).toBe('long.v1.4.0');
+    expect(installed.at(-1)).toBe('long.v1.4.99');
+    // Every path still runs to the channel head, as the engines walk it.
+    const fromBelow = c!.from[0]!;
+    expect(fromBelow.classic.path).toHaveLength(999 - 400);
+    expect(fromBelow.v1.path.at(-1)).toBe('long.v1.9.99');
+    expect(e.summary.at(-1)).toBe(
+      `Channel stable: explained from the ${MAX_STARTS} entries nearest the bundle; ${999 - MAX_STARTS} more are not (ask from one of them with a version).`,
+    );
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 60_000);
 });

@@ -21,13 +21,14 @@ export type PlainError = {
 
 export type ToWorker =
   | { type: 'run'; input: Omit<PrCheckInput, CallbackName>; callbacks: CallbackName[] }
+  | { type: 'task'; module: string; fn: string; input: unknown; callbacks: CallbackName[] }
   | { type: 'reply'; callId: number; ok: true; value: unknown }
   | { type: 'reply'; callId: number; ok: false; error: PlainError };
 
 export type ToMain =
   | { type: 'ready' }
   | { type: 'call'; callId: number; fn: CallbackName; args: unknown[] }
-  | { type: 'done'; ok: true; result: PrCheckResult }
+  | { type: 'done'; ok: true; result: unknown }
   | { type: 'done'; ok: false; error: PlainError };
 
 /** What survives the trip: the message, and what tells a transient GitHub error (isTransient). */
@@ -182,22 +183,64 @@ export async function runIsolated(
   input: PrCheckInput,
   limits: CheckLimits = checkLimits(),
 ): Promise<PrCheckResult> {
+  const callbacks = CALLBACKS.filter((name) => input[name] !== undefined);
+  const data = { ...input };
+  for (const name of CALLBACKS) delete data[name];
+  const run: ToWorker = { type: 'run', input: data, callbacks };
+  const subject: Subject = { what: 'the checks of this pull request', were: 'were' };
+  return (await inTurn(run, input, subject, limits)) as PrCheckResult;
+}
+
+/**
+ * Other catalog work (a comment command's: docs/security.md, bounded work) in a check
+ * worker, with the checks' turns, deadline and heap cap: the worker imports `module` and
+ * calls its export `fn` with `input`, plus `callbacks` (called on this thread, like the
+ * checks' registry lookups). Input and result are plain data. Rejects with a
+ * CheckLimitError naming the limit, `what` (like "`/explain`") saying what was stopped.
+ */
+export async function runTaskIsolated<T>(
+  task: { module: URL; fn: string; input: unknown; what: string; callbacks?: Callbacks },
+  limits: CheckLimits = checkLimits(),
+): Promise<T> {
+  const callbacks = task.callbacks ?? {};
+  const names = CALLBACKS.filter((name) => callbacks[name] !== undefined);
+  const run: ToWorker = {
+    type: 'task',
+    module: task.module.href,
+    fn: task.fn,
+    input: task.input,
+    callbacks: names,
+  };
+  return (await inTurn(run, callbacks, { what: task.what, were: 'was' }, limits)) as T;
+}
+
+/** What a limit message says was stopped: "the checks of this pull request … were stopped". */
+interface Subject {
+  what: string;
+  were: 'was' | 'were';
+}
+
+export type Callbacks = Partial<Pick<PrCheckInput, CallbackName>>;
+
+async function inTurn(run: ToWorker, callbacks: Callbacks, subject: Subject, limits: CheckLimits) {
   await takeTurn(limits.workers ?? checkLimits().workers ?? 1);
   try {
-    return await runInWorker(input, limits);
+    return await runInWorker(run, callbacks, subject, limits);
   } finally {
     giveTurnBack();
   }
 }
 
-async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<PrCheckResult> {
-  const callbacks = CALLBACKS.filter((name) => input[name] !== undefined);
-  const data = { ...input };
-  for (const name of CALLBACKS) delete data[name];
+async function runInWorker(
+  run: ToWorker,
+  callbacks: Callbacks,
+  subject: Subject,
+  limits: CheckLimits,
+): Promise<unknown> {
   const worker = await acquire(limits.memoryMb);
-  return new Promise<PrCheckResult>((resolve, reject) => {
+  return new Promise<unknown>((resolve, reject) => {
     let settled = false;
-    const finish = (outcome: { result: PrCheckResult } | { error: Error }, reuse: boolean) => {
+    const finish = (outcome: { result: unknown } | { error: Error }, reuse: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -212,7 +255,7 @@ async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<Pr
         finish(
           {
             error: new CheckLimitError(
-              `the checks of this pull request ran longer than catalog-bot's wall-clock limit of ${limits.timeoutMs / 1000} s (CATALOG_BOT_CHECK_TIMEOUT_MS) and were stopped`,
+              `${subject.what} ran longer than catalog-bot's wall-clock limit of ${limits.timeoutMs / 1000} s (CATALOG_BOT_CHECK_TIMEOUT_MS) and ${subject.were} stopped`,
             ),
           },
           false,
@@ -224,7 +267,8 @@ async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<Pr
         if (m.ok) finish({ result: m.result }, true);
         else finish({ error: fromPlainError(m.error) }, true);
       } else if (m.type === 'call') {
-        const fn = input[m.fn] as (...args: unknown[]) => Promise<unknown>;
+        const fn = callbacks[m.fn] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+        if (!fn) return;
         fn(...m.args).then(
           (value) => {
             if (!settled)
@@ -248,7 +292,7 @@ async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<Pr
           error:
             error.code === 'ERR_WORKER_OUT_OF_MEMORY'
               ? new CheckLimitError(
-                  `the checks of this pull request needed more than catalog-bot's memory limit of ${limits.memoryMb} MiB (CATALOG_BOT_CHECK_MEMORY_MB) and were stopped`,
+                  `${subject.what} needed more than catalog-bot's memory limit of ${limits.memoryMb} MiB (CATALOG_BOT_CHECK_MEMORY_MB) and ${subject.were} stopped`,
                 )
               : error,
         },
@@ -257,6 +301,6 @@ async function runInWorker(input: PrCheckInput, limits: CheckLimits): Promise<Pr
     const onExit = (code: number) =>
       finish({ error: new Error(`the check worker stopped (exit code ${code})`) }, false);
     worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-    worker.postMessage({ type: 'run', input: data, callbacks } satisfies ToWorker);
+    worker.postMessage(run);
   });
 }

@@ -1,6 +1,7 @@
-// The worker thread that runs the checks of one pull request at a time, off the App's
-// event loop (docs/security.md, bounded work). What needs the network or GitHub (registry
-// lookups, team members) stays on the main thread: the worker asks for it by message.
+// The worker thread that runs the checks of one pull request at a time, or a comment
+// command's catalog work, off the App's event loop (docs/security.md, bounded work). What
+// needs the network or GitHub (registry lookups, team members) stays on the main thread:
+// the worker asks for it by message.
 import { parentPort } from 'node:worker_threads';
 import { runPrChecksInProcess, type PrCheckInput } from './pr.js';
 import { fromPlainError, toPlainError, type CallbackName, type ToMain, type ToWorker } from './isolate.js';
@@ -31,6 +32,19 @@ port.on('message', (message: ToWorker) => {
     pending.delete(message.callId);
     if (message.ok) waiting?.resolve(message.value);
     else waiting?.reject(fromPlainError(message.error));
+    return;
+  }
+  if (message.type === 'task') {
+    // Other catalog work (a comment command's): the module's export, called with plain data
+    // and the main-thread callbacks it was given.
+    const input = { ...(message.input as object) };
+    for (const fn of message.callbacks) Object.assign(input, { [fn]: remote(fn) });
+    import(message.module)
+      .then((module: Record<string, (input: unknown) => Promise<unknown>>) => module[message.fn]!(input))
+      .then(
+        (result) => post({ type: 'done', ok: true, result }),
+        (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),
+      );
     return;
   }
   const input: PrCheckInput = { ...message.input };

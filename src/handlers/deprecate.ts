@@ -3,7 +3,6 @@
 // (./promote.ts): checked as the commenter's own change, never onto the default branch.
 import type { Context } from 'probot';
 import type { DeprecationKind } from '../catalog/edits/deprecate.js';
-import { deprecate } from '../promotion/deprecate.js';
 import { catalogEdit, editFromComment, type EditOutcome, type EditTarget } from './promote.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
@@ -24,7 +23,8 @@ export function deprecateFromComment(
     pr,
     command,
     catalogEdit(
-      (input) => deprecate(request, input),
+      command,
+      { edit: 'deprecate', request },
       `${request.undo ? 'Undeprecate' : 'Deprecate'} ${request.kind} ${request.name}`,
     ),
   );

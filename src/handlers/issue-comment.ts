@@ -13,6 +13,7 @@ import {
   type CommandRun,
 } from './commands/index.js';
 import type { ApprovalDecision } from './commands/command.js';
+import { costlyCommands } from './command-limit.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 import { loadState, reply, saveState } from './pr-state.js';
 import { checkPullHead, pullTarget, pullTargetOf, type PullTarget } from './session.js';
@@ -77,21 +78,39 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
       parsed = parseComment(comment.body ?? '');
     }
     if (parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw && !notice) return;
+    const key = `delivery:${context.id}`;
+    const commenter = comment.user?.login ?? '';
+    // Catalog work waits in the repository's queue: a few comments of it per user at once.
+    const costly = parsed.commands.filter((c) => commandNamed(c.name).costly);
+    let counted = false;
+    if (costly.length > 0) {
+      const before = costlyCommands.count(commenter);
+      const taken = costlyCommands.take(commenter, key);
+      // A delivery GitHub sends again was counted the first time.
+      counted = taken && costlyCommands.count(commenter) > before;
+      if (!taken) {
+        notice = `@${commenter} ${costly.map((c) => `\`/${c.name}\``).join(', ')} not run: you have ${costlyCommands.max} comments with commands that load catalogs (${COSTLY_COMMANDS.join(', ')}) waiting or running. Write it again once one has been answered.`;
+        parsed = { ...parsed, commands: parsed.commands.filter((c) => !costly.includes(c)) };
+      }
+    }
     const job: CommentJob = {
       ...pullTarget(payload, payload.issue.number),
       commentId: comment.id,
-      commenter: comment.user?.login ?? '',
+      commenter,
       parsed,
       withdraw,
       ...(notice ? { notice } : {}),
       writtenAt: (payload.action === 'edited' ? comment.updated_at : comment.created_at) ?? undefined,
     };
-    await options.queue.enqueue({
-      key: `delivery:${context.id}`,
-      group: `repo:${job.repoId}`,
+    // A reply alone does not wait behind the repository's queue (the catalog work it refused).
+    const replyOnly = parsed.commands.length === 0 && parsed.problems.length === 0 && !withdraw;
+    const queued = await options.queue.enqueue({
+      key,
+      ...(replyOnly ? {} : { group: `repo:${job.repoId}` }),
       kind: 'commands',
       data: job,
     });
+    if (!queued && counted) costlyCommands.release(commenter, key);
   };
 }
 
@@ -110,6 +129,20 @@ interface Outcome extends CommandOutcome {
 
 /** Authorize and carry out the commands of one comment. Never throws. */
 export async function runCommandsJob(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: CommentJob,
+  key: string,
+): Promise<void> {
+  try {
+    await runCommands(context, options, job, key);
+  } finally {
+    // Its catalog work is done: it no longer counts against the commenter (./command-limit.ts).
+    costlyCommands.release(job.commenter, key);
+  }
+}
+
+async function runCommands(
   context: JobContext,
   options: PrHandlerOptions,
   job: CommentJob,

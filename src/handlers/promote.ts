@@ -6,27 +6,19 @@
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
 import type { Context } from 'probot';
-import { GitFiles, GitTreeSource } from '../catalog/fbc/source.js';
-import { promote } from '../promotion/promote.js';
-import { setDefaultChannel } from '../promotion/default-channel.js';
-import {
-  PromoteError,
-  templateMappingsFromTree,
-  unifiedDiff,
-  type FileTree,
-  type PromoteInput,
-  type PromoteResult,
-} from '../catalog/edits/promote.js';
-import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../publish/exists.js';
-import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
+import { unifiedDiff } from '../catalog/edits/promote.js';
+import { CheckLimitError, runTaskIsolated, type Callbacks } from '../checks/isolate.js';
+import type { PolicyBundles } from '../publish/exists.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { templatesFor } from '../checks/pr-checks.js';
-import { renderTemplateOutputs } from '../checks/templates.js';
-import { commitFiles, mergeBase } from '../git-mirror.js';
+import { commitFiles } from '../git-mirror.js';
 import { commitFilesOn, hasRules } from './branch-commit.js';
+import { workModule } from './command-worker.js';
+import type { CatalogEdit, CatalogEditWork, Plan, RenderWork } from './edit-work.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { bounded, codeBlock, inlineCode } from './quote.js';
 import { openSession, type PullTarget } from './session.js';
+
+export { gitFileTree, type Plan } from './edit-work.js';
 
 export interface EditTarget extends PullTarget {
   commenter: string;
@@ -40,26 +32,7 @@ export interface EditOutcome {
   say: string;
 }
 
-/** A planned edit, or why there is none. */
-export type Plan =
-  | { refused: string }
-  | { edits: { path: string; before: string; after: string }[]; notes: string[]; title: string };
-
 const MAX_DIFF = 20_000;
-
-/** A file tree of one commit of the mirror, read once (promote reads synchronously). */
-export async function gitFileTree(
-  dir: string,
-  rev: string,
-  wanted: (path: string) => boolean,
-): Promise<FileTree> {
-  const source = new GitTreeSource(dir, rev, '');
-  const paths = (await source.list()).filter((e) => e.kind === 'file').map((e) => e.path);
-  const contents = await source.read(paths.filter(wanted));
-  const texts = new Map<string, string>();
-  for (const [path, data] of contents) if (Buffer.isBuffer(data)) texts.set(path, data.toString('utf8'));
-  return { list: () => paths, read: (path) => texts.get(path) };
-}
 
 /** `/promote`: add an existing bundle to a channel (src/promotion/promote.ts). */
 export function promoteFromComment(
@@ -75,7 +48,7 @@ export function promoteFromComment(
     target,
     pr,
     '/promote',
-    catalogEdit((input) => promote(request, input), `Promote ${request.bundle} to ${request.channel}`),
+    catalogEdit('/promote', { edit: 'promote', request }, `Promote ${request.bundle} to ${request.channel}`),
   );
 }
 
@@ -94,36 +67,46 @@ export function defaultChannelFromComment(
     pr,
     '/default-channel',
     catalogEdit(
-      (input) => setDefaultChannel(request, input),
+      '/default-channel',
+      { edit: 'default-channel', request },
       `Set the default channel of ${request.package} to ${request.channel}`,
     ),
   );
 }
 
 /**
- * A plan made by a catalog edit of src/promotion/ on the branch's catalogs, the owners files
- * and the templates that say how they are made; a PromoteError is a refusal.
+ * A plan made by `fn` of ./edit-work.ts in a check worker: an edit stopped at a limit is
+ * refused naming it.
  */
+async function planInWorker(
+  command: string,
+  fn: string,
+  input: unknown,
+  callbacks: Callbacks = {},
+): Promise<Plan> {
+  try {
+    return await runTaskIsolated<Plan>({
+      module: workModule(import.meta.url, 'edit-work'),
+      fn,
+      input,
+      callbacks,
+      what: `the ${command} edit`,
+    });
+  } catch (error) {
+    if (error instanceof CheckLimitError) return { refused: error.message };
+    throw error;
+  }
+}
+
+/** A plan made by a catalog edit of src/promotion/ (./edit-work.ts), in a check worker. */
 export function catalogEdit(
-  edit: (input: PromoteInput) => Promise<PromoteResult>,
+  command: string,
+  change: CatalogEdit,
   title: string,
 ): (dir: string, parent: string) => Promise<Plan> {
-  return async (dir, parent) => {
-    const { config } = await readRepoConfig(dir, parent);
-    const roots = await catalogRoots(dir, parent, config.catalogs);
-    const tree = await gitFileTree(
-      dir,
-      parent,
-      (p) =>
-        roots.some((r) => p.startsWith(r + '/')) || p.startsWith('operators/') || p.startsWith('.github/'),
-    );
-    try {
-      const result = await edit({ tree, roots, templates: templateMappingsFromTree(tree) });
-      return { ...result, title };
-    } catch (error) {
-      if (error instanceof PromoteError) return { refused: error.message };
-      throw error;
-    }
+  return (dir, parent) => {
+    const work: CatalogEditWork = { dir, parent, change, title };
+    return planInWorker(command, 'planCatalogEdit', work);
   };
 }
 
@@ -141,39 +124,10 @@ export function renderFromComment(
     target,
     pr,
     '/render',
-    async (dir, parent) => {
-      const gitFiles = new GitFiles(dir);
-      try {
-        const readFile = (rev: string, path: string) => gitFiles.read(rev, path);
-        const { config } = await readRepoConfig(dir, pr.base.sha, readFile);
-        const files = await changedFiles(dir, await mergeBase(dir, pr.base.sha, parent), parent);
-        const mappings = await templatesFor(parent, config.templates, files, readFile);
-        if (mappings.length === 0)
-          return { refused: 'this pull request changes no template and no rendered output' };
-        const read = (path: string) => readFile(parent, path);
-        // Pulls only from allowed registries, with the repository's credential hosts.
-        const pull = bundlesWithPolicy(resolveBundle ? { resolveBundle } : {}, registryPolicy(config));
-        const { edits, findings } = await renderTemplateOutputs({
-          mappings,
-          read,
-          ...(pull.resolveBundle ? { resolveBundle: pull.resolveBundle } : {}),
-        });
-        if (findings.length > 0)
-          return {
-            refused: findings
-              .map((f) => `${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.message}`)
-              .join('; '),
-          };
-        if (edits.length === 0) return { refused: 'every output is already the render of its template' };
-        return {
-          edits: edits.map((e) => ({ path: e.path, before: e.before ?? '', after: e.after })),
-          notes: [`Rendered ${mappings.map((m) => `\`${m.template}\``).join(', ')}.`],
-          title: 'Render the catalog templates',
-        };
-        // What the templates say is the pull request's to decide; its checks judge the result.
-      } finally {
-        gitFiles.close();
-      }
+    (dir, parent) => {
+      const work: RenderWork = { dir, parent, base: pr.base.sha };
+      // Bundle images are pulled on this thread, for the worker (registry access stays here).
+      return planInWorker('/render', 'planRender', work, resolveBundle ? { resolveBundle } : {});
     },
     'permissions',
   );

@@ -4,14 +4,14 @@
 import {
   classicCandidates,
   classicChannel,
-  classicPath,
+  classicNext,
   type InstalledBundle as ClassicInstalled,
 } from './classic.js';
 import { dependencyIndex, type CatalogBundle } from './dependencies.js';
 import type { Model, ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
 import { tryParseRange } from '../versions/range.js';
 import { compareVersions, formatVersion, type Version } from '../versions/semver.js';
-import { v1Chosen, v1Path, v1Successors } from './v1.js';
+import { v1Chosen, v1Successors } from './v1.js';
 
 export interface ExplainOptions {
   /** An installed version to explain from; default: every other entry of each channel. */
@@ -47,6 +47,8 @@ export interface ChannelExplanation {
   offChainBecause: string | null;
   freshInstall: { classic: string | null; v1: string | null };
   from: FromExplanation[];
+  /** Entries of the channel not explained from (past MAX_STARTS). */
+  notExplained: number;
 }
 
 export interface Explanation {
@@ -144,6 +146,52 @@ function unmetDependencies(
   return out;
 }
 
+/**
+ * The installed versions a channel is explained from when no `from` is given: the ones
+ * nearest the bundle. Each start costs a path as long as the channel, so a channel of
+ * 8,000 entries explained from all of them held 32 million hops (2.6 GB).
+ */
+export const MAX_STARTS = 100;
+
+/** The MAX_STARTS entries nearest `target` by version (below it first), in channel order. */
+function nearestStarts<T extends { version: Version }>(starts: T[], target: Version | undefined): T[] {
+  if (starts.length <= MAX_STARTS) return starts;
+  const below = (b: T) => target === undefined || compareVersions(b.version, target) <= 0;
+  const byNearness = [...starts].sort((a, b) => {
+    if (below(a) !== below(b)) return below(a) ? -1 : 1;
+    const order = compareVersions(a.version, b.version);
+    return below(a) ? -order : order;
+  });
+  const kept = new Set(byNearness.slice(0, MAX_STARTS));
+  return starts.filter((s) => kept.has(s));
+}
+
+/**
+ * The hops from `first` on, each next hop asked of `hop` once per name: the paths of a
+ * channel's starts share their tails, and asking the engine again for every start made
+ * explain cubic in the channel's length. A name seen twice ends the path (a cycle).
+ */
+function pathFrom(start: string, first: string | null, hop: (name: string) => string | null): string[] {
+  const path: string[] = [];
+  const seen = new Set([start]);
+  let next = first;
+  while (next !== null) {
+    path.push(next);
+    if (seen.has(next)) break;
+    seen.add(next);
+    next = hop(next);
+  }
+  return path;
+}
+
+function memo(fn: (name: string) => string | null): (name: string) => string | null {
+  const known = new Map<string, string | null>();
+  return (name) => {
+    if (!known.has(name)) known.set(name, fn(name));
+    return known.get(name)!;
+  };
+}
+
 function explainChannel(
   pkg: ModelPackage,
   channel: ModelChannel,
@@ -175,6 +223,22 @@ function explainChannel(
         starts.push({ installed: { name: b.name, version: b.version }, inCatalog: true });
   }
   const targetEntry = channel.bundles.get(target)!;
+  const explained = options.from
+    ? starts
+    : nearestStarts(
+        starts.map((s) => ({ ...s, version: s.installed.version })),
+        targetEntry.version,
+      );
+  // After the first hop the installed bundle is a catalog entry, with the catalog's version.
+  const classicHop = memo((name) => classicNext(channel, { name }));
+  const v1Next = (installed: { name: string; version: Version }): string | null => {
+    const chosen = v1Chosen(pkg, installed, v1Options);
+    return chosen === installed.name ? null : chosen;
+  };
+  const v1Hop = memo((name) => {
+    const version = versionOf(channel, name);
+    return version ? v1Next({ name, version }) : null;
+  });
   return {
     channel: channel.name,
     default: pkg.defaultChannel === channel,
@@ -183,9 +247,10 @@ function explainChannel(
     onClassicChain: onChain,
     offChainBecause,
     freshInstall: { classic: classic.install, v1: v1Chosen(pkg, null, v1Options) },
-    from: starts.map(({ installed, inCatalog }) => {
-      const classicHops = classicPath(channel, installed);
-      const v1Hops = v1Path(pkg, installed, v1Options);
+    notExplained: starts.length - explained.length,
+    from: explained.map(({ installed, inCatalog }) => {
+      const classicHops = pathFrom(installed.name, classicNext(channel, installed), classicHop);
+      const v1Hops = pathFrom(installed.name, v1Next(installed), v1Hop);
       return {
         installed: installed.name,
         version: formatVersion(installed.version),
@@ -333,6 +398,10 @@ function summarize(e: Explanation): string[] {
       for (const [why, labels] of byWhy)
         lines.push(`${name}, channel ${c.channel}: not from ${labels.join(', ')}: ${why}.`);
     }
+    if (c.notExplained > 0)
+      lines.push(
+        `Channel ${c.channel}: explained from the ${c.from.length} entries nearest the bundle; ${c.notExplained} more are not (ask from one of them with a version).`,
+      );
   }
   return lines;
 }
@@ -345,7 +414,12 @@ function shortPath(hops: string[]): string {
 
 /** A Mermaid flowchart of every path that reaches the bundle: classic hops solid, v1 dashed. */
 export function explainMermaid(e: Explanation): string {
-  const id = (name: string): string => 'n' + Buffer.from(name).toString('hex');
+  const ids = new Map<string, string>();
+  const id = (name: string): string => {
+    let known = ids.get(name);
+    if (known === undefined) ids.set(name, (known = 'n' + Buffer.from(name).toString('hex')));
+    return known;
+  };
   const lines = ['flowchart LR'];
   const nodes = new Set<string>([e.bundle]);
   const edges = new Set<string>();
