@@ -560,17 +560,24 @@ function replacesChainError(ch: ModelChannel): ChainError | undefined {
   const skipped = new Set<string>();
   for (const b of ch.bundles.values()) for (const s of b.skips) skipped.add(s);
 
-  const chainFrom = new Map<string, string[]>();
+  // opm keeps, for every bundle on the chain, the chain from it on (quadratic: 18 s for a
+  // chain of 8,000); the visit order and where each bundle is in it give the same lists.
+  const order: string[] = [];
+  const orderIndex = new Map<string, number>();
   const chain = new Set<string>([head.name]);
   let cur: ModelBundle | undefined = head;
   while (cur) {
-    if (!chainFrom.has(cur.name)) chainFrom.set(cur.name, [cur.name]);
+    if (!orderIndex.has(cur.name)) {
+      orderIndex.set(cur.name, order.length);
+      order.push(cur.name);
+    }
     if (skipped.has(cur.replaces)) break;
-    for (const list of chainFrom.values()) list.push(cur.replaces);
     if (chain.has(cur.replaces)) {
+      const from = orderIndex.get(cur.replaces);
+      const path = from === undefined ? [] : [...order.slice(from), cur.replaces];
       return {
         rule: 'C-CYCLE',
-        message: `detected cycle in replaces chain of upgrade graph: ${(chainFrom.get(cur.replaces) ?? []).join(' -> ')}`,
+        message: `detected cycle in replaces chain of upgrade graph: ${path.join(' -> ')}`,
         entry: cur.entry,
       };
     }
