@@ -234,12 +234,31 @@ export async function releaseFollowUpJob(
     planned.files,
     planned.message,
   );
-  try {
-    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit });
-  } catch (error) {
-    // The branch is there: an earlier delivery of this merge made it.
-    log.info({ err: error, pr: job.number }, `${branchName} exists: the release was proposed before`);
-    return;
+  const created = await octokit.rest.git
+    .createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit })
+    .then(
+      () => true,
+      (error: { status?: number }) => {
+        if (error.status !== 422) throw error;
+        return false;
+      },
+    );
+  if (!created) {
+    // The branch is there. Only the App's own open pull request from it means this release was
+    // proposed before: anyone who can push made the branch otherwise (before the merge, for
+    // every number to come), or an earlier attempt stopped before opening the pull request.
+    // The branch is the App's own, so it is moved to this release (docs/security.md).
+    const { data: open } = await octokit.rest.pulls.list({
+      ...ref,
+      state: 'open',
+      head: `${ref.owner}:${branchName}`,
+      per_page: 10,
+    });
+    if (open.some((p) => p.head.ref === branchName && p.user?.login === bot)) {
+      log.info({ pr: job.number }, `${branchName}: the release was proposed before`);
+      return;
+    }
+    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branchName}`, sha: commit, force: true });
   }
   const { data: opened } = await octokit.rest.pulls.create({
     ...ref,
