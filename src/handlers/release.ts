@@ -226,7 +226,7 @@ export async function releaseFollowUpJob(
       octokit,
       ref,
       job.number,
-      `catalog-bot could not compute the catalog update of this pull request's bundles on \`${job.baseRef}\` (${base.slice(0, 12)}): ${error.message.replace('the checks of this pull request', 'the release')}.\n\nNothing was written. \`catalog-bot release <bundle-dir>\` in a clone makes it; propose it as a pull request.`,
+      `catalog-bot could not compute the catalog update of this pull request's bundles on \`${job.baseRef}\` (${base.slice(0, 12)}): ${error.message.replace('the checks of this pull request', 'the release').replace('were stopped', 'was stopped')}.\n\nNothing was written. \`catalog-bot release <bundle-dir>\` in a clone makes it; propose it as a pull request.`,
     );
     return;
   }
