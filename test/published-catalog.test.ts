@@ -181,6 +181,12 @@ describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
       const other = await run(`${registry.host}/serves-other:v1`);
       expect(other.code).toBe(2);
       expect(other.err).toContain('does not run `opm serve /configs`');
+      // opm that builds its cache and exits: it serves nothing.
+      await push('cache-only', [[file('configs/foo/catalog.yaml', catalog)]], configs, {
+        ...opm,
+        Cmd: ['serve', '/configs', '--cache-dir=/tmp/cache', '--cache-only'],
+      });
+      expect((await run(`${registry.host}/cache-only:v1`)).code).toBe(2);
       // Not opm at all.
       await push('serves-shell', [[file('configs/foo/catalog.yaml', catalog)]], configs, {
         Entrypoint: ['/bin/sh', '-c'],

@@ -111,7 +111,9 @@ function servesDirectory(runtime: { Entrypoint?: unknown; Cmd?: unknown } | unde
     verb === 'serve' &&
     served !== undefined &&
     served.startsWith('/') &&
-    served.replace(/^\/+|\/+$/g, '') === dir
+    served.replace(/^\/+|\/+$/g, '') === dir &&
+    // `--cache-only` builds the cache and exits: the image serves nothing.
+    !argv.slice(3).some((a) => /^--cache-only(=true)?$/.test(a))
   );
 }
 
