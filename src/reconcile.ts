@@ -196,18 +196,23 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
         if (!watchdog) continue;
 
         // The watchdog: earlier merges (and a head whose run is stuck) within the look-back.
-        const { data: listed } = await octokit.rest.repos.listCommits({
-          ...ref,
-          sha: branch,
-          since: new Date(Date.now() - watchdog.lookBackMs).toISOString(),
-          per_page: watchdog.maxCommits,
-        });
+        const since = new Date(Date.now() - watchdog.lookBackMs).toISOString();
+        const page = async (sha: string) =>
+          (await octokit.rest.repos.listCommits({ ...ref, sha, since, per_page: watchdog.maxCommits })).data;
+        const listed = await page(branch);
         const bySha = new Map(listed.map((c) => [c.sha, c]));
-        // First parents from the head: the merges (or direct pushes) of the branch itself.
+        // First parents from the head: the merges (or direct pushes) of the branch itself. The
+        // list is by commit date, which a pull request's own commits carry as their authors
+        // wrote them: many of them (or dated ahead) fill the page before the earlier merges. A
+        // first parent not on the page is asked for (from it), so none is hidden; at most one
+        // request per merge looked at.
         const merges: typeof listed = [];
         for (let c = bySha.get(headSha); c && merges.length < watchdog.maxCommits;) {
           merges.push(c);
-          c = c.parents[0] ? bySha.get(c.parents[0].sha) : undefined;
+          const parent = c.parents[0]?.sha;
+          if (parent !== undefined && !bySha.has(parent) && merges.length < watchdog.maxCommits)
+            for (const more of await page(parent)) bySha.set(more.sha, more);
+          c = parent !== undefined ? bySha.get(parent) : undefined;
         }
         for (const c of merges) {
           const key = `${repository.id}:${c.sha}`;

@@ -219,6 +219,46 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     expect(seconds).toBeLessThan(120);
   }, 180_000);
 
+  it("a release branch someone pushed before the merge does not stop the App's release pull request", async () => {
+    made.branch('bundle-only');
+    const head = contribute(1, 'bundle-only', { fork: true });
+    // A writer pushes `catalog-bot/release-1` (and could do so for every number to come)
+    // before the merge: the App took the branch for an earlier delivery's and proposed nothing.
+    const squatted = execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
+    execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/catalog-bot/release-1', squatted]);
+    await send('pull_request', pullPayload(1, 'opened'));
+    expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
+    await send('pull_request', pullPayload(1, 'closed'));
+    expect(gh.created).toHaveLength(1);
+    expect(gh.created[0]).toMatchObject({ number: 100, base: 'main', head: 'catalog-bot/release-1' });
+    const releasePull = gh.pulls.get(100)!;
+    expect(releasePull.head).not.toBe(squatted);
+    expect(conclusion(releasePull.head, 'catalog-bot/permissions')).toBe('success');
+    expect(gh.merges.map((m) => m.number)).toEqual([1, 100]);
+    for (const [path, text] of realRelease) expect(show('main', path), path).toBe(text.trimEnd());
+  }, 180_000);
+
+  it('the release after a merge is computed in the checks worker, within its deadline: past it nothing is written and the pull request is told', async () => {
+    made.branch('bundle-only');
+    const head = contribute(1, 'bundle-only', { fork: true });
+    await send('pull_request', pullPayload(1, 'opened'));
+    expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
+    // A release costs what the bundle check's did (up to the check deadline, in the worker).
+    // Computed on the App's event loop, that time stalled every repository's webhooks and
+    // jobs; under the worker's deadline (1 ms here) it is stopped instead.
+    const deadline = process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
+    process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '1';
+    try {
+      await send('pull_request', pullPayload(1, 'closed'));
+    } finally {
+      if (deadline === undefined) delete process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
+      else process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = deadline;
+    }
+    expect(gh.created).toEqual([]);
+    expect(said(1).at(-1)).toContain('CATALOG_BOT_CHECK_TIMEOUT_MS');
+    expect(said(1).at(-1)).toContain('Nothing was written');
+  }, 180_000);
+
   it('a bundle-only pull request from a branch of the repository gets the checked update pushed onto its branch', async () => {
     made.branch('bundle-only');
     const head = contribute(1, 'bundle-only');

@@ -9,6 +9,7 @@ import { releaseMergedBundles } from '../src/checks/bundle-pr.js';
 import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { GitFiles, GitTreeSource } from '../src/catalog/fbc/source.js';
+import { releaseSourceOf } from '../src/handlers/release-source.js';
 import {
   BUNDLE_DIR as DIR,
   BUNDLE_PKG as PKG,
@@ -157,4 +158,38 @@ describe("the App's own release pull request", () => {
     );
     expect((await permissionsOf(head)).conclusion).toBe('failure');
   }, 60_000);
+});
+
+describe('which merged pull request a release pull request is for (releaseSourceOf)', () => {
+  const ref = { owner: 'Codertocat', repo: 'Hello-World' };
+  const bot = 'catalog-bot[bot]';
+  /** GitHub as the App sees it: pull request #7, merged into `mergedInto`, added foo's bundle. */
+  const github = (mergedInto: string) =>
+    ({
+      rest: {
+        pulls: {
+          get: async () => ({ data: { merged: true, base: { ref: mergedInto } } }),
+          listFiles: {},
+        },
+      },
+      paginate: async () => [{ filename: 'operators/foo/2.0.0/release-config.yaml' }],
+    }) as unknown as Parameters<typeof releaseSourceOf>[0];
+  const releasePull = (base: string) => ({
+    user: { login: bot },
+    head: { ref: 'catalog-bot/release-7', repo: { full_name: 'Codertocat/Hello-World' } },
+    base: { ref: base },
+  });
+
+  it('lends nothing to a release pull request into another branch than the one #n was merged into', async () => {
+    // The App's own release pull request into main, for #7 merged into main.
+    expect(await releaseSourceOf(github('main'), ref, releasePull('main'), bot)).toEqual({
+      number: 7,
+      changed: ['operators/foo/2.0.0/release-config.yaml'],
+    });
+    // The attack: a writer merges #7 by hand into a branch of their own (`side`), so the App
+    // opens its release pull request into `side`; the writer then retargets it to main (and
+    // pushes main plus the release of a bundle of foo's that main holds unreleased). Its
+    // permissions must not come from #7, which main never merged.
+    expect(await releaseSourceOf(github('side'), ref, releasePull('main'), bot)).toBeUndefined();
+  });
 });

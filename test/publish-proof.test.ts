@@ -326,6 +326,58 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     }
   }, 180_000);
 
+  it('the watchdog finds a failed merge behind a pull request of many commits dated ahead', async () => {
+    openPull(4, { 'catalogs/v4.21/.indexignore': '# four\n' });
+    await registry.pause();
+    const merge = await mergeAndPush(4);
+    expect(publishRuns(merge).at(-1)?.conclusion).toBe('failure');
+    // The next pull request: twelve commits whose dates its author set a year ahead. GitHub
+    // lists commits by date, so they fill the watchdog's page (10) before the failed merge.
+    git(work, 'fetch', '-q', bare, 'main');
+    git(work, 'checkout', '-q', '-B', 'pr-5', 'FETCH_HEAD');
+    const ahead = new Date(Date.now() + 365 * 86_400_000).toISOString();
+    for (let i = 0; i < 12; i++) {
+      writeFileSync(join(work, 'README.md'), `docs ${i}\n`);
+      git(work, 'add', '-A');
+      execFileSync(
+        'git',
+        ['-C', work, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-qm', `docs ${i}`],
+        {
+          env: { ...process.env, GIT_AUTHOR_DATE: ahead, GIT_COMMITTER_DATE: ahead },
+        },
+      );
+    }
+    const head = git(work, 'rev-parse', 'HEAD');
+    git(work, 'push', '-q', bare, `HEAD:refs/heads/pr-5`);
+    gh.addPull(repo, { number: 5, head, author: 'alice' });
+    const later = await mergeAndPush(5);
+    expect(publishRuns(later)).toEqual([]);
+
+    await registry.resume();
+    const q3 = new InProcessQueue();
+    const third = await startAppServer(
+      gh,
+      {
+        queue: q3,
+        workDir: join(dir, 'mirrors-3'),
+        registry: () => client,
+        reconcileEveryMs: 3_600_000,
+        publishWatchdog: { afterMs: 0, lookBackMs: 3_600_000, maxCommits: 10 },
+      },
+      { CATALOG_BOT_WRITE_PACING: 'off' },
+    );
+    try {
+      // Before, the watchdog saw only the head: the failed merge stayed unpublished, unseen.
+      expect(await until(() => publishRuns(merge).at(-1)?.conclusion === 'success', 30_000, 100)).toBe(true);
+      await q3.onIdle();
+      expect(publishRuns(merge).at(-1)!.output?.summary).toContain(
+        "Retried by catalog-bot's publish watchdog",
+      );
+    } finally {
+      await third.stop();
+    }
+  }, 180_000);
+
   it('reading tags back: a tag that names another image fails the publish with both digests', async () => {
     const ref = { registry: registry.host, repository: 'readback' };
     const layer = await layerFromFiles(new Map([['a.json', Buffer.from('{}')]]));

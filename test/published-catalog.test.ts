@@ -2,7 +2,7 @@
 // docker-registry on 127.0.0.1: the layer under the configs label, found below a cache layer
 // as opm's own Dockerfile lays it out; a tag never pushed; an image with no catalog; what
 // verify-published, reading through the same reader, refuses.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -30,7 +30,12 @@ describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
   });
 
   /** Push an image of these layers (bottom first) and labels; returns its manifest digest. */
-  async function push(repository: string, layers: TarEntry[][], labels: Record<string, string>) {
+  async function push(
+    repository: string,
+    layers: TarEntry[][],
+    labels: Record<string, string>,
+    runs: { Entrypoint?: string[]; Cmd?: string[] } = {},
+  ) {
     const ref = { registry: registry.host, repository };
     const tars = layers.map((entries) => createTar(entries));
     const blobs = await Promise.all(tars.map(async (t) => blob(OCI_LAYER_GZIP, await gzipFixed(t))));
@@ -40,7 +45,7 @@ describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
         JSON.stringify({
           architecture: 'amd64',
           os: 'linux',
-          config: { Labels: labels },
+          config: { Labels: labels, ...runs },
           rootfs: { type: 'layers', diff_ids: tars.map((t) => sha256(t)) },
         }),
       ),
@@ -133,6 +138,71 @@ describe.skipIf(!haveRegistryTools)('publishedCatalogReader', () => {
       // No configs label: not a catalog image (the pruning guard would look at /configs).
       await push('plain', [[file('bin/app', 'x')]], {});
       expect((await run(`${registry.host}/plain:v1`)).err).toContain('is not a catalog image');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('verify-published: an image that serves another directory than its label, or removes the labelled one, is not the same', async () => {
+    const verifyPublished = cliCommand('verify-published');
+    const root = mkdtempSync(join(tmpdir(), 'verify-serves-'));
+    const env = { REGISTRY_INSECURE_HOSTS: registry.host, REGISTRY_PRIVATE_HOSTS: registry.host };
+    const catalog = 'schema: olm.package\nname: foo\n';
+    mkdirSync(join(root, 'foo'));
+    writeFileSync(join(root, 'foo/catalog.yaml'), catalog);
+    const run = async (image: string) => {
+      const out = new PassThrough();
+      const err = new PassThrough();
+      const code = await verifyPublished([root, '--image', image], out, err, env);
+      return { code, out: String(out.read() ?? ''), err: String(err.read() ?? '') };
+    };
+    try {
+      const configs = { 'operators.operatorframework.io.index.configs.v1': '/configs' };
+      const opm = { Entrypoint: ['/bin/opm'] };
+      // The image as opm's own Dockerfile writes it: the same catalog (the control).
+      await push('serves-configs', [[file('configs/foo/catalog.yaml', catalog)]], configs, {
+        ...opm,
+        Cmd: ['serve', '/configs', '--cache-dir=/tmp/cache'],
+      });
+      expect((await run(`${registry.host}/serves-configs:v1`)).code).toBe(0);
+      // The label names /configs (the catalog of the root), but the image runs opm on /other,
+      // another catalog: clusters get that one. Before, verify-published said "the same" (0).
+      await push(
+        'serves-other',
+        [
+          [
+            file('configs/foo/catalog.yaml', catalog),
+            file('other/bar/catalog.yaml', 'schema: olm.package\nname: bar\n'),
+          ],
+        ],
+        configs,
+        { ...opm, Cmd: ['serve', '/other'] },
+      );
+      const other = await run(`${registry.host}/serves-other:v1`);
+      expect(other.code).toBe(2);
+      expect(other.err).toContain('does not run `opm serve /configs`');
+      // opm that builds its cache and exits: it serves nothing.
+      await push('cache-only', [[file('configs/foo/catalog.yaml', catalog)]], configs, {
+        ...opm,
+        Cmd: ['serve', '/configs', '--cache-dir=/tmp/cache', '--cache-only'],
+      });
+      expect((await run(`${registry.host}/cache-only:v1`)).code).toBe(2);
+      // Not opm at all.
+      await push('serves-shell', [[file('configs/foo/catalog.yaml', catalog)]], configs, {
+        Entrypoint: ['/bin/sh', '-c'],
+        Cmd: ['exec /bin/opm serve /other'],
+      });
+      expect((await run(`${registry.host}/serves-shell:v1`)).code).toBe(2);
+      // A layer above removes /configs: the image serves nothing, whatever lies below.
+      await push(
+        'configs-removed',
+        [[file('configs/foo/catalog.yaml', catalog)], [file('.wh.configs', '')]],
+        configs,
+        { ...opm, Cmd: ['serve', '/configs'] },
+      );
+      const removed = await run(`${registry.host}/configs-removed:v1`);
+      expect(removed.code).toBe(2);
+      expect(removed.err).toContain('removes /configs');
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 // What the checks of a pull request are given and what they give back (pr.ts runs them,
 // isolate.ts carries them to and from the worker thread).
-import type { PendingRelease } from './bundle-pr.js';
+import type { MergedRelease, PendingRelease } from './bundle-pr.js';
 import type { CheckResult } from './check.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { TeamMembers } from './permissions.js';
@@ -70,6 +70,13 @@ export interface PrCheckInput {
    * (docs/bundles.md).
    */
   derivedRelease?: { changed: string[] };
+  /**
+   * The App's follow-up release after a merge (docs/bundles.md): release the bundle
+   * directories among these changed files that `head` holds, on `head`; no check runs. Here,
+   * in the worker, because a release costs what the bundle check's did: on the App's event
+   * loop it would stall every repository (docs/security.md, bounded work).
+   */
+  releaseMerged?: { changed: string[] };
 }
 
 export interface PrCheckResult {
@@ -88,4 +95,6 @@ export interface PrCheckResult {
   ran?: { checks: string[]; validatedRoots: number };
   /** The catalog update a bundle-only pull request needs (the release of its new bundles). */
   release?: PendingRelease;
+  /** With `releaseMerged`: the directories released and what their release writes (or why not). */
+  mergedRelease?: { dirs: string[]; release: MergedRelease };
 }

@@ -63,6 +63,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.pruned ? { pruned: result.pruned } : {}),
           ...(result.ran ? { ran: result.ran } : {}),
           ...(result.release ? { release: result.release } : {}),
+          ...(result.mergedRelease ? { mergedRelease: result.mergedRelease } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

@@ -79,6 +79,10 @@ export async function releaseOfMergedBundles(
 
 /** The checks, in this thread (the worker runs them with this). */
 export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheckResult> {
+  if (input.releaseMerged) {
+    const found = await releaseOfMergedBundles(input.repo, input.head, input.releaseMerged.changed);
+    return { roots: [], checks: [], ...(found ? { mergedRelease: found } : {}) };
+  }
   // One git process serves every file read of the run (config, OWNERS, ci.yaml, templates).
   const files = new GitFiles(input.repo);
   try {

@@ -55,7 +55,7 @@ export const command = defineCommand({
       try {
         // The same bounded read as the pruning guard's (at most the top layers, 512 MiB);
         // what it refuses is named in the error.
-        published = await readCatalogLayer(client, values.image, { platform: hostPlatform() });
+        published = await readCatalogLayer(client, values.image, { platform: hostPlatform(), serving: true });
       } catch (problem) {
         throw new CommandFailure(`cannot read ${values.image}: ${(problem as Error).message}`, EXIT_USAGE);
       }

@@ -1,8 +1,8 @@
 // Which bundles the App's own release pull request may release (docs/bundles.md, "Why the
 // App's own pull request may pass catalog-bot/permissions"): those pull request #n added,
-// as GitHub lists its files, when #n is merged and the release comes from the App's
-// `catalog-bot/release-<n>` branch. Never the commit message: anyone who can push to the
-// branch writes that.
+// as GitHub lists its files, when #n is merged into the branch the release goes into and the
+// release comes from the App's `catalog-bot/release-<n>` branch. Never the commit message:
+// anyone who can push to the branch writes that.
 import type { Context } from 'probot';
 import type { RepoRef } from './check-runs.js';
 
@@ -21,7 +21,11 @@ const MAX_LISTED_FILES = 3000;
 export async function releaseSourceOf(
   octokit: Octokit,
   ref: RepoRef,
-  pr: { user?: { login?: string } | null; head: { ref: string; repo?: { full_name?: string } | null } },
+  pr: {
+    user?: { login?: string } | null;
+    head: { ref: string; repo?: { full_name?: string } | null };
+    base: { ref: string };
+  },
   bot: string | undefined,
 ): Promise<{ number: number; changed: string[] } | undefined> {
   if (bot === undefined || pr.user?.login !== bot) return undefined;
@@ -31,7 +35,9 @@ export async function releaseSourceOf(
   const number = Number(m[1]);
   try {
     const { data: source } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
-    if (!source.merged) return undefined;
+    // Merged into this very branch: a writer can merge #n by hand into a branch of their own
+    // and retarget the App's release pull request for it (docs/security.md).
+    if (!source.merged || source.base.ref !== pr.base.ref) return undefined;
     const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
       ...ref,
       pull_number: number,

@@ -7,8 +7,8 @@
 import type { Context } from 'probot';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { BUNDLE_CHECK } from '../checks/bundle.js';
+import { CheckLimitError } from '../checks/isolate.js';
 import { changedFiles, readRepoConfig } from '../checks/changes.js';
-import { releaseOfMergedBundles } from '../checks/pr.js';
 import { unifiedDiff } from '../catalog/edits/promote-diff.js';
 import { commitFilesOn, hasRules } from './branch-commit.js';
 import type { RepoRef } from './check-runs.js';
@@ -192,7 +192,7 @@ export async function releaseFollowUpJob(
         files: { path: string; before?: string; after: string }[];
         message: string;
       };
-  const planned = await openSession<Plan | undefined>(
+  const planning = openSession<Plan | undefined>(
     context,
     options,
     job,
@@ -206,7 +206,9 @@ export async function releaseFollowUpJob(
       // where it forked off the base as the merge found it (the merge commit's first parent).
       const head = pr.head.sha;
       const files = await changedFiles(dir, await session.mergeBase(head, `${job.mergeSha}^1`), head);
-      const found = await releaseOfMergedBundles(dir, base, files);
+      // In the checks' worker, within their deadline and heap cap: never on the event loop.
+      const found = (await session.run({ base, head: base, releaseMerged: { changed: files } }))
+        .mergedRelease;
       if (!found) return undefined;
       const { dirs, release } = found;
       if (!('files' in release)) return release.released ? undefined : { refused: release.refused, dirs };
@@ -215,6 +217,19 @@ export async function releaseFollowUpJob(
       return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
     },
   );
+  let planned: Plan | undefined;
+  try {
+    planned = await planning;
+  } catch (error) {
+    if (!(error instanceof CheckLimitError)) throw error;
+    await reply(
+      octokit,
+      ref,
+      job.number,
+      `catalog-bot could not compute the catalog update of this pull request's bundles on \`${job.baseRef}\` (${base.slice(0, 12)}): ${error.message.replace('the checks of this pull request', 'the release').replace('were stopped', 'was stopped')}.\n\nNothing was written. \`catalog-bot release <bundle-dir>\` in a clone makes it; propose it as a pull request.`,
+    );
+    return;
+  }
   if (!planned) return;
   const commands = planned.dirs.map((d) => `catalog-bot release ${d}`).join(' && ');
   if ('refused' in planned) {
@@ -234,12 +249,31 @@ export async function releaseFollowUpJob(
     planned.files,
     planned.message,
   );
-  try {
-    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit });
-  } catch (error) {
-    // The branch is there: an earlier delivery of this merge made it.
-    log.info({ err: error, pr: job.number }, `${branchName} exists: the release was proposed before`);
-    return;
+  const created = await octokit.rest.git
+    .createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit })
+    .then(
+      () => true,
+      (error: { status?: number }) => {
+        if (error.status !== 422) throw error;
+        return false;
+      },
+    );
+  if (!created) {
+    // The branch is there. Only the App's own open pull request from it means this release was
+    // proposed before: anyone who can push made the branch otherwise (before the merge, for
+    // every number to come), or an earlier attempt stopped before opening the pull request.
+    // The branch is the App's own, so it is moved to this release (docs/security.md).
+    const { data: open } = await octokit.rest.pulls.list({
+      ...ref,
+      state: 'open',
+      head: `${ref.owner}:${branchName}`,
+      per_page: 10,
+    });
+    if (open.some((p) => p.head.ref === branchName && p.user?.login === bot)) {
+      log.info({ pr: job.number }, `${branchName}: the release was proposed before`);
+      return;
+    }
+    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branchName}`, sha: commit, force: true });
   }
   const { data: opened } = await octokit.rest.pulls.create({
     ...ref,

@@ -62,13 +62,25 @@ async function unpack(mediaType: string, data: Buffer, digest: string): Promise<
   }
 }
 
+/** A whiteout that removes `dir`, or a directory above it, from the layers below. */
+function removesDirectory(path: string, dir: string): boolean {
+  const parts = dir.split('/');
+  return parts.some((name, i) => {
+    const parent = parts.slice(0, i).join('/');
+    const at = parent === '' ? '' : `${parent}/`;
+    return path === `${at}.wh.${name}` || path === `${at}.wh..wh..opq`;
+  });
+}
+
 /** The files under `dir` in one layer (relative to it), or undefined when the layer has none there. */
 function filesUnder(tar: Buffer, dir: string): CatalogFiles | undefined {
   const prefix = `${dir}/`;
   let found = false;
+  let removed = false;
   const files: CatalogFiles = [];
   for (const entry of readTar(tar)) {
     const path = entry.path.replace(/^(\.\/|\/)+/, '');
+    if (removesDirectory(path, dir)) removed = true;
     if (path !== dir && !path.startsWith(prefix)) continue;
     found = true;
     const rel = path.slice(prefix.length);
@@ -78,7 +90,31 @@ function filesUnder(tar: Buffer, dir: string): CatalogFiles | undefined {
       );
     if (entry.type === 'file' && rel !== '') files.push([rel, new Uint8Array(entry.data)]);
   }
+  // A layer above the catalog's that removes the directory: the image serves none of it.
+  if (!found && removed)
+    throw new UnreadableCatalog(`a layer above the catalog removes /${dir}, so the image does not serve it`);
   return found ? files : undefined;
+}
+
+/**
+ * Whether an image's entrypoint and command run `opm serve <dir>`: the label only says where
+ * the catalog is; what a cluster gets is what the image runs (docs/publishing.md).
+ */
+function servesDirectory(runtime: { Entrypoint?: unknown; Cmd?: unknown } | undefined, dir: string): boolean {
+  const list = (v: unknown): string[] =>
+    Array.isArray(v) && v.every((a) => typeof a === 'string') ? (v as string[]) : [];
+  const argv = [...list(runtime?.Entrypoint), ...list(runtime?.Cmd)];
+  const [program, verb, served] = argv;
+  return (
+    program !== undefined &&
+    program.split('/').pop() === 'opm' &&
+    verb === 'serve' &&
+    served !== undefined &&
+    served.startsWith('/') &&
+    served.replace(/^\/+|\/+$/g, '') === dir &&
+    // `--cache-only` builds the cache and exits: the image serves nothing.
+    !argv.slice(3).some((a) => /^--cache-only(=true)?$/.test(a))
+  );
 }
 
 export interface CatalogRead {
@@ -96,6 +132,11 @@ export interface CatalogReadOptions {
   defaultConfigsDir?: string;
   /** Catalogs read before, by the client's credential scope and manifest digest. */
   kept?: Map<string, CatalogFiles>;
+  /**
+   * Only an image that runs `opm serve` on the labelled directory (verify-published: what it
+   * says is served must be what the image runs); otherwise UnreadableCatalog.
+   */
+  serving?: boolean;
 }
 
 /**
@@ -140,7 +181,7 @@ export async function readCatalogLayer(
   const manifest = parse<ImageManifest>(got.data, `manifest ${manifestDigest}`);
   if (!manifest.config || !Array.isArray(manifest.layers))
     throw new UnreadableCatalog(`${image} is not an image manifest`);
-  const config = parse<{ config?: { Labels?: Record<string, string> } }>(
+  const config = parse<{ config?: { Labels?: Record<string, string>; Entrypoint?: unknown; Cmd?: unknown } }>(
     await client.getBlob(ref, manifest.config.digest, MAX_CONFIG_BYTES),
     `image config ${manifest.config.digest}`,
   );
@@ -167,6 +208,11 @@ export async function readCatalogLayer(
       throw err;
     }
     if (!files) continue;
+    // Said without the image's own text (docs/security.md, "No registry text in check runs").
+    if (options.serving && !servesDirectory(config.config, dir))
+      throw new UnreadableCatalog(
+        `${image} does not run \`opm serve /${dir}\` (its entrypoint and command), so what it serves is not the /${dir} its label names`,
+      );
     if (options.kept) {
       options.kept.set(key, files);
       if (options.kept.size > KEPT) options.kept.delete(options.kept.keys().next().value!);

@@ -367,6 +367,7 @@ export class FakeGitHub {
             .map((c) => ({
               number: c.number,
               state: 'open',
+              user: { login: `${this.slug}[bot]`, type: 'Bot' },
               head: { ref: c.head },
               base: { ref: c.base },
               labels: (c.labels ?? []).map((name) => ({ name })),
@@ -461,11 +462,18 @@ export class FakeGitHub {
         return [200, { ref: `refs/heads/${name}`, object: { sha: b.sha } }];
       })
       .post(`${repoPath}/git/refs`)
-      .reply(201, (_u, body) => {
+      .reply((_u, body) => {
         const b = body as { ref: string; sha: string };
+        // As GitHub: a ref that exists is not created again.
+        try {
+          this.#git('rev-parse', '--verify', '--quiet', b.ref);
+          return [422, { message: 'Reference already exists' }];
+        } catch {
+          // absent: created below
+        }
         this.#git('update-ref', b.ref, b.sha);
         this.refUpdates.push({ ref: b.ref.replace('refs/heads/', ''), sha: b.sha });
-        return { ref: b.ref, object: { sha: b.sha } };
+        return [201, { ref: b.ref, object: { sha: b.sha } }];
       })
       .post(`${repoPath}/pulls`)
       .reply(201, (_u, body) => {
