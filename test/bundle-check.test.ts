@@ -43,7 +43,7 @@ function realInput(pkg: string, version: string): BundleCheckInput {
     package: pkg,
     version,
     files: readTree(join(REPO, 'operators', pkg, version)),
-    ciYaml: readFileSync(join(REPO, 'operators', pkg, 'ci.yaml'), 'utf8'),
+    baseCiYaml: readFileSync(join(REPO, 'operators', pkg, 'ci.yaml'), 'utf8'),
     catalogs: catalogsOf(pkg),
   };
 }

@@ -64,6 +64,22 @@ beforeAll(() => {
     const ci = join(repo, `operators/${PKG}/ci.yaml`);
     writeFileSync(ci, readFileSync(ci, 'utf8').replace('enabled: true', 'enabled: false'));
   });
+  // A base whose ci.yaml does not render the package from templates, and a pull request on it
+  // that turns that on in its own ci.yaml.
+  const setFbc = (enabled: boolean) => {
+    const ci = join(repo, `operators/${PKG}/ci.yaml`);
+    writeFileSync(ci, readFileSync(ci, 'utf8').replace(/enabled: (true|false)/, `enabled: ${enabled}`));
+  };
+  branch('base-fbc-off', () => setFbc(false), false);
+  branch(
+    'no-release-config-ci-on',
+    () => {
+      rmSync(join(repo, DIR, 'release-config.yaml'));
+      setFbc(true);
+    },
+    true,
+    'base-fbc-off',
+  );
   branch(
     'templates-only',
     () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
@@ -150,6 +166,17 @@ describe('catalog-bot/bundle on pull requests', () => {
       'warning',
       DIR,
     ]);
+  });
+
+  it("takes B-RELEASE-CONFIG from the base's ci.yaml only: the pull request's own cannot raise it either", async () => {
+    const result = await runPrChecksInProcess({
+      repo,
+      base: 'base-fbc-off',
+      head: 'no-release-config-ci-on',
+    });
+    const check = result.checks.find((c) => c.name === 'catalog-bot/bundle');
+    expect(check).toBeDefined();
+    expect(check?.findings.filter((d) => d.rule === 'B-RELEASE-CONFIG')).toEqual([]);
   });
 
   it('is not run on a change that touches no bundle directory', async () => {

@@ -165,10 +165,8 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       });
     } else {
       const packageDir = packageDirOf(b.dir);
-      const [ciYaml, baseCiYaml] = await Promise.all([
-        input.readFile(input.head, `${packageDir}/ci.yaml`),
-        input.readFile(input.base, `${packageDir}/ci.yaml`),
-      ]);
+      // The base's ci.yaml only: configuration that judges a pull request is the base's.
+      const baseCiYaml = await input.readFile(input.base, `${packageDir}/ci.yaml`);
       let catalogs = catalogsByPackage.get(packageDir);
       if (!catalogs)
         catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
@@ -179,7 +177,6 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           version: b.version,
           files: head.files,
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
-          ...(ciYaml !== undefined ? { ciYaml } : {}),
           ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
         }),

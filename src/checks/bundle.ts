@@ -35,9 +35,10 @@ export interface BundleCheckInput {
   files: ReadonlyMap<string, Buffer>;
   /** The base's files of the directory, when the base has it: the bundle is released. */
   baseFiles?: ReadonlyMap<string, Buffer>;
-  /** The package's `ci.yaml` at the head. */
-  ciYaml?: string;
-  /** The package's `ci.yaml` at the base: a pull request does not turn off what the base asks. */
+  /**
+   * The package's `ci.yaml` at the base. Only the base's decides what the check asks: a pull
+   * request's own copy never judges it (docs/security.md, "A bundle is judged by the base's configuration").
+   */
   baseCiYaml?: string;
   /**
    * The rendered catalogs the bundle goes to, with the template each is rendered from
@@ -436,13 +437,14 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
 
   // ---- ci.yaml
   {
-    // Rendered from templates if the base or the head says so: the head alone cannot say "no".
-    const enabled = [input.baseCiYaml, input.ciYaml].some((text) => {
-      if (text === undefined) return false;
-      const ci = parseDocument(text);
+    // Rendered from templates when the base's ci.yaml says so; the head's copy is not read,
+    // so a pull request can neither silence the warning nor raise it.
+    const enabled = (() => {
+      if (input.baseCiYaml === undefined) return false;
+      const ci = parseDocument(input.baseCiYaml);
       const fbc = isMap(ci.contents) ? (ci.contents.toJSON() as Record<string, unknown>).fbc : undefined;
       return isObject(fbc) && fbc.enabled === true;
-    });
+    })();
     if (enabled && !files.has('release-config.yaml'))
       add({
         rule: 'B-RELEASE-CONFIG',
