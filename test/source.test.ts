@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import type { DecodedFile } from '../src/catalog/fbc/decode.js';
-import { GitFiles } from '../src/catalog/fbc/source.js';
+import { GitFiles, PathTooLongError } from '../src/catalog/fbc/source.js';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -54,6 +55,47 @@ function makeRepo(): string {
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'catalog');
   return repo;
+}
+
+/**
+ * Commit a file at `path` on a new branch off main, through a private index: a path longer
+ * than PATH_MAX cannot be written to disk, and a pull request can still commit one.
+ */
+function commitAt(repo: string, branch: string, path: string, content: string): void {
+  const env = { ...process.env, GIT_INDEX_FILE: join(repo, '.git', `index-${branch}`) };
+  const run = (...args: string[]): string =>
+    execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', env }).trim();
+  run('read-tree', 'main');
+  const blob = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], {
+    encoding: 'utf8',
+    input: content,
+  }).trim();
+  run('update-index', '--add', '--cacheinfo', `100644,${blob},${path}`);
+  const tree = run('write-tree');
+  const commit = run(
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit-tree',
+    tree,
+    '-p',
+    'main',
+    '-m',
+    branch,
+  );
+  run('branch', branch, commit);
+}
+
+/** A path of exactly `bytes` bytes, in directories of 200-byte names. */
+function pathOf(bytes: number): string {
+  const dirs: string[] = [];
+  let length = 'x.yaml'.length;
+  while (length + 201 <= bytes) {
+    dirs.push('d'.repeat(200));
+    length += 201;
+  }
+  return [...dirs, 'x'.repeat(bytes - length) + 'x.yaml'].join('/');
 }
 
 describe('GitTreeSource', () => {
@@ -176,9 +218,26 @@ describe('GitFiles', () => {
       // back on one line longer than the reader takes. Either failed every later read.
       await expect(files.read('HEAD', './outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
       await expect(files.read('HEAD', '../outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
-      await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(/too long/);
+      await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(PathTooLongError);
       expect(await files.read('HEAD', 'a/../outside.yaml')).toBeUndefined();
       expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
+  it('reads a path of up to 4096 bytes (PATH_MAX), and refuses only a longer one', async () => {
+    const repo = makeRepo();
+    const near = pathOf(4090);
+    commitAt(repo, 'long', near, 'deep\n');
+    const files = new GitFiles(repo);
+    try {
+      expect(await files.read('long', near)).toBe('deep\n');
+      expect(await files.read('long', pathOf(4096))).toBeUndefined();
+      await expect(files.read('long', pathOf(4097))).rejects.toThrow(
+        /its path is 4097 bytes, over the 4096-byte limit/,
+      );
+      expect(await files.read('long', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
     } finally {
       files.close();
     }
@@ -222,5 +281,23 @@ describe('GitFiles', () => {
     } finally {
       files.close();
     }
+  });
+});
+
+describe('a path too long to read', () => {
+  it('fails only the check that needs it, naming the path; every other check runs', async () => {
+    const repo = makeRepo();
+    // Its OWNERS files cannot be looked up: the directory's path is over PATH_MAX.
+    const long = pathOf(5000);
+    commitAt(repo, 'pr', long, 'hello\n');
+    const result = await runPrChecksInProcess({ repo, base: 'main', head: 'pr', author: 'someone' });
+    const permissions = result.checks.find((c) => c.name === 'catalog-bot/permissions');
+    expect(permissions?.conclusion).toBe('failure');
+    expect(permissions?.findings.map((d) => d.rule)).toEqual(['PATH-TOO-LONG']);
+    expect(permissions?.findings[0]?.message).toMatch(/over the 4096-byte limit/);
+    expect(permissions?.findings[0]?.message).toContain(long.slice(0, 60));
+    expect(result.ran?.checks).toEqual(
+      expect.arrayContaining(['catalog-bot/validate', 'catalog-bot/upgrade-graph']),
+    );
   });
 });
