@@ -98,6 +98,60 @@ function pathOf(bytes: number): string {
   return [...dirs, 'x'.repeat(bytes - length) + 'x.yaml'].join('/');
 }
 
+/**
+ * Commit a directory of `entries` empty subdirectories with 200-byte names at `path`, on a new
+ * branch off main: a tree object of about 235 bytes an entry (80,000 entries: 18.8 MB). Built
+ * with `git mktree`, since an index holds no empty directory.
+ */
+function commitTreeAt(
+  repo: string,
+  branch: string,
+  path: string,
+  entries: number,
+  /** A file to add beside it, so that the change touches its directory. */
+  beside?: { name: string; text: string },
+): void {
+  const run = (args: string[], input?: string): string =>
+    execFileSync('git', ['-C', repo, ...args], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 2 ** 20,
+      ...(input !== undefined ? { input } : {}),
+    }).trim();
+  const empty = run(['hash-object', '-t', 'tree', '-w', '--stdin'], '');
+  const listing = Array.from(
+    { length: entries },
+    (_, i) => `040000 tree ${empty}\t${String(i).padStart(8, '0')}${'x'.repeat(192)}`,
+  );
+  // `path` placed in main's tree, one directory level at a time.
+  const place = (base: string | undefined, parts: string[], leaf: string): string => {
+    const [name, ...rest] = parts as [string, ...string[]];
+    const lines = base === undefined ? [] : run(['ls-tree', base]).split('\n').filter(Boolean);
+    const old = lines.find((l) => l.endsWith(`\t${name}`));
+    const kept = lines.filter((l) => l !== old);
+    const sub = rest.length === 0 ? leaf : place(old?.split(/\s/)[2], rest, leaf);
+    if (rest.length === 0 && beside) {
+      const blob = run(['hash-object', '-w', '--stdin'], beside.text);
+      kept.push(`100644 blob ${blob}\t${beside.name}`);
+    }
+    return run(['mktree'], [...kept, `040000 tree ${sub}\t${name}`].join('\n') + '\n');
+  };
+  const big = run(['mktree'], listing.join('\n') + '\n');
+  const tree = place(run(['rev-parse', 'main^{tree}']), path.split('/'), big);
+  const commit = run([
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit-tree',
+    tree,
+    '-p',
+    'main',
+    '-m',
+    branch,
+  ]);
+  run(['branch', branch, commit]);
+}
+
 describe('GitTreeSource', () => {
   it('reads a commit exactly like the same files on disk, without a worktree', async () => {
     const repo = makeRepo();
@@ -254,6 +308,19 @@ describe('GitFiles', () => {
     }
   });
 
+  it('answers a directory of 18 MB where a file is expected as no file, at the default limit', async () => {
+    const repo = makeRepo();
+    commitTreeAt(repo, 'big', 'OWNERS', 80_000);
+    expect(Number(git(repo, 'cat-file', '-s', 'big:OWNERS'))).toBeGreaterThan(16 * 2 ** 20);
+    const files = new GitFiles(repo);
+    try {
+      expect(await files.read('big', 'OWNERS')).toBeUndefined();
+      expect(await files.read('big', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
   it('fails a file over its limit without holding it, and goes on with the next', async () => {
     const repo = makeRepo();
     writeFileSync(join(repo, 'big.txt'), 'x'.repeat(300_000));
@@ -299,5 +366,19 @@ describe('a path too long to read', () => {
     expect(result.ran?.checks).toEqual(
       expect.arrayContaining(['catalog-bot/validate', 'catalog-bot/upgrade-graph']),
     );
+  });
+});
+
+describe('a directory where a file is expected', () => {
+  it('reads as no file in every check, however large: a package ci.yaml of 18 MB', async () => {
+    const repo = makeRepo();
+    // operators/foo/ci.yaml is what the templates check reads for a change under operators/foo/.
+    commitTreeAt(repo, 'pr', 'operators/foo/ci.yaml', 80_000, { name: 'README.md', text: '# foo\n' });
+    expect(git(repo, 'diff', '--name-only', 'main', 'pr').trim()).toBe('operators/foo/README.md');
+    const result = await runPrChecksInProcess({ repo, base: 'main', head: 'pr', author: 'someone' });
+    expect(result.ran?.checks).toEqual(
+      expect.arrayContaining(['catalog-bot/permissions', 'catalog-bot/validate']),
+    );
+    expect(result.checks.flatMap((c) => c.findings).filter((d) => /limit/.test(d.message))).toEqual([]);
   });
 });
