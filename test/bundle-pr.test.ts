@@ -240,8 +240,8 @@ describe('which directories catalog-bot/bundle checks', () => {
     ]);
   });
 
-  it('holds at most 64 MiB of bundle directories of one pull request, however they are split', async () => {
-    // 10 new directories of 15 MiB each: every one is under the per-bundle bound.
+  it('holds at most 16 MiB of bundle directories of one pull request, however they are split', async () => {
+    // 10 new directories of 3 MiB each: every one is under the per-bundle bound.
     const held: number[] = [];
     const check = await bundleCheckForChange({
       base: 'main',
@@ -249,18 +249,18 @@ describe('which directories catalog-bot/bundle checks', () => {
       files: Array.from({ length: 10 }, (_, i) => `operators/p/1.0.${i}/manifests/csv.yaml`),
       settings: DEFAULT_BUNDLE_SETTINGS,
       readDirectory: async (rev, _dir, maxBytes) => {
-        const bytes = rev === 'pr' ? 15 * 2 ** 20 : 0;
+        const bytes = rev === 'pr' ? 3 * 2 ** 20 : 0;
         if (bytes > maxBytes) return { files: new Map(), bytes, unreadable: [] };
         if (bytes > 0) held.push(bytes);
         return { files: new Map([['manifests/csv.yaml', Buffer.alloc(0)]]), bytes, unreadable: [] };
       },
       readFile: async () => undefined,
     });
-    expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(16 * 2 ** 20);
     expect(held.length).toBeGreaterThan(0);
     const unread = check?.findings.filter((d) => d.rule === 'B-SIZE') ?? [];
     expect(unread.length).toBe(10 - held.length);
-    expect(unread[0]?.message).toMatch(/more than 64 MiB together/);
+    expect(unread[0]?.message).toMatch(/more than 16 MiB together/);
     expect(check?.conclusion).toBe('failure');
   });
 
