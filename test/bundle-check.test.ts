@@ -43,7 +43,7 @@ function realInput(pkg: string, version: string): BundleCheckInput {
     package: pkg,
     version,
     files: readTree(join(REPO, 'operators', pkg, version)),
-    ciYaml: readFileSync(join(REPO, 'operators', pkg, 'ci.yaml'), 'utf8'),
+    baseCiYaml: readFileSync(join(REPO, 'operators', pkg, 'ci.yaml'), 'utf8'),
     catalogs: catalogsOf(pkg),
   };
 }
@@ -122,6 +122,17 @@ describe('catalog-bot/bundle on a broken bundle', () => {
         line: 1,
       }),
     ]);
+  });
+
+  it('a release-config.yaml over 64 KiB is refused unread, naming the file', () => {
+    const files = new Map(good.files);
+    const config = files.get('release-config.yaml')!.toString('utf8');
+    files.set('release-config.yaml', Buffer.from(config + '#' + ' padding'.repeat(10_000) + '\n'));
+    const found = checkBundle({ ...good, files });
+    expect(found.map((d) => [d.rule, d.file])).toEqual([
+      ['B-SIZE', `operators/${PKG}/0.9.0/release-config.yaml`],
+    ]);
+    expect(found[0]?.message).toMatch(/over the 64 KiB a release-config.yaml may hold/);
   });
 
   it('a good bundle has no findings', () => {

@@ -64,6 +64,22 @@ beforeAll(() => {
     const ci = join(repo, `operators/${PKG}/ci.yaml`);
     writeFileSync(ci, readFileSync(ci, 'utf8').replace('enabled: true', 'enabled: false'));
   });
+  // A base whose ci.yaml does not render the package from templates, and a pull request on it
+  // that turns that on in its own ci.yaml.
+  const setFbc = (enabled: boolean) => {
+    const ci = join(repo, `operators/${PKG}/ci.yaml`);
+    writeFileSync(ci, readFileSync(ci, 'utf8').replace(/enabled: (true|false)/, `enabled: ${enabled}`));
+  };
+  branch('base-fbc-off', () => setFbc(false), false);
+  branch(
+    'no-release-config-ci-on',
+    () => {
+      rmSync(join(repo, DIR, 'release-config.yaml'));
+      setFbc(true);
+    },
+    true,
+    'base-fbc-off',
+  );
   branch(
     'templates-only',
     () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
@@ -152,6 +168,17 @@ describe('catalog-bot/bundle on pull requests', () => {
     ]);
   });
 
+  it("takes B-RELEASE-CONFIG from the base's ci.yaml only: the pull request's own cannot raise it either", async () => {
+    const result = await runPrChecksInProcess({
+      repo,
+      base: 'base-fbc-off',
+      head: 'no-release-config-ci-on',
+    });
+    const check = result.checks.find((c) => c.name === 'catalog-bot/bundle');
+    expect(check).toBeDefined();
+    expect(check?.findings.filter((d) => d.rule === 'B-RELEASE-CONFIG')).toEqual([]);
+  });
+
   it('is not run on a change that touches no bundle directory', async () => {
     expect(await bundleCheck('templates-only')).toBeUndefined();
   });
@@ -213,8 +240,8 @@ describe('which directories catalog-bot/bundle checks', () => {
     ]);
   });
 
-  it('holds at most 64 MiB of bundle directories of one pull request, however they are split', async () => {
-    // 10 new directories of 15 MiB each: every one is under the per-bundle bound.
+  it('holds at most 16 MiB of bundle directories of one pull request, however they are split', async () => {
+    // 10 new directories of 3 MiB each: every one is under the per-bundle bound.
     const held: number[] = [];
     const check = await bundleCheckForChange({
       base: 'main',
@@ -222,18 +249,18 @@ describe('which directories catalog-bot/bundle checks', () => {
       files: Array.from({ length: 10 }, (_, i) => `operators/p/1.0.${i}/manifests/csv.yaml`),
       settings: DEFAULT_BUNDLE_SETTINGS,
       readDirectory: async (rev, _dir, maxBytes) => {
-        const bytes = rev === 'pr' ? 15 * 2 ** 20 : 0;
+        const bytes = rev === 'pr' ? 3 * 2 ** 20 : 0;
         if (bytes > maxBytes) return { files: new Map(), bytes, unreadable: [] };
         if (bytes > 0) held.push(bytes);
         return { files: new Map([['manifests/csv.yaml', Buffer.alloc(0)]]), bytes, unreadable: [] };
       },
       readFile: async () => undefined,
     });
-    expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(16 * 2 ** 20);
     expect(held.length).toBeGreaterThan(0);
     const unread = check?.findings.filter((d) => d.rule === 'B-SIZE') ?? [];
     expect(unread.length).toBe(10 - held.length);
-    expect(unread[0]?.message).toMatch(/more than 64 MiB together/);
+    expect(unread[0]?.message).toMatch(/more than 16 MiB together/);
     expect(check?.conclusion).toBe('failure');
   });
 

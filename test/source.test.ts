@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import type { DecodedFile } from '../src/catalog/fbc/decode.js';
-import { GitFiles } from '../src/catalog/fbc/source.js';
+import { GitFiles, PathTooLongError } from '../src/catalog/fbc/source.js';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -54,6 +55,101 @@ function makeRepo(): string {
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'catalog');
   return repo;
+}
+
+/**
+ * Commit a file at `path` on a new branch off main, through a private index: a path longer
+ * than PATH_MAX cannot be written to disk, and a pull request can still commit one.
+ */
+function commitAt(repo: string, branch: string, path: string, content: string): void {
+  const env = { ...process.env, GIT_INDEX_FILE: join(repo, '.git', `index-${branch}`) };
+  const run = (...args: string[]): string =>
+    execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', env }).trim();
+  run('read-tree', 'main');
+  const blob = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], {
+    encoding: 'utf8',
+    input: content,
+  }).trim();
+  run('update-index', '--add', '--cacheinfo', `100644,${blob},${path}`);
+  const tree = run('write-tree');
+  const commit = run(
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit-tree',
+    tree,
+    '-p',
+    'main',
+    '-m',
+    branch,
+  );
+  run('branch', branch, commit);
+}
+
+/** A path of exactly `bytes` bytes, in directories of 200-byte names. */
+function pathOf(bytes: number): string {
+  const dirs: string[] = [];
+  let length = 'x.yaml'.length;
+  while (length + 201 <= bytes) {
+    dirs.push('d'.repeat(200));
+    length += 201;
+  }
+  return [...dirs, 'x'.repeat(bytes - length) + 'x.yaml'].join('/');
+}
+
+/**
+ * Commit a directory of `entries` empty subdirectories with 200-byte names at `path`, on a new
+ * branch off main: a tree object of about 235 bytes an entry (80,000 entries: 18.8 MB). Built
+ * with `git mktree`, since an index holds no empty directory.
+ */
+function commitTreeAt(
+  repo: string,
+  branch: string,
+  path: string,
+  entries: number,
+  /** A file to add beside it, so that the change touches its directory. */
+  beside?: { name: string; text: string },
+): void {
+  const run = (args: string[], input?: string): string =>
+    execFileSync('git', ['-C', repo, ...args], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 2 ** 20,
+      ...(input !== undefined ? { input } : {}),
+    }).trim();
+  const empty = run(['hash-object', '-t', 'tree', '-w', '--stdin'], '');
+  const listing = Array.from(
+    { length: entries },
+    (_, i) => `040000 tree ${empty}\t${String(i).padStart(8, '0')}${'x'.repeat(192)}`,
+  );
+  // `path` placed in main's tree, one directory level at a time.
+  const place = (base: string | undefined, parts: string[], leaf: string): string => {
+    const [name, ...rest] = parts as [string, ...string[]];
+    const lines = base === undefined ? [] : run(['ls-tree', base]).split('\n').filter(Boolean);
+    const old = lines.find((l) => l.endsWith(`\t${name}`));
+    const kept = lines.filter((l) => l !== old);
+    const sub = rest.length === 0 ? leaf : place(old?.split(/\s/)[2], rest, leaf);
+    if (rest.length === 0 && beside) {
+      const blob = run(['hash-object', '-w', '--stdin'], beside.text);
+      kept.push(`100644 blob ${blob}\t${beside.name}`);
+    }
+    return run(['mktree'], [...kept, `040000 tree ${sub}\t${name}`].join('\n') + '\n');
+  };
+  const big = run(['mktree'], listing.join('\n') + '\n');
+  const tree = place(run(['rev-parse', 'main^{tree}']), path.split('/'), big);
+  const commit = run([
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit-tree',
+    tree,
+    '-p',
+    'main',
+    '-m',
+    branch,
+  ]);
+  run(['branch', branch, commit]);
 }
 
 describe('GitTreeSource', () => {
@@ -176,9 +272,26 @@ describe('GitFiles', () => {
       // back on one line longer than the reader takes. Either failed every later read.
       await expect(files.read('HEAD', './outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
       await expect(files.read('HEAD', '../outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
-      await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(/too long/);
+      await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(PathTooLongError);
       expect(await files.read('HEAD', 'a/../outside.yaml')).toBeUndefined();
       expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
+    } finally {
+      files.close();
+    }
+  });
+
+  it('reads a path of up to 4096 bytes (PATH_MAX), and refuses only a longer one', async () => {
+    const repo = makeRepo();
+    const near = pathOf(4090);
+    commitAt(repo, 'long', near, 'deep\n');
+    const files = new GitFiles(repo);
+    try {
+      expect(await files.read('long', near)).toBe('deep\n');
+      expect(await files.read('long', pathOf(4096))).toBeUndefined();
+      await expect(files.read('long', pathOf(4097))).rejects.toThrow(
+        /its path is 4097 bytes, over the 4096-byte limit/,
+      );
+      expect(await files.read('long', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
     } finally {
       files.close();
     }
@@ -190,6 +303,19 @@ describe('GitFiles', () => {
     try {
       // The tree object of catalogs/v1 is larger than 10 bytes: still "not a file".
       expect(await files.read('HEAD', 'catalogs/v1')).toBeUndefined();
+    } finally {
+      files.close();
+    }
+  });
+
+  it('answers a directory of 18 MB where a file is expected as no file, at the default limit', async () => {
+    const repo = makeRepo();
+    commitTreeAt(repo, 'big', 'OWNERS', 80_000);
+    expect(Number(git(repo, 'cat-file', '-s', 'big:OWNERS'))).toBeGreaterThan(16 * 2 ** 20);
+    const files = new GitFiles(repo);
+    try {
+      expect(await files.read('big', 'OWNERS')).toBeUndefined();
+      expect(await files.read('big', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
     } finally {
       files.close();
     }
@@ -222,5 +348,37 @@ describe('GitFiles', () => {
     } finally {
       files.close();
     }
+  });
+});
+
+describe('a path too long to read', () => {
+  it('fails only the check that needs it, naming the path; every other check runs', async () => {
+    const repo = makeRepo();
+    // Its OWNERS files cannot be looked up: the directory's path is over PATH_MAX.
+    const long = pathOf(5000);
+    commitAt(repo, 'pr', long, 'hello\n');
+    const result = await runPrChecksInProcess({ repo, base: 'main', head: 'pr', author: 'someone' });
+    const permissions = result.checks.find((c) => c.name === 'catalog-bot/permissions');
+    expect(permissions?.conclusion).toBe('failure');
+    expect(permissions?.findings.map((d) => d.rule)).toEqual(['PATH-TOO-LONG']);
+    expect(permissions?.findings[0]?.message).toMatch(/over the 4096-byte limit/);
+    expect(permissions?.findings[0]?.message).toContain(long.slice(0, 60));
+    expect(result.ran?.checks).toEqual(
+      expect.arrayContaining(['catalog-bot/validate', 'catalog-bot/upgrade-graph']),
+    );
+  });
+});
+
+describe('a directory where a file is expected', () => {
+  it('reads as no file in every check, however large: a package ci.yaml of 18 MB', async () => {
+    const repo = makeRepo();
+    // operators/foo/ci.yaml is what the templates check reads for a change under operators/foo/.
+    commitTreeAt(repo, 'pr', 'operators/foo/ci.yaml', 80_000, { name: 'README.md', text: '# foo\n' });
+    expect(git(repo, 'diff', '--name-only', 'main', 'pr').trim()).toBe('operators/foo/README.md');
+    const result = await runPrChecksInProcess({ repo, base: 'main', head: 'pr', author: 'someone' });
+    expect(result.ran?.checks).toEqual(
+      expect.arrayContaining(['catalog-bot/permissions', 'catalog-bot/validate']),
+    );
+    expect(result.checks.flatMap((c) => c.findings).filter((d) => /limit/.test(d.message))).toEqual([]);
   });
 });

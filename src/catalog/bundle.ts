@@ -3,7 +3,7 @@
 // alpha/action/render.go). Pure: the files come from a `BundleFiles` (a bundle image's
 // file system, or a bundle directory of a repository read into memory), and the image
 // reference is given. docs/bundles.md says where each field comes from.
-import { decodeFile, READ_REFUSALS } from './fbc/decode.js';
+import { decodeFile, READ_REFUSALS, type DecodedFile } from './fbc/decode.js';
 import { goStringCompare } from './go/gostrings.js';
 import { TemplateError } from './templates/semver.js';
 import { migrateBundleObjectToCsvMetadata } from './templates/migrate.js';
@@ -107,6 +107,20 @@ function writtenList(json: string | undefined, name: string, length: number): st
 }
 
 /**
+ * Bundle files decoded, by their bytes: a check run decodes each manifest once, for the bundle
+ * check and for the release that renders it (docs/security.md, "Checks are bounded work, off
+ * the event loop"). Weak: an entry lives as long as whoever read the file holds it.
+ */
+const decodedBundleFiles = new WeakMap<Buffer, DecodedFile>();
+
+/** decodeFile of a bundle file, once for the same Buffer. */
+export function decodeBundleFile(data: Buffer): DecodedFile {
+  let decoded = decodedBundleFiles.get(data);
+  if (!decoded) decodedBundleFiles.set(data, (decoded = decodeFile(data)));
+  return decoded;
+}
+
+/**
  * The first document of a file, decoded as apimachinery's YAMLOrJSONDecoder does. A file opm
  * cannot read is skipped, as opm skips it; one that opm could read differently from us is
  * refused for the whole bundle, never skipped (docs/security.md).
@@ -115,7 +129,7 @@ function decodeFirst(
   data: Buffer,
   path: string,
 ): { value: unknown; yaml: boolean; json?: string } | undefined {
-  const decoded = decodeFile(data);
+  const decoded = decodeBundleFile(data);
   const first = decoded.values[0];
   const refused = decoded.problems.find((p) => p.rule in READ_REFUSALS);
   if (refused) throw new BundleError(`${path}:${refused.line}: ${refused.rule}: ${refused.message}`);
@@ -144,6 +158,8 @@ export interface ParsedBundle {
   name: string;
   package: string;
   csv: JsonObject;
+  /** The file the CSV came from, like `manifests/<name>`. */
+  csvPath: string;
   /** Sorted properties, bundle objects last (render.go). */
   properties: Prop[];
   /** relatedImages from the CSV plus operator images; the bundle image is added per reference. */
@@ -216,6 +232,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
   if (!manifestEntries) throw new BundleError('error opening manifests directory: no such directory');
   const objects: JsonObject[] = [];
   let csv: JsonObject | undefined;
+  let csvPath = '';
   for (const entry of manifestEntries) {
     if (entry.isDir || entry.name.startsWith('.')) continue;
     const data = fs.readFile(`manifests/${entry.name}`);
@@ -227,6 +244,7 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
     if (obj.kind === 'ClusterServiceVersion') {
       if (csv) continue;
       csv = obj;
+      csvPath = `manifests/${entry.name}`;
     }
     objects.push(obj);
   }
@@ -421,7 +439,15 @@ export function parseBundle(fs: BundleFiles): ParsedBundle {
         for (const c of asList(field(podSpec, list))) operatorImages.push(asString(field(c, 'image')));
     }
   }
-  return { name, package: annotations.package, csv, properties: ordered, csvRelated, operatorImages };
+  return {
+    name,
+    package: annotations.package,
+    csv,
+    csvPath,
+    properties: ordered,
+    csvRelated,
+    operatorImages,
+  };
 }
 
 function dedupe(list: Prop[]): Prop[] {

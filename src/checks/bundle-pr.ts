@@ -13,7 +13,7 @@ import {
   type BundleSettings,
   type ReleaseTree,
 } from '../catalog/edits/release.js';
-import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES } from './bundle.js';
+import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES, tooLarge } from './bundle.js';
 import { toAnnotations, type CheckResult } from './check.js';
 
 /** The files of one directory at one commit, read up to a byte budget. */
@@ -59,8 +59,11 @@ export const MAX_BUNDLE_DIRS = 20;
  * larger ones are not released in the check (docs/bundles.md).
  */
 export const MAX_PACKAGE_BYTES = 64 * 2 ** 20;
-/** The bundle directories of one pull request (head and base) read together, at most. */
-export const MAX_PULL_REQUEST_BUNDLE_BYTES = 64 * 2 ** 20;
+/**
+ * The bundle directories of one pull request (head and base) read together, at most: four
+ * bundles at the limit (docs/security.md, "Checks are bounded work, off the event loop").
+ */
+export const MAX_PULL_REQUEST_BUNDLE_BYTES = 16 * 2 ** 20;
 /** Diff text shown in a check run's summary (GitHub caps a summary at 65535 characters). */
 const MAX_SUMMARY_DIFF_CHARS = 40_000;
 /** Findings listed in the summary (all are annotations, up to the annotation cap). */
@@ -120,6 +123,8 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
   const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
+  // The head's files of each directory, for the release: the same bytes, decoded once.
+  const headFiles = new Map<string, DirectoryFiles>();
   // Many directories each under the per-bundle bound must not add up to gigabytes held at once.
   let budget = MAX_PULL_REQUEST_BUNDLE_BYTES;
   for (const b of dirs) {
@@ -154,21 +159,12 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       });
     const released = base.bytes > 0 || base.files.size > 0;
     if (head.files.size === 0 && head.bytes > MAX_BUNDLE_BYTES) {
-      own.push({
-        level: 'error',
-        rule: 'B-SIZE',
-        package: b.package,
-        message: `${b.dir} holds ${Math.round(head.bytes / 2 ** 20)} MiB of files, far more than a bundle (a few manifests) holds; it was not read`,
-        file: b.dir,
-        line: 1,
-        hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
-      });
+      own.push({ ...tooLarge(b.dir, head.bytes), package: b.package });
     } else {
+      headFiles.set(b.dir, head);
       const packageDir = packageDirOf(b.dir);
-      const [ciYaml, baseCiYaml] = await Promise.all([
-        input.readFile(input.head, `${packageDir}/ci.yaml`),
-        input.readFile(input.base, `${packageDir}/ci.yaml`),
-      ]);
+      // The base's ci.yaml only: configuration that judges a pull request is the base's.
+      const baseCiYaml = await input.readFile(input.base, `${packageDir}/ci.yaml`);
       let catalogs = catalogsByPackage.get(packageDir);
       if (!catalogs)
         catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
@@ -179,7 +175,6 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           version: b.version,
           files: head.files,
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
-          ...(ciYaml !== undefined ? { ciYaml } : {}),
           ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
         }),
@@ -216,7 +211,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       ? `${count(findings.filter((d) => d.level === 'error').length, 'problem')} in ${count(dirs.length, 'bundle directory', 'bundle directories')}`
       : `${count(dirs.length, 'bundle directory', 'bundle directories')} checked`;
   if (releasable.length > 0) {
-    const release = await releaseInMemory(input, releasable, findings);
+    const release = await releaseInMemory(input, releasable, findings, headFiles);
     if (release) {
       const commands = releasable.map((b) => `catalog-bot release ${b.dir}`);
       const fix = `\`${commands.join(' && ')}\` in a clone of the repository at the base branch with the bundle added`;
@@ -344,6 +339,8 @@ async function releaseInMemory(
   input: BundleChangeInput,
   bundles: BundleDirectory[],
   findings: Diagnostic[],
+  /** The head's directories the check read already. */
+  readAlready: ReadonlyMap<string, DirectoryFiles> = new Map(),
 ): Promise<{ files: ReleasedFile[]; packages: string[] } | undefined> {
   const texts = new Map<string, Buffer>();
   const paths = new Set<string>();
@@ -369,7 +366,7 @@ async function releaseInMemory(
   }
   for (const b of bundles) {
     for (const p of [...paths]) if (p.startsWith(`${b.dir}/`)) paths.delete(p);
-    const head = await input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES);
+    const head = readAlready.get(b.dir) ?? (await input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES));
     // Every file is held at once here: the package's and each new bundle's share one budget.
     bytes += head.bytes;
     if (bytes > MAX_PACKAGE_BYTES) {

@@ -3,7 +3,7 @@
 // name and version, owned CRDs, replaces/skips targets in the mapped catalogs, and bundles
 // already released never edited. Pure: every file is given; nothing is run.
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
-import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
+import { BundleError, bundleFilesFromMap, decodeBundleFile, parseBundle } from '../catalog/bundle.js';
 import { decodeFile, READ_REFUSALS } from '../catalog/fbc/decode.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
@@ -35,9 +35,10 @@ export interface BundleCheckInput {
   files: ReadonlyMap<string, Buffer>;
   /** The base's files of the directory, when the base has it: the bundle is released. */
   baseFiles?: ReadonlyMap<string, Buffer>;
-  /** The package's `ci.yaml` at the head. */
-  ciYaml?: string;
-  /** The package's `ci.yaml` at the base: a pull request does not turn off what the base asks. */
+  /**
+   * The package's `ci.yaml` at the base. Only the base's decides what the check asks: a pull
+   * request's own copy never judges it (docs/security.md, "A bundle is judged by the base's configuration").
+   */
   baseCiYaml?: string;
   /**
    * The rendered catalogs the bundle goes to, with the template each is rendered from
@@ -46,8 +47,23 @@ export interface BundleCheckInput {
   catalogs?: { path: string; text: string; template?: string; names?: ReadonlySet<string> }[];
 }
 
-/** More than this is far more than a bundle holds: it is reported, not parsed. */
-export const MAX_BUNDLE_BYTES = 16 * 2 ** 20;
+/**
+ * What a bundle directory may hold, and one file of it; more is reported, not read or parsed
+ * (docs/security.md, "Checks are bounded work, off the event loop"). The real bundles of
+ * community-operators-prod hold at most 181 KB, their largest manifest 126 KB (the largest
+ * bundle in the real catalogs 329 KB, its largest object 208 KB); Kubernetes stores no object
+ * over about 1.5 MiB. Decoding YAML the fast reader does not take costs about 1.4 s a MiB.
+ */
+export const MAX_BUNDLE_BYTES = 4 * 2 ** 20;
+export const MAX_BUNDLE_FILE_BYTES = 2 * 2 ** 20;
+/**
+ * release-config.yaml is read with the full YAML library (about 3 s a MiB): the real ones are
+ * at most 559 bytes, a few template names and channels.
+ */
+export const MAX_RELEASE_CONFIG_BYTES = 64 * 1024;
+
+const fileLimit = (path: string): number =>
+  path === 'release-config.yaml' ? MAX_RELEASE_CONFIG_BYTES : MAX_BUNDLE_FILE_BYTES;
 
 type Finding = Omit<Diagnostic, 'level'> & { level?: Diagnostic['level'] };
 
@@ -62,7 +78,7 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function firstDocument(data: Buffer | undefined): unknown {
   if (!data) return undefined;
-  return decodeFile(data).values[0]?.value;
+  return decodeBundleFile(data).values[0]?.value;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -103,6 +119,18 @@ function releaseEntries(text: string): ReleaseEntry[] {
   return out;
 }
 
+/** A directory over MAX_BUNDLE_BYTES: not read. */
+export function tooLarge(dir: string, bytes: number): Omit<Diagnostic, 'level'> & { level: 'error' } {
+  return {
+    level: 'error',
+    rule: 'B-SIZE',
+    message: `${dir} holds ${(bytes / 2 ** 20).toFixed(1)} MiB of files, over the ${MAX_BUNDLE_BYTES / 2 ** 20} MiB a bundle directory may hold (a bundle is a few manifests); it was not read`,
+    file: dir,
+    line: 1,
+    hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
+  };
+}
+
 /** Every finding for one bundle directory; empty when the bundle is fine. */
 export function checkBundle(input: BundleCheckInput): Diagnostic[] {
   const { dir, files } = input;
@@ -132,15 +160,19 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
 
   const size = [...files.values()].reduce((n, b) => n + b.length, 0);
   if (size > MAX_BUNDLE_BYTES) {
-    add({
-      rule: 'B-SIZE',
-      message: `${dir} holds ${Math.round(size / 2 ** 20)} MiB of files, far more than a bundle (a few manifests) holds; it was not read`,
-      file: dir,
-      line: 1,
-      hint: 'Keep only the bundle in the directory: manifests/, metadata/ and release-config.yaml.',
-    });
+    add(tooLarge(dir, size));
     return out;
   }
+  const large = [...files].filter(([p, data]) => data.length > fileLimit(p));
+  for (const [p, data] of large.sort(([a], [b]) => (a < b ? -1 : 1)))
+    add({
+      rule: 'B-SIZE',
+      message: `${dir}/${p} is ${data.length} bytes, over the ${p === 'release-config.yaml' ? `${MAX_RELEASE_CONFIG_BYTES / 1024} KiB a release-config.yaml` : `${MAX_BUNDLE_FILE_BYTES / 2 ** 20} MiB one file of a bundle`} may hold; it was not read`,
+      file: `${dir}/${p}`,
+      line: 1,
+      hint: 'A manifest is one Kubernetes object, and Kubernetes stores none over about 1.5 MiB: trim it (long descriptions in a CRD schema), or keep it out of the bundle.',
+    });
+  if (large.length > 0) return out;
 
   // ---- layout
   const has = (prefix: string): boolean => [...files.keys()].some((p) => p.startsWith(prefix));
@@ -240,10 +272,12 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
   // ---- the CSV (as opm parses the bundle)
   let csv: Record<string, unknown> | undefined;
   let csvName = '';
+  let csvPath: string | undefined;
   try {
     const parsed = parseBundle(bundleFilesFromMap(files));
     csv = parsed.csv;
     csvName = parsed.name;
+    csvPath = parsed.csvPath;
   } catch (err) {
     if (!(err instanceof BundleError)) throw err;
     // A manifest that is not YAML is the cause people can fix: point at its line.
@@ -251,7 +285,7 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
       .filter((p) => p.startsWith('manifests/') && /\.(ya?ml|json)$/i.test(p))
       .sort()
       .flatMap((p) => {
-        const problem = decodeFile(files.get(p)!).problems[0];
+        const problem = decodeBundleFile(files.get(p)!).problems[0];
         return problem ? [{ path: p, problem }] : [];
       });
     for (const { path, problem } of broken) {
@@ -282,11 +316,6 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
           : 'Fix the manifests so that the bundle holds exactly one ClusterServiceVersion and the objects it names.',
       });
   }
-  const csvPath = [...files.keys()].find((p) => {
-    if (!p.startsWith('manifests/')) return false;
-    const v = firstDocument(files.get(p));
-    return isObject(v) && v.kind === 'ClusterServiceVersion';
-  });
   const csvFile = csvPath ? `${dir}/${csvPath}` : `${dir}/manifests`;
   const csvText = csvPath ? text(csvPath) : undefined;
   if (csv) {
@@ -442,13 +471,14 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
 
   // ---- ci.yaml
   {
-    // Rendered from templates if the base or the head says so: the head alone cannot say "no".
-    const enabled = [input.baseCiYaml, input.ciYaml].some((text) => {
-      if (text === undefined) return false;
-      const ci = parseDocument(text);
+    // Rendered from templates when the base's ci.yaml says so; the head's copy is not read,
+    // so a pull request can neither silence the warning nor raise it.
+    const enabled = (() => {
+      if (input.baseCiYaml === undefined) return false;
+      const ci = parseDocument(input.baseCiYaml);
       const fbc = isMap(ci.contents) ? (ci.contents.toJSON() as Record<string, unknown>).fbc : undefined;
       return isObject(fbc) && fbc.enabled === true;
-    });
+    })();
     if (enabled && !files.has('release-config.yaml'))
       add({
         rule: 'B-RELEASE-CONFIG',

@@ -4,7 +4,8 @@
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
-import { GitFiles, runGit } from '../catalog/fbc/source.js';
+import { GitFiles, MAX_GIT_PATH_BYTES, PathTooLongError, runGit, shortPath } from '../catalog/fbc/source.js';
+import type { Diagnostic } from '../catalog/diagnostics.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,14 @@ import {
   type MergedRelease,
 } from './bundle-pr.js';
 import { MAX_BUNDLE_BYTES } from './bundle.js';
-import { bundleSettings, PR_CHECKS, type ChangedRoot, type PrChange, type ReadFile } from './pr-checks.js';
+import {
+  bundleSettings,
+  PR_CHECKS,
+  type ChangedRoot,
+  type PrCheck,
+  type PrChange,
+  type ReadFile,
+} from './pr-checks.js';
 import { CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { DEPENDENCIES_CHECK } from './dependencies.js';
 import { OCP_CONTINUITY_CHECK } from './ocp-continuity.js';
@@ -102,7 +110,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
   );
   const checks: CheckResult[] = [];
   for (const check of selected) {
-    const result = await check.run(change);
+    const result = await runCheck(check, change);
     if (result) checks.push(result);
   }
   const { base, head } = change;
@@ -118,6 +126,35 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ran: { checks: checks.map((c) => c.name), validatedRoots: change.loaded?.length ?? 0 },
     ...(release ? { release } : {}),
   };
+}
+
+/**
+ * One check. A path too long to read (docs/security.md, "Reading a pull request's files is
+ * bounded") fails that check with a finding naming it; the other checks still run.
+ */
+async function runCheck(check: PrCheck, change: PrChange): Promise<CheckResult | undefined> {
+  try {
+    return await check.run(change);
+  } catch (err) {
+    if (!(err instanceof PathTooLongError)) throw err;
+    // The changed files under the directory whose file was asked for (its OWNERS, ci.yaml).
+    const dir = err.path.slice(0, err.path.lastIndexOf('/') + 1);
+    const culprits = change.files.filter((f) => f.startsWith(dir)).slice(0, 10);
+    const finding: Diagnostic = {
+      level: 'error',
+      rule: 'PATH-TOO-LONG',
+      message: `${err.message}; ${culprits.length > 0 ? `the pull request's ${culprits.map(shortPath).join(', ')} ${culprits.length === 1 ? 'is' : 'are'} there` : 'a path of the pull request leads there'}, and ${check.name} cannot be decided without it`,
+      hint: `Give the file a path of at most ${MAX_GIT_PATH_BYTES} bytes, directories included (git cannot check out a longer one on Linux).`,
+    };
+    return {
+      name: check.name,
+      conclusion: 'failure',
+      title: 'A path of the pull request is too long to read',
+      summary: `**error** ${finding.message} — ${finding.hint}`,
+      findings: [finding],
+      annotations: [],
+    };
+  }
 }
 
 /**

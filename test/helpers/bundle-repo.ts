@@ -17,8 +17,8 @@ const PATCHES = ['catalog', 'template'].map((k) => join(REAL, 'history', `${BUND
 export interface BundleRepo {
   repo: string;
   git: (...args: string[]) => string;
-  /** A branch off main with the bundle directory added (unless `withBundle` is false) and `edit` applied. */
-  branch: (name: string, edit?: () => void, withBundle?: boolean) => string;
+  /** A branch off `from` (main) with the bundle directory added (unless `withBundle` is false) and `edit` applied. */
+  branch: (name: string, edit?: () => void, withBundle?: boolean, from?: string) => string;
   /** The release's real catalog and template changes, applied to the work tree. */
   applyRelease: () => void;
   cleanup: () => void;
@@ -48,8 +48,8 @@ export function makeBundleRepo(): BundleRepo {
   return {
     repo,
     git,
-    branch: (name, edit, withBundle = true) => {
-      git('checkout', '-q', '-b', name, 'main');
+    branch: (name, edit, withBundle = true, from = 'main') => {
+      git('checkout', '-q', '-b', name, from);
       if (withBundle) cpSync(join(stash, '0.9.0'), join(repo, BUNDLE_DIR), { recursive: true });
       edit?.();
       git('add', '-A');

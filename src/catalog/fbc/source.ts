@@ -450,8 +450,35 @@ function directoriesOf(entries: readonly TreeEntry[]): Set<string> {
   return dirs;
 }
 
-/** The longest answer line GitFiles reads ("<request> missing" echoes the request). */
-const MAX_HEADER_BYTES = 4096;
+/**
+ * The longest path GitFiles reads: PATH_MAX, as git on Linux can check out. A longer one (a
+ * pull request can commit one) fails only its own read, with PathTooLongError.
+ */
+export const MAX_GIT_PATH_BYTES = 4096;
+
+/** The longest revision GitFiles takes: the callers' own (object ids, branch names). */
+const MAX_GIT_REV_BYTES = 256;
+
+/** The longest answer line GitFiles reads: "<rev>:<path> missing" echoes the request. */
+const MAX_HEADER_BYTES = MAX_GIT_REV_BYTES + MAX_GIT_PATH_BYTES + 64;
+
+/** A path over MAX_GIT_PATH_BYTES: not read, and the reader goes on with the next. */
+export class PathTooLongError extends Error {
+  constructor(
+    readonly path: string,
+    readonly bytes: number,
+  ) {
+    super(
+      `cannot read ${shortPath(path)}: its path is ${bytes} bytes, over the ${MAX_GIT_PATH_BYTES}-byte limit (PATH_MAX)`,
+    );
+    this.name = 'PathTooLongError';
+  }
+}
+
+/** A path for a message: a long one by its start and end. */
+export function shortPath(path: string): string {
+  return path.length <= 120 ? path : `${path.slice(0, 60)}…${path.slice(-40)}`;
+}
 
 export class GitFiles {
   private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
@@ -476,8 +503,10 @@ export class GitFiles {
         new Error(`cannot read ${JSON.stringify(path)}: a path in a commit has no ./ or ../`),
       );
     // git answers a missing name by echoing it: the answer's line must fit the reader's bound.
-    if (Buffer.byteLength(rev + path) > MAX_HEADER_BYTES - 64)
-      return Promise.reject(new Error(`cannot read a path of ${Buffer.byteLength(path)} bytes: too long`));
+    const pathBytes = Buffer.byteLength(path);
+    if (pathBytes > MAX_GIT_PATH_BYTES) return Promise.reject(new PathTooLongError(path, pathBytes));
+    if (Buffer.byteLength(rev) > MAX_GIT_REV_BYTES)
+      return Promise.reject(new Error(`cannot read at a revision of ${Buffer.byteLength(rev)} bytes`));
     if (this.failure) return Promise.reject(this.failure);
     const child = this.start();
     return new Promise((resolve, reject) => {
