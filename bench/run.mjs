@@ -86,6 +86,19 @@ function scaledCatalog(source, copies) {
   return dir;
 }
 
+/** The catalog with CRLF line ends (as a Windows editor saves it): the reader's other path. */
+function crlfCatalog(source) {
+  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-'));
+  for (const pkgDir of readdirSync(source)) {
+    mkdirSync(join(dir, pkgDir));
+    for (const file of readdirSync(join(source, pkgDir))) {
+      const text = readFileSync(join(source, pkgDir, file), 'utf8');
+      writeFileSync(join(dir, pkgDir, file), /\.ya?ml$/.test(file) ? text.replace(/\n/g, '\r\n') : text);
+    }
+  }
+  return dir;
+}
+
 const haveTime = existsSync('/usr/bin/time');
 
 /** One run of a command: wall ms and peak RSS (MiB, null without /usr/bin/time). */
@@ -146,12 +159,16 @@ if (!existsSync(opm)) throw new Error(`the opm oracle is missing at ${opm}`);
 
 const v416 = roots.find((r) => r.name.endsWith('v4.16')) ?? largest;
 const scaled = { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaledCatalog(v416.path, SCALE) };
-process.on('exit', () => rmSync(scaled.path, { recursive: true, force: true }));
+const crlf = { name: `${v421.name} with CRLF line ends (synthetic)`, path: crlfCatalog(v421.path) };
+process.on('exit', () => {
+  rmSync(scaled.path, { recursive: true, force: true });
+  rmSync(crlf.path, { recursive: true, force: true });
+});
 
 // Other work on the machine moves every figure; say how busy it was.
 const startLoad = loadavg()[0].toFixed(1);
 const rows = [];
-for (const target of [...roots, medianPackage, largestPackage, scaled]) {
+for (const target of [...roots, medianPackage, largestPackage, scaled, crlf]) {
   const bytes = sizeOf(target.path);
   const { ours, theirs, ratio } = timePaired(
     [process.execPath, [cli, 'validate', target.path]],
@@ -188,6 +205,7 @@ const lines = [
   'The synthetic row copies every package of ' +
     v416.name +
     ` ${SCALE} times under new names (bundle manifests included), to show that throughput and memory hold as a catalog grows.`,
+  `The CRLF row is ${v421.name} with every YAML line ending in CRLF: the fast reader reads it as LF (README, "Benchmarks").`,
   '',
   '### Package directories (start-up dominated)',
   '',
