@@ -185,6 +185,7 @@ describe('the attack of issue 29, item 1', () => {
         const refusal = report.diagnostics.find((d) => d.rule === 'L-YAML-LINE-BREAK');
         expect(report.valid).toBe(false);
         expect(refusal).toMatchObject({ level: 'error', file: 'bar/notes.yaml', line: 1 });
+        expect(refusal?.hint).toMatch(/plain line break/);
       } finally {
         removeTree(dir);
       }

@@ -11,6 +11,7 @@ import {
   type LineTable,
 } from './decode.js';
 import type { CheckedValues } from './fastyaml.js';
+import { READ_REFUSAL_HINTS, type ReadRefusal } from './yaml-screen.js';
 import { noteFullReaderChars } from './short-run.js';
 import {
   emptyConfig,
@@ -418,7 +419,9 @@ function hintsFor(file: string): (rule: string) => string | undefined {
         ? 'Fix the YAML syntax at this line (check indentation and quoting).'
         : rule === 'L-JSON-SYNTAX'
           ? 'Fix the JSON syntax at this point.'
-          : undefined;
+          : Object.hasOwn(READ_REFUSAL_HINTS, rule)
+            ? READ_REFUSAL_HINTS[rule as ReadRefusal]
+            : undefined;
 }
 
 function addFileProblems(

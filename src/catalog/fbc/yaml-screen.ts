@@ -59,6 +59,23 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
   'L-JSON-NUMBER': 'a JSON number too large for a float64 makes opm read the file as YAML instead',
 };
 
+/** What to write instead, for each refusal (a hint beside the finding). */
+export const READ_REFUSAL_HINTS: Record<ReadRefusal, string> = {
+  'L-YAML-LINE-BREAK':
+    'Replace it with a plain line break, or inside a double-quoted string with its escape (\\u2028, \\u2029, \\N).',
+  'L-YAML-CR': 'Save the file with LF (or CRLF) line ends.',
+  'L-YAML-DOCUMENT-END': 'Replace the `...` line with `---`, or remove it.',
+  'L-YAML-DIRECTIVE': 'Remove the `%` directive line.',
+  'L-YAML-TAG': 'Remove the tag and write the value itself (quote it to keep it text).',
+  'L-YAML-MERGE-KEY': 'Write the keys out in the mapping instead of merging them with `<<`.',
+  'L-YAML-KEY': 'Quote the key (`"1.5": x`), or use a shorter text key.',
+  'L-YAML-ESCAPE': 'Write the character itself, or an escape both read alike (\\u00e9, \\n).',
+  'L-YAML-TAB': 'Indent with spaces, and put a space, not a tab, after `-`.',
+  'L-KEY-NOT-ASCII':
+    'Write top-level keys in ASCII (schema, package, name, ...); put other text inside a value.',
+  'L-JSON-NUMBER': 'Write the number as a string, or as one a float64 holds.',
+};
+
 // Characters refused anywhere in a YAML document, and lines that start a construct refused.
 const SCREENED = /[\u2028\u2029\u0085]|^\.\.\.(?:[ \t\r]|$)|^[ ]*-\t/m;
 const LONE_CR = /\r(?!\n)/;
