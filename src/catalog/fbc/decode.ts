@@ -89,11 +89,19 @@ export function lineOf(table: LineTable | undefined, value: unknown): number | u
 // Only the first levels matter for messages (blob, entries list, entry, properties...).
 const RECORDED_DEPTH = 4;
 
-/** Is the first non-space byte among the first 4096 an opening brace? (opm's JSON sniff) */
+// opm's JSON sniff looks at this many bytes (NewYAMLOrJSONDecoder's buffer size).
+const JSON_SNIFF_SIZE = 4096;
+
+/**
+ * Is the first non-space character among the first 4096 bytes an opening brace? (opm's JSON
+ * sniff) Bytes, not characters: U+3000 takes three, and opm stops at a character cut short.
+ */
 function looksLikeJson(text: string): boolean {
-  const limit = Math.min(text.length, 4096);
-  for (let i = 0; i < limit; i++) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes > JSON_SNIFF_SIZE) return false;
     if (c === 0x7b) return true;
     if (!isGoSpace(c)) return false;
   }
@@ -118,9 +126,6 @@ export interface DecodeOptions {
  */
 export const yamlDocumentsRead = { fast: 0, full: 0, fullChars: 0 };
 
-// Enough bytes for the first 4096 characters, however they are encoded (opm's JSON sniff).
-const JSON_SNIFF_BYTES = 4 * 4096;
-
 export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): DecodedFile {
   const out: DecodedFile = { values: [], problems: [], notes: [] };
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -128,7 +133,7 @@ export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): Deco
   const ascii = isAscii(bytes);
   const valid = ascii || isUtf8(bytes);
   const encoding = ascii ? 'latin1' : 'utf8';
-  if (looksLikeJson(buffer.toString(encoding, 0, JSON_SNIFF_BYTES))) {
+  if (looksLikeJson(buffer.toString(encoding, 0, JSON_SNIFF_SIZE))) {
     const text = buffer.toString(encoding);
     if (!valid) {
       // Go's JSON decoder replaces invalid UTF-8 inside strings instead of failing.
@@ -781,13 +786,35 @@ function decodeJsonStream(
   }
 }
 
-// A number literal that may be past float64: an exponent of three digits or 309 digits.
-const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
+// A number literal that may be past float64 (1.8e308): an exponent of three digits, or, with an
+// exponent of at most 99, 210 digits before the point (JSON allows no leading zeros).
+const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{210}/;
 
 function hasInfinity(v: unknown): boolean {
   if (typeof v === 'number') return !Number.isFinite(v);
   if (typeof v !== 'object' || v === null) return false;
   return (Array.isArray(v) ? v : Object.values(v)).some(hasInfinity);
+}
+
+/**
+ * Where opm's YAML reading starts after the JSON at `from` failed, as apimachinery's
+ * consumeWhitespace finds it: Unicode spaces (Go's unicode.IsSpace, so also U+00A0, U+2028, a
+ * form feed) are skipped up to and including the first line feed. It reads four bytes at a
+ * time and decodes one character of them: with fewer than four bytes left, or at U+FFFD, it
+ * gives up, and opm reports the JSON error (undefined).
+ */
+function yamlFallbackStart(text: string, from: number): number | undefined {
+  let left = Buffer.byteLength(text.slice(from));
+  let i = from;
+  for (;;) {
+    if (left < 4) return undefined;
+    const c = text.codePointAt(i) as number;
+    if (c === 0xfffd) return undefined;
+    if (!isGoSpace(c)) return i;
+    i++;
+    left -= c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (c === 0x0a) return i;
+  }
 }
 
 function fallBackToYaml(
@@ -798,10 +825,11 @@ function fallBackToYaml(
   out: DecodedFile,
   options: DecodeOptions,
 ): void {
-  // Whitespace up to the first newline after the last good object is dropped.
-  let start = from;
-  while (start < text.length && text[start] !== '\n' && isJsonSpace(text.charCodeAt(start))) start++;
-  if (text[start] === '\n') start++;
+  const start = yamlFallbackStart(text, from);
+  if (start === undefined) {
+    out.problems.push(jsonProblem);
+    return;
+  }
   const rest = text.slice(start);
   // go-yaml refuses invalid UTF-8, which the JSON reader had replaced.
   if (!validUtf8 && rest.includes('\ufffd')) {

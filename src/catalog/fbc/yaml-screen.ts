@@ -3,7 +3,7 @@
 // would serve a channel or bundle that our checks never saw. Each is refused with its own
 // rule and the line, even where opm accepts it (docs/security.md, "The bot reads files exactly
 // as opm does"); test/yaml-differential.test.ts holds every rule against the real opm.
-import { Parser } from 'yaml';
+import { CST, Parser } from 'yaml';
 import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
 
 /** A construct refused, at 0-based `offset` of the document text. */
@@ -23,6 +23,8 @@ export type ReadRefusal =
   | 'L-YAML-KEY'
   | 'L-YAML-ESCAPE'
   | 'L-YAML-TAB'
+  | 'L-YAML-FLOW'
+  | 'L-YAML-ANCHOR'
   | 'L-KEY-NOT-ASCII'
   | 'L-JSON-NUMBER';
 
@@ -38,10 +40,14 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
   'L-YAML-MERGE-KEY':
     "opm's merge key `<<` overrides keys written before it; YAML readers disagree on merge order",
   'L-YAML-KEY':
-    'a key that is not text or a whole number (a float, null, a collection), or longer than 1,000 characters, becomes a different key for opm or fails there',
+    'a key that is not text or a whole number (a float, null, a collection, an alias), that is 1,000 characters or more from its `:`, or a number or boolean beside the same text as a key, becomes a different key for opm, fails there, or wins at random',
   'L-YAML-ESCAPE': "escapes `\\/`, `\\'` and surrogate `\\u`/`\\U` codes are read differently by opm",
   'L-YAML-TAB':
     'a tab where opm expects indentation or a space (after `- `, at the start of a block scalar) fails there',
+  'L-YAML-FLOW':
+    'inside `[ ]` or `{ }`, opm (YAML 1.1) ends plain text at `?`, reads `:` before `,]}` as text and `-` alone as text, and reads on where YAML 1.2 readers stop: the same text is other keys there',
+  'L-YAML-ANCHOR':
+    'opm ends anchor and alias names at the first character that is not a letter, digit, `_` or `-`; YAML 1.2 readers read on',
   'L-KEY-NOT-ASCII':
     'opm matches top-level keys with Unicode case folding (`ſchema` is `schema`, `paßword` is `password`): only ASCII keys are read at the top of a document',
   'L-JSON-NUMBER': 'a JSON number too large for a float64 makes opm read the file as YAML instead',
@@ -91,16 +97,17 @@ function lexicalFinding(found: string, at: number): ScreenFinding {
   };
 }
 
-/** The syntax pass: tags, directives, keys, escapes and block scalar indentation. */
+/** The syntax pass: tags, directives, keys, anchors, flow collections, escapes and block scalar indentation. */
 function screenSyntax(text: string): ScreenFinding | undefined {
   let found: ScreenFinding | undefined;
-  const visit = (node: unknown): void => {
+  // `inFlow`: inside `[ ]` or `{ }`, where go-yaml v2 splits plain text its own way.
+  const visit = (node: unknown, inFlow: boolean): void => {
     if (found || typeof node !== 'object' || node === null) return;
     if (Array.isArray(node)) {
-      for (const item of node) visit(item);
+      for (const item of node) visit(item, inFlow);
       return;
     }
-    const token = node as Record<string, unknown> & { type?: string; offset?: number; source?: string };
+    const token = node as CstToken;
     switch (token.type) {
       case 'tag':
         found = {
@@ -124,6 +131,11 @@ function screenSyntax(text: string): ScreenFinding | undefined {
           offset: token.offset ?? 0,
         };
         return;
+      case 'anchor':
+      case 'alias':
+        found = badAnchor(token, text);
+        if (found) return;
+        break;
       case 'double-quoted-scalar':
         found = badEscape(token.source ?? '', token.offset ?? 0);
         if (found) return;
@@ -132,34 +144,105 @@ function screenSyntax(text: string): ScreenFinding | undefined {
         found = tabAtBlockStart(token);
         if (found) return;
         break;
+      case 'scalar':
+        if (inFlow) found = badFlowPlain(token);
+        if (found) return;
+        break;
+      case 'block-map':
+      case 'block-seq':
+        // Inside `[ ]` or `{ }` only where YAML 1.2 readers fail: `-` before a space or `,]}`
+        // (which go-yaml reads as text), `a: b: c`.
+        if (inFlow) {
+          found = {
+            rule: 'L-YAML-FLOW',
+            message:
+              token.type === 'block-seq'
+                ? '`-` alone inside `[ ]` or `{ }`: opm reads it as text; quote it'
+                : '`a: b: c` inside `[ ]` or `{ }`: opm reads it otherwise; quote the text',
+            offset: token.offset ?? 0,
+          };
+          return;
+        }
+        break;
+      case 'flow-collection':
+        found = unclosedFlow(token);
+        if (found) return;
+        break;
     }
     if (Array.isArray(token.items)) {
-      for (const item of token.items as Record<string, unknown>[]) {
-        if (item.key !== undefined && item.key !== null)
-          found ??= badKey(item.key as Record<string, unknown>);
-        if (found) return;
-      }
+      found = badKeys(token, text);
+      if (found) return;
     }
-    for (const value of Object.values(token)) visit(value);
+    const flow = inFlow || token.type === 'flow-collection';
+    for (const value of Object.values(token)) visit(value, flow);
   };
   for (const token of new Parser().parse(text)) {
-    visit(token);
+    visit(token, false);
     if (found) return found;
   }
   return undefined;
 }
 
+/** A token of the `yaml` package's concrete syntax tree, as far as the screen looks at it. */
+interface CstToken {
+  type?: string;
+  offset?: number;
+  source?: string;
+  items?: CstItem[];
+  end?: CstToken[];
+  props?: CstToken[];
+  [key: string]: unknown;
+}
+
+interface CstItem {
+  start: CstToken[];
+  key?: CstToken | null;
+  sep?: CstToken[];
+  value?: CstToken | null;
+}
+
 const COLLECTIONS = new Set(['block-map', 'block-seq', 'flow-collection']);
-// go-yaml v2 gives up on an implicit key after 1,024 characters; well below, to be safe.
+// go-yaml v2 gives up on an implicit key whose `:` is 1,024 characters or more from where the
+// key starts (its anchor, if it has one); well below, to be safe.
 export const MAX_KEY_LENGTH = 1000;
 
-function badKey(key: Record<string, unknown>): ScreenFinding | undefined {
-  const type = key.type as string;
-  const offset = (key.offset as number | undefined) ?? 0;
+/** The keys of a mapping (or the pairs of a flow sequence): each on its own, then together. */
+function badKeys(collection: CstToken, text: string): ScreenFinding | undefined {
+  const items = collection.items ?? [];
+  for (const item of items) {
+    const colon = item.sep?.find((t) => t.type === 'map-value-ind');
+    if (item.key === undefined || item.key === null) {
+      if (colon === undefined) continue;
+      return {
+        rule: 'L-YAML-KEY',
+        message: 'a `:` with no key before it: the key is null for opm, which fails on it; write a key',
+        offset: colon.offset ?? 0,
+      };
+    }
+    const found = badKey(item.key) ?? keyTooFar(item, colon) ?? colonAfterFlowPlain(item, colon, text);
+    if (found) return found;
+  }
+  // A flow sequence's pairs are mappings of one key each: nothing to compare.
+  const isMapping =
+    collection.type === 'block-map' ||
+    (collection.type === 'flow-collection' &&
+      (collection.start as CstToken | undefined)?.type === 'flow-map-start');
+  return isMapping ? sameKeyTwoWays(items) : undefined;
+}
+
+function badKey(key: CstToken): ScreenFinding | undefined {
+  const type = key.type ?? '';
+  const offset = key.offset ?? 0;
   if (COLLECTIONS.has(type))
     return {
       rule: 'L-YAML-KEY',
       message: 'a mapping or list used as a key: opm fails on it; use a text key',
+      offset,
+    };
+  if (type === 'alias')
+    return {
+      rule: 'L-YAML-KEY',
+      message: `alias ${key.source ?? ''} used as a key: opm keys it by the type of what it names; write the key out`,
       offset,
     };
   const source = typeof key.source === 'string' ? key.source : '';
@@ -184,6 +267,130 @@ function badKey(key: Record<string, unknown>): ScreenFinding | undefined {
     message: `key ${JSON.stringify(source)} is ${value === null ? 'null' : 'a number'} for opm, which writes it differently or fails: quote it`,
     offset,
   };
+}
+
+/** An implicit key whose `:` is too far from where go-yaml starts the key (at its anchor). */
+function keyTooFar(item: CstItem, colon: CstToken | undefined): ScreenFinding | undefined {
+  if (colon === undefined || item.start.some((t) => t.type === 'explicit-key-ind')) return undefined;
+  let start = item.key?.offset ?? 0;
+  for (const t of item.start)
+    if (t.type === 'anchor' || t.type === 'tag') start = Math.min(start, t.offset ?? start);
+  const distance = (colon.offset ?? 0) - start;
+  if (distance < MAX_KEY_LENGTH) return undefined;
+  return {
+    rule: 'L-YAML-KEY',
+    message: `the \`:\` of this key is ${distance} characters from its start (at most ${MAX_KEY_LENGTH - 1}): opm gives up on long keys`,
+    offset: start,
+  };
+}
+
+/**
+ * `a:` then `,`, `]`, `}`, `[` or `{` inside `[ ]` or `{ }`: YAML 1.2 readers take `a` as a
+ * key, go-yaml v2 reads the text `a:`.
+ */
+function colonAfterFlowPlain(
+  item: CstItem,
+  colon: CstToken | undefined,
+  text: string,
+): ScreenFinding | undefined {
+  const key = item.key;
+  if (colon === undefined || key?.type !== 'scalar' || typeof key.source !== 'string') return undefined;
+  const at = colon.offset ?? 0;
+  if ((key.offset ?? 0) + key.source.length !== at) return undefined;
+  const next = text.charCodeAt(at + 1);
+  if (Number.isNaN(next) || next === 0x20 || next === 0x09 || next === 0x0a || next === 0x0d)
+    return undefined;
+  return {
+    rule: 'L-YAML-FLOW',
+    message: `\`${key.source.slice(0, 40)}:\` before \`${text[at + 1]}\`: opm reads the \`:\` as part of the text; put a space after it`,
+    offset: at,
+  };
+}
+
+/** A plain scalar inside `[ ]` or `{ }` that go-yaml v2 splits where YAML 1.2 readers do not. */
+function badFlowPlain(token: CstToken): ScreenFinding | undefined {
+  const source = token.source ?? '';
+  const offset = token.offset ?? 0;
+  const question = source.indexOf('?');
+  if (question >= 0)
+    return {
+      rule: 'L-YAML-FLOW',
+      message: `\`?\` in unquoted text inside \`[ ]\` or \`{ }\`: opm starts a key there; quote the text`,
+      offset: offset + question,
+    };
+  if (source.startsWith(':'))
+    return {
+      rule: 'L-YAML-FLOW',
+      message: 'unquoted text starting with `:` inside `[ ]` or `{ }`: opm reads a `:` there; quote the text',
+      offset,
+    };
+  return undefined;
+}
+
+/** A `[ ]` or `{ }` that YAML 1.2 readers see end early (a line not indented past its parent). */
+function unclosedFlow(token: CstToken): ScreenFinding | undefined {
+  const closed = (token.end ?? []).some((t) => t.type === 'flow-seq-end' || t.type === 'flow-map-end');
+  if (closed) return undefined;
+  return {
+    rule: 'L-YAML-FLOW',
+    message:
+      '`[ ]` or `{ }` not closed before a line indented no more than its parent: opm reads on; indent the lines inside it, or close it',
+    offset: token.offset ?? 0,
+  };
+}
+
+/** go-yaml v2 anchor and alias names: letters, digits, `_` and `-`, then a space or `,]}`... */
+function badAnchor(token: CstToken, text: string): ScreenFinding | undefined {
+  const source = token.source ?? '';
+  const offset = token.offset ?? 0;
+  const after = text[offset + source.length];
+  if (/^[&*][A-Za-z0-9_-]+$/.test(source) && after !== '[' && after !== '{') return undefined;
+  return {
+    rule: 'L-YAML-ANCHOR',
+    message: `${token.type} ${source.slice(0, 40)}: opm ends the name at the first character that is not a letter, digit, \`_\` or \`-\`; use only those, then a space`,
+    offset,
+  };
+}
+
+/**
+ * `1` and `"1"`, or `true` and `"true"`, as keys of one mapping: different keys for go-yaml,
+ * the same text once opm converts them to JSON, and which value opm keeps is random.
+ */
+function sameKeyTwoWays(items: CstItem[]): ScreenFinding | undefined {
+  const kinds = new Map<string, string>();
+  for (const item of items) {
+    const key = item.key;
+    if (!key) continue;
+    let kind: string;
+    let name: string;
+    if (key.type === 'scalar') {
+      const value = resolvePlainScalar(key.source ?? '');
+      if (typeof value === 'number' || typeof value === 'boolean') {
+        kind = typeof value;
+        name = String(value);
+      } else {
+        kind = 'string';
+        name = key.source ?? '';
+      }
+    } else if (key.type === 'single-quoted-scalar' || key.type === 'double-quoted-scalar') {
+      // Broken quoting is the reader's to report: no value, nothing to compare.
+      const resolved = CST.resolveAsScalar(key as Parameters<typeof CST.resolveAsScalar>[0], false, () => {});
+      if (!resolved) continue;
+      kind = 'string';
+      name = resolved.value;
+    } else {
+      continue;
+    }
+    const seen = kinds.get(name);
+    if (seen === undefined) kinds.set(name, kind);
+    else if (seen !== kind)
+      return {
+        rule: 'L-YAML-KEY',
+        message: `key ${JSON.stringify(name)} written both as a ${seen === 'string' ? kind : seen} and as text: opm keeps one of them at random; quote both`,
+        offset: key.offset ?? 0,
+      };
+  }
+  return undefined;
 }
 
 /** An escape go-yaml v2 reads differently from YAML 1.2 readers, in a double-quoted scalar's source. */
