@@ -651,6 +651,28 @@ function jsonFallbacks(): Corner[] {
   ];
 }
 
+function afterTheFirstNode(): Corner[] {
+  // A comment first: read as YAML, not sniffed as JSON.
+  const after = (name: string, rest: string): Corner =>
+    yaml(`after a flow root: ${name}`, `# notes\n{schema: bar.notes, package: bar}\n${rest}`);
+  return [
+    after('an unterminated double quote', '"abc\n'),
+    after('an unterminated single quote', "'abc\n"),
+    after('a bad escape', '"\\q"\n'),
+    after('an @', '@x\n'),
+    after('a tab', '\tx\n'),
+    after('plain text, then an unterminated quote', 'foo\n"abc\n'),
+    after('a second object with a bad escape', '{"a": "\\q"}\n'),
+    after('a second JSON object', '{"schema":"bar.notes","package":"bar","m":1}\n'),
+    after('an unterminated second object', '{"a": "b"\n'),
+    after('a block sequence', '- a\n'),
+    after('a closing bracket', ']\n'),
+    after('a comment', '# more\n'),
+    after('an explicit key', '? a\n'),
+    yaml('after a flow root: text on its line', `# notes\n{schema: bar.notes, package: bar} x\n`),
+  ];
+}
+
 /** Every generated corner, named uniquely. */
 export function yamlCorners(): Corner[] {
   const all = [
@@ -671,6 +693,7 @@ export function yamlCorners(): Corner[] {
     ...keysFarFromColon(),
     ...fastReaderEdges(),
     ...jsonFallbacks(),
+    ...afterTheFirstNode(),
   ];
   const seen = new Set<string>();
   for (const c of all) {

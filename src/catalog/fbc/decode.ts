@@ -377,6 +377,35 @@ function firstUnsupportedJsonValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Is `text` JSON objects and arrays between line breaks, spaces and comments? (A tab there,
+ * outside a collection, go-yaml fails on.)
+ */
+function isJsonValuesAndComments(text: string): boolean {
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d) {
+      i++;
+    } else if (c === 0x23) {
+      const eol = text.indexOf('\n', i);
+      i = eol < 0 ? text.length : eol + 1;
+    } else if (c === 0x7b || c === 0x5b) {
+      const scan = scanJsonValue(text, i, 1);
+      if (scan.error !== undefined) return false;
+      try {
+        JSON.parse(text.slice(i, scan.end));
+      } catch {
+        return false;
+      }
+      i = scan.end;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** go-yaml v2 reads only the first node of a document and ignores what follows. */
 function readYamlDocument(
   doc: YamlDocument,
@@ -436,6 +465,19 @@ function readYamlDocument(
       err.mark &&
       FLOW_ROOT.test(doc.text.slice(0, err.mark.position))
     ) {
+      // go-yaml scans on past the node (the next token, and the rest of its line when that
+      // could start a key) and fails the document on what it cannot scan: only JSON values
+      // (a JSON stream after a comment or BOM) and comments are known to scan.
+      if (!isJsonValuesAndComments(doc.text.slice(err.mark.position))) {
+        out.problems.push({
+          rule: 'L-YAML-AFTER-NODE',
+          message:
+            'text after the first node of this document: opm ignores it or fails on it; remove it, or start a new document with `---`',
+          line: doc.firstLine + err.mark.line + 1,
+          column: err.mark.column + 1,
+        });
+        return undefined;
+      }
       try {
         const first = parseYamlNode(doc.text.slice(0, err.mark.position), doc.firstLine, out);
         out.notes.push({

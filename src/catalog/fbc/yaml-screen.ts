@@ -25,6 +25,7 @@ export type ReadRefusal =
   | 'L-YAML-TAB'
   | 'L-YAML-FLOW'
   | 'L-YAML-ANCHOR'
+  | 'L-YAML-AFTER-NODE'
   | 'L-KEY-NOT-ASCII'
   | 'L-JSON-NUMBER';
 
@@ -48,6 +49,8 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
     'inside `[ ]` or `{ }`, opm (YAML 1.1) ends plain text at `?`, reads `:` before `,]}` as text and `-` alone as text, and reads on where YAML 1.2 readers stop: the same text is other keys there',
   'L-YAML-ANCHOR':
     'opm ends anchor and alias names at the first character that is not a letter, digit, `_` or `-`; YAML 1.2 readers read on',
+  'L-YAML-AFTER-NODE':
+    'opm reads only the first node of a document, but scans on past it and fails on what it cannot scan: after a `[ ]` or `{ }` only JSON values and comments are read',
   'L-KEY-NOT-ASCII':
     'opm matches top-level keys with Unicode case folding (`ſchema` is `schema`, `paßword` is `password`): only ASCII keys are read at the top of a document',
   'L-JSON-NUMBER': 'a JSON number too large for a float64 makes opm read the file as YAML instead',
