@@ -269,6 +269,13 @@ function folding(): Corner[] {
     f('tab before a value', 'n:\t1\n'),
     f('tab in indentation', 'x:\n\tn: 1\n'),
     f('tab after a sequence dash', 'x:\n-\ta\n'),
+    f('tab after a sequence dash and a space', 'x:\n- \ta\n'),
+    f('tab after a nested sequence dash and a space', 'x:\n  - - \ta\n'),
+    f('tab after a dash before a comment', 'x:\n- \t# c\n  a\n'),
+    f('tab after an explicit key indicator', '? \ta\n: b\n'),
+    f('tab after a complex value indicator', '? a\n:\tb\n'),
+    f('tab after a key and a space', 'k: \ta\n'),
+    f('tab after the indentation of a plain continuation', 'k: a\n  \tb\n'),
     f('trailing tab', 'n: 1\t\n'),
   ];
 }

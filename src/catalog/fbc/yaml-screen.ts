@@ -44,7 +44,7 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
     'a key that is not text or a whole number (a float, null, a collection, an alias), that is 1,000 characters or more from its `:`, or a number or boolean beside the same text as a key, becomes a different key for opm, fails there, or wins at random',
   'L-YAML-ESCAPE': "escapes `\\/`, `\\'` and surrogate `\\u`/`\\U` codes are read differently by opm",
   'L-YAML-TAB':
-    'a tab where opm expects indentation or a space (after `- `, at the start of a block scalar) fails there',
+    'a tab where opm expects indentation or a space (after `- `, `? ` or `: ` at the start of a line, at the start of a block scalar) fails there',
   'L-YAML-FLOW':
     'inside `[ ]` or `{ }`, opm (YAML 1.1) ends plain text at `?`, reads `:` before `,]}` as text and `-` alone as text, and reads on where YAML 1.2 readers stop: the same text is other keys there',
   'L-YAML-ANCHOR':
@@ -57,7 +57,9 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
 };
 
 // Characters refused anywhere in a YAML document, and lines that start a construct refused.
-const SCREENED = /[\u2028\u2029\u0085]|^\.\.\.(?:[ \t\r]|$)|^[ ]*-\t/m;
+// After `-`, `?` or a `:` that starts a line, go-yaml takes a tab for the start of a token
+// and fails: `- \ta`, `? \ta`, `: \tb`.
+const SCREENED = /[\u2028\u2029\u0085]|^\.\.\.(?:[ \t\r]|$)|^ *(?:[-?:] +)*[-?:] *\t/m;
 const LONE_CR = /\r(?!\n)/;
 
 /** The first refused construct of a YAML document, or undefined. */
@@ -95,7 +97,7 @@ function lexicalFinding(found: string, at: number): ScreenFinding {
     };
   return {
     rule: 'L-YAML-TAB',
-    message: 'a tab after `-`: opm fails on it; use a space',
+    message: 'a tab after `-`, `?` or `:` at the start of a line: opm fails on it; use spaces',
     offset: at + found.length - 1,
   };
 }
