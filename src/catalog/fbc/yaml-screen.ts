@@ -26,6 +26,7 @@ export type ReadRefusal =
   | 'L-YAML-FLOW'
   | 'L-YAML-ANCHOR'
   | 'L-YAML-AFTER-NODE'
+  | 'L-YAML-BLOCK-HEADER'
   | 'L-KEY-NOT-ASCII'
   | 'L-JSON-NUMBER';
 
@@ -51,6 +52,8 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
     'opm ends anchor and alias names at the first character that is not a letter, digit, `_` or `-`; YAML 1.2 readers read on',
   'L-YAML-AFTER-NODE':
     'opm reads only the first node of a document, but scans on past it and fails on what it cannot scan: after a `[ ]` or `{ }` only JSON values and comments are read',
+  'L-YAML-BLOCK-HEADER':
+    'a `#` right after the `|` or `>` of a block scalar is a comment for opm and an error for YAML 1.2 readers',
   'L-KEY-NOT-ASCII':
     'opm matches top-level keys with Unicode case folding (`ſchema` is `schema`, `paßword` is `password`): only ASCII keys are read at the top of a document',
   'L-JSON-NUMBER': 'a JSON number too large for a float64 makes opm read the file as YAML instead',
@@ -146,7 +149,7 @@ function screenSyntax(text: string): ScreenFinding | undefined {
         if (found) return;
         break;
       case 'block-scalar':
-        found = tabAtBlockStart(token);
+        found = commentAtBlockHeader(token) ?? tabAtBlockStart(token);
         if (found) return;
         break;
       case 'scalar':
@@ -415,6 +418,21 @@ function badEscape(source: string, offset: number): ScreenFinding | undefined {
       };
   }
   return undefined;
+}
+
+/** `|#c`: go-yaml takes the `#` for a comment, YAML 1.2 readers want a space first. */
+function commentAtBlockHeader(token: CstToken): ScreenFinding | undefined {
+  const props = token.props ?? [];
+  const header = props.find((p) => p.type === 'block-scalar-header');
+  const comment = props.find((p) => p.type === 'comment');
+  if (!header || !comment) return undefined;
+  const end = (header.offset ?? 0) + (header.source ?? '').length;
+  if (comment.offset !== end) return undefined;
+  return {
+    rule: 'L-YAML-BLOCK-HEADER',
+    message: `\`${header.source ?? ''}#\`: opm reads a comment there, other readers fail; put a space before the \`#\``,
+    offset: end,
+  };
 }
 
 /** A block scalar with no indentation digit whose first line has a tab after its spaces. */
