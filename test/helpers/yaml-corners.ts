@@ -680,6 +680,16 @@ function afterTheFirstNode(): Corner[] {
     after('a comment', '# more\n'),
     after('an explicit key', '? a\n'),
     yaml('after a flow root: text on its line', `# notes\n{schema: bar.notes, package: bar} x\n`),
+    yaml('an indented root, then a line at column 0', ' schema: bar.notes\n package: bar\nname: x\n'),
+    yaml(
+      'an indented root after ---, then keys at column 0',
+      `${notes('n: 1\n')}---\n  schema: bar.notes\n  package: bar\nschema: olm.channel\n`,
+    ),
+    json(
+      'JSON, then --- and an indented root',
+      '{"schema":"bar.notes","package":"bar"}\n---\n schema: bar.notes\npackage: bar\nz: 1\n',
+    ),
+    yaml('an indented root sequence, then a key', ' - a\nb: c\n'),
   ];
 }
 

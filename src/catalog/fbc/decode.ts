@@ -492,9 +492,49 @@ function readYamlDocument(
         // report the original error
       }
     }
+    const dedent = isYamlException(err) ? lineLessIndentedThanRoot(doc.text) : undefined;
+    if (dedent !== undefined) {
+      out.problems.push({
+        rule: 'L-YAML-AFTER-NODE',
+        message:
+          'a line indented less than the first line of this document: opm ends the document there and ignores the rest; indent them alike',
+        line: doc.firstLine + dedent + 1,
+        column: 1,
+      });
+      return undefined;
+    }
     out.problems.push(yamlProblem(err, doc.firstLine));
     return undefined;
   }
+}
+
+/**
+ * The 0-based line of a content line indented less than the document's first one, which
+ * go-yaml takes for the end of the root node (and of what it reads), where YAML 1.2 readers
+ * fail. Undefined when the first content line is not indented.
+ */
+function lineLessIndentedThanRoot(text: string): number | undefined {
+  let rootIndent = -1;
+  let line = 0;
+  for (let start = 0; start < text.length; line++) {
+    let eol = text.indexOf('\n', start);
+    if (eol < 0) eol = text.length;
+    let i = start;
+    while (text.charCodeAt(i) === 0x20) i++;
+    const blank = i >= eol || text.charCodeAt(i) === 0x23 || text.charCodeAt(i) === 0x0d;
+    const marker = line === 0 && text.startsWith('---', start);
+    if (!blank && !marker) {
+      const indent = i - start;
+      if (rootIndent < 0) {
+        if (indent === 0) return undefined;
+        rootIndent = indent;
+      } else if (indent < rootIndent) {
+        return line;
+      }
+    }
+    start = eol + 1;
+  }
+  return undefined;
 }
 
 // js-yaml's words for what go-yaml reports differently.

@@ -51,7 +51,7 @@ export const READ_REFUSALS: Record<ReadRefusal, string> = {
   'L-YAML-ANCHOR':
     'opm ends anchor and alias names at the first character that is not a letter, digit, `_` or `-`; YAML 1.2 readers read on',
   'L-YAML-AFTER-NODE':
-    'opm reads only the first node of a document, but scans on past it and fails on what it cannot scan: after a `[ ]` or `{ }` only JSON values and comments are read',
+    'opm reads only the first node of a document, but scans on past it and fails on what it cannot scan: after a `[ ]` or `{ }` only JSON values and comments are read, and no line may be indented less than the first',
   'L-YAML-BLOCK-HEADER':
     'a `#` right after the `|` or `>` of a block scalar is a comment for opm and an error for YAML 1.2 readers',
   'L-KEY-NOT-ASCII':
