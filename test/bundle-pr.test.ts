@@ -38,7 +38,7 @@ beforeAll(() => {
   });
   branch('bad-csv', () => {
     const csv = join(repo, DIR, 'manifests', 'jumpstarter-operator.clusterserviceversion.yaml');
-    writeFileSync(csv, readFileSync(csv, 'utf8').replace(/^spec:$/m, 'spec: [unclosed'));
+    writeFileSync(csv, readFileSync(csv, 'utf8').replace(/^spec:$/m, "spec: 'unclosed"));
   });
   branch('no-annotation', () => {
     const file = join(repo, DIR, 'metadata', 'annotations.yaml');
@@ -132,7 +132,7 @@ describe('catalog-bot/bundle on pull requests', () => {
     expect(errors.map((d) => [d.rule, d.file])).toEqual([
       ['B-MANIFEST-SYNTAX', `${DIR}/manifests/jumpstarter-operator.clusterserviceversion.yaml`],
     ]);
-    // The broken line is the `spec:` line the branch edited (106) or the end of its flow sequence.
+    // The broken line is the `spec:` line the branch edited (106) or the end of the file.
     expect(errors[0]?.line).toBeGreaterThanOrEqual(106);
     expect(errors[0]?.hint).toMatch(/^Fix the YAML at line \d+/);
     expect(check?.annotations).toContainEqual(

@@ -192,3 +192,27 @@ describe('the attack of issue 29, item 1', () => {
     }
   });
 });
+
+describe('a flow mapping read as YAML 1.1', () => {
+  it("fails bar's channel that opm reads as foo's through `?package` in a flow mapping, at its line", async () => {
+    // go-yaml v2 starts a key at `?` inside `{ }`: opm serves a channel of foo with foo's
+    // bundle, where a YAML 1.2 reader sees bar's channel with two odd keys.
+    const dir = writeTree(
+      cornerTree({
+        name: 'attack',
+        files: {
+          'bar/notes.yaml':
+            '# release notes\n{schema: olm.channel, package: bar, name: evil, entries: [{name: bar.v1.0.0}],\n  ?package: foo, ?entries: [{name: foo.v1.0.0}]}\n',
+        },
+      }),
+    );
+    try {
+      const report = await validateCatalog(new DirectorySource(dir));
+      const refusal = report.diagnostics.find((d) => d.rule === 'L-YAML-FLOW');
+      expect(report.valid).toBe(false);
+      expect(refusal).toMatchObject({ level: 'error', file: 'bar/notes.yaml', line: 3 });
+    } finally {
+      removeTree(dir);
+    }
+  });
+});

@@ -257,6 +257,9 @@ function folding(): Corner[] {
     f('plain with : inside', 'n: a:b\n'),
     f('plain starting with a dash', 'n: -a\n'),
     f('literal block keep', 'n: |+\n  a\n\n'),
+    f('literal block header with a comment right after it', 'k: |#c\n  a\n'),
+    f('folded block strip header with a comment right after it', 'k: >-#c\n  a\n  b\n'),
+    f('literal block header with a comment after a space', 'k: | #c\n  a\n'),
     f('literal block strip', 'n: |-\n  a\n\n'),
     f('literal block explicit indentation', 'n: |2\n    a\n  b\n'),
     f('folded block with more-indented lines', 'n: >\n  a\n    b\n  c\n\n  d\n'),
@@ -269,6 +272,13 @@ function folding(): Corner[] {
     f('tab before a value', 'n:\t1\n'),
     f('tab in indentation', 'x:\n\tn: 1\n'),
     f('tab after a sequence dash', 'x:\n-\ta\n'),
+    f('tab after a sequence dash and a space', 'x:\n- \ta\n'),
+    f('tab after a nested sequence dash and a space', 'x:\n  - - \ta\n'),
+    f('tab after a dash before a comment', 'x:\n- \t# c\n  a\n'),
+    f('tab after an explicit key indicator', '? \ta\n: b\n'),
+    f('tab after a complex value indicator', '? a\n:\tb\n'),
+    f('tab after a key and a space', 'k: \ta\n'),
+    f('tab after the indentation of a plain continuation', 'k: a\n  \tb\n'),
     f('trailing tab', 'n: 1\t\n'),
   ];
 }
@@ -531,6 +541,158 @@ function jsonCorners(): Corner[] {
   ];
 }
 
+function flowCollections(): Corner[] {
+  const f = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    f('? starting text in a flow sequence', 'x: [a, ?b]\n'),
+    f('? key in a flow mapping', 'x: {a: 1, ?b: c}\n'),
+    f('? inside text in a flow sequence', 'x: [a?b]\n'),
+    f('? inside a flow mapping value', 'x: {a: b?c}\n'),
+    f('URL with a query in a flow sequence', 'x: [http://a.example/c?d=e]\n'),
+    f('explicit ? key in a flow mapping', 'x: {? a: b}\n'),
+    yaml(
+      'flow ?package hides a channel of foo',
+      '{schema: olm.channel, package: bar, name: evil, entries: [{name: bar.v1.0.0}], ?package: foo, ?entries: [{name: foo.v1.0.0}]}\n',
+    ),
+    yaml(
+      'flow ?package in a document after ---',
+      `${notes('n: 1\n')}---\n{schema: olm.channel, package: bar, name: evil, entries: [{name: bar.v1.0.0}], ?package: foo, ?entries: [{name: foo.v1.0.0}]}\n`,
+    ),
+    f(': before } in a flow mapping', 'x: {a:}\n'),
+    f(': before , in a flow mapping', 'x: {a:, b: 1}\n'),
+    f(': before ] in a flow sequence', 'x: [a:]\n'),
+    f(': before [ in a flow mapping', 'x: {a:[b]}\n'),
+    f(': before } in a flow value', 'x: {a: b:}\n'),
+    f(': before ] in a nested flow sequence', 'x: [[a:]]\n'),
+    f(': after a quoted key before [', 'x: {"a":[b]}\n'),
+    yaml(
+      'flow schema: before } after the schema',
+      `{schema: olm.channel, package: foo, name: evil, entries: [{name: foo.v1.0.0}], schema:}\n`,
+    ),
+    f('flow text starting with :', 'x: [:a]\n'),
+    f('- alone in a flow sequence', 'x: [-]\n'),
+    f('- alone before a comma', 'x: [-, a]\n'),
+    f('- alone as a flow mapping value', 'x: {a: -}\n'),
+    f('- then text in a flow sequence', 'x: [-a]\n'),
+    f('empty key in a flow sequence', 'x: [: a]\n'),
+    f('empty key in a flow mapping', 'x: {: a}\n'),
+    f('explicit empty key', 'x:\n  ?\n  : a\n'),
+    f('flow sequence text over a line at column 0', 'x: [a\nb]\n'),
+    f('flow mapping over a line at column 0', 'x: {a: 1,\nb: 2}\n'),
+    f('flow comment right after a comma', 'x: [a,#c\n  b]\n'),
+  ];
+}
+
+function anchors(): Corner[] {
+  const a = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    a('anchor name with a dot', 'a: &x.y 1\nb: *x.y\n'),
+    a('anchor name followed by ?', 'a: &x? 1\n'),
+    a('alias key without a space', 'a: &k n\n*k: 2\n'),
+    a('alias key in a flow mapping without a space', 'a: &k n\nx: {*k: 2}\n'),
+    a('anchor before [ in a flow sequence', 'x: [&a[1]]\n'),
+    a('anchor before { in a flow sequence', 'x: [&a{b: 1}]\n'),
+    a('anchor with : in a flow sequence', 'x: [&a: 1]\n'),
+    a('alias of a mapping as a key', 'a: &x {p: 1}\n*x : 2\n'),
+    a('alias of null as a key', 'a: &x ~\n*x : 2\n'),
+    a('alias of a float as a key', 'a: &x 3.14159265358979\n*x : 2\n'),
+    yaml(
+      'alias key spelling package',
+      'p: &p package\nschema: olm.channel\n*p : foo\nname: evil\nentries: [{name: foo.v1.0.0}]\n',
+    ),
+    a('anchor of 1030 characters on a key', `&${'a'.repeat(1030)} k: 1\n`),
+  ];
+}
+
+function keysFarFromColon(): Corner[] {
+  const k = (name: string, body: string): Corner => yaml(name, notes(body));
+  return [
+    k('key then 1100 spaces before :', `k${' '.repeat(1100)}: 1\n`),
+    k('nested key then 1100 spaces before :', `x:\n  k${' '.repeat(1100)}: 1\n`),
+    yaml('first key then 1100 spaces before :', `k${' '.repeat(1100)}: 1\nschema: bar.notes\npackage: bar\n`),
+    k('flow key then 1100 spaces before :', `x: {a${' '.repeat(1100)}: b}\n`),
+    k('key true and key "true" nested', 'x:\n  true: a\n  "true": b\n'),
+    k('key yes and key "true"', 'x:\n  yes: a\n  "true": b\n'),
+    k('key 1 and key "1" nested', 'x:\n  1: a\n  "1": b\n'),
+    k("key 1 and key '1' in a flow mapping", "x: {1: a, '1': b}\n"),
+    k('key 1 and key "1" in flow pairs', 'x: [1: a, "1": b]\n'),
+  ];
+}
+
+function fastReaderEdges(): Corner[] {
+  // Keys that read as themselves, so that the fast reader (not the full one) reads these.
+  const fast = (body: string): string => `schema: bar.notes\npackage: bar\n${body}`;
+  return [
+    yaml('fast reader: tab at the start of a literal block', fast('k: |\n  \ta\n')),
+    yaml('fast reader: tab in an empty line before a literal block', fast('k: |\n  \t\n  a\n')),
+    yaml('fast reader: tab after the indentation of a later line', fast('k: |\n  a\n  \tb\n')),
+    yaml('fast reader: tab with an indentation digit', fast('k: |2\n  \ta\n')),
+    yaml('fast reader: tab before the indentation of a later line', fast('k: |\n  a\n \tb\n')),
+    yaml('fast reader: multi-line plain in an indentless sequence', fast('k:\n- a\n  b\n')),
+    yaml('fast reader: quoted key', fast('"k": 1\n\'j\': 2\n')),
+    yaml('fast reader: literal strip with an indentation digit', fast('k: |2-\n   a\n  b\n')),
+  ];
+}
+
+function jsonFallbacks(): Corner[] {
+  const first = '{"schema":"bar.notes","package":"bar"}';
+  return [
+    json(
+      'JSON number past float64 by its digits',
+      `{"schema":"bar.notes","package":"bar","n":1${'0'.repeat(300)}e9}\n`,
+    ),
+    json(
+      'JSON number past float64 by digits and a point',
+      `{"schema":"bar.notes","package":"bar","n":1${'0'.repeat(305)}.5e5}\n`,
+    ),
+    json('JSON then a form feed line then YAML', `${first}\f\n${EVIL.join('\n')}\n`),
+    json('JSON then a vertical tab line then YAML', `${first}\v\n${EVIL.join('\n')}\n`),
+    json('JSON then U+00A0 line then YAML', `${first}\u00a0\n${EVIL.join('\n')}\n`),
+    json('JSON then U+3000 then YAML', `${first}\u3000${EVIL.join('\n')}\n`),
+    json('JSON then U+2028 line then YAML', `${first}\u2028\n${EVIL.join('\n')}\n`),
+    json('JSON then U+FFFD then YAML', `${first}\n\ufffd\n${EVIL.join('\n')}\n`),
+    json('JSON then three bytes of YAML', `${first}\na:\n`),
+    json('JSON after U+3000 past 4096 bytes', `${'\u3000'.repeat(1366)}${EVIL_JSON}\n`),
+    json('JSON after U+3000 within 4096 bytes', `${'\u3000'.repeat(1365)}${EVIL_JSON}\n`),
+    json('JSON after U+2028 past 4096 bytes', `${'\u2028'.repeat(1366)}${EVIL_JSON}\n`),
+    json('JSON after U+00A0 past 4096 bytes', `${'\u00a0'.repeat(2049)}${EVIL_JSON}\n`),
+    json('JSON brace at byte 4096', `${' '.repeat(4096)}${EVIL_JSON}\n`),
+    json('JSON brace at byte 4095', `${' '.repeat(4095)}${EVIL_JSON}\n`),
+  ];
+}
+
+function afterTheFirstNode(): Corner[] {
+  // A comment first: read as YAML, not sniffed as JSON.
+  const after = (name: string, rest: string): Corner =>
+    yaml(`after a flow root: ${name}`, `# notes\n{schema: bar.notes, package: bar}\n${rest}`);
+  return [
+    after('an unterminated double quote', '"abc\n'),
+    after('an unterminated single quote', "'abc\n"),
+    after('a bad escape', '"\\q"\n'),
+    after('an @', '@x\n'),
+    after('a tab', '\tx\n'),
+    after('plain text, then an unterminated quote', 'foo\n"abc\n'),
+    after('a second object with a bad escape', '{"a": "\\q"}\n'),
+    after('a second JSON object', '{"schema":"bar.notes","package":"bar","m":1}\n'),
+    after('an unterminated second object', '{"a": "b"\n'),
+    after('a block sequence', '- a\n'),
+    after('a closing bracket', ']\n'),
+    after('a comment', '# more\n'),
+    after('an explicit key', '? a\n'),
+    yaml('after a flow root: text on its line', `# notes\n{schema: bar.notes, package: bar} x\n`),
+    yaml('an indented root, then a line at column 0', ' schema: bar.notes\n package: bar\nname: x\n'),
+    yaml(
+      'an indented root after ---, then keys at column 0',
+      `${notes('n: 1\n')}---\n  schema: bar.notes\n  package: bar\nschema: olm.channel\n`,
+    ),
+    json(
+      'JSON, then --- and an indented root',
+      '{"schema":"bar.notes","package":"bar"}\n---\n schema: bar.notes\npackage: bar\nz: 1\n',
+    ),
+    yaml('an indented root sequence, then a key', ' - a\nb: c\n'),
+  ];
+}
+
 /** Every generated corner, named uniquely. */
 export function yamlCorners(): Corner[] {
   const all = [
@@ -546,6 +708,12 @@ export function yamlCorners(): Corner[] {
     ...keysAndCollections(),
     ...encodings(),
     ...jsonCorners(),
+    ...flowCollections(),
+    ...anchors(),
+    ...keysFarFromColon(),
+    ...fastReaderEdges(),
+    ...jsonFallbacks(),
+    ...afterTheFirstNode(),
   ];
   const seen = new Set<string>();
   for (const c of all) {

@@ -89,11 +89,19 @@ export function lineOf(table: LineTable | undefined, value: unknown): number | u
 // Only the first levels matter for messages (blob, entries list, entry, properties...).
 const RECORDED_DEPTH = 4;
 
-/** Is the first non-space byte among the first 4096 an opening brace? (opm's JSON sniff) */
+// opm's JSON sniff looks at this many bytes (NewYAMLOrJSONDecoder's buffer size).
+const JSON_SNIFF_SIZE = 4096;
+
+/**
+ * Is the first non-space character among the first 4096 bytes an opening brace? (opm's JSON
+ * sniff) Bytes, not characters: U+3000 takes three, and opm stops at a character cut short.
+ */
 function looksLikeJson(text: string): boolean {
-  const limit = Math.min(text.length, 4096);
-  for (let i = 0; i < limit; i++) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes > JSON_SNIFF_SIZE) return false;
     if (c === 0x7b) return true;
     if (!isGoSpace(c)) return false;
   }
@@ -118,9 +126,6 @@ export interface DecodeOptions {
  */
 export const yamlDocumentsRead = { fast: 0, full: 0, fullChars: 0 };
 
-// Enough bytes for the first 4096 characters, however they are encoded (opm's JSON sniff).
-const JSON_SNIFF_BYTES = 4 * 4096;
-
 export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): DecodedFile {
   const out: DecodedFile = { values: [], problems: [], notes: [] };
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -128,7 +133,7 @@ export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): Deco
   const ascii = isAscii(bytes);
   const valid = ascii || isUtf8(bytes);
   const encoding = ascii ? 'latin1' : 'utf8';
-  if (looksLikeJson(buffer.toString(encoding, 0, JSON_SNIFF_BYTES))) {
+  if (looksLikeJson(buffer.toString(encoding, 0, JSON_SNIFF_SIZE))) {
     const text = buffer.toString(encoding);
     if (!valid) {
       // Go's JSON decoder replaces invalid UTF-8 inside strings instead of failing.
@@ -373,6 +378,35 @@ function firstUnsupportedJsonValue(v: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Is `text` JSON objects and arrays between line breaks, spaces and comments? (A tab there,
+ * outside a collection, go-yaml fails on.)
+ */
+function isJsonValuesAndComments(text: string): boolean {
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d) {
+      i++;
+    } else if (c === 0x23) {
+      const eol = text.indexOf('\n', i);
+      i = eol < 0 ? text.length : eol + 1;
+    } else if (c === 0x7b || c === 0x5b) {
+      const scan = scanJsonValue(text, i, 1);
+      if (scan.error !== undefined) return false;
+      try {
+        JSON.parse(text.slice(i, scan.end));
+      } catch {
+        return false;
+      }
+      i = scan.end;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** go-yaml v2 reads only the first node of a document and ignores what follows. */
 function readYamlDocument(
   doc: YamlDocument,
@@ -436,8 +470,11 @@ function readYamlDocument(
   } catch (err) {
     // A construct before the point where the document breaks is the finding; one after it
     // may be the syntax tree's guess at broken text (a flow collection never closed).
-    if (refused && (!isYamlException(err) || (err.mark?.position ?? Infinity) >= refused.offset))
+    if (refused && (!isYamlException(err) || (err.mark?.position ?? Infinity) >= refused.offset)) {
+      // Both: the reader's own error (what to fix first) and the construct refused.
+      out.problems.push(yamlProblem(err, doc.firstLine));
       return refuse(refused);
+    }
     // Only a flow collection ends by itself; after a block node go-yaml fails too.
     if (
       isYamlException(err) &&
@@ -445,6 +482,19 @@ function readYamlDocument(
       err.mark &&
       FLOW_ROOT.test(doc.text.slice(0, err.mark.position))
     ) {
+      // go-yaml scans on past the node (the next token, and the rest of its line when that
+      // could start a key) and fails the document on what it cannot scan: only JSON values
+      // (a JSON stream after a comment or BOM) and comments are known to scan.
+      if (!isJsonValuesAndComments(doc.text.slice(err.mark.position))) {
+        out.problems.push({
+          rule: 'L-YAML-AFTER-NODE',
+          message:
+            'text after the first node of this document: opm ignores it or fails on it; remove it, or start a new document with `---`',
+          line: doc.firstLine + err.mark.line + 1,
+          column: err.mark.column + 1,
+        });
+        return undefined;
+      }
       try {
         const first = parseYamlNode(doc.text.slice(0, err.mark.position), doc.firstLine, out);
         out.notes.push({
@@ -459,9 +509,49 @@ function readYamlDocument(
         // report the original error
       }
     }
+    const dedent = isYamlException(err) ? lineLessIndentedThanRoot(doc.text) : undefined;
+    if (dedent !== undefined) {
+      out.problems.push({
+        rule: 'L-YAML-AFTER-NODE',
+        message:
+          'a line indented less than the first line of this document: opm ends the document there and ignores the rest; indent them alike',
+        line: doc.firstLine + dedent + 1,
+        column: 1,
+      });
+      return undefined;
+    }
     out.problems.push(yamlProblem(err, doc.firstLine));
     return undefined;
   }
+}
+
+/**
+ * The 0-based line of a content line indented less than the document's first one, which
+ * go-yaml takes for the end of the root node (and of what it reads), where YAML 1.2 readers
+ * fail. Undefined when the first content line is not indented.
+ */
+function lineLessIndentedThanRoot(text: string): number | undefined {
+  let rootIndent = -1;
+  let line = 0;
+  for (let start = 0; start < text.length; line++) {
+    let eol = text.indexOf('\n', start);
+    if (eol < 0) eol = text.length;
+    let i = start;
+    while (text.charCodeAt(i) === 0x20) i++;
+    const blank = i >= eol || text.charCodeAt(i) === 0x23 || text.charCodeAt(i) === 0x0d;
+    const marker = line === 0 && text.startsWith('---', start);
+    if (!blank && !marker) {
+      const indent = i - start;
+      if (rootIndent < 0) {
+        if (indent === 0) return undefined;
+        rootIndent = indent;
+      } else if (indent < rootIndent) {
+        return line;
+      }
+    }
+    start = eol + 1;
+  }
+  return undefined;
 }
 
 // js-yaml's words for what go-yaml reports differently.
@@ -795,13 +885,35 @@ function decodeJsonStream(
   }
 }
 
-// A number literal that may be past float64: an exponent of three digits or 309 digits.
-const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{309}/;
+// A number literal that may be past float64 (1.8e308): an exponent of three digits, or, with an
+// exponent of at most 99, 210 digits before the point (JSON allows no leading zeros).
+const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{210}/;
 
 function hasInfinity(v: unknown): boolean {
   if (typeof v === 'number') return !Number.isFinite(v);
   if (typeof v !== 'object' || v === null) return false;
   return (Array.isArray(v) ? v : Object.values(v)).some(hasInfinity);
+}
+
+/**
+ * Where opm's YAML reading starts after the JSON at `from` failed, as apimachinery's
+ * consumeWhitespace finds it: Unicode spaces (Go's unicode.IsSpace, so also U+00A0, U+2028, a
+ * form feed) are skipped up to and including the first line feed. It reads four bytes at a
+ * time and decodes one character of them: with fewer than four bytes left, or at U+FFFD, it
+ * gives up, and opm reports the JSON error (undefined).
+ */
+function yamlFallbackStart(text: string, from: number): number | undefined {
+  let left = Buffer.byteLength(text.slice(from));
+  let i = from;
+  for (;;) {
+    if (left < 4) return undefined;
+    const c = text.codePointAt(i) as number;
+    if (c === 0xfffd) return undefined;
+    if (!isGoSpace(c)) return i;
+    i++;
+    left -= c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (c === 0x0a) return i;
+  }
 }
 
 function fallBackToYaml(
@@ -812,10 +924,11 @@ function fallBackToYaml(
   out: DecodedFile,
   options: DecodeOptions,
 ): void {
-  // Whitespace up to the first newline after the last good object is dropped.
-  let start = from;
-  while (start < text.length && text[start] !== '\n' && isJsonSpace(text.charCodeAt(start))) start++;
-  if (text[start] === '\n') start++;
+  const start = yamlFallbackStart(text, from);
+  if (start === undefined) {
+    out.problems.push(jsonProblem);
+    return;
+  }
   const rest = text.slice(start);
   // go-yaml refuses invalid UTF-8, which the JSON reader had replaced.
   if (!validUtf8 && rest.includes('\ufffd')) {

@@ -520,6 +520,8 @@ class Reader {
       if (textIndent < 0) {
         // Lines before the first content line must be empty.
         while (text.charCodeAt(i) === 0x20) i++;
+        // go-yaml fails on a tab where it is still looking for the indentation (yaml-screen.ts).
+        if (text.charCodeAt(i) === 0x09) throw GIVE_UP;
         if (i === eol) {
           if (i !== this.pos) throw GIVE_UP;
           emptyLines++;

@@ -104,8 +104,10 @@ function contentDigest(blob: object): string {
 }
 
 /** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
-// eslint-disable-next-line no-control-regex -- ASCII is the point
-const NON_ASCII = /[^\x00-\x7f]/;
+// Characters whose Unicode case folding (opm's cases.Fold) is not their lowercase: ſ, ß, final
+// sigma, Greek symbol forms, Cherokee, ligatures... (from the Unicode CaseFolding table).
+const FOLDS_UNLIKE_LOWERCASE =
+  /[\u00b5\u00df\u0149\u017f\u01f0\u0390\u03a3\u03b0\u03c2\u03d0\u03d1\u03d5\u03d6\u03f0\u03f1\u03f5\u0587\u13a0-\u13f5\u13f8-\u13fd\u1c80-\u1c88\u1e96-\u1e9b\u1e9e\u1f50\u1f52\u1f54\u1f56\u1f80-\u1faf\u1fb2-\u1fb4\u1fb6\u1fb7\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6\u1fc7\u1fcc\u1fd2\u1fd3\u1fd6\u1fd7\u1fe2-\u1fe4\u1fe6\u1fe7\u1ff2-\u1ff4\u1ff6\u1ff7\u1ffc\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17]|\u0345/; // U+0345 combines: kept out of the class
 
 export function blobDigest(object: object): string | undefined {
   return digests.get(object);
@@ -509,13 +511,14 @@ function addBlob(
     return typed;
   };
 
-  // opm groups top-level keys by Unicode case folding (ſchema is schema); only ASCII keys are
-  // read here, so that no key is a field for opm and not for us (docs/security.md).
-  const unicodeKey = Object.keys(blob).find((k) => NON_ASCII.test(k));
-  if (unicodeKey !== undefined) {
+  // opm groups top-level keys by Unicode case folding (ſchema is schema, paßword is password);
+  // a key with a character that folds otherwise than it lowercases is refused, so that no
+  // key is a field, or a duplicate, for opm and not for us (docs/security.md).
+  const foldKey = Object.keys(blob).find((k) => FOLDS_UNLIKE_LOWERCASE.test(k));
+  if (foldKey !== undefined) {
     fail(
-      'L-KEY-NOT-ASCII',
-      `top-level key ${goQuote(unicodeKey)} is not ASCII: opm matches such keys by Unicode case folding`,
+      'L-KEY-FOLD',
+      `top-level key ${goQuote(foldKey)} holds a character opm folds to other letters (ſ, ß, ς, ligatures): it may be another key for opm`,
       'Write top-level keys in ASCII (schema, package, name, ...); put other text inside a value.',
     );
     return;
