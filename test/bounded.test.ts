@@ -460,7 +460,8 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
   }, 60_000);
 
   it('/explain and /promote that need more heap than the cap are stopped and the reply names the limit; the next command runs', async () => {
-    const big = repoWith(bigCatalog(8000));
+    // 20,000 bundles need well over 70 MiB to load (8,000 fit in 40 since the chain walk is linear).
+    const big = repoWith(bigCatalog(20_000));
     const comments = mockComments('big-heap', big);
     const saved = { ...process.env };
     process.env.CATALOG_BOT_CHECK_MEMORY_MB = '40';

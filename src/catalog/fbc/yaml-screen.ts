@@ -232,7 +232,7 @@ function screenSyntax(text: string): ScreenFinding | undefined {
         }
         break;
       case 'flow-collection':
-        found = unclosedFlow(token);
+        found = unclosedFlow(token, text);
         if (found) return;
         break;
     }
@@ -395,9 +395,13 @@ function badFlowPlain(token: CstToken): ScreenFinding | undefined {
 }
 
 /** A `[ ]` or `{ }` that YAML 1.2 readers see end early (a line not indented past its parent). */
-function unclosedFlow(token: CstToken): ScreenFinding | undefined {
+function unclosedFlow(token: CstToken, text: string): ScreenFinding | undefined {
   const closed = (token.end ?? []).some((t) => t.type === 'flow-seq-end' || t.type === 'flow-map-end');
   if (closed) return undefined;
+  // With no closing bracket anywhere after it, opm fails on it too (and skips a bundle file).
+  const opener = (token.start as CstToken | undefined)?.type;
+  const closer = opener === 'flow-map-start' ? '}' : ']';
+  if (!text.includes(closer, token.offset ?? 0)) return undefined;
   return {
     rule: 'L-YAML-FLOW',
     message:
