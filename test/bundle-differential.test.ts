@@ -14,6 +14,7 @@ import { RegistryClient } from '../src/publish/registry.js';
 import { pushBundle, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import { mapLimit } from '../src/publish/publish.js';
 
 const CSV_PATH = 'manifests/thing.clusterserviceversion.yaml';
 const CRD_PATH = 'manifests/things.crd.yaml';
@@ -251,20 +252,6 @@ function opmRender(ref: string): Promise<Result> {
   });
 }
 
-/** Run `work` over `items`, at most `limit` at a time (opm is a process each). */
-async function pooled<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return out;
-}
-
 describe.runIf(haveRegistryTools && haveOpm)(
   'bundle variants: catalog-bot refuses or renders what opm renders',
   () => {
@@ -299,7 +286,7 @@ describe.runIf(haveRegistryTools && haveOpm)(
     }
 
     it('every variant is refused, rendered the same, or fails for both', async () => {
-      const opm = await pooled(refs, 4, opmRender);
+      const opm = await mapLimit(refs, 4, opmRender);
       const mine = await Promise.all(refs.map(ours));
       // the unchanged bundle renders the same: a difference below is the variant's
       expect(opm[0]!.status).toBe(0);

@@ -10,6 +10,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, renderJson, validateCatalog } from '../src/catalog/index.js';
 import { READ_REFUSALS } from '../src/catalog/fbc/decode.js';
+import { sortedJson } from '../src/catalog/fbc/load.js';
+import { mapLimit } from '../src/publish/publish.js';
 import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { cornerTree, yamlCorners, type Corner } from './helpers/yaml-corners.js';
 
@@ -40,23 +42,9 @@ function objectsOf(stream: string): string[] {
     if (c === '"') inString = true;
     else if (c === '{') {
       if (depth++ === 0) start = i;
-    } else if (c === '}' && --depth === 0) out.push(sortedKeys(JSON.parse(stream.slice(start, i + 1))));
+    } else if (c === '}' && --depth === 0) out.push(sortedJson(JSON.parse(stream.slice(start, i + 1))));
   }
   return out;
-}
-
-function sortedKeys(v: unknown): string {
-  const norm = (x: unknown): unknown =>
-    Array.isArray(x)
-      ? x.map(norm)
-      : typeof x === 'object' && x !== null
-        ? Object.fromEntries(
-            Object.keys(x)
-              .sort()
-              .map((k) => [k, norm((x as Record<string, unknown>)[k])]),
-          )
-        : x;
-  return JSON.stringify(norm(v));
 }
 
 async function opmVerdict(dir: string): Promise<Verdict> {
@@ -102,21 +90,6 @@ function judge(opm: Verdict, ours: Verdict): Outcome {
   return (ours.rules ?? []).some((r) => r in READ_REFUSALS) ? 'refused' : 'WE REJECT';
 }
 
-/** Run `f` over `items`, `limit` at a time. */
-async function pool<T, R>(items: T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await f(items[i] as T);
-      }
-    }),
-  );
-  return results;
-}
-
 const corners = yamlCorners();
 const rows: Row[] = [];
 
@@ -143,7 +116,7 @@ describe.runIf(haveOpm)('YAML and JSON corners read as opm reads them', () => {
   });
 
   it('gives opm verdict and objects on every corner, or refuses it with a listed rule', async () => {
-    const results = await pool(corners, 2, async (corner) => {
+    const results = await mapLimit(corners, 2, async (corner) => {
       const dir = writeTree(cornerTree(corner));
       try {
         const [opm, ours] = await Promise.all([opmVerdict(dir), ourVerdict(dir)]);

@@ -5,6 +5,7 @@
 import { parseDocument, isMap, isSeq, type Node as YamlNode } from 'yaml';
 import { BundleError, bundleFilesFromMap, decodeBundleFile, parseBundle } from '../catalog/bundle.js';
 import { decodeFile, READ_REFUSALS } from '../catalog/fbc/decode.js';
+import { READ_REFUSAL_HINTS, type ReadRefusal } from '../catalog/fbc/yaml-screen.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import {
@@ -298,7 +299,7 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
         file: `${dir}/${path}`,
         line: problem.line,
         hint: refused
-          ? `Write line ${problem.line} without that construct (docs/security.md lists what is refused and why).`
+          ? READ_REFUSAL_HINTS[problem.rule as ReadRefusal]
           : `Fix the ${/json$/i.test(path) ? 'JSON' : 'YAML'} at line ${problem.line} (\`opm render\` on the directory shows the same).`,
       });
     }

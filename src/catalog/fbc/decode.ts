@@ -8,7 +8,13 @@ import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fast
 import { goJsonSyntaxError, isJsonSpace } from '../go/gojsonsyntax.js';
 import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
-import { READ_REFUSALS, screenYamlDocument, type ReadRefusal, type ScreenFinding } from './yaml-screen.js';
+import {
+  LONE_CR,
+  READ_REFUSALS,
+  screenYamlDocument,
+  type ReadRefusal,
+  type ScreenFinding,
+} from './yaml-screen.js';
 
 export const MAX_NESTING_DEPTH = 1000;
 export { READ_REFUSALS } from './yaml-screen.js';
@@ -329,7 +335,6 @@ function countLineBreaks(text: string): number {
 
 // A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
 const FLOW_ROOT = /^\ufeff?(?:[ \t]*(?:#.*|---[ \t]*(?:#.*)?)?\r?\n)*[ \t]*[{[]/;
-const LONE_CR = /\r(?!\n)/;
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
 // What go-yaml's reader refuses anywhere in a document (yaml_parser_update_buffer).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -860,7 +865,7 @@ function decodeJsonStream(
       }
       return;
     }
-    if (OVER_FLOAT64.test(text.slice(pos, scan.end)) && hasInfinity(value)) {
+    if (OVER_FLOAT64.test(text.slice(pos, scan.end)) && firstUnsupportedJsonValue(value) !== undefined) {
       out.problems.push({
         rule: 'L-JSON-NUMBER',
         message:
@@ -888,12 +893,6 @@ function decodeJsonStream(
 // A number literal that may be past float64 (1.8e308): an exponent of three digits, or, with an
 // exponent of at most 99, 210 digits before the point (JSON allows no leading zeros).
 const OVER_FLOAT64 = /[0-9][eE]\+?[0-9]{3}|[0-9]{210}/;
-
-function hasInfinity(v: unknown): boolean {
-  if (typeof v === 'number') return !Number.isFinite(v);
-  if (typeof v !== 'object' || v === null) return false;
-  return (Array.isArray(v) ? v : Object.values(v)).some(hasInfinity);
-}
 
 /**
  * Where opm's YAML reading starts after the JSON at `from` failed, as apimachinery's

@@ -161,7 +161,7 @@ class Reader {
           if (PLAIN_KEYS_SEEN.size < PLAIN_KEYS_SEEN_MAX && key.length <= 64) PLAIN_KEYS_SEEN.add(key);
         }
       }
-      if (key === '__proto__' || p - start > MAX_KEY_LENGTH) throw GIVE_UP;
+      if (key === '__proto__' || p - start >= MAX_KEY_LENGTH) throw GIVE_UP; // as the screen counts it
       if (keys === undefined) {
         if (Object.prototype.hasOwnProperty.call(result, key)) throw GIVE_UP;
       } else if (Array.isArray(keys)) {

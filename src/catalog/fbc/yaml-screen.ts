@@ -95,7 +95,7 @@ export const READ_REFUSAL_HINTS: Record<ReadRefusal, string> = {
 // After `-`, `?` or a `:` that starts a line, go-yaml takes a tab for the start of a token
 // and fails: `- \ta`, `? \ta`, `: \tb`.
 const SCREENED = /[\u2028\u2029\u0085]|^\.\.\.(?:[ \t\r]|$)|^ *(?:[-?:] +)*[-?:] *\t/m;
-const LONE_CR = /\r(?!\n)/;
+export const LONE_CR = /\r(?!\n)/;
 
 /** The first refused construct of a YAML document, or undefined. */
 export function screenYamlDocument(text: string): ScreenFinding | undefined {
