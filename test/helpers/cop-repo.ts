@@ -1,0 +1,102 @@
+// A git repository laid out exactly like community-operators-prod: the six real packages
+// (every bundle directory, ci.yaml, templates, release configs, catalogs of every OpenShift
+// version), with the repository's `.github/catalog-bot.yml` as the README documents it.
+// `main` is the state just before one recorded bundle release of one package (its catalog,
+// template and later promotion patches reversed, the bundle directory removed), so a branch
+// that adds the directory back is that release's bundle pull request.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HISTORY, REAL_REPO } from './ocp-history.js';
+
+export { haveRealRepo } from './ocp-history.js';
+
+/** The repository configuration a community-operators-prod maintainer would write. */
+export const COP_CONFIG = `catalogs: [catalogs/*]
+maintainers: [Allda]
+ownership:
+  packageOwners: operators/{package}/ci.yaml
+  newPackages: maintainers
+`;
+
+/** Releases with what must be reversed (newest first) to get the state before them. */
+const RELEASES: Record<string, { reverse: string[]; reviewer: string }> = {
+  'clusterpulse/1.0.2': {
+    reverse: ['clusterpulse-promote-v4.22', 'clusterpulse-1.0.2-catalog', 'clusterpulse-1.0.2-template'],
+    reviewer: 'asamoorerh',
+  },
+  'jumpstarter-operator/0.9.0': {
+    reverse: ['jumpstarter-operator-0.9.0-catalog', 'jumpstarter-operator-0.9.0-template'],
+    reviewer: 'mangelajo',
+  },
+};
+
+export interface CopRepo {
+  repo: string;
+  pkg: string;
+  version: string;
+  /** The bundle directory of the release, relative to the repository. */
+  bundleDir: string;
+  /** A `reviewers:` entry of the package's ci.yaml: an owner of the package. */
+  reviewer: string;
+  git: (...args: string[]) => string;
+  /**
+   * A branch off `from` (default main) with the release's bundle directory added (unless
+   * `withBundle` is false) and `edit` applied to the work tree; returns the commit.
+   */
+  branch: (name: string, edit?: () => void, withBundle?: boolean, from?: string) => string;
+  /** The release's recorded catalog and template changes, applied to the work tree. */
+  applyRelease: () => void;
+  cleanup: () => void;
+}
+
+export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
+  const spec = RELEASES[release];
+  if (!spec) throw new Error(`no recorded release ${release}: one of ${Object.keys(RELEASES).join(', ')}`);
+  const [pkg, version] = release.split('/') as [string, string];
+  const bundleDir = `operators/${pkg}/${version}`;
+  const repo = mkdtempSync(join(tmpdir(), 'cop-repo-'));
+  const stash = mkdtempSync(join(tmpdir(), 'cop-repo-stash-'));
+  const git = (...args: string[]): string => {
+    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  git('init', '-q', '-b', 'main');
+  for (const d of ['operators', 'catalogs', 'config.yaml'])
+    cpSync(join(REAL_REPO, d), join(repo, d), { recursive: true });
+  mkdirSync(join(repo, '.github'));
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
+  for (const p of spec.reverse) git('apply', '-R', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
+  cpSync(join(repo, bundleDir), join(stash, version), { recursive: true });
+  rmSync(join(repo, bundleDir), { recursive: true });
+  git('add', '-A');
+  git('commit', '-qm', `before ${pkg} ${version}`);
+  const forward = spec.reverse.filter((p) => p.startsWith(`${pkg}-${version}-`));
+  return {
+    repo,
+    pkg,
+    version,
+    bundleDir,
+    reviewer: spec.reviewer,
+    git,
+    branch: (name, edit, withBundle = true, from = 'main') => {
+      git('checkout', '-q', '-b', name, from);
+      if (withBundle) cpSync(join(stash, version), join(repo, bundleDir), { recursive: true });
+      edit?.();
+      git('add', '-A');
+      git('commit', '-qm', name);
+      return git('rev-parse', 'HEAD');
+    },
+    applyRelease: () => {
+      for (const p of forward) git('apply', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
+    },
+    cleanup: () => {
+      rmSync(repo, { recursive: true, force: true });
+      rmSync(stash, { recursive: true, force: true });
+    },
+  };
+}
