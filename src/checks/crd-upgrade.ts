@@ -197,6 +197,8 @@ interface PackageStats {
   compared: { from: string; to: string; crds: string[]; sources: string[] }[];
   /** Bundles of unchecked edges that neither the catalog nor a bundle directory has manifests for. */
   unmanifested: Set<string>;
+  /** Unchecked edges the base did not have: what this change adds is not known to be safe. */
+  uncheckedNew: number;
 }
 
 interface Group {
@@ -271,6 +273,7 @@ async function rootFindings(
       crds: 0,
       compared: [],
       unmanifested: new Set(),
+      uncheckedNew: 0,
     };
     stats.push(stat);
     const groups = new Map<string, Group>();
@@ -284,6 +287,7 @@ async function rootFindings(
         if (oldCrds === undefined) u.missing.add(e.from);
         if (newCrds === undefined) u.missing.add(e.to);
         unchecked.set(e.to, u);
+        if (!baseEdges.has(`${e.from}\0${e.to}`)) stat.uncheckedNew++;
         continue;
       }
       stat.checked++;
@@ -419,7 +423,10 @@ export async function crdUpgradeCheck(
             ].join('\n');
           })
           .join('\n\n');
-  const conclusion = errors > 0 ? 'failure' : checked === 0 && notes > 0 ? 'neutral' : 'success';
+  // Neutral when nothing could be compared, or an edge this change adds could not be.
+  const uncheckedNew = stats.reduce((n, s) => n + s.uncheckedNew, 0);
+  const conclusion =
+    errors > 0 ? 'failure' : (checked === 0 && notes > 0) || uncheckedNew > 0 ? 'neutral' : 'success';
   return {
     name: CRD_UPGRADE_CHECK,
     conclusion,
