@@ -5,17 +5,20 @@
 // release computed by the bundle check), the release pull request, `crd-diff` on the
 // repository, and directories that must not be used (another package's, a refused YAML file).
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument, isMap, isSeq, type YAMLMap } from 'yaml';
 import { BUNDLE_CHECK } from '../src/checks/bundle.js';
-import { CRD_UPGRADE_CHECK } from '../src/checks/crd-upgrade.js';
+import { bundleDirectoryManifests, CRD_UPGRADE_CHECK } from '../src/checks/crd-upgrade.js';
+import type { DirectoryFiles } from '../src/checks/bundle-pr.js';
+import type { Bundle } from '../src/catalog/fbc/declcfg.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import type { CheckResult } from '../src/checks/check.js';
 import { cliCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
+import { REAL_REPO } from './helpers/ocp-history.js';
 
 const crdDiff = cliCommand('crd-diff');
 const CRD = 'clusterconnections.clusterpulse.io';
@@ -286,6 +289,67 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
       expect(verdict.unsafe).toContainEqual(
         expect.objectContaining({ rule: 'CRD-PATTERN', crd: CRD, path: '^.spec.endpoint' }),
       );
+    });
+  });
+});
+
+describe.skipIf(!haveRealRepo)('bundleDirectoryManifests: which directory is read, and how much', () => {
+  /** The real 1.0.1 and 1.0.2 bundle directories, as a reader that records what was asked. */
+  function reader(): {
+    read: (side: string, dir: string, maxBytes: number) => Promise<DirectoryFiles>;
+    asked: string[];
+  } {
+    const asked: string[] = [];
+    return {
+      asked,
+      read: async (side, dir, maxBytes) => {
+        asked.push(`${side} ${dir}`);
+        const m = /^operators\/clusterpulse\/(1\.0\.[12])$/.exec(dir);
+        if (!m) return { files: new Map(), bytes: 0, unreadable: [] };
+        const root = join(REAL_REPO, 'operators', 'clusterpulse', m[1]!);
+        const files = new Map<string, Buffer>();
+        for (const f of readdirSync(root, { recursive: true, encoding: 'utf8' }))
+          if (statSync(join(root, f)).isFile())
+            files.set(f.split(sep).join('/'), readFileSync(join(root, f)));
+        const bytes = [...files.values()].reduce((n, b) => n + b.length, 0);
+        return bytes > maxBytes
+          ? { files: new Map(), bytes, unreadable: [] }
+          : { files, bytes, unreadable: [] };
+      },
+    };
+  }
+  const blob = (name: string, version: string, pkg = 'clusterpulse'): Bundle =>
+    ({
+      name,
+      package: pkg,
+      image: '',
+      properties: [{ type: 'olm.package', value: { packageName: pkg, version } }],
+      objectCount: 0,
+    }) as unknown as Bundle;
+
+  it('a version or package that is not one path segment names no directory, and nothing is read', async () => {
+    const r = reader();
+    const lookup = bundleDirectoryManifests('operators/{package}/{version}', r.read);
+    for (const b of [
+      blob('clusterpulse.v1.0.2', '../clusterpulse/1.0.2'),
+      blob('clusterpulse.v1.0.2', '1.0.2', '..'),
+      blob('x', '..'),
+    ])
+      expect(await lookup(b)).toEqual({ problem: `${b.name} has no version that names a bundle directory` });
+    expect(r.asked).toEqual([]);
+  });
+
+  it('reads the base first, then the head; once per bundle; within the budget for all directories', async () => {
+    const r = reader();
+    const lookup = bundleDirectoryManifests('operators/{package}/{version}', r.read, 200_000);
+    const first = await lookup(blob('clusterpulse.v1.0.1', '1.0.1'));
+    expect('objects' in first && first.objects.length).toBe(11);
+    await lookup(blob('clusterpulse.v1.0.1', '1.0.1'));
+    expect(r.asked).toEqual(['base operators/clusterpulse/1.0.1']);
+    // The second directory (about 150,000 bytes, as the first) does not fit in what is left of 200,000 bytes.
+    expect(await lookup(blob('clusterpulse.v1.0.2', '1.0.2'))).toEqual({
+      dir: 'operators/clusterpulse/1.0.2',
+      problem: expect.stringMatching(/was not read: the bundle directories of this check hold more than/),
     });
   });
 });
