@@ -21,6 +21,7 @@ import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { REAL_REPO } from './helpers/ocp-history.js';
 
 const crdDiff = cliCommand('crd-diff');
+const check = cliCommand('check');
 const CRD = 'clusterconnections.clusterpulse.io';
 const CRD_FILE = 'manifests/clusterpulse.io_clusterconnections.yaml';
 const CSV_FILE = 'manifests/clusterpulse.clusterserviceversion.yaml';
@@ -55,17 +56,18 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
   let cop: CopRepo;
   const dir = (...p: string[]): string => join(cop.repo, cop.bundleDir, ...p);
   /**
-   * crd-upgrade (and the bundle check, which computes the release) on main..head; every
-   * catalog root, or (to keep the file fast) one: the v4.17-v4.22 catalogs are alike.
+   * crd-upgrade (and the bundle check, which computes the release) on main..head, on one
+   * catalog root to keep the file fast (the v4.17-v4.22 catalogs are alike; the CLI test
+   * below runs on all).
    */
-  const crdCheck = async (head: string, checkRelease: boolean, allRoots = false): Promise<CheckResult> => {
+  const crdCheck = async (head: string, checkRelease: boolean): Promise<CheckResult> => {
     const result = await runPrChecksInProcess({
       repo: cop.repo,
       base: 'main',
       head,
       checkRelease,
       only: [BUNDLE_CHECK, CRD_UPGRADE_CHECK],
-      ...(allRoots ? {} : { globs: ['catalogs/v4.20'] }),
+      globs: ['catalogs/v4.20'],
     });
     const found = result.checks.find((c) => c.name === CRD_UPGRADE_CHECK);
     expect(found, result.checks.map((c) => `${c.name}: ${c.title}`).join('\n')).toBeDefined();
@@ -78,7 +80,7 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
   afterAll(() => cop?.cleanup());
 
   it('the bundle pull request: the release it computes is checked, comparing the CRDs of 1.0.1 and 1.0.2 from their directories', async () => {
-    const check = await crdCheck(cop.branch('bundle-pr'), true, true);
+    const check = await crdCheck(cop.branch('bundle-pr'), true);
     expect(check.title).toMatch(/^With the bundle's catalog update: Every CRD upgrade is safe/);
     expect(check.conclusion).toBe('success');
     expect(check.findings.filter((f) => f.level === 'error' || f.level === 'notice')).toEqual([]);
@@ -87,6 +89,24 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
       `- clusterpulse.v1.0.1 -> clusterpulse.v1.0.2: ${CRDS.map((c) => `\`${c}\``).join(', ')} (manifests from operators/clusterpulse/1.0.1 and operators/clusterpulse/1.0.2)`,
     );
   }, 60_000);
+
+  it('catalog-bot check on the bundle pull request (every catalog) compares the CRDs along the release, as the App does', async () => {
+    const out = capture();
+    const code = await check(
+      ['--repo', cop.repo, '--base', 'main', '--head', 'bundle-pr', '--format', 'json'],
+      out.stream,
+    );
+    const crd = (
+      JSON.parse(out.text()) as { checks: { name: string; conclusion: string; title: string }[] }
+    ).checks.find((c) => c.name === CRD_UPGRADE_CHECK);
+    expect(crd).toMatchObject({
+      conclusion: 'success',
+      title: expect.stringMatching(
+        /^With the bundle's catalog update: Every CRD upgrade is safe \(\d+ upgrade edges checked\)$/,
+      ),
+    });
+    expect(code).toBe(0);
+  }, 120_000);
 
   it('a 1.0.2 CRD that drops its stored version fails, naming the CRD and the edge', async () => {
     const head = cop.branch('drops-stored-version', () => {
