@@ -446,6 +446,7 @@ describe('catalog-bot crd-diff', () => {
     expect(out.text()).toBe(
       `safe: ${v('1.0.0')} -> ${v('1.1.0')}: 0 changes OLM refuses, 2 safe; 1 CRD compared\n` +
         'upgrade edge taken by classic OLM (stable) and OLM v1\n' +
+        'CRDs compared: widgets.example.com\n' +
         '✓ CRD-FIELD-ADDED widgets.example.com v1 ^.spec.c: field added\n' +
         '✓ CRD-DESCRIPTION-CHANGED 1 field description changed\n',
     );
@@ -479,7 +480,11 @@ describe('catalog-bot crd-diff', () => {
   it('exit 2 for usage errors, unknown bundles and bundles without manifests', async () => {
     const dir = await catalogDir();
     const cases: [string[], RegExp][] = [
-      [[v('1.0.0'), v('1.1.0')], /needs --root/],
+      // No catalog, and no bundle directory in the repository.
+      [
+        [v('1.0.0'), v('1.1.0'), '--repo', dir],
+        /no bundle directory under operators\/\{package\}\/\{version\} is foo\.v1\.0\.0's/,
+      ],
       [[v('1.0.0'), '--root', dir], /needs an old and a new bundle/],
       [[v('1.0.0'), v('1.1.0'), '--root', dir, '--format', 'yaml'], /unknown format "yaml"/],
       [[v('1.0.0'), 'foo.v9.9.9', '--root', dir], /bundle "foo.v9.9.9" is not in/],

@@ -4,6 +4,7 @@
 // needs, or to compare it with the one the pull request carries. Files come from the caller
 // (git objects); nothing from the pull request is run or written.
 import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { CatalogSource } from '../catalog/fbc/source.js';
 import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
 import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
 import {
@@ -24,6 +25,26 @@ export interface DirectoryFiles {
   bytes: number;
   /** Files that cannot be read (symlinks out of the directory, submodules), with why. */
   unreadable: { path: string; problem: string }[];
+}
+
+/**
+ * A directory's files from a source (git objects, or a directory on disk); nothing is read
+ * when the listing says they hold more than `maxBytes` (docs/security.md, bounded work).
+ */
+export async function readSourceDirectory(source: CatalogSource, maxBytes: number): Promise<DirectoryFiles> {
+  const entries = await source.list();
+  const readable = entries.filter((e) => e.kind !== 'unreadable' && e.problem === undefined);
+  const unreadable = entries.flatMap((e) =>
+    e.kind === 'unreadable' || e.problem !== undefined
+      ? [{ path: e.path, problem: e.problem ?? 'cannot be read' }]
+      : [],
+  );
+  const bytes = readable.reduce((n, e) => n + e.size, 0);
+  const files = new Map<string, Buffer>();
+  if (bytes > maxBytes || readable.length === 0) return { files, bytes, unreadable };
+  for (const [path, data] of await source.read(readable.map((e) => e.path)))
+    if (!(data instanceof Error)) files.set(path, data);
+  return { files, bytes, unreadable };
 }
 
 export type ReadDirectory = (rev: string, dir: string, maxBytes: number) => Promise<DirectoryFiles>;

@@ -11,11 +11,11 @@ import type { Model, ModelBundle } from '../catalog/fbc/model.js';
 import type { Version } from '../catalog/versions/semver.js';
 import { v1Successors } from '../catalog/olm/v1.js';
 import { findingsTable, toAnnotations, type CheckResult } from './check.js';
-import type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
+import type { BundleDirectoryManifests, LoadBundleObjects, Side } from './crd-upgrade-objects.js';
 import type { CheckedRoot } from './checked-root.js';
 
-export type { LoadBundleObjects, Side } from './crd-upgrade-objects.js';
-export { directoryObjectLoader, gitObjectLoader } from './crd-upgrade-objects.js';
+export type { BundleDirectoryManifests, LoadBundleObjects, Side } from './crd-upgrade-objects.js';
+export { bundleDirectoryManifests, directoryObjectLoader, gitObjectLoader } from './crd-upgrade-objects.js';
 
 export const CRD_UPGRADE_CHECK = 'catalog-bot/crd-upgrade';
 
@@ -23,6 +23,11 @@ export const CRD_UPGRADE_CHECK = 'catalog-bot/crd-upgrade';
 export type RenderBundle = (image: string) => Promise<string[] | undefined>;
 
 export interface CrdUpgradeOptions {
+  /**
+   * The repository's bundle directories (`bundles.path`): the manifests of bundles the
+   * catalog carries only `olm.csv.metadata` for (docs/validation-rules.md).
+   */
+  bundleDirectories?: BundleDirectoryManifests;
   /** Later, with a registry client: render a bundle image whose manifests are not in the catalog. */
   renderBundle?: RenderBundle;
 }
@@ -106,6 +111,10 @@ function olmsOf(e: UpgradeEdge): string {
 /** Objects (JSON texts) of bundles, per side, with parsed CRDs cached. */
 class ObjectStore {
   private readonly objects = new Map<string, string[] | undefined>();
+  /** Where the manifests of a bundle came from when not from the catalog (a directory, an image). */
+  private readonly origin = new Map<string, string>();
+  /** Why no manifests were found for a bundle the catalog has none for. */
+  private readonly missing = new Map<string, { problem: string; dir?: string }>();
   private readonly crds = new Map<string, Map<string, Crd> | undefined>();
   private readonly rendered = new Map<string, Promise<string[] | undefined>>();
 
@@ -113,6 +122,7 @@ class ObjectStore {
     private readonly root: string,
     private readonly load: LoadBundleObjects,
     private readonly render?: RenderBundle,
+    private readonly directories?: BundleDirectoryManifests,
   ) {}
 
   /** Read the files of these blobs that carry objects (one call per side). */
@@ -123,10 +133,20 @@ class ObjectStore {
     for (const b of files.length === 0 ? [] : await this.load(this.root, side, files)) {
       if (names.has(b.name)) this.objects.set(`${side}\0${b.name}`, b.objects ?? []);
     }
-    // Bundles without manifests in the catalog: the image, if a renderer is given.
+    // Bundles without manifests in the catalog: their bundle directory, else the image if a
+    // renderer is given.
     for (const b of blobs) {
       const key = `${side}\0${b.name}`;
       if (this.objects.has(key)) continue;
+      if (b.objectCount === 0 && this.directories) {
+        const found = await this.directories(b);
+        if ('objects' in found) {
+          this.objects.set(key, found.objects);
+          this.origin.set(key, found.dir);
+          continue;
+        }
+        this.missing.set(key, found);
+      }
       if (b.objectCount === 0 && this.render && b.image !== '') {
         let pending = this.rendered.get(b.image);
         if (!pending) {
@@ -138,6 +158,16 @@ class ObjectStore {
         this.objects.set(key, undefined);
       }
     }
+  }
+
+  /** Where a bundle's manifests were read from: the catalog, or the directory. */
+  originOf(side: Side, name: string): string {
+    return this.origin.get(`${side}\0${name}`) ?? 'the catalog';
+  }
+
+  /** Why a bundle has no manifests, when a bundle directory was looked for. */
+  missingOf(side: Side, name: string): { problem: string; dir?: string } | undefined {
+    return this.missing.get(`${side}\0${name}`);
   }
 
   text(side: Side, name: string): string[] | undefined {
@@ -163,6 +193,12 @@ interface PackageStats {
   edges: number;
   checked: number;
   crds: number;
+  /** The edges this change adds or alters that were compared: which CRDs, from which manifests. */
+  compared: { from: string; to: string; crds: string[]; sources: string[] }[];
+  /** Bundles of unchecked edges that neither the catalog nor a bundle directory has manifests for. */
+  unmanifested: Set<string>;
+  /** Unchecked edges the base did not have: what this change adds is not known to be safe. */
+  uncheckedNew: number;
 }
 
 interface Group {
@@ -191,7 +227,7 @@ async function rootFindings(
 ): Promise<Diagnostic[]> {
   const head = root.head;
   if (!head) return [];
-  const store = new ObjectStore(root.path, load, options.renderBundle);
+  const store = new ObjectStore(root.path, load, options.renderBundle, options.bundleDirectories);
 
   // First the edges of every changed package and the bundles they need, so that each side's
   // files are read once.
@@ -229,7 +265,16 @@ async function rootFindings(
 
   const findings: Diagnostic[] = [];
   for (const { name, edges, baseEdges, headBlobs, fromSide } of plans) {
-    const stat: PackageStats = { root: root.path, name, edges: edges.length, checked: 0, crds: 0 };
+    const stat: PackageStats = {
+      root: root.path,
+      name,
+      edges: edges.length,
+      checked: 0,
+      crds: 0,
+      compared: [],
+      unmanifested: new Set(),
+      uncheckedNew: 0,
+    };
     stats.push(stat);
     const groups = new Map<string, Group>();
     const unchecked = new Map<string, { froms: string[]; missing: Set<string> }>();
@@ -242,6 +287,7 @@ async function rootFindings(
         if (oldCrds === undefined) u.missing.add(e.from);
         if (newCrds === undefined) u.missing.add(e.to);
         unchecked.set(e.to, u);
+        if (!baseEdges.has(`${e.from}\0${e.to}`)) stat.uncheckedNew++;
         continue;
       }
       stat.checked++;
@@ -252,6 +298,13 @@ async function rootFindings(
         baseEdges.has(`${e.from}\0${e.to}`) &&
         sameObjects(store.text(fromSide(e.from), e.from), store.text('base', e.from)) &&
         sameObjects(store.text('head', e.to), store.text('base', e.to));
+      if (!preexisting)
+        stat.compared.push({
+          from: e.from,
+          to: e.to,
+          crds: diff.compared,
+          sources: [store.originOf(fromSide(e.from), e.from), store.originOf('head', e.to)],
+        });
       for (const change of diff.changes) {
         if (change.safe) continue;
         const key = `${e.to}\0${change.crd}\0${change.key}\0${preexisting}`;
@@ -287,18 +340,56 @@ async function rootFindings(
     for (const [to, u] of unchecked) {
       const blob = headBlobs.get(to)?.blob;
       const missing = [...u.missing].sort();
+      for (const m of missing) stat.unmanifested.add(m);
+      // Why each bundle has no manifests: a directory that is there but cannot be used is
+      // something the author can fix; no directory at all needs the bundle image.
+      const why = missing.map((m) => store.missingOf(m === to ? 'head' : fromSide(m), m));
+      const unusable = why.filter((w) => w?.dir !== undefined);
+      const reasons = why.flatMap((w) => (w ? [w.problem] : []));
       findings.push({
-        rule: 'CRD-NEEDS-IMAGE',
+        rule: unusable.length > 0 ? 'CRD-BUNDLE-DIRECTORY' : 'CRD-NEEDS-IMAGE',
         level: 'notice',
-        message: `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)`,
+        message:
+          `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: ` +
+          `the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)` +
+          (reasons.length > 0 ? `, and no bundle directory has them: ${reasons.join('; ')}` : ''),
         file: blob ? `${root.path}/${blob.pos.file}` : undefined,
         line: blob?.pos.line,
         package: name,
-        hint: 'The CRDs live in the bundle image. catalog-bot reads them once it can pull bundle images; until then compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
+        hint:
+          unusable.length > 0
+            ? `Fix the bundle directory so that opm can read it and its CSV is the bundle's (\`catalog-bot/bundle\` names the problem); then its CRDs are compared.`
+            : 'The CRDs live in the bundle image: add the bundle directory under bundles.path, or compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
       });
     }
   }
   return findings;
+}
+
+/** Compared edges this change adds or alters, listed up to this many per package. */
+const MAX_COMPARED_LINES = 20;
+
+function comparedLines(s: PackageStats): string[] {
+  if (s.compared.length === 0) return [];
+  const line = (c: PackageStats['compared'][number]): string =>
+    `- ${c.from} -> ${c.to}: ${c.crds.length === 0 ? 'no CRDs' : c.crds.map((x) => `\`${x}\``).join(', ')} (manifests from ${[...new Set(c.sources)].join(' and ')})`;
+  const shown = s.compared.slice(0, MAX_COMPARED_LINES).map(line);
+  const more = s.compared.length - shown.length;
+  return [
+    '',
+    'CRDs compared along the edges this change adds or alters:',
+    '',
+    ...shown,
+    ...(more > 0 ? [`- … and ${more} more`] : []),
+  ];
+}
+
+/** The bundles no manifests were found for (for the title). */
+function unmanifested(stats: PackageStats[]): string {
+  const list = [...new Set(stats.flatMap((s) => [...s.unmanifested]))].sort();
+  return list.length > 3
+    ? `${list.slice(0, 3).join(', ')} and ${list.length - 3} more`
+    : list.join(', ') || 'the bundles';
 }
 
 export async function crdUpgradeCheck(
@@ -327,11 +418,15 @@ export async function crdUpgradeCheck(
               '',
               `${s.edges} upgrade edge${s.edges === 1 ? '' : 's'}, ${s.checked} checked (${s.crds} CRD comparison${s.crds === 1 ? '' : 's'}): ` +
                 `${count('error', s)} error${count('error', s) === 1 ? '' : 's'}, ${count('warning', s)} warning${count('warning', s) === 1 ? '' : 's'}, ${count('notice', s)} note${count('notice', s) === 1 ? '' : 's'}.`,
+              ...comparedLines(s),
               ...findingsTable(mine),
             ].join('\n');
           })
           .join('\n\n');
-  const conclusion = errors > 0 ? 'failure' : checked === 0 && notes > 0 ? 'neutral' : 'success';
+  // Neutral when nothing could be compared, or an edge this change adds could not be.
+  const uncheckedNew = stats.reduce((n, s) => n + s.uncheckedNew, 0);
+  const conclusion =
+    errors > 0 ? 'failure' : (checked === 0 && notes > 0) || uncheckedNew > 0 ? 'neutral' : 'success';
   return {
     name: CRD_UPGRADE_CHECK,
     conclusion,
@@ -341,7 +436,7 @@ export async function crdUpgradeCheck(
         : errors > 0
           ? `${errors} unsafe CRD change${errors === 1 ? '' : 's'}`
           : conclusion === 'neutral'
-            ? 'CRDs not checked: the catalog has no bundle manifests'
+            ? `CRDs not checked: no manifests for ${unmanifested(stats)}`
             : `Every CRD upgrade is safe (${checked} upgrade edge${checked === 1 ? '' : 's'} checked)`,
     summary,
     findings,

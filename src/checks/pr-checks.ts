@@ -21,7 +21,7 @@ import type { BundleSettings } from '../catalog/edits/release.js';
 import { catalogRoots, packageDigests } from './changes.js';
 import { toAnnotations, type CheckResult } from './check.js';
 import type { RepoConfig } from './config.js';
-import { gitObjectLoader } from './crd-upgrade-objects.js';
+import { bundleDirectoryManifests, gitObjectLoader } from './crd-upgrade-objects.js';
 import { crdUpgradeCheck, CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { dependenciesCheck, DEPENDENCIES_CHECK } from './dependencies.js';
 import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
@@ -149,12 +149,15 @@ export const PR_CHECKS = [
     name: CRD_UPGRADE_CHECK,
     validates: true,
     always: true,
+    // Manifests the catalog lacks come from the bundle directories (the base's bundles.path),
+    // read from git objects at the base (released) or the head (new).
     run: async (change) =>
-      crdUpgradeCheck(
-        await change.checkedRoots(),
-        gitObjectLoader(change.repo, change.base, change.head),
-        change.bundles.manifests ? { renderBundle: change.bundles.manifests } : {},
-      ),
+      crdUpgradeCheck(await change.checkedRoots(), gitObjectLoader(change.repo, change.base, change.head), {
+        bundleDirectories: bundleDirectoryManifests(change.config.bundles.path, (side, dir, maxBytes) =>
+          change.readDirectory(side === 'base' ? change.base : change.head, dir, maxBytes),
+        ),
+        ...(change.bundles.manifests ? { renderBundle: change.bundles.manifests } : {}),
+      }),
   },
   {
     name: OCP_CONTINUITY_CHECK,

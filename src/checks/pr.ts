@@ -15,6 +15,7 @@ import type { CheckedRoot } from './checked-root.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import {
   bundleDirectories,
+  readSourceDirectory,
   releaseMergedBundles,
   type DirectoryFiles,
   type MergedRelease,
@@ -329,26 +330,8 @@ function configsOf(root: {
  * A directory's files at a commit, from git objects; nothing is read when the listing says
  * they hold more than `maxBytes` (docs/security.md, bounded work).
  */
-async function readDirectory(
-  repo: string,
-  rev: string,
-  dir: string,
-  maxBytes: number,
-): Promise<DirectoryFiles> {
-  const source = new GitTreeSource(repo, rev, dir);
-  const entries = await source.list();
-  const readable = entries.filter((e) => e.kind !== 'unreadable' && e.problem === undefined);
-  const unreadable = entries.flatMap((e) =>
-    e.kind === 'unreadable' || e.problem !== undefined
-      ? [{ path: e.path, problem: e.problem ?? 'cannot be read' }]
-      : [],
-  );
-  const bytes = readable.reduce((n, e) => n + e.size, 0);
-  const files = new Map<string, Buffer>();
-  if (bytes > maxBytes || readable.length === 0) return { files, bytes, unreadable };
-  for (const [path, data] of await source.read(readable.map((e) => e.path)))
-    if (!(data instanceof Error)) files.set(path, data);
-  return { files, bytes, unreadable };
+function readDirectory(repo: string, rev: string, dir: string, maxBytes: number): Promise<DirectoryFiles> {
+  return readSourceDirectory(new GitTreeSource(repo, rev, dir), maxBytes);
 }
 
 /**

@@ -25,6 +25,9 @@ export const command = defineCommand({
       head: values.head,
       author: values.author,
       approvers: values.approver,
+      // As the App does: a bundle-only change is checked with the release it needs applied
+      // (docs/bundles.md), so its CRDs and upgrade graph are judged before the merge.
+      checkRelease: true,
     });
     const failed = result.checks.some((c) => c.conclusion === 'failure');
     if (values.format === 'json') {

@@ -73,9 +73,11 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'crd-diff',
-    help: `  crd-diff <old-bundle> <new-bundle> --root <root>
-                       Compare the CRDs of two bundles as OLM does on an upgrade
-                       (exit 0 safe, 1 unsafe, 2 usage/IO or no manifests)
+    help: `  crd-diff <old-bundle> <new-bundle> [--root <root>] [--repo <dir>]
+                       Compare the CRDs of two bundles as OLM does on an upgrade: from the
+                       catalog, or from the repository's bundle directories when the catalog
+                       has no manifests (exit 0 safe, 1 unsafe, 2 usage/IO or no manifests)
+      --repo <dir>                repository with the bundle directories (default: .)
       --format text|json          output format (default: text)
 `,
     load: () => import('./crd-diff.js'),
