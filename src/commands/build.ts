@@ -18,6 +18,7 @@ const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image>]... [
   is read from that git commit (no checkout). Registry credentials: REGISTRY_AUTH_FILE (each
   entry for its own host) or REGISTRY_USERNAME/REGISTRY_PASSWORD (only for the --tag and --base
   hosts and those in REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for REGISTRY_INSECURE_HOSTS.
+  Exit 0 built (or pushed), 1 a build or push failure, 2 usage or I/O error.
 `;
 
 export const command = defineCommand({

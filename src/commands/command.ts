@@ -103,6 +103,8 @@ export interface CommandSpec<O extends Options> {
 /** A command as the dispatcher sees it. */
 export interface Command {
   usage: string | undefined;
+  /** Its options, as typed: `--name` (and `-x` for a short form). */
+  flags: readonly string[];
   /** Parses, checks and runs; throws UsageError, CommandFailure or any error. */
   execute(args: string[], io: CommandIO): Promise<number>;
 }
@@ -110,6 +112,10 @@ export interface Command {
 export function defineCommand<const O extends Options>(spec: CommandSpec<O>): Command {
   return {
     usage: spec.usage,
+    flags: Object.entries(spec.options).flatMap(([name, o]) => [
+      `--${name}`,
+      ...(o.short ? [`-${o.short}`] : []),
+    ]),
     execute: async (args, io) => {
       let parsed: Parsed<O>;
       try {

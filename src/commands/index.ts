@@ -67,6 +67,7 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'graph',
     help: `  graph <root> <package> [--channel <name>]
                        One channel's upgrade graph under classic OLM and OLM v1
+                       (exit 0, 2 usage/IO)
       --format json|text|mermaid|dot  output format (default: text)
       --installed <bundle>=<version>  a bundle installed on clusters (repeatable;
                                       it may be absent from the catalog)
