@@ -149,7 +149,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        Open OpenShift catalog <to> from <from>: copy every package whose
                        ci.yaml version_promotion_strategy is always (and every --package)
                        and add <to> to its catalog_mapping, keeping comments and layout
-                       (exit 0 done, 1 refused, 2 usage/IO)
+                       (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
     readsPath: ['v4.21', 'v4.22', '--repo', 'DIR'],
     load: () => import('./ocp-promote.js'),
