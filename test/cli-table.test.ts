@@ -41,8 +41,8 @@ describe('the command table', () => {
       const err = new PassThrough();
       const code = await main([c.name, '--no-such-option'], out, err);
       expect(code, c.name).toBe(2);
-      const text = String(out.read() ?? '') + String(err.read() ?? '');
-      expect(text, c.name).toMatch(/^catalog-bot( [\w-]+)?: Unknown option '--no-such-option'/);
+      expect(out.read(), c.name).toBeNull();
+      expect(String(err.read()), c.name).toMatch(/^catalog-bot [\w-]+: unknown option --no-such-option/);
     }
   });
 

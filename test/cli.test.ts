@@ -82,11 +82,13 @@ describe('catalog-bot validate', () => {
   it('exits 2 on usage and I/O errors', async () => {
     const missing = await run(['validate']);
     expect(missing.code).toBe(2);
-    expect(missing.err).toMatch(/validate needs at least one catalog root\n\nUsage: catalog-bot/);
+    expect(missing.err).toBe(
+      'catalog-bot validate: validate needs at least one catalog root (usage: catalog-bot validate --help)\n',
+    );
     expect((await run(['validate', '--format', 'xml', fixtures + 'valid-catalog'])).code).toBe(2);
     const absent = await run(['validate', '/nonexistent/catalog']);
     expect(absent.code).toBe(2);
-    expect(absent.err).toBe('catalog-bot: /nonexistent/catalog: no such file or directory\n');
+    expect(absent.err).toBe('catalog-bot validate: /nonexistent/catalog: no such file or directory\n');
     expect((await run(['validate', fileURLToPath(import.meta.url)])).code).toBe(2);
     expect((await run(['frobnicate'])).code).toBe(2);
   });

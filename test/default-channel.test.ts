@@ -15,12 +15,20 @@ afterAll(() => dirs.forEach(removeTree));
 
 const REPO = join(SHARED_DATA, 'real-repo/community-operators-prod');
 
-async function run(args: string[]): Promise<{ code: number; output: string }> {
+async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
+  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
   const out = new PassThrough();
+  const err = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await defaultChannelCommand(args, out);
-  return { code, output: Buffer.concat(chunks).toString('utf8') };
+  const data: Buffer[] = [];
+  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
+  err.on('data', (c: Buffer) => chunks.push(c));
+  const code = await defaultChannelCommand(args, out, err);
+  return {
+    code,
+    output: Buffer.concat(chunks).toString('utf8'),
+    stdout: Buffer.concat(data).toString('utf8'),
+  };
 }
 
 /** A temp repository with a real package: its operators/ files (optional) and every catalog. */
@@ -84,9 +92,9 @@ describe('catalog-bot default-channel', () => {
     if (haveOpm) expect(opmValidate(join(dir, 'catalogs/v4.21')).valid).toBe(true);
 
     const again = await run(['clusterpulse', 'fast-v0', '--repo', dir, '--root', 'catalogs/v4.21']);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(0);
     expect(again.output).toBe(
-      'catalog-bot default-channel: refused: catalogs/v4.21: the default channel of clusterpulse is already "fast-v0"\n',
+      'catalog-bot default-channel: nothing to do: catalogs/v4.21: the default channel of clusterpulse is already "fast-v0"\n',
     );
   });
 

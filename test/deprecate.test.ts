@@ -19,12 +19,20 @@ afterAll(() => dirs.forEach(removeTree));
 
 const REPO = join(SHARED_DATA, 'real-repo/community-operators-prod');
 
-async function run(args: string[]): Promise<{ code: number; output: string }> {
+async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
+  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
   const out = new PassThrough();
+  const err = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await deprecateCommand(args, out);
-  return { code, output: Buffer.concat(chunks).toString('utf8') };
+  const data: Buffer[] = [];
+  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
+  err.on('data', (c: Buffer) => chunks.push(c));
+  const code = await deprecateCommand(args, out, err);
+  return {
+    code,
+    output: Buffer.concat(chunks).toString('utf8'),
+    stdout: Buffer.concat(data).toString('utf8'),
+  };
 }
 
 /** A temp repository with a real package: every catalog that has it, and (optionally) its operators/ files. */
@@ -191,13 +199,16 @@ describe('catalog-bot deprecate: plain catalogs', () => {
         8,
       ]),
     );
+    // Already as asked: nothing to do, exit 0, nothing written.
     const again = await run(['bundle', 'clusterpulse.v1.0.0', '--repo', dir, '--format', 'json']);
-    expect(again.code).toBe(1);
-    expect(JSON.parse(again.output)).toEqual({
-      done: false,
-      error:
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      done: true,
+      written: false,
+      error: null,
+      notes: [
         'bundle clusterpulse.v1.0.0 of package clusterpulse is already deprecated in catalogs/v4.17 (remove the entry with undeprecate to change its message) (and likewise in 5 other catalog roots)',
-      notes: [],
+      ],
       files: [],
     });
   });
@@ -331,10 +342,22 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
       ['channel', 'fast-v0'],
       'channel names are not unique across packages: name the package of channel "fast-v0" (`<package>/fast-v0`, or --package <package>)',
     );
-    await refused(
-      ['bundle', 'clusterpulse.v1.0.1', '--undo'],
-      'bundle clusterpulse.v1.0.1 of package clusterpulse is not deprecated in catalogs/v4.21: there is no olm.deprecations entry to remove',
-    );
+    // Undeprecating what is not deprecated: already as asked, nothing to do (exit 0).
+    const undo = await run([
+      'bundle',
+      'clusterpulse.v1.0.1',
+      '--undo',
+      '--repo',
+      dir,
+      '--root',
+      'catalogs/v4.21',
+    ]);
+    expect(undo).toEqual({
+      code: 0,
+      output:
+        'catalog-bot deprecate: nothing to do: bundle clusterpulse.v1.0.1 of package clusterpulse is not deprecated in catalogs/v4.21: there is no olm.deprecations entry to remove\n',
+      stdout: '',
+    });
     // No way forward: v0.3.0 heads fast-v0, and no bundle anywhere replaces, skips or skipRanges it.
     await refused(
       ['bundle', 'clusterpulse.v0.3.0'],
@@ -354,15 +377,15 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
       'channel "fast-v1" is the default channel of clusterpulse in catalogs/v4.21: every new Subscription without a channel would start on a deprecated channel. Change the default channel first (e.g. `default-channel clusterpulse fast-v0`), then deprecate "fast-v1"',
     );
 
-    // Already deprecated: the second time is refused and leaves the first as it was.
+    // Already deprecated: the second time has nothing to do (exit 0) and leaves the first as it was.
     expect(
       (await run(['bundle', 'clusterpulse.v1.0.1', '--repo', dir, '--root', 'catalogs/v4.21'])).code,
     ).toBe(0);
     const once = read(dir, 'catalogs/v4.21/clusterpulse/catalog.yaml');
     const again = await run(['bundle', 'clusterpulse.v1.0.1', '--repo', dir, '--root', 'catalogs/v4.21']);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(0);
     expect(again.output).toBe(
-      'catalog-bot deprecate: refused: bundle clusterpulse.v1.0.1 of package clusterpulse is already deprecated in catalogs/v4.21 (remove the entry with undeprecate to change its message)\n',
+      'catalog-bot deprecate: nothing to do: bundle clusterpulse.v1.0.1 of package clusterpulse is already deprecated in catalogs/v4.21 (remove the entry with undeprecate to change its message)\n',
     );
     expect(read(dir, 'catalogs/v4.21/clusterpulse/catalog.yaml')).toBe(once);
 

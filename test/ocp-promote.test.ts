@@ -15,12 +15,20 @@ const ocpPromoteCommand = cliCommand('ocp-promote');
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
-async function run(args: string[]): Promise<{ code: number; output: string }> {
+async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
+  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
   const out = new PassThrough();
+  const err = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await ocpPromoteCommand(args, out);
-  return { code, output: Buffer.concat(chunks).toString('utf8') };
+  const data: Buffer[] = [];
+  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
+  err.on('data', (c: Buffer) => chunks.push(c));
+  const code = await ocpPromoteCommand(args, out, err);
+  return {
+    code,
+    output: Buffer.concat(chunks).toString('utf8'),
+    stdout: Buffer.concat(data).toString('utf8'),
+  };
 }
 
 function before(patches: string[]): string {
@@ -177,7 +185,7 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
     expect(listed.output).toMatch(
       /needs review +dotvirt-operator: fbc.version_promotion_strategy is review-needed/,
     );
-    expect(listed.output).toMatch(/0 package\(s\) promoted to v4.22: 0 file\(s\) written/);
+    expect(listed.output).toMatch(/nothing to do: no package to promote to v4.22/);
     const named = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'dotvirt-operator']);
     expect(named.code).toBe(0);
     expect(read(dir, 'catalogs/v4.22/dotvirt-operator/catalog.yaml')).toBe(
@@ -315,6 +323,7 @@ describe('catalog-bot ocp-promote: ci.yaml comments and refusals', () => {
     expect(back).toEqual({
       code: 1,
       output: 'catalog-bot ocp-promote: refused: v4.20 is not a later OpenShift version than v4.21\n',
+      stdout: '',
     });
     expect((await run(['../v4.21', 'v4.22', '--repo', dir])).output).toMatch(
       /is not an OpenShift catalog name/,
@@ -333,6 +342,6 @@ describe('catalog-bot ocp-promote: ci.yaml comments and refusals', () => {
     expect(() => readFileSync(join(broken, 'catalogs/v4.22/bad/catalog.yaml'))).toThrow();
     const unknown = await run(['v4.21', 'v4.22', '--repo', dir, '--package', 'ghost', '--format', 'json']);
     expect(unknown.code).toBe(1);
-    expect(JSON.parse(unknown.output).error).toBe('refused: package ghost is not in catalogs/v4.21');
+    expect(JSON.parse(unknown.stdout).error).toBe('refused: package ghost is not in catalogs/v4.21');
   });
 });

@@ -13,14 +13,22 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
 async function run(
-  command: (args: string[], out: NodeJS.WritableStream) => Promise<number>,
+  command: (args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>,
   args: string[],
-): Promise<{ code: number; output: string }> {
+): Promise<{ code: number; output: string; stdout: string }> {
+  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
   const out = new PassThrough();
+  const err = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
-  const code = await command(args, out);
-  return { code, output: Buffer.concat(chunks).toString('utf8') };
+  const data: Buffer[] = [];
+  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
+  err.on('data', (c: Buffer) => chunks.push(c));
+  const code = await command(args, out, err);
+  return {
+    code,
+    output: Buffer.concat(chunks).toString('utf8'),
+    stdout: Buffer.concat(data).toString('utf8'),
+  };
 }
 
 const VM = join(
@@ -55,8 +63,8 @@ describe('catalog-bot promote', () => {
     expect(readFileSync(path, 'utf8')).not.toBe(original);
 
     const again = await run(promoteCommand, ['victoriametrics-operator.v0.74.1', 'stable', '--repo', repo]);
-    expect(again.code).toBe(1);
-    expect(again.output).toMatch(/refused: .*already in channel "stable"/);
+    expect(again.code).toBe(0);
+    expect(again.output).toMatch(/^catalog-bot promote: nothing to do: .*already in channel "stable"/);
 
     expect((await run(promoteCommand, ['only-one-arg', '--repo', repo])).code).toBe(2);
     expect((await run(promoteCommand, ['a', 'b', '--repo', join(repo, 'missing')])).code).toBe(2);

@@ -18,6 +18,7 @@ const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image>]... [
   is read from that git commit (no checkout). Registry credentials: REGISTRY_AUTH_FILE (each
   entry for its own host) or REGISTRY_USERNAME/REGISTRY_PASSWORD (only for the --tag and --base
   hosts and those in REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for REGISTRY_INSECURE_HOSTS.
+  Exit 0 built (or pushed), 1 a build or push failure, 2 usage or I/O error.
 `;
 
 export const command = defineCommand({
@@ -38,6 +39,8 @@ export const command = defineCommand({
   async run({ values, positionals }, { out, err, env }) {
     if (values.tag.length === 0) throw new UsageError('build needs at least one --tag');
     const root = positionals[0] as string;
+    // A missing root is a usage error (exit 2), found before any registry is asked.
+    if (!values.rev && !(await isDirectory(root))) throw new UsageError(`${root}: not a directory`);
     // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts named here (docs/security.md).
     const client = RegistryClient.fromEnvSafe(env, err, {
       credentialHosts: [...credentialHostsOf([...values.tag, values.base]), ...credentialHostsFromEnv(env)],
@@ -48,7 +51,6 @@ export const command = defineCommand({
       if (values.rev) {
         source = new GitTreeSource(values.repo, values.rev, root);
       } else {
-        if (!(await isDirectory(root))) throw new Error(`${root}: not a directory`);
         source = new DirectorySource(root);
       }
       const commit = values.commit ?? values.rev ?? '';

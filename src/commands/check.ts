@@ -1,7 +1,8 @@
-// `catalog-bot check --base <ref> --head <ref>`: the pull-request checks on two commits of a
-// git repository, as the GitHub App runs them.
+// `catalog-bot check [--base <ref>] [--head <ref>]`: the pull-request checks on two commits of
+// a git repository (by default: the working tree against the default branch), as the App runs them.
 import { runPrChecks } from '../checks/pr.js';
 import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { defaultBase, resolveCommit, workingTreeCommit } from './working-tree.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 
 export const command = defineCommand({
@@ -15,14 +16,23 @@ export const command = defineCommand({
   },
   formats: ['text', 'json', 'github'],
   async run({ values }, { out }) {
-    if (!values.base || !values.head) throw new UsageError('check needs --base <ref> and --head <ref>');
     if (values.approver.length > 0 && values.author === undefined)
       throw new UsageError('--approver needs --author');
     await requireDirectory(values.repo);
+    // Defaults (README "Command line"): head is the working tree, uncommitted changes included;
+    // base is where HEAD left the default branch. Both resolved here, so a bad ref is one line.
+    const head =
+      values.head === undefined
+        ? workingTreeCommit(values.repo)
+        : resolveCommit(values.repo, values.head, '--head');
+    const base =
+      values.base === undefined
+        ? defaultBase(values.repo)
+        : resolveCommit(values.repo, values.base, '--base');
     const result = await runPrChecks({
       repo: values.repo,
-      base: values.base,
-      head: values.head,
+      base,
+      head,
       author: values.author,
       approvers: values.approver,
       // As the App does: a bundle-only change is checked with the release it needs applied

@@ -3,10 +3,15 @@
 // checked before anything is written (docs/deprecate.md).
 import { CONFIG_PATH } from '../checks/config.js';
 import { DEPRECATION_KINDS, type DeprecationKind } from '../catalog/edits/deprecate.js';
-import { lineDiff } from '../catalog/edits/promote-diff.js';
-import { PromoteError, templateMappingsFromTree, unifiedDiff } from '../catalog/edits/promote.js';
+import {
+  AlreadyDone,
+  PromoteError,
+  templateMappingsFromTree,
+  unifiedDiff,
+} from '../catalog/edits/promote.js';
 import { deprecate } from '../promotion/deprecate.js';
-import { defineCommand, UsageError } from './command.js';
+import { CommandFailure, defineCommand, NothingToDo, UsageError } from './command.js';
+import { editedFiles } from './promote.js';
 import { writeJson } from './output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
 
@@ -20,7 +25,8 @@ const DEPRECATE_USAGE = `catalog-bot deprecate <bundle|channel|package> <name> [
   forward. --undo removes the entry. Refused when installed users would be left without a
   way forward that is not deprecated, or new installs would start on a deprecated default
   channel or head. Every result is validated first; prints the diff. Catalog roots come
-  from ${CONFIG_PATH} (catalogs:, default catalogs/*). Exit 0 done, 1 refused, 2 usage/IO.
+  from ${CONFIG_PATH} (catalogs:, default catalogs/*). --dry-run prints the diff and writes
+  nothing. Exit 0 done (or nothing to do: already as asked), 1 refused, 2 usage/IO.
 `;
 
 /** A message fits on one line of a console condition, and stays readable. */
@@ -28,7 +34,6 @@ const MAX_MESSAGE = 1000;
 
 export const command = defineCommand({
   usage: DEPRECATE_USAGE,
-  messages: 'out',
   options: {
     package: { type: 'string' },
     message: { type: 'string' },
@@ -68,9 +73,17 @@ export const command = defineCommand({
       );
     } catch (problem) {
       if (!(problem instanceof PromoteError)) throw problem;
-      if (json) writeJson(out, { done: false, error: problem.message, notes: [], files: [] });
-      else out.write(`catalog-bot deprecate: refused: ${problem.message}\n`);
-      return 1;
+      const already = problem instanceof AlreadyDone;
+      if (json)
+        writeJson(out, {
+          done: already,
+          written: false,
+          error: already ? null : problem.message,
+          notes: already ? [problem.message] : [],
+          files: [],
+        });
+      if (already) throw new NothingToDo(problem.message);
+      throw new CommandFailure(`refused: ${problem.message}`, 1);
     }
     if (!values['dry-run']) writeEdits(values.repo, result.edits);
     if (json) {
@@ -79,15 +92,7 @@ export const command = defineCommand({
         written: !values['dry-run'],
         error: null,
         notes: result.notes,
-        files: result.edits.map((e) => {
-          const changes = lineDiff(e.before, e.after);
-          return {
-            path: e.path,
-            added: changes.filter((c) => c.op === '+').length,
-            removed: changes.filter((c) => c.op === '-').length,
-            diff: unifiedDiff(e.path, e.before, e.after),
-          };
-        }),
+        files: editedFiles(result.edits),
       });
       return 0;
     }

@@ -8,20 +8,31 @@ export interface CommandEntry {
   name: string;
   /** Its entry in `catalog-bot --help`. */
   help: string;
+  /**
+   * Arguments that make the command read DIR (a catalog root or repository) or FILE, or null
+   * when it reads none: test/cli-bad-input.test.ts runs every command with a missing path, a
+   * path of the other kind and a binary file there, so a new command is held to the CLI
+   * contract (docs/design.md) as it is added.
+   */
+  readsPath: readonly string[] | null;
   load(): Promise<{ command: Command }>;
 }
 
 export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'check',
-    help: `  check --base <ref> --head <ref> [--repo <dir>]
+    help: `  check [--base <ref>] [--head <ref>] [--repo <dir>]
                        Run the pull-request checks on two commits of a git repository,
-                       as the GitHub App does (exit 0 pass, 1 a check fails, 2 usage/IO)
+                       as the GitHub App does (exit 0 pass, 1 a check fails, 2 usage/IO).
+                       Default head: the working tree, uncommitted and untracked (not
+                       ignored) files included; default base: the merge-base of HEAD with
+                       the default branch (origin/HEAD, else main, else master)
       --format text|json|github   output format (default: text)
       --author <login> [--approver <login>]...
                                   also decide catalog-bot/permissions (OWNERS files,
                                   package owners and maintainers of the base commit)
 `,
+    readsPath: ['--repo', 'DIR'],
     load: () => import('./check.js'),
   },
   {
@@ -31,12 +42,15 @@ export const COMMANDS: readonly CommandEntry[] = [
       --format text|json|github   output format (default: text)
       --max-file-size <bytes>     refuse larger files (default: 67108864)
 `,
+    readsPath: ['DIR'],
     load: () => import('./validate.js'),
   },
   {
     name: 'render',
     help: `  render <root>        Print the catalog as a normalised JSON stream, like \`opm render\`
+                       (exit 0, 1 the files cannot be loaded, 2 usage/IO)
 `,
+    readsPath: ['DIR'],
     load: () => import('./render.js'),
   },
   {
@@ -46,17 +60,20 @@ export const COMMANDS: readonly CommandEntry[] = [
                        (exit 0 valid range, 1 invalid range, 2 usage error)
       --format json|text          output format (default: json)
 `,
+    readsPath: null,
     load: () => import('./range.js'),
   },
   {
     name: 'graph',
     help: `  graph <root> <package> [--channel <name>]
                        One channel's upgrade graph under classic OLM and OLM v1
+                       (exit 0, 2 usage/IO)
       --format json|text|mermaid|dot  output format (default: text)
       --installed <bundle>=<version>  a bundle installed on clusters (repeatable;
                                       it may be absent from the catalog)
       --v1-version-range <range>      OLM v1 spec.source.catalog.version (Masterminds)
 `,
+    readsPath: ['DIR', 'some-package'],
     load: () => import('./graph.js'),
   },
   {
@@ -69,6 +86,7 @@ export const COMMANDS: readonly CommandEntry[] = [
       --external-gvk <group>/<version>/<kind>, --external-package <name>
                                   providers outside the catalog (repeatable)
 `,
+    readsPath: ['DIR', 'some-package'],
     load: () => import('./deps.js'),
   },
   {
@@ -80,16 +98,18 @@ export const COMMANDS: readonly CommandEntry[] = [
       --repo <dir>                repository with the bundle directories (default: .)
       --format text|json          output format (default: text)
 `,
+    readsPath: ['old.v1.0.0', 'new.v1.0.1', '--root', 'DIR'],
     load: () => import('./crd-diff.js'),
   },
   {
     name: 'images',
     help: `  images <root>        Check that every bundle and related image exists in its registry
                        (exit 0 all exist, 1 missing, disallowed or not asked unless
-                       on an --unverifiable-registry, 2 usage)
+                       on an --unverifiable-registry, 2 usage/IO)
       --format text|json, --allowed-registry <host>..., --unverifiable-registry <host>...,
       --concurrency <n>
 `,
+    readsPath: ['DIR'],
     load: () => import('./images.js'),
   },
   {
@@ -100,6 +120,7 @@ export const COMMANDS: readonly CommandEntry[] = [
       --rev <git-rev> [--repo <dir>]   read the root from a git commit (no checkout)
       --repo-url <url>, --commit <sha> OCI source annotations; --format text|json
 `,
+    readsPath: ['DIR', '--tag', 'localhost:5000/catalog:test'],
     load: () => import('./build.js'),
   },
   {
@@ -109,26 +130,30 @@ export const COMMANDS: readonly CommandEntry[] = [
                        same packages, channels, edges and bundles (exit 0 same, 1 different,
                        2 usage or error)
 `,
+    readsPath: ['DIR', '--image', 'localhost:5000/catalog:test'],
     load: () => import('./verify-published.js'),
   },
   {
     name: 'promote',
-    help: `  promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+    help: `  promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run] [--format text|json]
                        Add a bundle the catalog has to a channel with edges that keep it
                        single-headed and every user upgradeable; template-aware (edits the
                        template, re-renders); keeps comments and layout; prints the diff
-                       (exit 0 done, 1 refused, 2 usage/IO)
+                       (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
+    readsPath: ['some.v1.0.0', 'stable', '--repo', 'DIR'],
     load: () => import('./promote.js'),
   },
   {
     name: 'ocp-promote',
-    help: `  ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+    help: `  ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--dry-run]
+                  [--format text|json]
                        Open OpenShift catalog <to> from <from>: copy every package whose
                        ci.yaml version_promotion_strategy is always (and every --package)
                        and add <to> to its catalog_mapping, keeping comments and layout
-                       (exit 0 done, 1 refused, 2 usage/IO)
+                       (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
+    readsPath: ['v4.21', 'v4.22', '--repo', 'DIR'],
     load: () => import('./ocp-promote.js'),
   },
   {
@@ -138,15 +163,19 @@ export const COMMANDS: readonly CommandEntry[] = [
                        cell, gaps, and the ocp-continuity findings (exit 0 no errors,
                        1 errors, 2 usage/IO)
 `,
+    readsPath: ['--repo', 'DIR'],
     load: () => import('./ocp-matrix.js'),
   },
   {
     name: 'default-channel',
     help: `  default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
+                  [--format text|json]
                        Set the package's default channel where it is written (catalog or
                        olm.template.basic template, re-rendered); validated first; keeps
-                       comments and layout; prints the diff (exit 0 done, 1 refused, 2 usage/IO)
+                       comments and layout; prints the diff (exit 0 done or nothing to do,
+                       1 refused, 2 usage/IO)
 `,
+    readsPath: ['some-package', 'stable', '--repo', 'DIR'],
     load: () => import('./default-channel.js'),
   },
   {
@@ -156,9 +185,10 @@ export const COMMANDS: readonly CommandEntry[] = [
                        Write (--undo: remove) the package's olm.deprecations entry where it
                        is kept (catalog or olm.template.basic template, re-rendered), with a
                        message naming the way forward; refused when users would have none;
-                       validated first; keeps comments and layout (exit 0 done, 1 refused,
-                       2 usage/IO)
+                       validated first; keeps comments and layout (exit 0 done or nothing
+                       to do, 1 refused, 2 usage/IO)
 `,
+    readsPath: ['bundle', 'some.v1.0.0', '--repo', 'DIR'],
     load: () => import('./deprecate.js'),
   },
   {
@@ -169,6 +199,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        not, why (exit 0, 2 usage/IO or unknown bundle)
       --format text|json|mermaid  output format (default: text)
 `,
+    readsPath: ['some.v1.0.0', '--catalog', 'DIR'],
     load: () => import('./explain.js'),
   },
   {
@@ -178,15 +209,17 @@ export const COMMANDS: readonly CommandEntry[] = [
                        Render an olm.semver or olm.template.basic template exactly as
                        \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
 `,
+    readsPath: ['FILE'],
     load: () => import('./render-template.js'),
   },
   {
     name: 'release',
-    help: `  release <bundle-dir> [--repo <dir>] [--format text|json]
+    help: `  release <bundle-dir> [--repo <dir>] [--dry-run] [--format text|json]
                        Add a bundle directory to every template its release-config.yaml
                        names and re-render every catalog they map to, as the release bot
                        does (exit 0 done, 1 refused, 2 usage/IO)
 `,
+    readsPath: ['operators/some/1.0.0', '--repo', 'DIR'],
     load: () => import('./release.js'),
   },
 ];
@@ -196,11 +229,16 @@ export function helpText(): string {
   return (
     `Usage: catalog-bot <command> [options]\n\nCommands:\n` +
     COMMANDS.map((c) => c.help).join('') +
-    `  help                 Show this help\n` +
+    `  help [<command>]     Show this help, or the command's (also: <command> --help)\n` +
+    `  --version            Print catalog-bot's version\n` +
     `
 Registry credentials (images, build): REGISTRY_AUTH_FILE (each entry for its own host), or
 REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and the hosts in
 REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
+
+Data goes to stdout, errors to stderr (one line). The editing commands (promote,
+default-channel, deprecate, ocp-promote, release) take --dry-run: they print what would
+change and write nothing; an edit already made exits 0 with "nothing to do".
 `
   );
 }

@@ -19,7 +19,6 @@ const OCP_MATRIX_USAGE = `catalog-bot ocp-matrix [--repo <dir>] [--package <pkg>
 
 export const command = defineCommand({
   usage: OCP_MATRIX_USAGE,
-  messages: 'out',
   options: {
     repo: { type: 'string', default: '.' },
     package: { type: 'string', multiple: true, default: [] },

@@ -12,14 +12,16 @@ import { defineCommand, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { openWorkingTree, writeEdits } from './working-tree.js';
 
-const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]
+const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--dry-run]
+      [--format text|json]
   Open OpenShift catalog <to> from <from> (like v4.21 -> v4.22): every package of
   catalogs/<from> whose operators/<pkg>/ci.yaml fbc.version_promotion_strategy is
   "always" (and every --package, whatever its strategy) gets catalogs/<to>/<pkg>/catalog.yaml
   (a copy of <from>'s, or the render of its template when <to> needs olm.csv.metadata)
   and <to> in its catalog_mapping (comments and layout kept). Prints per package:
-  promoted, needs review or skipped, and why. Exit 0 done, 1 refused (nothing written),
-  2 usage or I/O error.
+  promoted, needs review or skipped, and why; --dry-run also the files it would write, and
+  writes nothing. Exit 0 done (or nothing to do), 1 refused (nothing written), 2 usage or
+  I/O error.
 `;
 
 /** `bundles.renderer.csvMetadataFrom` of the repository config (its default when the file is bad). */
@@ -39,24 +41,23 @@ const LABEL: Record<OcpPackageResult['status'], string> = {
 
 export const command = defineCommand({
   usage: OCP_PROMOTE_USAGE,
-  messages: 'out',
   options: {
     repo: { type: 'string', default: '.' },
     package: { type: 'string', multiple: true, default: [] },
     format: { type: 'string', default: 'text' },
+    'dry-run': { type: 'boolean', default: false },
   },
   positionals: { min: 2, message: 'ocp-promote needs <from> and <to>, like v4.21 v4.22' },
-  async run({ values, positionals }, { out }) {
+  async run({ values, positionals }, { out, err }) {
     if (values.format !== 'text' && values.format !== 'json')
       throw new UsageError('--format must be text or json');
     const [from, to] = positionals as [string, string];
     const json = values.format === 'json';
+    const dryRun = values['dry-run'];
+    // The error on stderr in one line; in JSON, stdout also gets the document programs read.
     const fail = (code: number, message: string): number => {
-      out.write(
-        json
-          ? `${JSON.stringify({ from, to, error: message, packages: [], written: [] })}\n`
-          : `catalog-bot ocp-promote: ${message}\n`,
-      );
+      if (json) out.write(`${JSON.stringify({ from, to, error: message, packages: [], written: [] })}\n`);
+      err.write(`catalog-bot ocp-promote: ${message}\n`);
       return code;
     };
     let tree: FileTree;
@@ -79,7 +80,7 @@ export const command = defineCommand({
     }
     const refused = result.packages.some((p) => p.status === 'refused');
     let written: string[] = [];
-    if (!refused) {
+    if (!refused && !dryRun) {
       try {
         written = writeEdits(values.repo, result.edits);
       } catch (problem) {
@@ -87,7 +88,14 @@ export const command = defineCommand({
       }
     }
     if (json) {
-      writeJson(out, { from, to, packages: result.packages, written });
+      writeJson(out, {
+        from,
+        to,
+        packages: result.packages,
+        written,
+        dryRun,
+        wouldWrite: refused ? [] : result.edits.map((e) => e.path),
+      });
     } else {
       out.write(`ocp-promote ${from} -> ${to}\n`);
       for (const p of result.packages) {
@@ -95,10 +103,15 @@ export const command = defineCommand({
         for (const note of p.notes) out.write(`               note: ${note}\n`);
       }
       const promoted = result.packages.filter((p) => p.status === 'promoted').length;
+      if (dryRun && !refused) for (const e of result.edits) out.write(`would write ${e.path}\n`);
       out.write(
         refused
           ? `\nrefused: nothing written (fix the packages marked refused, then run again)\n`
-          : `\n${promoted} package(s) promoted to ${to}: ${written.length} file(s) written\n`,
+          : result.edits.length === 0
+            ? `\nnothing to do: no package to promote to ${to}\n`
+            : dryRun
+              ? `\n(dry run: ${promoted} package(s) would be promoted to ${to}, ${result.edits.length} file(s); nothing written)\n`
+              : `\n${promoted} package(s) promoted to ${to}: ${written.length} file(s) written\n`,
       );
     }
     return refused ? 1 : 0;

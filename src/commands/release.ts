@@ -10,14 +10,15 @@ import { defineCommand, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { openWorkingTree, writeEdits } from './working-tree.js';
 
-const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--format text|json]
+const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--dry-run] [--format text|json]
   Release a bundle directory (manifests/, metadata/annotations.yaml, release-config.yaml)
   as the release bot does: add it to every catalog template its release-config.yaml names
   (basic: channel entries with replaces/skips/skipRange and an olm.bundle image entry;
   semver: an Image entry under the named channel) and re-render every catalog the package's
   ci.yaml maps those templates to. The bundle is read from the directory (no image pull);
   its image reference comes from ${CONFIG_PATH} bundles.imageTemplate. <bundle-dir> is
-  relative to --repo (default: the current directory). Exit 0 done, 1 refused, 2 usage/IO.
+  relative to --repo (default: the current directory). --dry-run writes nothing. Exit 0 done,
+  1 refused, 2 usage/IO.
 `;
 
 /** The bundle directory relative to the repository: as given, or made relative when it lies inside. */
@@ -35,13 +36,13 @@ function bundlePath(repo: string, dir: string): string {
 
 export const command = defineCommand({
   usage: RELEASE_USAGE,
-  messages: 'out',
   options: {
     repo: { type: 'string', default: '.' },
     format: { type: 'string', default: 'text' },
+    'dry-run': { type: 'boolean', default: false },
   },
   positionals: { min: 1, message: 'release needs exactly one bundle directory' },
-  async run({ values, positionals }, { out }) {
+  async run({ values, positionals }, { out, err }) {
     if (values.format !== 'text' && values.format !== 'json')
       throw new UsageError(`invalid --format value "${values.format}", expected text or json`);
     const json = values.format === 'json';
@@ -50,7 +51,7 @@ export const command = defineCommand({
         out.write(
           `${JSON.stringify({ released: false, error: message, file: file ?? null, line: line ?? null }, null, 2)}\n`,
         );
-      else out.write(`catalog-bot release: ${code === 1 ? 'refused: ' : ''}${message}\n`);
+      err.write(`catalog-bot release: ${code === 1 ? 'refused: ' : ''}${message}\n`);
       return code;
     };
     let tree: ReleaseTree;
@@ -62,8 +63,8 @@ export const command = defineCommand({
       return fail(2, (problem as Error).message);
     }
     const { config, problems } = parseRepoConfig(tree.read(CONFIG_PATH));
-    if (problems.length > 0 && !json)
-      out.write(
+    if (problems.length > 0)
+      err.write(
         `warning: ${CONFIG_PATH} has problems, so the defaults apply: ${problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}\n`,
       );
     let result;
@@ -83,8 +84,9 @@ export const command = defineCommand({
       if (problem instanceof ReleaseRefusal) return fail(1, problem.message, problem.file, problem.line);
       throw problem;
     }
+    const dryRun = values['dry-run'];
     try {
-      writeEdits(values.repo, result.edits);
+      if (!dryRun) writeEdits(values.repo, result.edits);
     } catch (problem) {
       return fail(2, `writing the files failed: ${(problem as Error).message}`);
     }
@@ -99,7 +101,8 @@ export const command = defineCommand({
     });
     if (json) {
       writeJson(out, {
-        released: true,
+        released: !dryRun,
+        dryRun,
         package: result.package,
         version: result.version,
         bundle: result.bundle,
@@ -110,8 +113,14 @@ export const command = defineCommand({
     } else {
       for (const note of result.notes) out.write(`${note}\n`);
       for (const f of files)
-        out.write(`${f.status === 'created' ? 'created' : 'wrote'} ${f.path} (+${f.added} -${f.removed})\n`);
-      out.write(`released ${result.bundle} (${result.image}): ${files.length} file(s) written\n`);
+        out.write(
+          `${dryRun ? 'would write' : f.status === 'created' ? 'created' : 'wrote'} ${f.path} (+${f.added} -${f.removed})\n`,
+        );
+      out.write(
+        dryRun
+          ? `(dry run: ${result.bundle} would be released, ${files.length} file(s); nothing written)\n`
+          : `released ${result.bundle} (${result.image}): ${files.length} file(s) written\n`,
+      );
     }
     return 0;
   },

@@ -37,9 +37,18 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
+/** The template's bytes; a missing path, a directory or a binary file is an I/O error (exit 2). */
+function readTemplateFile(path: string): Buffer {
+  const info = statSync(path, { throwIfNoEntry: false });
+  if (info === undefined) throw new Error(`${path}: no such file or directory`);
+  if (info.isDirectory()) throw new Error(`${path} is a directory, not a template file`);
+  const text = readFileSync(path);
+  if (text.includes(0)) throw new Error(`${path} is a binary file, not a YAML or JSON template`);
+  return text;
+}
+
 export const command = defineCommand({
   usage: RENDER_TEMPLATE_USAGE,
-  messages: 'out',
   options: {
     output: { type: 'string', short: 'o', default: 'json' },
     'bundles-from': { type: 'string' },
@@ -62,7 +71,7 @@ export const command = defineCommand({
     let resolveBundle: BundleResolver;
     let client: RegistryClient | undefined;
     try {
-      text = readFileSync(positionals[0]!);
+      text = readTemplateFile(positionals[0]!);
       if (values['bundles-from'] !== undefined) {
         resolveBundle = bundleResolverFromCatalog(
           filesUnder(values['bundles-from']).map((f) => readFileSync(f)),

@@ -1,6 +1,8 @@
 // A repository's working tree as the editing commands (promote, default-channel, release,
 // ocp-promote, ocp-matrix) read and write it: the same file view the App gets from git.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
@@ -37,7 +39,9 @@ export function workingTree(dir: string): ReleaseTree {
 /** The working tree of `--repo`; exit 2 when it is not a directory or cannot be read. */
 export function openWorkingTree(repo: string): ReleaseTree {
   try {
-    if (!lstatSync(repo).isDirectory()) throw new Error(`${repo} is not a directory`);
+    const info = lstatSync(repo, { throwIfNoEntry: false });
+    if (info === undefined) throw new Error(`${repo}: no such file or directory`);
+    if (!info.isDirectory()) throw new Error(`${repo} is not a directory`);
     return workingTree(repo);
   } catch (problem) {
     throw new CommandFailure((problem as Error).message, 2);
@@ -65,4 +69,80 @@ export function writeEdits(repo: string, edits: readonly { path: string; after: 
     written.push(edit.path);
   }
   return written;
+}
+
+/** Runs git in the repository; its stderr is kept for the caller, never printed. */
+function git(repo: string, args: string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const run = spawnSync('git', ['-C', repo, ...args], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return run.status === 0 ? run.stdout.trim() : undefined;
+}
+
+/** The commit a ref names, or one clear line (exit 2) when there is none (no git error text). */
+export function resolveCommit(repo: string, ref: string, option: string): string {
+  // A ref starting with `-` would be read by git as an option.
+  const sha = ref.startsWith('-')
+    ? undefined
+    : git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  if (sha === undefined) throw new CommandFailure(`${option} ${ref}: no such commit in ${repo}`, 2);
+  return sha;
+}
+
+/**
+ * `check`'s default base: where HEAD left the default branch (the merge-base of HEAD with
+ * origin/HEAD, else main, else master), so the checks see what a pull request would change.
+ */
+export function defaultBase(repo: string): string {
+  const branch = ['origin/HEAD', 'main', 'master', 'origin/main', 'origin/master'].find(
+    (ref) => git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]) !== undefined,
+  );
+  if (branch === undefined)
+    throw new CommandFailure(
+      `${repo}: no default branch (origin/HEAD, main or master); name one with --base`,
+      2,
+    );
+  const base = git(repo, ['merge-base', 'HEAD', branch]);
+  if (base === undefined)
+    throw new CommandFailure(`${repo}: HEAD has no common history with ${branch}; name --base`, 2);
+  return base;
+}
+
+/**
+ * The working tree as a commit on top of HEAD: tracked changes, staged or not, and untracked
+ * files that are not ignored, so `check` sees what the author is about to commit. It is built
+ * in a temporary index (GIT_INDEX_FILE): the user's index, branch and files are left alone;
+ * only objects are added to the repository (as `git stash` adds them).
+ */
+export function workingTreeCommit(repo: string): string {
+  if (git(repo, ['rev-parse', '--git-dir']) === undefined)
+    throw new CommandFailure(`${repo} is not a git repository`, 2);
+  const head = git(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  if (head === undefined) throw new CommandFailure(`${repo}: HEAD has no commit yet; name --head`, 2);
+  const scratch = mkdtempSync(join(tmpdir(), 'catalog-bot-index-'));
+  try {
+    const env = {
+      ...process.env,
+      GIT_INDEX_FILE: join(scratch, 'index'),
+      // commit-tree needs a name; this commit is never on a branch.
+      GIT_AUTHOR_NAME: 'catalog-bot check',
+      GIT_AUTHOR_EMAIL: 'catalog-bot@localhost',
+      GIT_COMMITTER_NAME: 'catalog-bot check',
+      GIT_COMMITTER_EMAIL: 'catalog-bot@localhost',
+    };
+    const top = git(repo, ['rev-parse', '--show-toplevel']);
+    if (top === undefined) throw new CommandFailure(`${repo}: not a working tree of a git repository`, 2);
+    const tree =
+      git(top, ['read-tree', head], env) !== undefined &&
+      git(top, ['add', '--all', '--', '.'], env) !== undefined
+        ? git(top, ['write-tree'], env)
+        : undefined;
+    const commit =
+      tree === undefined
+        ? undefined
+        : git(top, ['commit-tree', tree, '-p', head, '-m', 'the working tree'], env);
+    if (commit === undefined)
+      throw new CommandFailure(`${repo}: the working tree could not be read by git`, 2);
+    return commit;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }

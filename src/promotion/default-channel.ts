@@ -6,6 +6,7 @@
 import { classicChannel } from '../catalog/olm/classic.js';
 import {
   packageSite,
+  AlreadyDone,
   PromoteError,
   report,
   rootFiles,
@@ -117,7 +118,8 @@ export async function setDefaultChannel(
     if (done.template !== undefined) notes.push(`edited ${done.template} and re-rendered its outputs`);
   }
   if (seen === 0) throw notFound(`package ${request.package}`, wanted, roots);
-  if (edits.length === 0) throw new PromoteError(already.join('; '));
+  if (edits.length === 0)
+    throw already.length > 0 ? new AlreadyDone(already.join('; ')) : new PromoteError('nothing to change');
   notes.push(...already.map((a) => `${a} (left as it is)`));
   return { edits, notes };
 }

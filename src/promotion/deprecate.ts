@@ -13,6 +13,7 @@ import {
   type DeprecationPlan,
 } from '../catalog/edits/deprecate.js';
 import {
+  AlreadyDone,
   PromoteError,
   report,
   rootFiles,
@@ -114,7 +115,7 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
   }
   if (edits.length === 0) {
     if (already.length > 0)
-      throw new PromoteError(
+      throw new AlreadyDone(
         already[0]! +
           (already.length > 1 ? ` (and likewise in ${already.length - 1} other catalog roots)` : ''),
       );

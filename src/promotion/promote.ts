@@ -13,6 +13,7 @@ import {
   bundleVersion,
   outputBehaviour,
   planChannelEdits,
+  AlreadyDone,
   PromoteError,
   report,
   rootFiles,
@@ -90,7 +91,8 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
       else editRefusal(err, f.root);
     }
   }
-  if (edits.length === 0) throw new PromoteError(already.join('; '));
+  if (edits.length === 0)
+    throw already.length > 0 ? new AlreadyDone(already.join('; ')) : new PromoteError('nothing to change');
   notes.push(...already.map((a) => `${a} (left as it is)`));
   return { edits, notes };
 }

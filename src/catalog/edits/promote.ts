@@ -79,6 +79,9 @@ export class PromoteError extends Error {
   }
 }
 
+/** Every place already is as asked: a refusal to the App (nothing to commit), success to the CLI. */
+export class AlreadyDone extends PromoteError {}
+
 // ---- catalog loading from the tree
 
 function treeSource(files: Map<string, string>, label: string): CatalogSource {
