@@ -16,10 +16,14 @@ const MAINTAINER = 'allda';
 /** jumpstarter-operator's ci.yaml reviewer: an owner of another package. */
 const OTHER_OWNER = 'mangelajo';
 const OTHER = 'jumpstarter-operator';
+const BUNDLE_PR = 'bundle-pr';
 
 let cop: CopRepo;
 beforeAll(() => {
-  if (haveRealRepo) cop = makeCopRepo('clusterpulse/1.0.2');
+  if (!haveRealRepo) return;
+  cop = makeCopRepo('clusterpulse/1.0.2');
+  // The contributor's pull request: the bundle directory, nothing else.
+  cop.branch(BUNDLE_PR);
 });
 afterAll(() => cop?.cleanup());
 
@@ -70,49 +74,28 @@ function edit(path: string, from: string, to: string): void {
 
 describe.skipIf(!haveRealRepo)("clusterpulse 1.0.2: the package's reviewer owns its files", () => {
   it('passes the bundle pull request checked by the CLI with the reviewer as author', () => {
-    const head = cop.branch('bundle-pr');
-    const check = (author: string) => {
-      const r = spawnSync(
-        process.execPath,
-        [
-          cliJs,
-          'check',
-          '--repo',
-          cop.repo,
-          '--base',
-          'main',
-          '--head',
-          head,
-          '--author',
-          author,
-          '--format',
-          'json',
-        ],
-        { encoding: 'utf8' },
-      );
-      expect(r.stderr).toBe('');
-      return (JSON.parse(r.stdout) as { checks: (Permissions & { name: string })[] }).checks.find(
-        (c) => c.name === PERMISSIONS_CHECK,
-      )!;
-    };
-    const byReviewer = check(cop.reviewer);
-    expect(byReviewer.findings).toEqual([]);
-    expect(byReviewer.conclusion).toBe('success');
-    expect(byReviewer.title).toBe('Approved: 14 changes');
+    const args = ['check', '--repo', cop.repo, '--base', 'main', '--head', BUNDLE_PR, '--format', 'json'];
+    const r = spawnSync(process.execPath, [cliJs, ...args, '--author', cop.reviewer], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const { checks } = JSON.parse(r.stdout) as { checks: (Permissions & { name: string })[] };
+    const permissions = checks.find((c) => c.name === PERMISSIONS_CHECK);
+    expect(permissions?.findings).toEqual([]);
+    expect(permissions?.conclusion).toBe('success');
+    expect(permissions?.title).toBe('Approved: 14 changes');
   }, 30_000);
 
   it("names the package's reviewer and the maintainers to anyone else, for each of the bundle's files", async () => {
-    const byStranger = await permissions('bundle-pr', 'mallory');
+    const byStranger = await permissions(BUNDLE_PR, 'mallory');
     expect(byStranger.conclusion).toBe('failure');
     expect(byStranger.findings).toHaveLength(14);
     expect(whoMay(byStranger)).toEqual([`${cop.reviewer}, ${MAINTAINER}`]);
     expect(byStranger.findings.every((f) => f.package === 'clusterpulse')).toBe(true);
     // The login's case does not matter (GitHub's logins do not have one).
-    expect((await permissions('bundle-pr', 'AsaMooreRH')).conclusion).toBe('success');
+    expect((await permissions(BUNDLE_PR, 'AsaMooreRH')).conclusion).toBe('success');
   }, 30_000);
 
   it("decides the bundle's files by the base ci.yaml and the bundle's own metadata (the decision alone)", async () => {
-    const files = cop.git('diff', '--name-only', 'main', 'bundle-pr').split('\n');
+    const files = cop.git('diff', '--name-only', 'main', BUNDLE_PR).split('\n');
     const show = (rev: string, path: string): string | undefined => {
       const r = spawnSync('git', ['-C', cop.repo, 'show', `${rev}:${path}`], { encoding: 'utf8' });
       return r.status === 0 ? r.stdout : undefined;
@@ -141,7 +124,7 @@ describe.skipIf(!haveRealRepo)("clusterpulse 1.0.2: the package's reviewer owns 
           },
           packageFiles: {
             bundlesPath: 'operators/{package}/{version}',
-            bundleNames: (dir, pkg) => Promise.resolve(metadataNamesOnly(metadata('bundle-pr'), pkg)),
+            bundleNames: (dir, pkg) => Promise.resolve(metadataNamesOnly(metadata(BUNDLE_PR), pkg)),
             notRegular: new Set(),
             baseHas: (dir) => Promise.resolve(show(base, dir) !== undefined),
           },
@@ -200,6 +183,8 @@ describe.skipIf(!haveRealRepo)("attacks: nobody gets another package's files thr
         expect(whoMay(p)).toEqual([MAINTAINER]);
       }
     expect((await permissions(named, MAINTAINER)).conclusion).toBe('success');
+    // The same bundle naming its own package is the reviewer's.
+    expect((await permissions(BUNDLE_PR, cop.reviewer)).conclusion).toBe('success');
   });
 
   it("refuses the reviewer's edit of another package's files, its ci.yaml reviewers above all", async () => {
@@ -322,6 +307,17 @@ describe.skipIf(!haveRealRepo)("attacks: nobody gets another package's files thr
     expect(p.conclusion).toBe('failure');
     expect(refusedFiles(p)).toEqual(['operators/clusterpulse/catalog-templates/link.yaml']);
     expect(whoMay(p)).toEqual([MAINTAINER]);
+    // A regular file in its place is the reviewer's.
+    const plain = cop.branch(
+      'plain-file',
+      () =>
+        writeFileSync(
+          at('operators', 'clusterpulse', 'catalog-templates', 'link.yaml'),
+          'schema: olm.semver\n',
+        ),
+      false,
+    );
+    expect((await permissions(plain, cop.reviewer)).conclusion).toBe('success');
 
     const layout = {
       bundlesPath: 'operators/{package}/{version}',
