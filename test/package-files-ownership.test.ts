@@ -165,7 +165,7 @@ describe.skipIf(!haveRealRepo)("clusterpulse 1.0.2: the package's reviewer owns 
 });
 
 describe.skipIf(!haveRealRepo)("attacks: nobody gets another package's files through their own", () => {
-  it('refuses a bundle in clusterpulse/ whose metadata names another package, to both packages’ owners', async () => {
+  it("refuses a bundle in clusterpulse/ whose metadata names another package, to both packages' owners", async () => {
     const named = cop.branch('names-other', () =>
       edit(`${cop.bundleDir}/metadata/annotations.yaml`, 'package.v1: clusterpulse', `package.v1: ${OTHER}`),
     );

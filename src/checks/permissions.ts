@@ -21,8 +21,8 @@
 //   metadata names that package at base and head. The owners are the base's, as for its
 //   blobs, so a change to the packageOwners file needs an owner the base lists. A bundle
 //   directory naming another package, a symlink or submodule, or a path with `..` is no
-//   package's own. A package whose directory the base lacks and that the base knows nowhere
-//   follows `newPackages` (docs/security.md).
+//   package's own. A package directory the base lacks follows `newPackages`, and under
+//   `anyone` only when the base knows the package nowhere (docs/security.md).
 // - Every other changed file follows the OWNERS files along its path, and if none names an
 //   approver, only the maintainers may approve it. Files that hold FBC blobs (in base or
 //   head) are judged by the packages they touch, not by path.
