@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decidePermissions, fileSubject, PERMISSIONS_CHECK } from '../src/checks/permissions.js';
-import { metadataNamesOnly, packagePlace } from '../src/checks/package-files.js';
+import { metadataNamesOnly, packageDirTemplates, packagePlace } from '../src/checks/package-files.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { COP_CONFIG, haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 
@@ -349,5 +349,54 @@ describe.skipIf(!haveRealRepo)("attacks: nobody gets another package's files thr
       both,
     );
     expect((await permissions(pushed, cop.reviewer, { approvals })).conclusion).toBe('failure');
+  });
+});
+
+describe("where a package's files are comes from the base's config, not from a fixed directory", () => {
+  it('takes the package directory from bundles.path and packageOwners', () => {
+    const layout = {
+      bundlesPath: 'packages/{package}/bundles/{version}',
+      packageOwners: 'packages/{package}/OWNERS',
+    };
+    expect(packageDirTemplates(layout)).toEqual(['packages/{package}']);
+    expect(packagePlace('packages/foo/templates/basic.yaml', layout)).toEqual({
+      package: 'foo',
+      dir: 'packages/foo',
+    });
+    expect(packagePlace('packages/foo/bundles/1.0.0/manifests/csv.yaml', layout)).toEqual({
+      package: 'foo',
+      dir: 'packages/foo',
+      bundleDir: 'packages/foo/bundles/1.0.0',
+    });
+    // The community-operators-prod directory means nothing in this repository.
+    expect(packagePlace('operators/foo/ci.yaml', layout)).toBeUndefined();
+    // An owners file outside any directory of the package is still the package's.
+    const flat = { bundlesPath: 'bundles/{package}-{version}', packageOwners: 'owners/{package}.yaml' };
+    expect(packageDirTemplates(flat)).toEqual([]);
+    expect(packagePlace('owners/foo.yaml', flat)).toEqual({ package: 'foo' });
+    expect(packagePlace('owners/.foo.yaml', flat)).toBeUndefined();
+  });
+
+  it('reads the package a bundle names as opm does: any metadata file, JSON too, and refuses what it cannot read', () => {
+    const meta = (files: Record<string, string>, unreadable: string[] = []) => ({
+      files: new Map(Object.entries(files).map(([k, v]) => [k, Buffer.from(v)])),
+      bytes: 1,
+      unreadable: unreadable.map((path) => ({ path, problem: 'symlink out of the directory' })),
+    });
+    const names = (pkg: string) =>
+      `annotations:\n  operators.operatorframework.io.bundle.package.v1: ${pkg}\n`;
+    expect(metadataNamesOnly(meta({ 'annotations.yaml': names('foo') }), 'foo')).toBe(true);
+    expect(metadataNamesOnly(meta({ 'annotations.yaml': names('bar') }), 'foo')).toBe(false);
+    expect(
+      metadataNamesOnly(
+        meta({
+          'annotations.yaml': names('foo'),
+          'a.json': '{"annotations": {"operators.operatorframework.io.bundle.package.v1": "bar"}}',
+        }),
+        'foo',
+      ),
+    ).toBe(false);
+    expect(metadataNamesOnly(meta({ 'other.yaml': names('foo') }), 'foo')).toBe(false);
+    expect(metadataNamesOnly(meta({ 'annotations.yaml': names('foo') }, ['link.yaml']), 'foo')).toBe(false);
   });
 });
