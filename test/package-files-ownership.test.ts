@@ -90,6 +90,9 @@ describe.skipIf(!haveRealRepo)("clusterpulse 1.0.2: the package's reviewer owns 
     expect(byStranger.findings).toHaveLength(14);
     expect(whoMay(byStranger)).toEqual([`${cop.reviewer}, ${MAINTAINER}`]);
     expect(byStranger.findings.every((f) => f.package === 'clusterpulse')).toBe(true);
+    expect(byStranger.findings[0]?.message).toMatch(
+      /^operators\/clusterpulse\/1\.0\.2\/\S+ is added, a file of package clusterpulse,/,
+    );
     // The login's case does not matter (GitHub's logins do not have one).
     expect((await permissions(BUNDLE_PR, 'AsaMooreRH')).conclusion).toBe('success');
   }, 30_000);

@@ -308,7 +308,10 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
     if (derived) return derived;
   }
   const roots = await change.changedRoots();
-  const headEntries = await treeEntries(repo, head, files);
+  const [baseEntries, headEntries] = await Promise.all([
+    treeEntries(repo, change.base, files),
+    treeEntries(repo, head, files),
+  ]);
   const subjects = subjectDigests(roots, files, headEntries);
   change.subjects = subjects;
   const approvals = (input.approvals ?? []).map((a) => ({
@@ -328,7 +331,10 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
         baseConfig: r.base,
         headConfig: r.head,
       })),
-      otherFiles: files,
+      otherFiles: files.map((path) => ({
+        path,
+        change: !baseEntries.has(path) ? 'added' : !headEntries.has(path) ? 'removed' : 'changed',
+      })),
       config,
       // Only a package added to a root, or whose own files have no owners file in the base,
       // is looked for in the other roots (loaded only then).
