@@ -249,6 +249,7 @@ export interface PathOwners {
 export class OwnersIndex {
   readonly problems: OwnersProblem[] = [];
   private readonly files = new Map<string, Promise<OwnersFile | undefined>>();
+  private readonly packageFiles = new Map<string, Promise<string[] | undefined>>();
   private aliasesPromise: Promise<OwnersAliases> | undefined;
 
   constructor(private readonly reader: FileReader) {}
@@ -297,11 +298,17 @@ export class OwnersIndex {
   }
 
   /** A per-package owners file at `path`: its approvers, or undefined when it does not exist. */
-  async packageOwners(path: string): Promise<string[] | undefined> {
-    const text = await this.reader.read(path);
-    if (text === undefined) return undefined;
-    const { approvers, problems } = parsePackageOwners(text, path, await this.aliases());
-    this.problems.push(...problems);
-    return approvers;
+  packageOwners(path: string): Promise<string[] | undefined> {
+    let p = this.packageFiles.get(path);
+    if (!p) {
+      p = this.reader.read(path).then(async (text) => {
+        if (text === undefined) return undefined;
+        const { approvers, problems } = parsePackageOwners(text, path, await this.aliases());
+        this.problems.push(...problems);
+        return approvers;
+      });
+      this.packageFiles.set(path, p);
+    }
+    return p;
   }
 }

@@ -15,6 +15,14 @@
 //   entry (packageOwners file, or with `ownersFiles` a `<root>/P/OWNERS` in any base root):
 //   `newPackages: maintainers` lets only maintainers add it; `anyone` lets the author add
 //   it. Adding a package that is not new to another root needs its owners.
+// - A package's own files (with `packageOwners`; package-files.ts says which they are) are its
+//   owners': the files under its directory (`operators/<package>/`, from `bundles.path` and
+//   `packageOwners`), its packageOwners file, and its bundle directories when the bundle's
+//   metadata names that package at base and head. The owners are the base's, as for its
+//   blobs, so a change to the packageOwners file needs an owner the base lists. A bundle
+//   directory naming another package, a symlink or submodule, or a path with `..` is no
+//   package's own. A package directory the base lacks follows `newPackages`, and under
+//   `anyone` only when the base knows the package nowhere (docs/security.md).
 // - Every other changed file follows the OWNERS files along its path, and if none names an
 //   approver, only the maintainers may approve it. Files that hold FBC blobs (in base or
 //   head) are judged by the packages they touch, not by path.
@@ -23,6 +31,7 @@ import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { cell, toAnnotations, type CheckResult } from './check.js';
 import { isTeam, normLogin, OWNERS, OwnersIndex, type FileReader, type PathOwners } from './owners.js';
+import { packagePlace } from './package-files.js';
 
 export type { FileReader } from './owners.js';
 
@@ -93,6 +102,26 @@ export interface PermissionInput {
    * package is new unless it has an owners entry.
    */
   basePackageFiles?: (pkg: string) => Promise<string[]>;
+  /**
+   * What decides a package's own files (README "Who may change what"). Without it (or without
+   * `packageOwners`), every file that holds no blob follows OWNERS files.
+   */
+  packageFiles?: PackageFilesInput;
+}
+
+/** What the decision reads, besides the base's owners files, to tell a package's own files. */
+export interface PackageFilesInput {
+  /** `bundles.path` of the base's config. */
+  bundlesPath: string;
+  /**
+   * Does the bundle directory hold a bundle of `pkg` (its metadata names only `pkg`) at the
+   * base and at the head, wherever it exists?
+   */
+  bundleNames: (dir: string, pkg: string) => Promise<boolean>;
+  /** Changed paths that are not regular files at the head (symlinks, submodules). */
+  notRegular: ReadonlySet<string>;
+  /** Does the base have an entry of this name, compared without case (a package directory)? */
+  baseHas: (dir: string) => Promise<boolean>;
 }
 
 /** One set of owners that must agree to a row, and who of them has. */
@@ -123,6 +152,8 @@ export interface PermissionRow {
   ownerSets?: OwnerSetStatus[];
   /** Set for package rows. */
   package?: string;
+  /** Set for a file row that is a package's own file: that package. */
+  filesOf?: string;
   root?: string;
   /** Repository path to annotate: the file, or the first base file holding the package. */
   file?: string;
@@ -309,7 +340,7 @@ export async function decidePermissions(
    */
   const ownersOf = async (
     pkg: string,
-    root: string,
+    root: string | undefined,
     here: string[] | undefined,
   ): Promise<{ known: boolean; sets: OwnerSet[] }> => {
     const safe = safePathSegment(pkg);
@@ -330,10 +361,14 @@ export async function decidePermissions(
     const sets: OwnerSet[] = [];
     if (!config.ownership.ownersFiles) return { known, sets };
     // Without the base catalog, the package's files are unknown: the root's OWNERS decide.
-    const paths = here === undefined ? elsewhere : here.length > 0 ? here : [repoPath(root, pkg)];
+    const paths =
+      here === undefined ? elsewhere : here.length > 0 || root === undefined ? here : [repoPath(root, pkg)];
     for (const path of paths) sets.push(pathSet(path, await index.approversOf(path)));
     if (safe) {
-      const roots = here === undefined ? dedupe([root, ...(input.baseRoots ?? [])]) : [root];
+      const roots = dedupe([
+        ...(root !== undefined ? [root] : []),
+        ...(here === undefined ? (input.baseRoots ?? []) : []),
+      ]);
       for (const r of roots) {
         const byName = repoPath(r, `${pkg}/${OWNERS}`);
         if (!(await index.ownersFile(byName))) continue;
@@ -382,10 +417,54 @@ export async function decidePermissions(
     const { path, change } = typeof f === 'string' ? { path: f, change: 'changed' as const } : f;
     if (!fbcFiles.has(path) && !others.has(path)) others.set(path, change);
   }
+  // A package's owners for its own files: from the base, by name, whatever root holds it.
+  const packageOwnersCache = new Map<string, Promise<{ known: boolean; sets: OwnerSet[] }>>();
+  const bundleCache = new Map<string, Promise<boolean>>();
+  const layoutOwners = config.ownership.packageOwners;
+  const packageFiles = input.packageFiles;
+  /** The requirement of a package's own file, or undefined when `path` is none. */
+  const ownFile = async (path: string): Promise<{ pkg: string; req: Requirement } | undefined> => {
+    if (!packageFiles || layoutOwners === undefined) return undefined;
+    const place = packagePlace(path, { bundlesPath: packageFiles.bundlesPath, packageOwners: layoutOwners });
+    // A symlink or submodule points elsewhere: it is no package's own, whatever its path.
+    if (!place || packageFiles.notRegular.has(path)) return undefined;
+    if (place.bundleDir !== undefined) {
+      const key = JSON.stringify([place.bundleDir, place.package]);
+      let names = bundleCache.get(key);
+      if (!names) bundleCache.set(key, (names = packageFiles.bundleNames(place.bundleDir, place.package)));
+      // A bundle of another package (or of none) in this package's directory: its owners
+      // cannot vouch for it, nor can the other package's, who do not own the directory.
+      if (!(await names)) return undefined;
+    }
+    const file = layoutOwners.replaceAll('{package}', place.package);
+    const listed = await index.packageOwners(file);
+    if (listed)
+      return { pkg: place.package, req: { anyone: false, ownerSets: [{ members: listed, from: [file] }] } };
+    // No owners file in the base. A directory the base has is nobody's package: the path decides.
+    if (place.dir === undefined || (await packageFiles.baseHas(place.dir))) return undefined;
+    // A new directory: only maintainers may add one, unless anyone may add a package; then it
+    // must be new indeed, not one a catalog of the base holds (then its owners decide).
+    if (config.ownership.newPackages !== 'anyone')
+      return { pkg: place.package, req: { anyone: false, ownerSets: [] } };
+    let owners = packageOwnersCache.get(place.package);
+    if (!owners)
+      packageOwnersCache.set(place.package, (owners = ownersOf(place.package, undefined, undefined)));
+    const { known, sets } = await owners;
+    return { pkg: place.package, req: { anyone: !known, ownerSets: sets } };
+  };
+
   for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
-    const req: Requirement = { anyone: false, ownerSets: [] };
-    if (config.ownership.ownersFiles) req.ownerSets.push(pathSet(path, await index.approversOf(path)));
-    rows.push({ what: path, change, ...(await decide(fileSubject(path), req)), file: path });
+    const own = await ownFile(path);
+    const req: Requirement = own?.req ?? { anyone: false, ownerSets: [] };
+    if (!own && config.ownership.ownersFiles)
+      req.ownerSets.push(pathSet(path, await index.approversOf(path)));
+    rows.push({
+      what: path,
+      change,
+      ...(await decide(fileSubject(path), req)),
+      file: path,
+      ...(own ? { filesOf: own.pkg } : {}),
+    });
   }
 
   const problemDetails: PermissionProblem[] = [...index.problems, ...extraProblems];
@@ -489,14 +568,14 @@ export function permissionsCheck(result: PermissionDecision): CheckResult {
       ...(row.ownerSets
         ? ownerSetsNotAgreed(row, row.ownerSets, result.maintainers)
         : {
-            message: `${row.what} is ${row.change}, and neither the author nor an approver may approve it; who may: ${who}`,
+            message: `${row.what} is ${row.change}${row.filesOf !== undefined ? `, a file of package ${row.filesOf},` : ''} and neither the author nor an approver may approve it; who may: ${who}`,
             hint:
               row.mayApprove.length === 0
                 ? 'Nobody may approve this change: list maintainers in .github/catalog-bot.yml (or approvers in an OWNERS file) on the base branch.'
                 : `Ask one of ${who} to comment \`/approve\` on this pull request.`,
           }),
       ...(row.file !== undefined ? { file: row.file } : {}),
-      ...(row.package !== undefined ? { package: row.package } : {}),
+      ...((row.package ?? row.filesOf) !== undefined ? { package: row.package ?? row.filesOf } : {}),
     });
   }
   for (const p of result.problemDetails) {

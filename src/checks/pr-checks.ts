@@ -35,7 +35,9 @@ import {
   packageSubject,
   PERMISSIONS_CHECK,
   permissionsCheck,
+  type PackageFilesInput,
 } from './permissions.js';
+import { metadataNamesOnly } from './package-files.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { PrCheckInput } from './pr-input.js';
 import {
@@ -309,7 +311,11 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
     if (derived) return derived;
   }
   const roots = await change.changedRoots();
-  const subjects = await subjectDigests(repo, head, roots, files);
+  const [baseEntries, headEntries] = await Promise.all([
+    treeEntries(repo, change.base, files),
+    treeEntries(repo, head, files),
+  ]);
+  const subjects = subjectDigests(roots, files, headEntries);
   change.subjects = subjects;
   const approvals = (input.approvals ?? []).map((a) => ({
     login: a.login,
@@ -328,10 +334,19 @@ async function permissions(change: PrChange): Promise<CheckResult | undefined> {
         baseConfig: r.base,
         headConfig: r.head,
       })),
-      otherFiles: files,
+      otherFiles: files.map((path) => ({
+        path,
+        change: !baseEntries.has(path) ? 'added' : !headEntries.has(path) ? 'removed' : 'changed',
+      })),
       config,
-      // Only a package added to a root is looked for in the others.
-      ...(roots.some(addsPackage) ? await basePlaces(repo, [change.base, rules], globs, roots) : {}),
+      // Only a package added to a root, or whose own files have no owners file in the base,
+      // is looked for in the other roots (loaded only then).
+      ...(roots.some(addsPackage) || config.ownership.packageOwners !== undefined
+        ? await basePlaces(repo, [change.base, rules], globs, roots)
+        : {}),
+      ...(config.ownership.packageOwners !== undefined
+        ? { packageFiles: packageFilesOf(change, headEntries) }
+        : {}),
     },
     baseFiles,
     input.teams ??
@@ -526,34 +541,92 @@ async function resolveCommit(repo: string, rev: string): Promise<string> {
     .trim();
 }
 
+/** A changed path's entry in a tree: its mode (`100644`, `120000` a symlink, ...) and object id. */
+interface TreeEntry {
+  mode: string;
+  id: string;
+}
+
+/**
+ * The entries of `files` in the tree of `rev`: one listing of the whole tree (no argument
+ * list that grows with the change). A path the tree lacks has none.
+ */
+async function treeEntries(repo: string, rev: string, files: string[]): Promise<Map<string, TreeEntry>> {
+  const out = new Map<string, TreeEntry>();
+  if (files.length === 0) return out;
+  const wanted = new Set(files);
+  const listing = (await runGit(repo, ['ls-tree', '-r', '-z', rev])).toString('utf8');
+  for (const entry of listing.split('\0')) {
+    const m = /^(\S+) \S+ (\S+)\t(.*)$/s.exec(entry);
+    if (m && wanted.has(m[3] as string))
+      out.set(m[3] as string, { mode: m[1] as string, id: m[2] as string });
+  }
+  return out;
+}
+
 /**
  * What an approval is given for: each touched package (named as in the permissions table)
- * and each other changed file, with a digest of its content at head.
+ * and each other changed file, with a digest of its content at head (its blob id).
  */
-async function subjectDigests(
-  repo: string,
-  head: string,
+function subjectDigests(
   roots: ChangedRoot[],
   files: string[],
-): Promise<Map<string, string>> {
+  headEntries: Map<string, TreeEntry>,
+): Map<string, string> {
   const out = new Map<string, string>();
   for (const root of roots) {
     const digests = root.head ? packageDigests(root.head) : new Map<string, string>();
     for (const pkg of root.packages) out.set(packageSubject(pkg, root.path), digests.get(pkg) ?? 'removed');
   }
-  if (files.length > 0) {
-    // One listing of the head tree (no argument list that grows with the change): blob
-    // ids are content digests.
-    const wanted = new Set(files);
-    const listing = (await runGit(repo, ['ls-tree', '-r', '-z', head])).toString('utf8');
-    const blobs = new Map<string, string>();
-    for (const entry of listing.split('\0')) {
-      const m = /^\S+ \S+ (\S+)\t(.*)$/s.exec(entry);
-      if (m && wanted.has(m[2] as string)) blobs.set(m[2] as string, m[1] as string);
-    }
-    for (const path of files) out.set(fileSubject(path), blobs.get(path) ?? 'removed');
-  }
+  for (const path of files) out.set(fileSubject(path), headEntries.get(path)?.id ?? 'removed');
   return out;
+}
+
+/** A bundle's metadata/ is a few small files; more than this is not read (and names no package). */
+const MAX_METADATA_BYTES = 1024 * 1024;
+
+/**
+ * What tells a package's own files (permissions.ts, README "Who may change what"), read from
+ * git: bundle metadata at the merge base and the head, and directories at the base.
+ */
+function packageFilesOf(change: PrChange, headEntries: Map<string, TreeEntry>): PackageFilesInput {
+  const { repo, base, head, rules } = change;
+  const exists = async (rev: string, dir: string): Promise<boolean> => {
+    const listed = await change.readDirectory(rev, dir, 0);
+    return listed.bytes > 0 || listed.files.size > 0 || listed.unreadable.length > 0;
+  };
+  return {
+    bundlesPath: change.config.bundles.path,
+    notRegular: new Set(
+      [...headEntries].filter(([, e]) => e.mode !== '100644' && e.mode !== '100755').map(([path]) => path),
+    ),
+    bundleNames: async (dir, pkg) => {
+      for (const rev of new Set([base, head])) {
+        if (!(await exists(rev, dir))) continue;
+        const metadata = await change.readDirectory(rev, `${dir}/metadata`, MAX_METADATA_BYTES);
+        if (!metadataNamesOnly(metadata, pkg)) return false;
+      }
+      return true;
+    },
+    // Without case: `operators/ClusterPulse/` is the same directory on a checkout that folds case.
+    baseHas: async (dir) => {
+      const slash = dir.lastIndexOf('/');
+      const parent = slash < 0 ? '' : dir.slice(0, slash);
+      const name = dir.slice(slash + 1).toLowerCase();
+      for (const rev of new Set([base, rules])) {
+        let listing: string;
+        try {
+          listing = (await runGit(repo, ['ls-tree', '-z', '--name-only', `${rev}:${parent}`])).toString(
+            'utf8',
+          );
+        } catch {
+          continue; // no such directory at this commit
+        }
+        if (listing.split('\0').some((entry) => entry.toLowerCase() === name)) return true;
+      }
+      return false;
+    },
+  };
 }
 
 /**
