@@ -90,15 +90,31 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
     );
   }, 60_000);
 
-  it('catalog-bot check on the bundle pull request (every catalog) compares the CRDs along the release, as the App does', async () => {
+  it("catalog-bot check on the bundle pull request by the package's reviewer (every catalog): permissions pass, and the CRDs are compared along the release, as the App does", async () => {
     const out = capture();
     const code = await check(
-      ['--repo', cop.repo, '--base', 'main', '--head', 'bundle-pr', '--format', 'json'],
+      [
+        '--repo',
+        cop.repo,
+        '--base',
+        'main',
+        '--head',
+        'bundle-pr',
+        '--author',
+        cop.reviewer,
+        '--format',
+        'json',
+      ],
       out.stream,
     );
-    const crd = (
+    const checks = (
       JSON.parse(out.text()) as { checks: { name: string; conclusion: string; title: string }[] }
-    ).checks.find((c) => c.name === CRD_UPGRADE_CHECK);
+    ).checks;
+    expect(checks.find((c) => c.name === 'catalog-bot/permissions')).toMatchObject({
+      conclusion: 'success',
+      title: 'Approved: 14 changes',
+    });
+    const crd = checks.find((c) => c.name === CRD_UPGRADE_CHECK);
     expect(crd).toMatchObject({
       conclusion: 'success',
       title: expect.stringMatching(
