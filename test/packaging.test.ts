@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
@@ -202,5 +202,30 @@ describe('README and code agree on the environment', () => {
     const read = namesReadIn('src');
     expect(probotNames.has('WEBHOOK_SECRET')).toBe(true);
     expect([...readmeNames].filter((n) => !read.has(n) && !probotNames.has(n)).sort()).toEqual([]);
+  });
+});
+
+describe('the Probot manifest flow of `npm start` (app.yml)', () => {
+  it('registers the webhook at WEBHOOK_PROXY_URL (the public URL), never at a URL written in app.yml', async () => {
+    // Probot's own manifest builder, as its setup page uses it (not exported by name).
+    const { ManifestCreation } = await import(
+      pathToFileURL(at('node_modules/probot/lib/manifest-creation.js')).href
+    );
+    const saved = process.env.WEBHOOK_PROXY_URL;
+    process.env.WEBHOOK_PROXY_URL = 'https://bot.catalogs.internal/api/github/webhooks';
+    try {
+      const manifest = JSON.parse(
+        new ManifestCreation({ updateEnv: () => undefined }).getManifest({
+          pkg: JSON.parse(readFileSync(at('package.json'), 'utf8')),
+          baseUrl: 'http://localhost:3000',
+          readFileSync: () => readFileSync(at('app.yml'), 'utf8'),
+        }),
+      );
+      expect(manifest.hook_attributes.url).toBe('https://bot.catalogs.internal/api/github/webhooks');
+      expect(manifest.default_permissions.checks).toBe('write');
+    } finally {
+      if (saved === undefined) delete process.env.WEBHOOK_PROXY_URL;
+      else process.env.WEBHOOK_PROXY_URL = saved;
+    }
   });
 });
