@@ -108,7 +108,8 @@ export class RedisQueue implements JobQueue {
   health(): QueueHealth {
     if (this.#closing) return { ready: false, reason: 'shutting down' };
     if (this.#connections.every((c) => c.status === 'ready')) return { ready: true };
-    return { ready: false, reason: `Redis unreachable${this.#lastError ? `: ${this.#lastError}` : ''}` };
+    // The error itself (it names Redis's address) goes to the log, not to whoever asks.
+    return { ready: false, reason: 'Redis unreachable' };
   }
 
   #key(kind: string, id: string): string {
