@@ -277,7 +277,11 @@ if (isMain()) {
         graceMs,
         onHandedBack: (keys) =>
           console.error(
-            `catalog-bot: ${keys.length} job(s) still running after ${graceMs / 1000} s, left to the queue: ${keys.join(', ')}`,
+            `catalog-bot: ${keys.length} job(s) still running after ${graceMs / 1000} s, ${
+              process.env.REDIS_URL
+                ? 'left to the queue for another replica'
+                : "lost with this process (the next start's reconciliation finds them)"
+            }: ${keys.join(', ')}`,
           ),
       })
       .then(

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { effectiveConfig, shutdownGraceMs } from '../src/server.js';
+import { effectiveConfig, healthRoutes, shutdownGraceMs } from '../src/server.js';
+import { InProcessQueue } from '../src/queue.js';
 import { describeJob, jobSubject } from '../src/jobs.js';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { Fleet, freePort, haveRedis, sleep, until } from './helpers/fleet.js';
@@ -76,6 +77,36 @@ describe('configuration and job descriptions (pure)', () => {
     expect(shutdownGraceMs({})).toBe(20_000);
     expect(shutdownGraceMs({ CATALOG_BOT_SHUTDOWN_GRACE_SECONDS: '600' })).toBe(25_000);
     expect(shutdownGraceMs({ CATALOG_BOT_SHUTDOWN_GRACE_SECONDS: 'soon' })).toBe(20_000);
+  });
+
+  it('the in-process queue: close() waits at most graceMs for a job that hangs, names it, and readiness turns 503', async () => {
+    const queue = new InProcessQueue();
+    queue.start(() => new Promise<void>(() => undefined)); // GitHub never answers
+    queue.add({ key: 'hangs', kind: 'pr-checks', data: null });
+    await sleep(10);
+    const route = healthRoutes(queue);
+    const answer = async (path: string) => {
+      let status = 0;
+      let body = '';
+      const res = {
+        writeHead: (s: number) => ((status = s), res),
+        end: (b?: string) => void (body = b ?? ''),
+      };
+      expect(route({ url: path, method: 'GET' } as never, res as never)).toBe(true);
+      return { status, body };
+    };
+    expect((await answer('/healthz')).status).toBe(200);
+    let left: string[] = [];
+    const started = performance.now();
+    const closing = queue.close({ graceMs: 300, onHandedBack: (keys) => (left = keys) });
+    expect(await answer('/healthz')).toEqual({
+      status: 503,
+      body: '{"status":"unavailable","reason":"shutting down"}\n',
+    });
+    expect((await answer('/livez')).status).toBe(200);
+    await closing;
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(left).toEqual(['hangs']);
   });
 
   it('a job is described by its repository, pull request and commit', () => {
