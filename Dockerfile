@@ -1,6 +1,13 @@
 # catalog-bot, the GitHub App: a small non-root image. Build: `docker build -t catalog-bot .`
 # (or `buildah bud`). Configure with the environment described in the README.
-FROM node:20-bookworm-slim AS build
+#
+# NODE_IMAGE: the Node.js base image (Node 22 LTS or 24 LTS, Debian with apt). The default
+# is Docker Hub's tag; for builds that must not depend on a registry you do not control,
+# or change when it retags, pass your mirror's copy pinned by digest (README, "Container
+# image"):
+#   docker build --build-arg NODE_IMAGE=registry.example.internal/node@sha256:<digest> .
+ARG NODE_IMAGE=docker.io/library/node:22-bookworm-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +15,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 # git reads the catalogs from the repository mirrors; nothing else is needed at run time.
 RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates \
     && rm -rf /var/lib/apt/lists/*

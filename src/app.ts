@@ -11,7 +11,7 @@ import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import { REVIEW_EVENTS, reviewHandler } from './handlers/reviews.js';
 import type { AppMetrics } from './metrics.js';
-import { jobRunner } from './jobs.js';
+import { jobRunner, loggedRunner } from './jobs.js';
 import { checkImages, type RegistryPolicy } from './publish/exists.js';
 import { appCredentialCeilingFromEnv, RegistryClient } from './publish/registry.js';
 import { bundleManifests, bundleRenderer, type BundleRenderer } from './publish/bundle-render.js';
@@ -153,7 +153,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       );
     // A `web` replica only answers webhooks and queues; `worker` replicas (or `all`) run jobs.
     if (options.runJobs ?? true) {
-      const run = jobRunner(app, handlerOptions);
+      const run = loggedRunner(jobRunner(app, handlerOptions), app.log);
       queue.start(metrics ? metrics.timed(run) : run, (error, job) =>
         app.log.error({ err: error, job: job.key }, 'job failed'),
       );

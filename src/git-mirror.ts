@@ -19,8 +19,8 @@ export interface MirrorRequest {
   fetch: string[];
 }
 
-export function defaultWorkDir(): string {
-  return process.env.CATALOG_BOT_WORKDIR || join(tmpdir(), 'catalog-bot');
+export function defaultWorkDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.CATALOG_BOT_WORKDIR || join(tmpdir(), 'catalog-bot');
 }
 
 /** The disk the mirrors may use together (CATALOG_BOT_MIRROR_MAX_BYTES, default 10 GiB). */

@@ -186,3 +186,63 @@ export function jobRunner(app: Probot, options: JobOptions): JobRunner {
     await runner.run(context, options, job.data, { key: job.key, attempt: job.attempt ?? 1 });
   };
 }
+
+/** What the start and end log lines of a job name: its repository, pull request and commit. */
+export interface JobSubject {
+  repository?: string;
+  pull?: number;
+  sha?: string;
+}
+
+/** The repository, pull request and commit a job is about, read from its data (any kind). */
+export function jobSubject(data: unknown): JobSubject {
+  if (!isRecord(data)) return {};
+  // pr-checks and pr-results wrap the pull request's job; the others carry it at the top.
+  const target = isRecord(data.job) ? data.job : data;
+  const subject: JobSubject = {};
+  const ref = isRecord(target.ref) ? target.ref : undefined;
+  if (ref && typeof ref.owner === 'string' && typeof ref.repo === 'string')
+    subject.repository = `${ref.owner}/${ref.repo}`;
+  else if (isRecord(target.repo) && typeof target.repo.full_name === 'string')
+    subject.repository = target.repo.full_name;
+  if (typeof target.number === 'number') subject.pull = target.number;
+  const sha = [target.headSha, target.after, target.mergeSha].find((v) => typeof v === 'string');
+  if (typeof sha === 'string') subject.sha = sha;
+  return subject;
+}
+
+/** `pr-checks acme/catalogs#7 @1a2b3c4d`: a job as a person reads it in the log. */
+export function describeJob(kind: string, subject: JobSubject): string {
+  const where = subject.repository ?? '';
+  const pull = subject.pull === undefined ? '' : `#${subject.pull}`;
+  const sha = subject.sha === undefined ? '' : ` @${subject.sha.slice(0, 8)}`;
+  return `${kind} ${where}${pull}${sha}`.trim();
+}
+
+/**
+ * A runner that logs, at info level, each job's start and end (with its duration and
+ * outcome): what an operator follows to see "checking PR #7" and "checks written".
+ */
+export function loggedRunner(
+  run: JobRunner,
+  log: { info: (fields: object, message: string) => void },
+): JobRunner {
+  return async (job) => {
+    const subject = jobSubject(job.data);
+    const what = describeJob(job.kind, subject);
+    const fields = { job: job.key, kind: job.kind, ...subject };
+    const started = performance.now();
+    log.info(fields, `job started: ${what}`);
+    const seconds = () => Math.round(performance.now() - started) / 1000;
+    try {
+      await run(job);
+    } catch (error) {
+      log.info(
+        { ...fields, seconds: seconds(), outcome: 'failed' },
+        `job failed: ${what} after ${seconds()} s`,
+      );
+      throw error;
+    }
+    log.info({ ...fields, seconds: seconds(), outcome: 'done' }, `job done: ${what} in ${seconds()} s`);
+  };
+}

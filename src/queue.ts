@@ -29,8 +29,23 @@ export interface JobQueue {
   readonly size: number;
   /** Resolves when no job is pending or running (tests, graceful shutdown). */
   onIdle(): Promise<void>;
-  /** Stop taking jobs; running ones finish. */
-  close(): Promise<void>;
+  /** Stop taking jobs; running ones finish (within `graceMs`, if given). */
+  close(options?: CloseOptions): Promise<void>;
+  /** Whether the queue can take and run jobs now (GET /healthz, readiness). */
+  health(): QueueHealth;
+}
+
+export interface CloseOptions {
+  /** The longest to wait for running jobs; what is still running then is left unfinished. */
+  graceMs?: number;
+  /** Told the keys of the jobs left unfinished (a Redis queue hands them to another replica). */
+  onHandedBack?: (keys: string[]) => void;
+}
+
+/** Readiness of a queue: `reason` says, in a few words, why it cannot work. */
+export interface QueueHealth {
+  ready: boolean;
+  reason?: string;
 }
 
 export interface InProcessQueueOptions {
@@ -107,9 +122,21 @@ export class InProcessQueue implements JobQueue {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
     this.#closed = true;
-    await this.onIdle();
+    if (options.graceMs === undefined) return this.onIdle();
+    let timer: NodeJS.Timeout | undefined;
+    const idle = await Promise.race([
+      this.onIdle().then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), options.graceMs))),
+    ]);
+    clearTimeout(timer);
+    // Nothing survives this process: the reconciliation pass of the next start finds the work.
+    if (!idle) options.onHandedBack?.([...this.#active]);
+  }
+
+  health(): QueueHealth {
+    return this.#closed ? { ready: false, reason: 'shutting down' } : { ready: true };
   }
 
   readonly #draining = new Set<string>();

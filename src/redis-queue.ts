@@ -14,7 +14,7 @@
 import { DelayedError, Queue, Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import type { JobQueue, JobRunner, JobSpec } from './queue.js';
+import type { CloseOptions, JobQueue, JobRunner, JobSpec, QueueHealth } from './queue.js';
 
 export interface RedisQueueOptions {
   url: string;
@@ -29,6 +29,11 @@ export interface RedisQueueOptions {
   /** Attempts per job (default 5). */
   attempts?: number;
   onError?: (error: unknown, job: JobSpec) => void;
+  /**
+   * Told when Redis becomes unreachable or reachable again, once per change (not once per
+   * failed reconnection attempt: those come every few hundred ms while Redis is down).
+   */
+  onConnection?: (reachable: boolean, detail: string) => void;
 }
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -37,9 +42,20 @@ const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('
 export class RedisQueue implements JobQueue {
   readonly #connection: Redis;
   readonly #queue: Queue;
-  readonly #options: Required<Omit<RedisQueueOptions, 'onError'>> & Pick<RedisQueueOptions, 'onError'>;
+  readonly #options: Required<Omit<RedisQueueOptions, 'onError' | 'onConnection'>> &
+    Pick<RedisQueueOptions, 'onError' | 'onConnection'>;
   #worker: Worker | undefined;
   #running = 0;
+  /** The jobs this replica runs, to hand back to the queue if shutdown cannot wait for them. */
+  readonly #active = new Map<
+    string,
+    { job: BullJob; token: string | undefined; release: () => Promise<unknown> }
+  >();
+  readonly #connections: Redis[] = [];
+  /** Whether Redis was reachable at the last change (undefined: not connected yet). */
+  #reachable: boolean | undefined;
+  #lastError = '';
+  #closing = false;
 
   constructor(options: RedisQueueOptions) {
     this.#options = {
@@ -55,12 +71,45 @@ export class RedisQueue implements JobQueue {
     this.#queue = new Queue(this.#options.name, { connection: this.#connection });
   }
 
-  /** ioredis reconnects by itself; its errors (Redis restarting) are reported, not thrown. */
+  /**
+   * ioredis reconnects by itself. Its errors (Redis restarting, unreachable) come once per
+   * attempt; they are reported as one change of state, and again when it is back.
+   */
   #connect(connection: Redis): Redis {
-    connection.on('error', (error: unknown) =>
-      this.#options.onError?.(error, { key: '', kind: 'redis', data: null }),
-    );
+    this.#connections.push(connection);
+    connection.on('error', (error: unknown) => {
+      this.#lastError = error instanceof Error ? error.message : String(error);
+      if (connection.status !== 'ready') this.#changed(false);
+    });
+    connection.on('close', () => {
+      if (!this.#closing) this.#changed(false);
+    });
+    connection.on('ready', () => {
+      if (this.#connections.every((c) => c.status === 'ready')) this.#changed(true);
+    });
     return connection;
+  }
+
+  #changed(reachable: boolean): void {
+    if (this.#reachable === reachable || this.#closing) return;
+    // The first connection is not news; losing it, or getting it back, is.
+    const first = this.#reachable === undefined;
+    this.#reachable = reachable;
+    if (first && reachable) return;
+    this.#options.onConnection?.(
+      reachable,
+      reachable
+        ? 'Redis is reachable again'
+        : `Redis is unreachable: ${this.#lastError || 'connection closed'}`,
+    );
+  }
+
+  /** Ready while every connection to Redis is up and the replica is not shutting down. */
+  health(): QueueHealth {
+    if (this.#closing) return { ready: false, reason: 'shutting down' };
+    if (this.#connections.every((c) => c.status === 'ready')) return { ready: true };
+    // The error itself (it names Redis's address) goes to the log, not to whoever asks.
+    return { ready: false, reason: 'Redis unreachable' };
   }
 
   #key(kind: string, id: string): string {
@@ -68,6 +117,10 @@ export class RedisQueue implements JobQueue {
   }
 
   async enqueue(job: JobSpec): Promise<boolean> {
+    // Without Redis a webhook would wait for it (commands are held until it is back):
+    // answer at once instead; GitHub records the failed delivery and reconciliation catches up.
+    if (this.#connection.status !== 'ready' && this.#reachable === false)
+      throw new Error(`the queue cannot take jobs: ${this.health().reason}`);
     // The claim is `claimed` until the job is in the queue, then `queued`. A claim whose add
     // never finished (Redis failing in between, the replica dying, or the add throwing: the
     // webhook is answered with an error and GitHub delivers it again) is not a duplicate: it
@@ -117,6 +170,9 @@ export class RedisQueue implements JobQueue {
                 lockMs / 3,
               );
         this.#running++;
+        const release = () =>
+          lock === undefined ? Promise.resolve() : this.#connection.eval(RELEASE, 1, lock, owner);
+        this.#active.set(job.id ?? spec.key, { job, token, release });
         try {
           // Which start of the job this is (a retry, or a stalled job taken over, is > 1):
           // jobs that create things on GitHub look for what an earlier start made.
@@ -126,6 +182,7 @@ export class RedisQueue implements JobQueue {
           this.#options.onError?.(error, spec);
           throw error;
         } finally {
+          this.#active.delete(job.id ?? spec.key);
           this.#running--;
           if (renew) clearInterval(renew);
           if (lock !== undefined) await this.#connection.eval(RELEASE, 1, lock, owner).catch(() => undefined);
@@ -139,9 +196,11 @@ export class RedisQueue implements JobQueue {
         maxStalledCount: 3,
       },
     );
-    this.#worker.on('error', (error) =>
-      this.#options.onError?.(error, { key: '', kind: 'worker', data: null }),
-    );
+    // While Redis is away the worker fails each poll: that is the one "unreachable" report.
+    this.#worker.on('error', (error) => {
+      if (this.#reachable === false || this.#closing) return;
+      this.#options.onError?.(error, { key: '', kind: 'worker', data: null });
+    });
   }
 
   /** Jobs this replica runs right now. */
@@ -164,10 +223,36 @@ export class RedisQueue implements JobQueue {
     }
   }
 
-  /** Finish the jobs this replica runs, take no more, and let go of Redis. */
-  async close(): Promise<void> {
-    await this.#worker?.close();
-    await this.#queue.close();
-    this.#connection.disconnect();
+  /**
+   * Take no more jobs and finish the running ones, waiting at most `graceMs`: jobs still
+   * running then (GitHub not answering) are put back in the queue for another replica,
+   * their repository's lock let go. Then let go of Redis.
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
+    this.#closing = true;
+    const finished = this.#worker?.close() ?? Promise.resolve();
+    const grace = options.graceMs;
+    let timer: NodeJS.Timeout | undefined;
+    const inTime =
+      grace === undefined
+        ? await finished.then(() => true)
+        : await Promise.race([
+            finished.then(() => true),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), grace))),
+          ]);
+    clearTimeout(timer);
+    if (!inTime) {
+      const left = [...this.#active.values()];
+      this.#active.clear();
+      // Redis may be the reason: each hand-back gets a moment, not the rest of the shutdown.
+      await Promise.race([
+        Promise.allSettled(left.map(async (a) => (await a.job.moveToWait(a.token), await a.release()))),
+        new Promise((resolve) => setTimeout(resolve, 2000)),
+      ]);
+      options.onHandedBack?.(left.map((a) => String(a.job.id)));
+      void this.#worker?.close(true).catch(() => undefined);
+    }
+    await Promise.race([this.#queue.close(), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    for (const c of this.#connections) c.disconnect();
   }
 }

@@ -1,6 +1,7 @@
 // `npm start`: the GitHub App server. Configuration is Probot's environment (APP_ID,
 // PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT, HOST, GHE_HOST, GHE_PROTOCOL,
-// LOG_LEVEL); webhooks arrive at /api/github/webhooks and GET /healthz answers 200.
+// LOG_LEVEL); webhooks arrive at /api/github/webhooks. GET /healthz (readiness) answers 200
+// while the queue can work, GET /livez while the process runs (README "Operating it").
 // Prometheus metrics are served on a port of their own (metricsServer), never on the
 // webhook port.
 import {
@@ -11,29 +12,95 @@ import {
 } from 'node:http';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ProbotOctokit, run, type ApplicationFunction } from 'probot';
+import { ProbotOctokit, run, type ApplicationFunction, type Probot } from 'probot';
 import { createApp, type AppOptions } from './app.js';
+import { defaultWorkDir } from './git-mirror.js';
 import { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { RedisQueue } from './redis-queue.js';
 
-/** GET /healthz: 200 while the process can serve. */
-export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
-  const path = (req.url ?? '').split('?')[0];
-  if (path !== '/healthz' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-  res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-  res.end(req.method === 'HEAD' ? undefined : 'ok\n');
-  return true;
+/**
+ * GET /healthz, readiness: 200 `ok` while the queue can take and run jobs; 503 with a JSON
+ * reason while it cannot (Redis unreachable, shutting down), so a load balancer sends
+ * webhooks to a replica that can queue them. It comes back by itself with Redis.
+ * GET /livez, liveness: 200 while the process answers at all; it never asks Redis, so an
+ * outage of Redis does not get every replica restarted.
+ */
+export function healthRoutes(queue: Pick<JobQueue, 'health'>) {
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    const path = (req.url ?? '').split('?')[0];
+    if ((path !== '/healthz' && path !== '/livez') || (req.method !== 'GET' && req.method !== 'HEAD'))
+      return false;
+    const health = path === '/livez' ? { ready: true } : queue.health();
+    if (health.ready) {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : 'ok\n');
+    } else {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      const body = JSON.stringify({ status: 'unavailable', reason: health.reason ?? 'not ready' });
+      res.end(req.method === 'HEAD' ? undefined : body + '\n');
+    }
+    return true;
+  };
 }
 
 /** The app plus the HTTP routes the runtime contract asks for. */
-export function serverApp(options: AppOptions = {}): ApplicationFunction {
+export function serverApp(
+  options: AppOptions & {
+    /** Called with the app's logger once it exists (start-up line, Redis state changes). */
+    onLog?: (log: Probot['log']) => void;
+  } = {},
+): ApplicationFunction {
   const metrics = options.metrics ?? new AppMetrics();
-  const app = createApp({ ...options, metrics });
+  const queue = options.queue ?? new InProcessQueue();
+  const app = createApp({ ...options, queue, metrics });
   return async (probot, appOptions) => {
-    appOptions.addHandler(healthz);
+    appOptions.addHandler(healthRoutes(queue));
+    options.onLog?.(probot.log);
     await app(probot, appOptions);
   };
+}
+
+/**
+ * The configuration in effect, for the start-up log line: what an operator needs to see
+ * (which queue, where the mirrors are, which ports) and never a secret. The Redis URL is
+ * reduced to its host, port and database: it may carry a password.
+ */
+export function effectiveConfig(env: NodeJS.ProcessEnv = process.env): Record<string, string | number> {
+  let redis = '';
+  if (env.REDIS_URL) {
+    try {
+      const url = new URL(env.REDIS_URL);
+      redis = `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+    } catch {
+      redis = '(REDIS_URL is not a URL)';
+    }
+  }
+  return {
+    queue: env.REDIS_URL ? 'redis' : 'in-process',
+    ...(redis ? { redis } : {}),
+    role: env.CATALOG_BOT_ROLE ?? 'all',
+    port: Number(env.PORT ?? 3000),
+    workDir: defaultWorkDir(env),
+    metrics:
+      env.CATALOG_BOT_METRICS_PORT === 'off'
+        ? 'off'
+        : `${env.CATALOG_BOT_METRICS_HOST || '127.0.0.1'}:${env.CATALOG_BOT_METRICS_PORT ?? '9464'}`,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    github: env.GHE_HOST ? `${env.GHE_PROTOCOL ?? 'https'}://${env.GHE_HOST}` : 'https://github.com',
+    reconcileMinutes: Number(env.CATALOG_BOT_RECONCILE_MINUTES ?? 15),
+    shutdownGraceSeconds: shutdownGraceMs(env) / 1000,
+  };
+}
+
+/**
+ * How long SIGTERM waits for running jobs (CATALOG_BOT_SHUTDOWN_GRACE_SECONDS, default 20,
+ * at most 25): the process is gone within 30 s whatever GitHub does, inside Kubernetes'
+ * default grace period.
+ */
+export function shutdownGraceMs(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.CATALOG_BOT_SHUTDOWN_GRACE_SECONDS ?? 20);
+  return Math.min(Number.isFinite(seconds) && seconds >= 0 ? seconds : 20, 25) * 1000;
 }
 
 /**
@@ -150,10 +217,15 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
+  // The app's logger, once Probot has made it; until then (and for what it cannot say) stderr.
+  let log: Probot['log'] | undefined;
   // REDIS_URL: replicas share a Redis-backed queue; otherwise the in-process one.
   const queue: JobQueue = process.env.REDIS_URL
     ? new RedisQueue({
         url: process.env.REDIS_URL,
+        // Once per change: an unreachable Redis fails every reconnection attempt.
+        onConnection: (reachable, detail) =>
+          log ? log[reachable ? 'info' : 'error'](detail) : console.error(`catalog-bot: ${detail}`),
         // How long a replica may go silent before its job is given to another (default 30 s).
         ...(Number(process.env.CATALOG_BOT_LOCK_MS) > 0
           ? { lockMs: Number(process.env.CATALOG_BOT_LOCK_MS) }
@@ -175,22 +247,55 @@ if (isMain()) {
   }
   const metrics = new AppMetrics();
   const metricsHttp = metricsServer(metrics);
-  run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web' }), {
+  const onLog = (appLog: Probot['log']) => {
+    log = appLog;
+    log.info({ config: effectiveConfig() }, `catalog-bot starting: ${describeConfig(effectiveConfig())}`);
+  };
+  run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web', onLog }), {
     Octokit: octokitFromEnv(),
+    // Probot given REDIS_URL opens a Redis client of its own for request throttling
+    // (octokitFromEnv does not use it) that logs every failed reconnection: thousands of
+    // lines while Redis is down. The queue is the only user of Redis.
+    env: { ...process.env, REDIS_URL: '' },
   }).catch((error: unknown) => {
     console.error(error);
     process.exit(1);
   });
-  // Graceful shutdown: take no new jobs, let running ones finish (a Redis queue hands back
-  // what it has not started), then leave.
+  // Graceful shutdown: take no new jobs (readiness turns 503), let running ones finish
+  // within the grace period, hand back what is still running then (GitHub not answering:
+  // a Redis queue gives it to another replica), and leave. A last timer makes sure of it.
   const stop = (signal: string) => {
-    console.error(`catalog-bot: ${signal}, finishing running jobs`);
+    const graceMs = shutdownGraceMs();
+    console.error(`catalog-bot: ${signal}, finishing running jobs (at most ${graceMs / 1000} s)`);
     metricsHttp?.close();
-    queue.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    setTimeout(() => {
+      console.error('catalog-bot: shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, graceMs + 4000).unref();
+    queue
+      .close({
+        graceMs,
+        onHandedBack: (keys) =>
+          console.error(
+            `catalog-bot: ${keys.length} job(s) still running after ${graceMs / 1000} s, ${
+              process.env.REDIS_URL
+                ? 'left to the queue for another replica'
+                : "lost with this process (the next start's reconciliation finds them)"
+            }: ${keys.join(', ')}`,
+          ),
+      })
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** One line: `queue=redis (redis://host:6379) role=all port=3000 ...`. */
+function describeConfig(config: Record<string, string | number>): string {
+  return Object.entries(config)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ');
 }
