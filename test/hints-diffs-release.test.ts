@@ -5,10 +5,12 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,8 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TEMPLATES_CHECK } from '../src/checks/templates.js';
+import { runPrChecks } from '../src/checks/pr.js';
 import { cliCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 
@@ -27,11 +31,22 @@ afterAll(() => {
   for (const d of scratch) rmSync(d, { recursive: true, force: true });
 });
 
+// One repository per release, shared: each test works on its own branch from main.
+const repos = new Map<string, CopRepo>();
 function cop(release: string): CopRepo {
-  const c = makeCopRepo(release);
-  made.push(c);
+  let c = repos.get(release);
+  if (!c) {
+    repos.set(release, (c = makeCopRepo(release)));
+    made.push(c);
+  }
+  c.git('checkout', '-qf', 'main');
+  c.git('clean', '-qfd');
   return c;
 }
+let branches = 0;
+/** A new branch of `c` (see CopRepo.branch), named uniquely. */
+const branch = (c: CopRepo, edit?: () => void, withBundle = true): string =>
+  c.branch(`b${++branches}`, edit, withBundle);
 
 async function run(command: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out = new PassThrough();
@@ -80,19 +95,10 @@ interface Finding {
   hint?: string;
 }
 
+/** The findings of the templates check of a pull request from main to `head`, as `check` gets them. */
 async function templateFindings(c: CopRepo, head: string): Promise<Finding[]> {
-  const { out } = await run('check', [
-    '--repo',
-    c.repo,
-    '--base',
-    'main',
-    '--head',
-    head,
-    '--format',
-    'json',
-  ]);
-  const checks = (JSON.parse(out) as { checks: { name: string; findings: Finding[] }[] }).checks;
-  return checks.find((k) => k.name === 'catalog-bot/templates')?.findings ?? [];
+  const result = await runPrChecks({ repo: c.repo, base: 'main', head, only: [TEMPLATES_CHECK] });
+  return result.checks.find((k) => k.name === TEMPLATES_CHECK)?.findings ?? [];
 }
 
 /** The command a hint says to run (its first code span). */
@@ -105,7 +111,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
     // edited, two of its catalogs not re-rendered (they lack the new bundle; siblings hold it).
     const stale = ['catalogs/v4.17/clusterpulse/catalog.yaml', 'catalogs/v4.19/clusterpulse/catalog.yaml'];
     let rendered = new Map<string, string>();
-    const head = c.branch('partly-rendered', () => {
+    const head = branch(c, () => {
       c.applyRelease();
       rendered = new Map(stale.map((p) => [p, read(c, p)]));
       c.git('checkout', 'main', '--', ...stale);
@@ -131,7 +137,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
   it('a failing render leaves the catalog byte-identical, with no file left behind', async () => {
     const c = cop('clusterpulse/1.0.2');
     const target = 'catalogs/v4.17/clusterpulse/catalog.yaml';
-    const head = c.branch('stale', () => {
+    const head = branch(c, () => {
       c.applyRelease();
       c.git('checkout', 'main', '--', target);
     });
@@ -152,8 +158,8 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
   it('a template edited by hand: every catalog out of date, each hint fixes its own offline', async () => {
     const c = cop('clusterpulse/1.0.2');
     const template = 'operators/clusterpulse/catalog-templates/semver.yaml';
-    const head = c.branch(
-      'dropped',
+    const head = branch(
+      c,
       () =>
         writeFileSync(join(c.repo, template), read(c, template).replace(/^ {2}- Image: \S+:0\.3\.0\n/m, '')),
       false,
@@ -174,7 +180,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
 describe.runIf(haveRealRepo)('diffs counted and bounded (item 4)', () => {
   it('release counts each file as git diff --numstat does, and writes the recorded release', async () => {
     const c = cop('clusterpulse/1.0.2');
-    c.branch('pr');
+    branch(c);
     const { code, out } = await run('release', ['--repo', c.repo, c.bundleDir]);
     expect(code).toBe(0);
     const printed = new Map(
@@ -193,7 +199,7 @@ describe.runIf(haveRealRepo)('diffs counted and bounded (item 4)', () => {
 
   it("the bundle check's note: a line per group of identical files, a bounded diff, the command for the rest", async () => {
     const c = cop('clusterpulse/1.0.2');
-    const head = c.branch('pr');
+    const head = branch(c);
     c.applyRelease();
     const stats = numstat(c);
     c.git('checkout', '--', '.');
@@ -231,7 +237,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
     it(`${release} (${kind}): the entry is left as it is and the catalogs are rendered as recorded`, async () => {
       const c = cop(release);
       // The author listed the bundle by hand, exactly as the release bot would have.
-      c.branch('pr', () => c.applyRelease('template'));
+      branch(c, () => c.applyRelease('template'));
       const { code, out } = await run('release', ['--repo', c.repo, c.bundleDir]);
       expect(out).not.toContain('refused');
       expect(code).toBe(0);
@@ -250,7 +256,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
   it('basic: an entry with only the channel entry gets its olm.bundle entry, as recorded', async () => {
     const c = cop('jumpstarter-operator/0.9.0');
     const template = 'operators/jumpstarter-operator/catalog-templates/basic.yaml';
-    c.branch('pr', () => {
+    branch(c, () => {
       c.applyRelease('template');
       writeFileSync(
         join(c.repo, template),
@@ -269,7 +275,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
   it('a conflicting entry is refused, saying what differs', async () => {
     const basic = cop('jumpstarter-operator/0.9.0');
     const template = 'operators/jumpstarter-operator/catalog-templates/basic.yaml';
-    basic.branch('pr', () => {
+    branch(basic, () => {
       basic.applyRelease('template');
       writeFileSync(
         join(basic.repo, template),
@@ -290,7 +296,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
 
     const semver = cop('clusterpulse/1.0.2');
     const semverTemplate = 'operators/clusterpulse/catalog-templates/semver.yaml';
-    semver.branch('pr', () =>
+    branch(semver, () =>
       writeFileSync(
         join(semver.repo, semverTemplate),
         `${read(semver, semverTemplate).trimEnd()}\n  - Image: quay.io/someone-else/clusterpulse:1.0.2\n`,
@@ -301,5 +307,52 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
     expect(other.out + other.err).toContain('quay.io/someone-else/clusterpulse:1.0.2');
     expect(other.out + other.err).toContain('quay.io/community-operator-pipeline-prod/clusterpulse:1.0.2');
     expect(changedFiles(semver)).toEqual([]);
+  }, 60_000);
+});
+
+describe.runIf(haveRealRepo)('render-template --output-file, as an attacker would use it', () => {
+  it('a symbolic link at the output is replaced, never written through; a directory is refused', async () => {
+    const c = cop('clusterpulse/1.0.2');
+    const victim = join(mkdtempSync(join(tmpdir(), 'victim-')), 'secret.txt');
+    scratch.push(dirname(victim));
+    writeFileSync(victim, 'do not touch\n');
+    const output = join(c.repo, 'catalogs/v4.17/clusterpulse/catalog.yaml');
+    const committed = readFileSync(output, 'utf8');
+    rmSync(output);
+    symlinkSync(victim, output);
+    const args = [
+      'operators/clusterpulse/catalog-templates/semver.yaml',
+      '-o',
+      'yaml',
+      '--opm-version',
+      'v1.46.0',
+    ];
+    const from = ['--bundles-from', 'catalogs/v4.18/clusterpulse/catalog.yaml'];
+    const cwd = process.cwd();
+    process.chdir(c.repo);
+    try {
+      const wrote = await run('render-template', [
+        ...args,
+        ...from,
+        '--migrate-level',
+        'bundle-object-to-csv-metadata',
+        '--output-file',
+        output,
+      ]);
+      expect(wrote.code, wrote.err + wrote.out).toBe(0);
+      expect(readFileSync(victim, 'utf8')).toBe('do not touch\n');
+      expect(lstatSync(output).isSymbolicLink()).toBe(false);
+      expect(readFileSync(output, 'utf8')).toBe(committed);
+      const dir = await run('render-template', [
+        ...args,
+        ...from,
+        '--output-file',
+        'catalogs/v4.17/clusterpulse',
+      ]);
+      expect(dir.code).toBe(2);
+      expect(readdirSync(join(c.repo, 'catalogs/v4.17/clusterpulse'))).toEqual(['catalog.yaml']);
+    } finally {
+      process.chdir(cwd);
+    }
   }, 60_000);
 });
