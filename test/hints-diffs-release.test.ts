@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BUNDLE_CHECK } from '../src/checks/bundle.js';
 import { TEMPLATES_CHECK } from '../src/checks/templates.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { cliCommand } from './helpers/cli.js';
@@ -252,6 +253,19 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
       expect(catalogsOf(c)).toEqual(released);
     }, 60_000);
   }
+
+  it("the App's bundle check: the hand-listed entry stays, the merge needs the catalogs only", async () => {
+    const c = cop('clusterpulse/1.0.2');
+    const head = branch(c, () => c.applyRelease('template'));
+    const result = await runPrChecks({ repo: c.repo, base: 'main', head, only: [BUNDLE_CHECK] });
+    const check = result.checks.find((k) => k.name === BUNDLE_CHECK)!;
+    expect(check.findings.filter((f) => f.level === 'error')).toEqual([]);
+    expect(check.conclusion).toBe('success');
+    c.applyRelease('catalog');
+    const catalogs = changedFiles(c);
+    expect(check.title).toContain(`the merge needs the catalog update of ${catalogs.length} files`);
+    expect(check.summary).not.toContain('catalog-templates/semver.yaml +');
+  }, 60_000);
 
   it('basic: an entry with only the channel entry gets its olm.bundle entry, as recorded', async () => {
     const c = cop('jumpstarter-operator/0.9.0');

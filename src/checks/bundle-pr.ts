@@ -229,31 +229,37 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
         sections.push(
           `The pull request carries the catalog update, and it equals what \`${commands.join(' && ')}\` renders (${count(release.files.length, 'file')}).`,
         );
-      } else if (missing.length === release.files.length) {
-        const changed: ChangedFile[] = release.files.map((f) => ({
+      } else if (differ.length === 0) {
+        // Only the bundle, or with some files already as the release writes them (an entry
+        // the author listed by hand in the template): the rest is what the merge needs.
+        const carries =
+          carried.length > 0
+            ? `the pull request carries ${count(carried.length, 'file')} of it already (${carried.map((f) => `\`${f.path}\``).join(', ')})`
+            : 'the pull request carries only the bundle';
+        const changed: ChangedFile[] = missing.map((f) => ({
           path: f.path,
           before: f.before,
           after: f.after,
         }));
         const rest = `\`git diff\` after ${fix}`;
         if (conclusion === 'success')
-          title = `${title}; the merge needs the catalog update of ${count(release.files.length, 'file')}`;
+          title = `${title}; the merge needs the catalog update of ${count(missing.length, 'file')}`;
         const summary = boundedDiff(changed, {
           maxLines: MAX_SUMMARY_DIFF_LINES,
           maxChars: MAX_SUMMARY_DIFF_CHARS,
           rest,
         });
         sections.push(
-          `**The merge needs this catalog update** (${count(release.files.length, 'file')}); the pull request carries only the bundle. It is produced by ${fix}:`,
+          `**The merge needs this catalog update** (${count(missing.length, 'file')}); ${carries}. It is produced by ${fix}:`,
           summary.stats.map((s) => `- \`${s}\``).join('\n'),
           fenced(summary.diff),
         );
         notes.push(
-          `the merge needs the catalog update of ${count(release.files.length, 'file')}: ${commands.join(' && ')}`,
+          `the merge needs the catalog update of ${count(missing.length, 'file')}: ${commands.join(' && ')}`,
         );
         input.onRelease?.({
           bundles: releasable.map((b) => b.dir),
-          files: release.files.map((f) => ({
+          files: missing.map((f) => ({
             path: f.path,
             ...(f.before !== undefined ? { before: f.before } : {}),
             after: f.after,
