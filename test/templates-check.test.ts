@@ -92,7 +92,7 @@ describe('catalog-bot/templates on the real pairs', () => {
     const first = result.findings[0]!;
     expect(first.message).toContain('13 lines differ');
     expect(first.hint).toBe(
-      'Run `catalog-bot render-template operators/ecr-secret-operator/catalog-templates/basic.yaml -o yaml > catalogs/v4.16/ecr-secret-operator/catalog.yaml` and commit the result, or comment `/render`.',
+      'Run `catalog-bot render-template operators/ecr-secret-operator/catalog-templates/basic.yaml -o yaml --bundles-from catalogs/v4.16/ecr-secret-operator/catalog.yaml --output-file catalogs/v4.16/ecr-secret-operator/catalog.yaml` and commit the result, or comment `/render`.',
     );
     expect(result.findings[1]!.hint).toContain('--migrate-level bundle-object-to-csv-metadata');
     // the annotation points at the first changed line of the output
@@ -178,7 +178,7 @@ describe('catalog-bot/templates on edits', () => {
       resolveBundle: noNetwork,
     });
     expect(result.findings.map((d) => d.rule)).toEqual(['TEMPLATE-MISSING', 'TEMPLATE-OUTPUT-MISSING']);
-    expect(result.findings[1]!.hint).toContain('> catalogs/v4.20/kairos-operator/catalog.yaml');
+    expect(result.findings[1]!.hint).toContain('--output-file catalogs/v4.20/kairos-operator/catalog.yaml');
   });
 
   it('only images the outputs lack are pulled; a bundle that cannot be rendered fails the template', async () => {

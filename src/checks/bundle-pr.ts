@@ -6,7 +6,8 @@
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import type { CatalogSource } from '../catalog/fbc/source.js';
 import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
-import { lineDiff, unifiedDiff } from '../catalog/edits/promote-diff.js';
+import { lineDiff } from '../catalog/edits/promote-diff.js';
+import { boundedDiff, type ChangedFile } from '../catalog/edits/diff-summary.js';
 import {
   pathPattern,
   releaseBundle,
@@ -87,10 +88,12 @@ export const MAX_PACKAGE_BYTES = 64 * 2 ** 20;
 export const MAX_PULL_REQUEST_BUNDLE_BYTES = 16 * 2 ** 20;
 /** Diff text shown in a check run's summary (GitHub caps a summary at 65535 characters). */
 const MAX_SUMMARY_DIFF_CHARS = 40_000;
+const MAX_SUMMARY_DIFF_LINES = 400;
 /** Findings listed in the summary (all are annotations, up to the annotation cap). */
 const MAX_SUMMARY_FINDINGS = 50;
-/** Diff text printed by `catalog-bot check`. */
-const MAX_NOTE_DIFF_CHARS = 20_000;
+/** Diff printed by `catalog-bot check`: a screenful, the rest is one command away. */
+const MAX_NOTE_DIFF_CHARS = 8_000;
+const MAX_NOTE_DIFF_LINES = 40;
 
 export interface BundleDirectory {
   dir: string;
@@ -247,26 +250,48 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
         sections.push(
           `The pull request carries the catalog update, and it equals what \`${commands.join(' && ')}\` renders (${count(release.files.length, 'file')}).`,
         );
-      } else if (missing.length === release.files.length) {
-        const diff = release.files.map((f) => unifiedDiff(f.path, f.before ?? '', f.after)).join('');
+      } else if (differ.length === 0) {
+        // Only the bundle, or with some files already as the release writes them (an entry
+        // the author listed by hand in the template): the rest is what the merge needs.
+        const carries =
+          carried.length > 0
+            ? `the pull request carries ${count(carried.length, 'file')} of it already (${carried.map((f) => `\`${f.path}\``).join(', ')})`
+            : 'the pull request carries only the bundle';
+        const changed: ChangedFile[] = missing.map((f) => ({
+          path: f.path,
+          before: f.before,
+          after: f.after,
+        }));
+        const rest = `\`git diff\` after ${fix}`;
         if (conclusion === 'success')
-          title = `${title}; the merge needs the catalog update of ${count(release.files.length, 'file')}`;
+          title = `${title}; the merge needs the catalog update of ${count(missing.length, 'file')}`;
+        const summary = boundedDiff(changed, {
+          maxLines: MAX_SUMMARY_DIFF_LINES,
+          maxChars: MAX_SUMMARY_DIFF_CHARS,
+          rest,
+        });
         sections.push(
-          `**The merge needs this catalog update** (${count(release.files.length, 'file')}); the pull request carries only the bundle. It is produced by ${fix}:`,
-          fenced(capDiff(diff, MAX_SUMMARY_DIFF_CHARS)),
+          `**The merge needs this catalog update** (${count(missing.length, 'file')}); ${carries}. It is produced by ${fix}:`,
+          summary.stats.map((s) => `- \`${s}\``).join('\n'),
+          fenced(summary.diff),
         );
         notes.push(
-          `the merge needs the catalog update of ${count(release.files.length, 'file')}: ${commands.join(' && ')}`,
+          `the merge needs the catalog update of ${count(missing.length, 'file')}: ${commands.join(' && ')}`,
         );
         input.onRelease?.({
           bundles: releasable.map((b) => b.dir),
-          files: release.files.map((f) => ({
+          files: missing.map((f) => ({
             path: f.path,
             ...(f.before !== undefined ? { before: f.before } : {}),
             after: f.after,
           })),
         });
-        notes.push(capDiff(diff, MAX_NOTE_DIFF_CHARS).trimEnd());
+        const note = boundedDiff(changed, {
+          maxLines: MAX_NOTE_DIFF_LINES,
+          maxChars: MAX_NOTE_DIFF_CHARS,
+          rest,
+        });
+        notes.push(...note.stats, note.diff.trimEnd());
       } else {
         conclusion = 'failure';
         title = `the catalog update differs from the render of ${count(releasable.length, 'bundle')}`;
@@ -286,13 +311,25 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
             hint: `Produce the catalog update with ${fix}, and commit the result.`,
           });
         }
-        const diff = wrong.map((f) => unifiedDiff(f.path, f.head ?? '', f.after)).join('');
+        const changed: ChangedFile[] = wrong.map((f) => ({ path: f.path, before: f.head, after: f.after }));
+        const rest = `\`git diff ${input.head}\` after ${fix}`;
+        const summary = boundedDiff(changed, {
+          maxLines: MAX_SUMMARY_DIFF_LINES,
+          maxChars: MAX_SUMMARY_DIFF_CHARS,
+          rest,
+        });
         sections.push(
           `**The catalog update in the pull request is not the render** of ${count(wrong.length, 'file')}. The diff from the pull request's files to the render:`,
-          fenced(capDiff(diff, MAX_SUMMARY_DIFF_CHARS)),
+          summary.stats.map((s) => `- \`${s}\``).join('\n'),
+          fenced(summary.diff),
           `To fix: ${fix}.`,
         );
-        notes.push(capDiff(diff, MAX_NOTE_DIFF_CHARS).trimEnd());
+        const note = boundedDiff(changed, {
+          maxLines: MAX_NOTE_DIFF_LINES,
+          maxChars: MAX_NOTE_DIFF_CHARS,
+          rest,
+        });
+        notes.push(...note.stats, note.diff.trimEnd());
       }
     } else if (!findings.some((d) => d.level === 'error')) {
       // releaseInMemory added no finding: it was not attempted (a package too large).
@@ -305,13 +342,14 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
 
 /** What releasing bundles already in a commit gives: the files it writes, or why it cannot. */
 export type MergedRelease =
-  { files: { path: string; before?: string; after: string }[] } | { refused: Diagnostic; released: boolean };
+  { files: { path: string; before?: string; after: string }[] } | { refused: Diagnostic };
 
 /**
  * Release bundle directories that are already in `rev` (merged) on that commit's templates
  * and catalogs: the catalog update the bot proposes after a fork's bundle pull request is
  * merged, and what the bot's own release pull request must equal (docs/bundles.md).
- * `released`: the refusal is only that the bundle is in its templates already.
+ * A bundle already in its templates is left there and the catalogs rendered (as the
+ * release bot does): no files when they hold it already.
  */
 export async function releaseMergedBundles(input: {
   rev: string;
@@ -333,7 +371,7 @@ export async function releaseMergedBundles(input: {
       rule: 'B-RELEASE',
       message: `no bundle directory to release among ${input.dirs.join(', ') || 'none'}`,
     };
-    return { refused, released: /it was released before$/.test(refused.message) };
+    return { refused };
   }
   return {
     files: release.files.map((f) => ({
@@ -533,12 +571,4 @@ function count(n: number, one: string, many = `${one}s`): string {
 function fenced(text: string): string {
   const fence = text.includes('```') ? '~~~~' : '```';
   return `${fence}diff\n${text}${text.endsWith('\n') ? '' : '\n'}${fence}`;
-}
-
-function capDiff(diff: string, max: number): string {
-  if (diff.length <= max) return diff;
-  const cut = diff.lastIndexOf('\n', max);
-  const shown = diff.slice(0, cut < 0 ? max : cut + 1);
-  const left = diff.slice(shown.length).split('\n').filter(Boolean).length;
-  return `${shown}... (${left} more diff line${left === 1 ? '' : 's'} not shown)\n`;
 }

@@ -46,15 +46,27 @@ export interface TemplatesCheckInput {
 
 const formatOf = (path: string): 'json' | 'yaml' => (/\.json$/i.test(path) ? 'json' : 'yaml');
 
-/** The command that writes an output, for the fix hint. */
-export function renderCommand(template: string, output: string, migrate: MigrateLevel, opm?: string): string {
+/**
+ * The command that writes an output, for the fix hint: run as printed it writes the file
+ * only when the render succeeds (--output-file), and `bundlesFrom` (the committed catalogs
+ * the check took bundles from, in its order) make it offline and byte-identical. Without
+ * them it pulls the bundles from their registries.
+ */
+export function renderCommand(
+  template: string,
+  output: string,
+  migrate: MigrateLevel,
+  opm?: string,
+  bundlesFrom: readonly string[] = [],
+): string {
   return [
     'catalog-bot render-template',
     template,
     ...(formatOf(output) === 'json' ? ['-o json'] : ['-o yaml']),
     ...(migrate ? [`--migrate-level ${migrate}`] : []),
     ...(opm && opm !== OPM_BEHAVIOURS[0] ? [`--opm-version ${opm}`] : []),
-    `> ${output}`,
+    ...bundlesFrom.map((f) => `--bundles-from ${f}`),
+    `--output-file ${output}`,
   ].join(' ');
 }
 
@@ -141,11 +153,18 @@ async function checkMapping(
     const migrate = migrateLevelOf(mine);
     // This output's own bundles first, then its siblings', then the registry.
     const order = [output, ...mapping.outputs.filter((o) => o !== output)];
+    // Which committed outputs gave bundles (for the hint), and whether a registry had to.
+    const usedOutputs = new Set<string>();
+    let usedNetwork = false;
     const resolveBundle: BundleResolver = async (image) => {
       for (const o of order) {
         const got = await fromOutput.get(o)?.(image);
-        if (got) return got;
+        if (got) {
+          usedOutputs.add(o);
+          return got;
+        }
       }
+      usedNetwork = true;
       return network(image);
     };
     let best: BehaviourMatch | undefined;
@@ -176,7 +195,8 @@ async function checkMapping(
       continue;
     }
     if (!best) continue;
-    const command = renderCommand(mapping.template, output, migrate, best.opm);
+    const bundlesFrom = usedNetwork ? [] : order.filter((o) => usedOutputs.has(o));
+    const command = renderCommand(mapping.template, output, migrate, best.opm, bundlesFrom);
     if (mine === undefined) {
       findings.push({
         rule: 'TEMPLATE-OUTPUT-MISSING',
@@ -267,7 +287,7 @@ export async function templatesCheck(input: TemplatesCheckInput): Promise<CheckR
       ? 'No templates are mapped to rendered catalogs.'
       : [
           errors > 0
-            ? `**${errors} problem${errors === 1 ? '' : 's'}.** Re-render with \`catalog-bot render-template <template> > <output>\` (the exact command is in each row) and commit, or comment \`/render\` to have the bot do it.`
+            ? `**${errors} problem${errors === 1 ? '' : 's'}.** Re-render with \`catalog-bot render-template <template> --output-file <output>\` (the exact command is in each hint) and commit, or comment \`/render\` to have the bot do it.`
             : `Every rendered catalog (${outputs}) is the render of its template.`,
           '',
           ...sections,

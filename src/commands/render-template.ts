@@ -1,7 +1,7 @@
 // `catalog-bot render-template <template> [--migrate-level bundle-object-to-csv-metadata]
-// [--bundles-from <rendered catalog dir>] [-o yaml|json] [--opm-version <v>]`: what
-// `opm alpha render-template` writes, with bundles taken from an already rendered catalog,
-// or else pulled from their registries.
+// [--bundles-from <rendered catalog>]... [-o yaml|json] [--opm-version <v>] [--output-file <f>]`:
+// what `opm alpha render-template` writes, with bundles taken from already rendered catalogs,
+// or else pulled from their registries; to stdout, or to a file replaced only on success.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -14,19 +14,24 @@ import {
 import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
 import { CommandFailure, defineCommand, UsageError } from './command.js';
+import { writeFileAtomic } from './working-tree.js';
 
-const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <dir>]
-      [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
+const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <file|dir>]...
+      [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>] [--output-file <file>]
   Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
-  opm alpha render-template does. Bundle images are resolved from the FBC files under
-  --bundles-from (a rendered catalog); without it they are pulled from their registries
+  opm alpha render-template does. Bundle images are resolved from the FBC files named by
+  --bundles-from (rendered catalogs: a file, or every file under a directory; repeatable,
+  the first that holds an image gives it); without it they are pulled from their registries
   (credentials: REGISTRY_AUTH_FILE, or REGISTRY_USERNAME/REGISTRY_PASSWORD for the hosts in
   REGISTRY_CREDENTIAL_HOSTS; plain HTTP for the hosts in REGISTRY_INSECURE_HOSTS). --opm-version picks the
   behaviour of an older opm (semver edges changed in v1.57.0 and v1.61.0; package icon
-  and description since v1.65.0); default v1.73.0. Exit 0, 1 if it cannot render, 2 usage.
+  and description since v1.65.0); default v1.73.0. --output-file writes the render to
+  the file only when it succeeds, replacing it whole (never \`> file\`: the shell empties the
+  file before the command runs). Exit 0, 1 if it cannot render, 2 usage or I/O.
 `;
 
 function filesUnder(dir: string): string[] {
+  if (!statSync(dir).isDirectory()) return [dir];
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     const abs = join(dir, name);
@@ -51,7 +56,8 @@ export const command = defineCommand({
   usage: RENDER_TEMPLATE_USAGE,
   options: {
     output: { type: 'string', short: 'o', default: 'json' },
-    'bundles-from': { type: 'string' },
+    'bundles-from': { type: 'string', multiple: true },
+    'output-file': { type: 'string' },
     'migrate-level': { type: 'string' },
     'opm-version': { type: 'string', default: 'v1.73.0' },
   },
@@ -74,7 +80,7 @@ export const command = defineCommand({
       text = readTemplateFile(positionals[0]!);
       if (values['bundles-from'] !== undefined) {
         resolveBundle = bundleResolverFromCatalog(
-          filesUnder(values['bundles-from']).map((f) => readFileSync(f)),
+          values['bundles-from'].flatMap(filesUnder).map((f) => readFileSync(f)),
         );
       } else {
         // REGISTRY_USERNAME/REGISTRY_PASSWORD only for REGISTRY_CREDENTIAL_HOSTS (docs/security.md).
@@ -86,15 +92,22 @@ export const command = defineCommand({
       throw new CommandFailure((problem as Error).message, 2);
     }
     try {
-      out.write(
-        await renderTemplateText(text, values.output as 'yaml' | 'json', {
-          resolveBundle,
-          ...semverOptionsForOpm(values['opm-version']),
-          ...(values['migrate-level'] === 'bundle-object-to-csv-metadata'
-            ? { migrateLevel: 'bundle-object-to-csv-metadata' as const }
-            : {}),
-        }),
-      );
+      const rendered = await renderTemplateText(text, values.output as 'yaml' | 'json', {
+        resolveBundle,
+        ...semverOptionsForOpm(values['opm-version']),
+        ...(values['migrate-level'] === 'bundle-object-to-csv-metadata'
+          ? { migrateLevel: 'bundle-object-to-csv-metadata' as const }
+          : {}),
+      });
+      const file = values['output-file'];
+      if (file === undefined) out.write(rendered);
+      else {
+        try {
+          writeFileAtomic(file, rendered);
+        } catch (problem) {
+          throw new CommandFailure(`writing ${file} failed: ${(problem as Error).message}`, 2);
+        }
+      }
       return 0;
     } catch (problem) {
       if (problem instanceof TemplateError) throw new CommandFailure(problem.message, 1);

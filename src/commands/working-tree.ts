@@ -1,9 +1,20 @@
 // A repository's working tree as the editing commands (promote, default-channel, release,
 // ocp-promote, ocp-matrix) read and write it: the same file view the App gets from git.
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import type { ReleaseTree } from '../catalog/edits/release.js';
@@ -59,13 +70,38 @@ export function catalogRootsOf(tree: Pick<ReleaseTree, 'list' | 'read'>): string
   return [...dirs].filter((d) => config.catalogs.some((g) => matchesGlob(d, g))).sort();
 }
 
+/**
+ * Writes a file whole or not at all: the text goes to a new file next to it, which then
+ * replaces it (a rename within a directory is atomic). A failure leaves the old file as it
+ * was, and a symbolic link at the path is replaced, never written through (docs/security.md).
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  let mode = 0o644;
+  try {
+    const info = lstatSync(path);
+    if (info.isFile()) mode = info.mode & 0o777;
+  } catch {
+    // a new file
+  }
+  try {
+    // 'wx': never an existing file or a link someone placed at the temporary name.
+    writeFileSync(temp, data, { flag: 'wx', mode });
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`${path} is a directory`);
+    renameSync(temp, path);
+  } catch (problem) {
+    rmSync(temp, { force: true });
+    throw problem;
+  }
+}
+
 /** Writes every edit under the repository, creating directories as needed; returns the paths written. */
 export function writeEdits(repo: string, edits: readonly { path: string; after: string }[]): string[] {
   const written: string[] = [];
   for (const edit of edits) {
     const target = join(repo, edit.path);
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, edit.after);
+    writeFileAtomic(target, edit.after);
     written.push(edit.path);
   }
   return written;

@@ -9,7 +9,7 @@ import type { Diagnostic } from '../catalog/diagnostics.js';
 import { BUNDLE_CHECK } from '../checks/bundle.js';
 import { CheckLimitError } from '../checks/isolate.js';
 import { changedFiles, readRepoConfig } from '../checks/changes.js';
-import { unifiedDiff } from '../catalog/edits/promote-diff.js';
+import { boundedDiff } from '../catalog/edits/diff-summary.js';
 import { commitFilesOn, hasRules } from './branch-commit.js';
 import type { RepoRef } from './check-runs.js';
 import { reply } from './pr-state.js';
@@ -85,9 +85,13 @@ function releaseCommit(
   return commitFilesOn(octokit, ref, on, tree, message, AUTHOR);
 }
 
-function diffOf(files: { path: string; before?: string; after: string }[]): string {
-  const diff = files.map((f) => unifiedDiff(f.path, f.before ?? '', f.after)).join('');
-  return diff.length > MAX_DIFF ? `${diff.slice(0, MAX_DIFF)}\n… (diff truncated)\n` : diff;
+function diffOf(files: { path: string; before?: string; after: string }[], bundles: string[]): string {
+  const { stats, diff } = boundedDiff(files, {
+    maxLines: 400,
+    maxChars: MAX_DIFF,
+    rest: `\`git diff\` after \`${bundles.map((b) => `catalog-bot release ${b}`).join(' && ')}\``,
+  });
+  return `${stats.map((s) => `# ${s}`).join('\n')}\n${diff}`;
 }
 
 /**
@@ -154,7 +158,7 @@ export async function releasePushJob(
       `Pushed ${commit.slice(0, 12)} to \`${branch}\`: the catalog update of ${planned.files.length} file${planned.files.length === 1 ? '' : 's'} that the checks of ${job.headSha.slice(0, 12)} showed (the release of ${planned.bundles.map((b) => `\`${b}\``).join(', ')}). It is checked as the new head.`,
       '',
       '```diff',
-      diffOf(planned.files).trimEnd(),
+      diffOf(planned.files, planned.bundles).trimEnd(),
       '```',
     ].join('\n'),
   );
@@ -211,7 +215,7 @@ export async function releaseFollowUpJob(
         .mergedRelease;
       if (!found) return undefined;
       const { dirs, release } = found;
-      if (!('files' in release)) return release.released ? undefined : { refused: release.refused, dirs };
+      if (!('files' in release)) return { refused: release.refused, dirs };
       if (release.files.length === 0) return undefined;
       // Its checks run on the pull request itself, as on any other (docs/bundles.md).
       return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
@@ -284,7 +288,7 @@ export async function releaseFollowUpJob(
       `The catalog update of ${planned.dirs.map((d) => `\`${d}\``).join(', ')}, merged in #${job.number}: exactly what \`${commands}\` writes on ${base.slice(0, 12)}. catalog-bot merges it when its checks are green (docs/bundles.md).`,
       '',
       '```diff',
-      diffOf(planned.files).trimEnd(),
+      diffOf(planned.files, planned.dirs).trimEnd(),
       '```',
     ].join('\n'),
   });

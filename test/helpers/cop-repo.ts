@@ -46,8 +46,8 @@ export interface CopRepo {
    * `withBundle` is false) and `edit` applied to the work tree; returns the commit.
    */
   branch: (name: string, edit?: () => void, withBundle?: boolean, from?: string) => string;
-  /** The release's recorded catalog and template changes, applied to the work tree. */
-  applyRelease: () => void;
+  /** The release's recorded catalog and template changes (or only one part), applied to the work tree. */
+  applyRelease: (only?: 'template' | 'catalog') => void;
   cleanup: () => void;
 }
 
@@ -91,8 +91,9 @@ export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
       git('commit', '-qm', name);
       return git('rev-parse', 'HEAD');
     },
-    applyRelease: () => {
-      for (const p of forward) git('apply', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
+    applyRelease: (only) => {
+      for (const p of forward)
+        if (!only || p.endsWith(`-${only}`)) git('apply', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
     },
     cleanup: () => {
       rmSync(repo, { recursive: true, force: true });

@@ -1,5 +1,8 @@
-// A small line diff for showing edits: common prefix and suffix are cut first, and the
-// rest is an LCS diff (edits are small; a huge middle is shown as replaced wholesale).
+// Line diffs for showing edits and counting changed lines: Myers' algorithm (the npm
+// package `diff`, which git's default diff also uses), so an append is counted as an
+// append. The edit distance it may search is bounded (docs/security.md: checks are bounded
+// work); past it, the differing middle is shown as replaced wholesale.
+import { diffArrays } from 'diff';
 
 export interface DiffLine {
   op: ' ' | '-' | '+';
@@ -8,7 +11,10 @@ export interface DiffLine {
   line: number;
 }
 
-const LCS_LIMIT = 4_000_000;
+/** Lines times edit distance searched at most (about a second of work). */
+const DIFF_WORK_LIMIT = 50_000_000;
+/** The edit distance searched even in a large file. */
+const MIN_EDIT_LENGTH = 2_000;
 
 function splitLines(text: string): string[] {
   const lines = text.split('\n');
@@ -16,10 +22,19 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-/** The changed lines only (no context): removals and additions in order. */
-export function lineDiff(before: string, after: string): DiffLine[] {
+interface Row {
+  op: ' ' | '-' | '+';
+  text: string;
+  /** 0-based positions in the old and new texts where the row sits. */
+  oldLine: number;
+  newLine: number;
+}
+
+/** Every line of both texts in diff order: kept, removed and added. */
+function diffRows(before: string, after: string): Row[] {
   const a = splitLines(before);
   const b = splitLines(after);
+  // The common ends are cut first so that the bound applies to the differing middle.
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length;
@@ -30,36 +45,47 @@ export function lineDiff(before: string, after: string): DiffLine[] {
   }
   const midA = a.slice(start, endA);
   const midB = b.slice(start, endB);
-  const out: DiffLine[] = [];
-  if (midA.length * midB.length > LCS_LIMIT) {
-    midA.forEach((text, i) => out.push({ op: '-', text, line: start + i + 1 }));
-    midB.forEach((text, i) => out.push({ op: '+', text, line: start + i + 1 }));
-    return out;
-  }
-  // lcs[i][j]: length of the LCS of midA[i..] and midB[j..].
-  const n = midA.length;
-  const m = midB.length;
-  const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i]![j] = midA[i] === midB[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const rows: Row[] = [];
+  for (let k = 0; k < start; k++) rows.push({ op: ' ', text: a[k]!, oldLine: k, newLine: k });
+  let i = start;
+  let j = start;
+  const maxEditLength = Math.max(
+    MIN_EDIT_LENGTH,
+    Math.floor(DIFF_WORK_LIMIT / (midA.length + midB.length + 1)),
+  );
+  const changes =
+    midA.length === 0 || midB.length === 0 ? undefined : diffArrays(midA, midB, { maxEditLength });
+  const parts = changes ?? [
+    { value: midA, removed: true, added: false },
+    { value: midB, removed: false, added: true },
+  ];
+  for (const part of parts) {
+    for (const text of part.value) {
+      if (part.removed) rows.push({ op: '-', text, oldLine: i++, newLine: j });
+      else if (part.added) rows.push({ op: '+', text, oldLine: i, newLine: j++ });
+      else rows.push({ op: ' ', text, oldLine: i++, newLine: j++ });
     }
   }
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && midA[i] === midB[j]) {
-      i++;
-      j++;
-    } else if (i < n && (j === m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
-      out.push({ op: '-', text: midA[i]!, line: start + i + 1 });
-      i++;
-    } else {
-      out.push({ op: '+', text: midB[j]!, line: start + j + 1 });
-      j++;
-    }
+  for (let k = endA; k < a.length; k++) rows.push({ op: ' ', text: a[k]!, oldLine: i++, newLine: j++ });
+  return rows;
+}
+
+/** The changed lines only (no context): removals and additions in order. */
+export function lineDiff(before: string, after: string): DiffLine[] {
+  return diffRows(before, after)
+    .filter((r) => r.op !== ' ')
+    .map((r) => ({ op: r.op, text: r.text, line: (r.op === '+' ? r.newLine : r.oldLine) + 1 }));
+}
+
+/** Lines added and removed, as `git diff --numstat` counts them. */
+export function diffStat(before: string, after: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const d of lineDiff(before, after)) {
+    if (d.op === '+') added++;
+    else removed++;
   }
-  return out;
+  return { added, removed };
 }
 
 /** The changes as `-text` / `+text` lines (what tests assert on). */
@@ -67,37 +93,10 @@ export function changedLines(before: string, after: string): string[] {
   return lineDiff(before, after).map((d) => `${d.op}${d.text}`);
 }
 
-/** A unified-style diff with `context` lines around each change, for people to read. */
+/** A unified diff with `context` lines around each change, for people to read. */
 export function unifiedDiff(path: string, before: string, after: string, context = 3): string {
-  const a = splitLines(before);
-  const b = splitLines(after);
-  const changes = lineDiff(before, after);
-  if (changes.length === 0) return '';
-  // Walk both texts, marking which old and new lines changed.
-  const removed = new Set(changes.filter((c) => c.op === '-').map((c) => c.line - 1));
-  const added = new Set(changes.filter((c) => c.op === '+').map((c) => c.line - 1));
-  interface Row {
-    op: ' ' | '-' | '+';
-    text: string;
-    oldLine: number;
-    newLine: number;
-  }
-  const rows: Row[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (i < a.length && removed.has(i)) {
-      rows.push({ op: '-', text: a[i]!, oldLine: i, newLine: j });
-      i++;
-    } else if (j < b.length && added.has(j)) {
-      rows.push({ op: '+', text: b[j]!, oldLine: i, newLine: j });
-      j++;
-    } else {
-      rows.push({ op: ' ', text: a[i] ?? '', oldLine: i, newLine: j });
-      i++;
-      j++;
-    }
-  }
+  const rows = diffRows(before, after);
+  if (!rows.some((r) => r.op !== ' ')) return '';
   const keep = rows.map(() => false);
   rows.forEach((r, k) => {
     if (r.op === ' ') return;
@@ -114,7 +113,10 @@ export function unifiedDiff(path: string, before: string, after: string, context
     const hunk = rows.slice(k, end);
     const oldCount = hunk.filter((r) => r.op !== '+').length;
     const newCount = hunk.filter((r) => r.op !== '-').length;
-    out.push(`@@ -${hunk[0]!.oldLine + 1},${oldCount} +${hunk[0]!.newLine + 1},${newCount} @@`);
+    // As diff -u writes an empty side: the line before it, count 0.
+    const oldStart = oldCount === 0 ? hunk[0]!.oldLine : hunk[0]!.oldLine + 1;
+    const newStart = newCount === 0 ? hunk[0]!.newLine : hunk[0]!.newLine + 1;
+    out.push(`@@ -${oldStart},${oldCount} +${newStart},${newCount} @@`);
     for (const r of hunk) out.push(`${r.op}${r.text}`);
     k = end;
   }

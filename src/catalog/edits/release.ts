@@ -265,6 +265,36 @@ function templateEntries(path: string, text: string): { top: TMap; entries: TSeq
   return { top, entries };
 }
 
+/** The image names the same repository name and tag (or digest) as `image`, from elsewhere. */
+function sameBundleOtherImage(other: string, image: string): boolean {
+  const last = (ref: string): string => ref.slice(ref.lastIndexOf('/') + 1);
+  return other !== image && last(other) === last(image);
+}
+
+/** How a channel entry differs from what release-config.yaml asks, or undefined. */
+function entryDifference(entry: TMap, target: ReleaseTarget): string | undefined {
+  const value = (key: string): unknown => {
+    const node = valueOf(entry, key);
+    if (!node) return undefined;
+    if (node.kind === 'seq') return node.items.map((i) => (i.kind === 'scalar' ? String(i.value) : '?'));
+    return node.kind === 'scalar' ? String(node.value) : '?';
+  };
+  const asked: [string, unknown][] = [
+    ['replaces', target.replaces],
+    ['skips', target.skips],
+    ['skipRange', target.skipRange],
+  ];
+  for (const [key, want] of asked) {
+    const have = value(key);
+    const empty = (v: unknown): boolean =>
+      v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
+    if (empty(have) && empty(want)) continue;
+    if (JSON.stringify(have) !== JSON.stringify(want))
+      return `its ${key} is ${empty(have) ? 'not set' : JSON.stringify(have)} where release-config.yaml says ${empty(want) ? 'none' : JSON.stringify(want)}`;
+  }
+  return undefined;
+}
+
 function editBasic(
   path: string,
   text: string,
@@ -295,18 +325,36 @@ function editBasic(
         1,
       );
     }
-    if (list.items.some((e) => e.kind === 'map' && scalarOf(e, 'name') === bundle))
-      throw new ReleaseRefusal(
-        `${bundle} is already in channel "${channel}" of ${path}: it was released before`,
-        path,
-      );
     const pairs: [string, string | string[]][] = [['name', bundle]];
     if (target.replaces) pairs.push(['replaces', target.replaces]);
     if (target.skips) pairs.push(['skips', target.skips]);
     if (target.skipRange) pairs.push(['skipRange', target.skipRange]);
+    const existing = list.items.find((e): e is TMap => e.kind === 'map' && scalarOf(e, 'name') === bundle);
+    if (existing) {
+      // Listed by hand already: left as it is when it says what release-config.yaml says
+      // (the release bot renders it so); otherwise one of the two is wrong.
+      const differs = entryDifference(existing, target);
+      if (differs)
+        throw new ReleaseRefusal(
+          `${bundle} is already in channel "${channel}" of ${path}, but ${differs}; make the entry and release-config.yaml agree (or remove the entry and let the release add it)`,
+          path,
+          lineAt(text, existing.start),
+        );
+      continue;
+    }
     splices.push(appendItem(text, list, pairs, style));
   }
-  const listed = maps.some((m) => scalarOf(m, 'schema') === SCHEMA_BUNDLE && scalarOf(m, 'image') === image);
+  const bundleImages = maps
+    .filter((m) => scalarOf(m, 'schema') === SCHEMA_BUNDLE)
+    .map((m) => ({ image: String(scalarOf(m, 'image')), at: m.start }));
+  const other = bundleImages.find((b) => sameBundleOtherImage(b.image, image));
+  if (other)
+    throw new ReleaseRefusal(
+      `${path} lists ${other.image} for ${bundle}, but its image is ${image} (bundles.imageTemplate); fix the olm.bundle entry or remove it`,
+      path,
+      lineAt(text, other.at),
+    );
+  const listed = bundleImages.some((b) => b.image === image);
   if (!listed)
     splices.push(
       appendItem(
@@ -344,11 +392,15 @@ function editSemver(path: string, text: string, target: ReleaseTarget, image: st
         path,
       );
     const images = bundles.items.map((i) => (i.kind === 'map' ? String(scalarOf(i, 'image')) : ''));
-    if (images.includes(image))
+    const other = images.findIndex((i) => sameBundleOtherImage(i, image));
+    if (other >= 0)
       throw new ReleaseRefusal(
-        `${image} is already in the ${arch} bundles of ${path}: it was released before`,
+        `the ${arch} bundles of ${path} list ${images[other]}, but the bundle's image is ${image} (bundles.imageTemplate); fix the entry or remove it`,
         path,
+        lineAt(out, bundles.items[other]!.start),
       );
+    // Listed by hand already: left as it is, as the release bot does.
+    if (images.includes(image)) continue;
     const first = bundles.items[0]!;
     const key = first.kind === 'map' ? (pairOf(first, 'image')?.key ?? 'Image') : 'Image';
     out = applySplices(out, [appendItem(out, bundles, [[key, image]], style)]);
@@ -518,16 +570,18 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
       throw err;
     }
     edited.set(path, { before, after, kind, mapping });
-    notes.push(`added ${loaded.name} to ${target.channels.map((c) => `"${c}"`).join(', ')} of ${path}`);
+    notes.push(
+      after === text
+        ? `${loaded.name} is in ${target.channels.map((c) => `"${c}"`).join(', ')} of ${path} already: the entry is left as it is`
+        : `added ${loaded.name} to ${target.channels.map((c) => `"${c}"`).join(', ')} of ${path}`,
+    );
   }
 
   // ---- catalogs
   const dirBundles = bundlesFromDirectories(tree, all, settings, pkg, packageDir, version, loaded);
-  const edits: ReleaseResult['edits'] = [...edited.entries()].map(([path, e]) => ({
-    path,
-    before: e.before,
-    after: e.after,
-  }));
+  const edits: ReleaseResult['edits'] = [...edited.entries()]
+    .filter(([, e]) => e.after !== e.before)
+    .map(([path, e]) => ({ path, before: e.before, after: e.after }));
   for (const [path, e] of edited) {
     const outputs = e.mapping.outputs;
     const committed = new Map(outputs.map((o) => [o, tree.read(o)] as const));

@@ -176,7 +176,8 @@ export function bundleResolverFromCatalog(texts: (string | Uint8Array)[]): Bundl
       if (typeof value !== 'object' || value === null) continue;
       const blob = value as JsonObject;
       const schema = fieldOf(blob, 'schema');
-      if (schema === SCHEMA_PACKAGE && fieldOf(blob, 'icon'))
+      // The first file that holds a package's icon gives it, as for a bundle.
+      if (schema === SCHEMA_PACKAGE && fieldOf(blob, 'icon') && !icons.has(str(fieldOf(blob, 'name'))))
         icons.set(str(fieldOf(blob, 'name')), fieldOf(blob, 'icon'));
       if (schema !== SCHEMA_BUNDLE) continue;
       const image = str(fieldOf(blob, 'image'));
