@@ -35,6 +35,34 @@ function soleHead(ch: ModelChannel): string | undefined {
   return heads.length === 1 ? heads[0] : undefined;
 }
 
+/** Who reaches each name in the channel, with one entry's edges replaced. */
+function heads(ch: ModelChannel, name: string, replaces: string, skips: readonly string[]): string[] {
+  const reached = new Set<string>();
+  for (const b of ch.bundles.values()) {
+    const edges = b.name === name ? { replaces, skips } : b;
+    if (edges.replaces !== '') reached.add(edges.replaces);
+    for (const s of edges.skips) reached.add(s);
+  }
+  return [...ch.bundles.keys()].filter((n) => !reached.has(n));
+}
+
+/**
+ * The entry's edges that make it the only head again: `replaces` the old head, and `skips`
+ * what it skipped before plus whatever would be left with nothing reaching it (its old
+ * `replaces` target among them). Undefined when that does not give one head, or when the
+ * old head is reached anyway (then the wrong `replaces` is not what strands it).
+ */
+function repairedEntry(ch: ModelChannel, name: string, oldHead: string): { skips: string[] } | undefined {
+  const entry = ch.bundles.get(name)!;
+  const now = heads(ch, name, entry.replaces, entry.skips);
+  if (!now.includes(oldHead)) return undefined;
+  const skips = [...entry.skips];
+  for (const n of heads(ch, name, oldHead, skips)) if (n !== name && !skips.includes(n)) skips.push(n);
+  const after = heads(ch, name, oldHead, skips);
+  if (after.length !== 1 || after[0] !== name) return undefined;
+  return { skips: skips.filter((s) => !entry.skips.includes(s)) };
+}
+
 /**
  * Channels where the change wrote exactly one entry's `replaces` (a new entry, or a changed
  * value) and that value leaves the channel's previous head with nothing that replaces or
@@ -61,10 +89,8 @@ export function replacesCauses(roots: CheckedRoot[]): RootCause[] {
         const oldHead = soleHead(oldCh);
         if (oldHead === undefined || oldHead === entry.replaces || oldHead === entry.name) continue;
         if (!ch.bundles.has(oldHead)) continue; // removed on purpose: another matter
-        const reachesOldHead = [...ch.bundles.values()].some(
-          (b) => b.name !== oldHead && (b.replaces === oldHead || b.skips.includes(oldHead)),
-        );
-        if (reachesOldHead) continue;
+        const fix = repairedEntry(ch, entry.name, oldHead);
+        if (!fix) continue;
         const file = ch.pos?.file !== undefined ? `${root.path}/${ch.pos.file}` : root.path;
         const line = entry.entry.line ?? ch.pos?.line;
         const missing = ch.bundles.has(entry.replaces) ? '' : ` (${entry.replaces} is not in the channel)`;
@@ -76,7 +102,7 @@ export function replacesCauses(roots: CheckedRoot[]): RootCause[] {
           file,
           ...(line !== undefined ? { line } : {}),
           message: `package "${name}", channel "${ch.name}": ${entry.name} has \`replaces: ${entry.replaces}\`${missing}, but the channel's head before this change was ${oldHead}: nothing replaces or skips ${oldHead} any more, so it stays a second head and its users get no update`,
-          fix: `Write \`replaces: ${oldHead}\` in the entry of ${entry.name} (instead of \`replaces: ${entry.replaces}\`).`,
+          fix: `In the entry of ${entry.name}, write \`replaces: ${oldHead}\` (instead of \`replaces: ${entry.replaces}\`)${fix.skips.length > 0 ? ` and \`skips: [${fix.skips.join(', ')}]\`` : ''}: it is then the channel's only head again.`,
         });
       }
     }
