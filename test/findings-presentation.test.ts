@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Diagnostic } from '../src/catalog/diagnostics.js';
+import { catalogsLabel, groupAcrossCatalogs, markPreExisting } from '../src/checks/findings.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 
@@ -191,4 +193,48 @@ describe.skipIf(!haveRealRepo)('findings an author can act on (clusterpulse 1.0.
       .filter((d) => !d.preExisting && cause.rules.includes(d.rule));
     expect(left).toEqual([]);
   }, 120_000);
+});
+
+describe('what counts as pre-existing', () => {
+  const finding = (over: Partial<Diagnostic> = {}): Diagnostic => ({
+    rule: 'G12-NO-WAY-FORWARD',
+    level: 'error',
+    message: 'installed bundle a.v1 in channel "stable" of package "a" would be stranded',
+    file: 'catalogs/v4.17/a/catalog.yaml',
+    line: 10,
+    package: 'a',
+    ...over,
+  });
+
+  test('the same rule, package, file and message, whatever the line; as many as the base has', () => {
+    const marked = markPreExisting([finding({ line: 40 }), finding({ line: 41 })], [finding()]);
+    expect(marked.map((d) => d.preExisting === true)).toEqual([true, false]);
+    expect(
+      markPreExisting([finding({ file: 'catalogs/v4.18/a/catalog.yaml' })], [finding()])[0]!.preExisting,
+    ).toBe(undefined);
+    expect(markPreExisting([finding({ package: 'b' })], [finding()])[0]!.preExisting).toBe(undefined);
+  });
+
+  test('an error is not folded because its message ends like an old one (a name the PR wrote)', () => {
+    const tail = finding({
+      message: 'bundle name "x" of package "a" is invalid: x (already so before this change)',
+    });
+    expect(markPreExisting([tail], [])[0]!.preExisting).toBe(undefined);
+    expect(markPreExisting([{ ...tail, level: 'warning' }], [])[0]!.preExisting).toBe(true);
+  });
+
+  test('identical findings of consecutive catalogs read as a range; others as names', () => {
+    const roots = ['catalogs/v4.16', 'catalogs/v4.17', 'catalogs/v4.18', 'catalogs/v4.19'];
+    const groups = groupAcrossCatalogs(
+      roots.map((r) => finding({ file: `${r}/a/catalog.yaml`, hint: `edit ${r}/a/catalog.yaml` })),
+      roots,
+    );
+    expect(groups).toHaveLength(1);
+    expect(catalogsLabel(groups[0]!.roots, roots)).toBe('v4.16-v4.19, 4 catalogs');
+    expect(catalogsLabel(['catalogs/v4.16', 'catalogs/v4.18'], roots)).toBe('v4.16, v4.18, 2 catalogs');
+    // A different line in one catalog: not the same finding.
+    expect(
+      groupAcrossCatalogs([finding(), finding({ file: 'catalogs/v4.18/a/catalog.yaml', line: 11 })], roots),
+    ).toHaveLength(2);
+  });
 });

@@ -24,8 +24,9 @@ export function markPreExisting(findings: Diagnostic[], onBase: Diagnostic[]): D
   return findings.map((d) => {
     const key = sameFindingKey(d);
     const n = left.get(key) ?? 0;
-    // The check itself found it on the base (its own words say so).
-    if (ALREADY.test(d.message)) return { ...d, preExisting: true };
+    // The check itself found it on the base (its own words say so). Not an error: a
+    // message can end in a name the pull request wrote, and an error must not fold by it.
+    if (d.level !== 'error' && ALREADY.test(d.message)) return { ...d, preExisting: true };
     if (n === 0) return d;
     left.set(key, n - 1);
     return { ...d, preExisting: true };
