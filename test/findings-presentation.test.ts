@@ -181,6 +181,10 @@ describe.skipIf(!haveRealRepo)('findings an author can act on (clusterpulse 1.0.
       for (const v of ['v4.18', 'v4.19', 'v4.20', 'v4.21']) expect(a.message).toContain(`catalogs/${v}/`);
     expect(graph.summary).toMatch(/One root cause for 15 of these findings/);
     expect(graph.summary).toMatch(/45 of 60 findings were already on the base branch/);
+    // Its findings table: one row per finding of five identical catalogs.
+    const rows = graph.summary.split('\n').filter((l) => l.startsWith('| catalogs/'));
+    expect(rows.length).toBeLessThan(graph.findings.length / 3);
+    expect(rows.every((r) => r.includes('(v4.17-v4.21, 5 catalogs)'))).toBe(true);
 
     // The one fix, applied as written, clears every finding the cause explained.
     cop.branch('fixed', () => {

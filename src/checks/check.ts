@@ -150,3 +150,28 @@ export function presentedSummary(
     );
   return lines.length > 0 ? [...lines, ''] : [];
 }
+
+/**
+ * findingsTable in the order an author reads (the change's own, those under a root cause,
+ * the base's) with the same finding in several catalogs as one row naming them.
+ */
+export function presentedFindingsTable(findings: Diagnostic[], roots: readonly string[]): string[] {
+  if (findings.length === 0) return [];
+  const order = (d: Diagnostic): number => (d.preExisting ? 2 : d.cause !== undefined ? 1 : 0);
+  const sorted = [...findings].sort((a, b) => order(a) - order(b));
+  return [
+    '',
+    '| where | rule | message | fix |',
+    '|---|---|---|---|',
+    ...groupAcrossCatalogs(sorted, roots).map((g) => {
+      const d = g.first;
+      const where = catalogsLabel(g.roots, roots);
+      const note = d.preExisting
+        ? '*already on the base:* '
+        : d.cause !== undefined
+          ? '*from the root cause:* '
+          : '';
+      return `| ${cell(`${d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : ''}${where ? ` (${where})` : ''}`)} | ${d.rule} | ${note}${cell(d.message)} | ${cell(d.hint ?? '')} |`;
+    }),
+  ];
+}

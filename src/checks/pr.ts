@@ -10,7 +10,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
-import { capAnnotations, presentedAnnotations, presentedSummary, type CheckResult } from './check.js';
+import {
+  capAnnotations,
+  findingsTable,
+  presentedAnnotations,
+  presentedFindingsTable,
+  presentedSummary,
+  type CheckResult,
+} from './check.js';
 import { groupCauses, markFindings, type ExplainedCause } from './findings.js';
 import { replacesCauses } from './upgrade-graph/root-cause.js';
 import type { CheckedRoot } from './checked-root.js';
@@ -170,11 +177,17 @@ async function presentFindings(
     const findings = marked.findings[i] ?? result.findings;
     const regroup = REGROUPED.has(result.name);
     const opening = presentedSummary(findings, roots, causes);
+    // The check's flat findings table, where it has one, regrouped the same way.
+    const flat = findingsTable(result.findings).join('\n');
+    const body =
+      regroup && flat !== '' && result.summary.includes(flat)
+        ? result.summary.replace(flat, () => presentedFindingsTable(findings, roots).join('\n'))
+        : result.summary;
     checks[i] = {
       ...result,
       findings,
       ...(regroup ? { annotations: presentedAnnotations(findings, roots, causes) } : {}),
-      ...(opening.length > 0 ? { summary: [...opening, result.summary].join('\n') } : {}),
+      summary: [...opening, body].join('\n'),
     };
   }
   return causes;
