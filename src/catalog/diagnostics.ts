@@ -15,6 +15,13 @@ export interface Diagnostic {
   package?: string;
   /** How to fix it. */
   hint?: string;
+  /**
+   * Set by the pull-request checks: the base has the same finding (rule, package, file and
+   * message), so the change did not cause it (docs/output.md).
+   */
+  preExisting?: boolean;
+  /** Set by the pull-request checks: the id of the root cause this finding follows from. */
+  cause?: string;
 }
 
 export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {

@@ -1,5 +1,12 @@
 // What every check returns: the shape of a GitHub check run, with no GitHub types.
 import type { Diagnostic } from '../catalog/diagnostics.js';
+import {
+  catalogsLabel,
+  countPreExisting,
+  groupAcrossCatalogs,
+  preExistingLine,
+  type ExplainedCause,
+} from './findings.js';
 
 export type Conclusion = 'success' | 'failure' | 'neutral';
 
@@ -75,5 +82,96 @@ export function findingsTable(findings: Diagnostic[]): string[] {
       (d) =>
         `| ${cell(d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : '')} | ${d.rule} | ${cell(d.message)} | ${cell(d.hint ?? '')} |`,
     ),
+  ];
+}
+
+/**
+ * Annotations an author can act on (docs/output.md): one per root cause, then the change's
+ * own findings, then the ones the base already had; the same finding in several catalogs
+ * is one annotation on its first file naming the others.
+ */
+export function presentedAnnotations(
+  findings: Diagnostic[],
+  roots: readonly string[],
+  causes: readonly ExplainedCause[],
+): Annotation[] {
+  const out: Annotation[] = [];
+  for (const c of causes) {
+    const members = findings.filter((d) => d.cause !== undefined && c.ids.includes(d.cause));
+    if (members.length === 0) continue;
+    const where = catalogsLabel(c.roots, roots);
+    out.push({
+      path: c.file,
+      line: c.line ?? 1,
+      level: members.some((d) => d.level === 'error') ? 'failure' : 'warning',
+      title: `root cause of ${members.length} finding${members.length === 1 ? '' : 's'} (${c.rules.join(', ')})`,
+      message: `${c.message}${where ? ` (the same in ${where})` : ''}\n\n${c.fix}`,
+    });
+  }
+  const order = (d: Diagnostic): number => (d.preExisting ? 2 : d.cause !== undefined ? 1 : 0);
+  const sorted = [...findings].sort((a, b) => order(a) - order(b));
+  for (const g of groupAcrossCatalogs(sorted, roots)) {
+    const [a] = toAnnotations([g.first]);
+    if (!a) continue;
+    const where = catalogsLabel(g.roots, roots);
+    const others = g.members.slice(1).map((d) => `${d.file}${d.line !== undefined ? `:${d.line}` : ''}`);
+    const notes = [
+      ...(where ? [`The same in ${where}: ${others.join(', ')}.`] : []),
+      ...(g.first.preExisting ? ['Already so on the base branch: not caused by this change.'] : []),
+      ...(g.first.cause !== undefined
+        ? ['Follows from the root cause annotated on the entry: fix that first.']
+        : []),
+    ];
+    out.push(notes.length > 0 ? { ...a, message: `${a.message}\n\n${notes.join(' ')}` } : a);
+  }
+  return out;
+}
+
+/** Lines that open a check's summary: the root causes, and what the base already had. */
+export function presentedSummary(
+  findings: Diagnostic[],
+  roots: readonly string[],
+  causes: readonly ExplainedCause[],
+): string[] {
+  const lines: string[] = [];
+  for (const c of causes) {
+    const n = findings.filter((d) => d.cause !== undefined && c.ids.includes(d.cause)).length;
+    if (n === 0) continue;
+    const where = catalogsLabel(c.roots, roots) ?? c.file;
+    lines.push(
+      `> **One root cause for ${n} of these findings** (${c.rules.join(', ')}; ${where}): ${cell(c.message)}. **Fix:** ${cell(c.fix)}`,
+    );
+  }
+  const old = countPreExisting(findings, roots);
+  if (old.length > 0)
+    lines.push(
+      `> **${old.reduce((n, c) => n + c.count, 0)} of ${findings.length} findings were already on the base branch** (not caused by this change; listed last):`,
+      ...old.map((c) => `> - ${preExistingLine(c, roots)}`),
+    );
+  return lines.length > 0 ? [...lines, ''] : [];
+}
+
+/**
+ * findingsTable in the order an author reads (the change's own, those under a root cause,
+ * the base's) with the same finding in several catalogs as one row naming them.
+ */
+export function presentedFindingsTable(findings: Diagnostic[], roots: readonly string[]): string[] {
+  if (findings.length === 0) return [];
+  const order = (d: Diagnostic): number => (d.preExisting ? 2 : d.cause !== undefined ? 1 : 0);
+  const sorted = [...findings].sort((a, b) => order(a) - order(b));
+  return [
+    '',
+    '| where | rule | message | fix |',
+    '|---|---|---|---|',
+    ...groupAcrossCatalogs(sorted, roots).map((g) => {
+      const d = g.first;
+      const where = catalogsLabel(g.roots, roots);
+      const note = d.preExisting
+        ? '*already on the base:* '
+        : d.cause !== undefined
+          ? '*from the root cause:* '
+          : '';
+      return `| ${cell(`${d.file ? `${d.file}${d.line ? `:${d.line}` : ''}` : ''}${where ? ` (${where})` : ''}`)} | ${d.rule} | ${note}${cell(d.message)} | ${cell(d.hint ?? '')} |`;
+    }),
   ];
 }

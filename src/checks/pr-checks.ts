@@ -675,3 +675,33 @@ function withConfigProblems(check: CheckResult, problems: Diagnostic[]): CheckRe
     annotations: [...toAnnotations(problems), ...check.annotations],
   };
 }
+
+/**
+ * The checks whose findings are compared with the base's (docs/output.md): the catalog
+ * checks, each run a second time with the base standing in for the head. A finding both
+ * runs give is one the base already had.
+ */
+export const BASE_COMPARED_CHECKS = new Set<string>([
+  VALIDATE_CHECK,
+  UPGRADE_GRAPH_CHECK,
+  DEPENDENCIES_CHECK,
+  CRD_UPGRADE_CHECK,
+  OCP_CONTINUITY_CHECK,
+]);
+
+/** The findings `check` gives on the base alone (undefined when they cannot be had). */
+export async function baseFindings(check: PrCheck, change: PrChange): Promise<Diagnostic[] | undefined> {
+  if (!BASE_COMPARED_CHECKS.has(check.name)) return undefined;
+  const roots = (await change.checkedRoots()).flatMap((r) =>
+    r.base ? [{ path: r.path, base: r.base, head: r.base, packages: r.packages }] : [],
+  );
+  const onBase: PrChange = {
+    ...change,
+    head: change.base,
+    headRoots: change.baseRoots,
+    files: [],
+    checkedRoots: async () => roots,
+    changedRoots: async () => (await change.changedRoots()).map((r) => ({ ...r, head: r.base })),
+  };
+  return (await check.run(onBase))?.findings;
+}

@@ -2,6 +2,7 @@
 // isolate.ts carries them to and from the worker thread).
 import type { MergedRelease, PendingRelease } from './bundle-pr.js';
 import type { CheckResult } from './check.js';
+import type { ExplainedCause } from './findings.js';
 import type { CheckedRoot } from './checked-root.js';
 import type { TeamMembers } from './permissions.js';
 import type { PruneRootOutcome, ReadPublishedCatalog } from './prune.js';
@@ -95,6 +96,11 @@ export interface PrCheckResult {
   ran?: { checks: string[]; validatedRoots: number };
   /** The catalog update a bundle-only pull request needs (the release of its new bundles). */
   release?: PendingRelease;
+  /**
+   * Root causes: one entry the change wrote that several rules' findings follow from
+   * (docs/output.md); byte-identical catalogs give one, naming its catalogs.
+   */
+  causes?: ExplainedCause[];
   /** With `releaseMerged`: the directories released and what their release writes (or why not). */
   mergedRelease?: { dirs: string[]; release: MergedRelease };
 }

@@ -64,6 +64,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.ran ? { ran: result.ran } : {}),
           ...(result.release ? { release: result.release } : {}),
           ...(result.mergedRelease ? { mergedRelease: result.mergedRelease } : {}),
+          ...(result.causes ? { causes: result.causes } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

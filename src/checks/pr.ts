@@ -10,7 +10,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
-import { capAnnotations, type CheckResult } from './check.js';
+import {
+  capAnnotations,
+  findingsTable,
+  presentedAnnotations,
+  presentedFindingsTable,
+  presentedSummary,
+  type CheckResult,
+} from './check.js';
+import { groupCauses, markFindings, type ExplainedCause } from './findings.js';
+import { replacesCauses } from './upgrade-graph/root-cause.js';
 import type { CheckedRoot } from './checked-root.js';
 import { configProblemsAsDiagnostics } from './config.js';
 import {
@@ -22,6 +31,8 @@ import {
 } from './bundle-pr.js';
 import { MAX_BUNDLE_BYTES } from './bundle.js';
 import {
+  BASE_COMPARED_CHECKS,
+  baseFindings,
   bundleSettings,
   PR_CHECKS,
   type ChangedRoot,
@@ -114,6 +125,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     const result = await runCheck(check, change);
     if (result) checks.push(result);
   }
+  const causes = await presentFindings(change, selected, checks);
   const { base, head } = change;
   const release = change.release;
   if (release && input.checkRelease) await checkReleased(input, readFile, release, selected, checks);
@@ -126,7 +138,60 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ...(change.pruned ? { pruned: change.pruned } : {}),
     ran: { checks: checks.map((c) => c.name), validatedRoots: change.loaded?.length ?? 0 },
     ...(release ? { release } : {}),
+    ...(causes.length > 0 ? { causes } : {}),
   };
+}
+
+/** Checks whose annotations are their findings, one each: those are regrouped. */
+const REGROUPED = new Set<string>([...BASE_COMPARED_CHECKS, TEMPLATES_CHECK]);
+
+/**
+ * The findings as an author reads them (docs/output.md): each marked when the base has it
+ * too or when a root cause explains it, and the catalog checks' annotations and summaries
+ * regrouped (causes first, the change's own findings, then the base's; identical catalogs
+ * once). Conclusions and levels are the checks' own: this changes what is shown first.
+ */
+async function presentFindings(
+  change: PrChange & { loaded?: CheckedRoot[] },
+  selected: readonly PrCheck[],
+  checks: CheckResult[],
+): Promise<ExplainedCause[]> {
+  const loaded = change.loaded;
+  if (!loaded) return [];
+  const roots = loaded.map((r) => r.path);
+  const onBase: (Diagnostic[] | undefined)[] = [];
+  for (const result of checks) {
+    const check = selected.find((c) => c.name === result.name);
+    try {
+      onBase.push(check ? await baseFindings(check, change) : undefined);
+    } catch {
+      onBase.push(undefined); // not comparable: every finding shows as the change's own
+    }
+  }
+  const marked = markFindings(
+    checks.map((c, i) => ({ findings: c.findings, ...(onBase[i] ? { onBase: onBase[i] } : {}) })),
+    replacesCauses(loaded),
+    roots,
+  );
+  const causes = groupCauses(marked.causes, roots);
+  for (const [i, result] of checks.entries()) {
+    const findings = marked.findings[i] ?? result.findings;
+    const regroup = REGROUPED.has(result.name);
+    const opening = presentedSummary(findings, roots, causes);
+    // The check's flat findings table, where it has one, regrouped the same way.
+    const flat = findingsTable(result.findings).join('\n');
+    const body =
+      regroup && flat !== '' && result.summary.includes(flat)
+        ? result.summary.replace(flat, () => presentedFindingsTable(findings, roots).join('\n'))
+        : result.summary;
+    checks[i] = {
+      ...result,
+      findings,
+      ...(regroup ? { annotations: presentedAnnotations(findings, roots, causes) } : {}),
+      summary: [...opening, body].join('\n'),
+    };
+  }
+  return causes;
 }
 
 /**

@@ -13,16 +13,19 @@ export function paint(s: string, code: number, color: boolean): string {
   return color ? `\u001b[${code}m${s}\u001b[0m` : s;
 }
 
-function location(d: Diagnostic): string {
-  if (d.file === undefined) return '';
+function location(d: Diagnostic, also?: string): string {
+  if (d.file === undefined) return also ? `(${also}): ` : '';
   const file = relative(process.cwd(), d.file) || d.file;
-  return `${file}${d.line !== undefined ? `:${d.line}` : ''}${d.column !== undefined ? `:${d.column}` : ''}: `;
+  return `${file}${d.line !== undefined ? `:${d.line}` : ''}${d.column !== undefined ? `:${d.column}` : ''}${also ? ` (${also})` : ''}: `;
 }
 
-/** `file:line:column: level RULE: message`, and the hint on the next line. */
-export function textFinding(d: Diagnostic, color = false): string {
+/**
+ * `file:line:column: level RULE: message`, and the hint on the next line; `also` names the
+ * other catalogs with the same finding (`v4.17-v4.21, 5 catalogs`).
+ */
+export function textFinding(d: Diagnostic, color = false, also?: string): string {
   const level = paint(d.level, d.level === 'error' ? 31 : d.level === 'warning' ? 33 : 36, color);
-  const head = `${location(d)}${level} ${paint(d.rule, 1, color)}: ${d.message}`;
+  const head = `${location(d, also)}${level} ${paint(d.rule, 1, color)}: ${d.message}`;
   return d.hint ? `${head}\n    ${paint('hint:', 2, color)} ${d.hint}` : head;
 }
 
