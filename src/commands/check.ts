@@ -99,10 +99,9 @@ export const command = defineCommand({
       const listAll = [
         'catalog-bot check',
         ...(values.repo !== '.' ? ['--repo', shellWord(values.repo)] : []),
-        '--base',
-        shellWord(values.base),
-        '--head',
-        shellWord(values.head),
+        // The refs as given: without them the defaults pick the same commits again.
+        ...(values.base !== undefined ? ['--base', shellWord(values.base)] : []),
+        ...(values.head !== undefined ? ['--head', shellWord(values.head)] : []),
         '--all',
       ].join(' ');
       writeCauses(out, causes, roots, color);
