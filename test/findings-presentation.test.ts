@@ -106,18 +106,12 @@ describe.skipIf(!haveRealRepo)('findings an author can act on (clusterpulse 1.0.
     expect(untouched.length).toBeGreaterThanOrEqual(45);
     expect(untouched.every((d) => !d.new)).toBe(true);
     const mine = all.filter((d) => d.new);
-    expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((d) => !d.message.includes('fast-v0'))).toBe(true);
-    const crd = mine.filter((d) => d.rule === 'CRD-NEEDS-IMAGE');
-    expect(crd.map((d) => d.catalogs)).toEqual(
-      crd.map(() => [
-        'catalogs/v4.17',
-        'catalogs/v4.18',
-        'catalogs/v4.19',
-        'catalogs/v4.20',
-        'catalogs/v4.21',
-      ]),
-    );
+    // The CRDs are compared from the bundle directories (the catalogs carry only
+    // olm.csv.metadata): the older edges' findings are the base's, once per group of catalogs.
+    const crd = all.filter((d) => d.rule.startsWith('CRD-'));
+    expect(crd.length).toBeGreaterThan(0);
+    expect(crd.every((d) => !d.new && d.catalogs.length === 5)).toBe(true);
 
     const lines = text.out.trimEnd().split('\n');
     const toRead = lines.filter((l) => FINDING_LINE.test(l));

@@ -31,6 +31,8 @@ export const COMMANDS: readonly CommandEntry[] = [
       --author <login> [--approver <login>]...
                                   also decide catalog-bot/permissions (OWNERS files,
                                   package owners and maintainers of the base commit)
+      --all                       list the findings the base already had one by one
+                                  (by default: one line per rule with a count)
 `,
     readsPath: ['--repo', 'DIR'],
     load: () => import('./check.js'),
