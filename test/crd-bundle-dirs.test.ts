@@ -108,7 +108,14 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
       out.stream,
     );
     const checks = (
-      JSON.parse(out.text()) as { checks: { name: string; conclusion: string; title: string }[] }
+      JSON.parse(out.text()) as {
+        checks: {
+          name: string;
+          conclusion: string;
+          title: string;
+          findings: { rule: string; new: boolean; catalogs: string[] }[];
+        }[];
+      }
     ).checks;
     expect(checks.find((c) => c.name === 'catalog-bot/permissions')).toMatchObject({
       conclusion: 'success',
@@ -121,6 +128,11 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
         /^With the bundle's catalog update: Every CRD upgrade is safe \(\d+ upgrade edges checked\)$/,
       ),
     });
+    // The older edges' CRD warnings are the base's, and each is one group over the catalogs
+    // the release changes (the change itself changes no catalog).
+    expect(crd!.findings.length).toBeGreaterThan(0);
+    for (const f of crd!.findings)
+      expect({ new: f.new, catalogs: f.catalogs.length }).toEqual({ new: false, catalogs: 5 });
     expect(code).toBe(0);
   }, 120_000);
 

@@ -101,6 +101,11 @@ export interface PrCheckResult {
    * (docs/output.md); byte-identical catalogs give one, naming its catalogs.
    */
   causes?: ExplainedCause[];
+  /**
+   * A bundle-only change checked with its release applied: the catalog roots that release
+   * changes (its findings name their files; the output groups identical catalogs by them).
+   */
+  releasedRoots?: string[];
   /** With `releaseMerged`: the directories released and what their release writes (or why not). */
   mergedRelease?: { dirs: string[]; release: MergedRelease };
 }

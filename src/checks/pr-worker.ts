@@ -65,6 +65,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.release ? { release: result.release } : {}),
           ...(result.mergedRelease ? { mergedRelease: result.mergedRelease } : {}),
           ...(result.causes ? { causes: result.causes } : {}),
+          ...(result.releasedRoots ? { releasedRoots: result.releasedRoots } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

@@ -128,7 +128,11 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
   const causes = await presentFindings(change, selected, checks);
   const { base, head } = change;
   const release = change.release;
-  if (release && input.checkRelease) await checkReleased(input, readFile, release, selected, checks);
+  const released =
+    release && input.checkRelease
+      ? await checkReleased(input, readFile, release, selected, checks)
+      : undefined;
+  if (released?.causes) causes.push(...released.causes);
   const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
   return {
     roots: change.loaded ?? [],
@@ -139,6 +143,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ran: { checks: checks.map((c) => c.name), validatedRoots: change.loaded?.length ?? 0 },
     ...(release ? { release } : {}),
     ...(causes.length > 0 ? { causes } : {}),
+    ...(released ? { releasedRoots: released.roots.map((r) => r.path) } : {}),
   };
 }
 
@@ -236,9 +241,9 @@ async function checkReleased(
   release: NonNullable<PrChange['release']>,
   selected: readonly { name: string }[],
   checks: CheckResult[],
-): Promise<void> {
+): Promise<PrCheckResult | undefined> {
   const names = selected.map((c) => c.name).filter((n) => RELEASE_CHECKED.has(n));
-  if (names.length === 0) return;
+  if (names.length === 0) return undefined;
   const tree = await overlayTree(input.repo, input.head, release.files);
   const released = await prChecks({ ...input, head: tree, only: names, checkRelease: false }, readFile);
   const files = release.files.length;
@@ -252,6 +257,7 @@ async function checkReleased(
     if (at >= 0) checks[at] = shown;
     else checks.push(shown);
   }
+  return released;
 }
 
 /** The checks that judge catalogs: run again on a bundle's release. */

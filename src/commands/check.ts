@@ -52,7 +52,7 @@ export const command = defineCommand({
       checkRelease: true,
     });
     const failed = result.checks.some((c) => c.conclusion === 'failure');
-    const roots = result.roots.map((r) => r.path);
+    const roots = [...result.roots.map((r) => r.path), ...(result.releasedRoots ?? [])];
     const causes = result.causes ?? [];
     if (values.format === 'json') {
       // Every finding stays (design.md); the fields after `hint` say how it is presented.
@@ -96,6 +96,8 @@ export const command = defineCommand({
         (r) => `${r.path} (${[...r.packages].sort().join(', ') || 'no package'})`,
       );
       out.write(`changed catalogs: ${changed.join('; ') || 'none'}\n`);
+      if (result.releasedRoots?.length)
+        out.write(`with the bundle's catalog update: ${result.releasedRoots.join('; ')}\n`);
       const listAll = [
         'catalog-bot check',
         ...(values.repo !== '.' ? ['--repo', shellWord(values.repo)] : []),
