@@ -448,14 +448,22 @@ spec:
       expect(await renderTemplateCommand([join(dir, 't.json'), '-o', 'yaml'], out, undefined, env)).toBe(0);
       expect(printed).toBe(mine);
       printed = '';
-      // without plain HTTP for the host the pull fails, with the reason (127.0.0.1 is
-      // internal: listed as private, so that this is about plain HTTP only)
+      // without plain HTTP for the host the pull fails, with the reason on stderr (127.0.0.1
+      // is internal: listed as private, so that this is about plain HTTP only)
+      let errors = '';
+      const err = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          errors += chunk.toString();
+          done();
+        },
+      });
       expect(
-        await renderTemplateCommand([join(dir, 't.json')], out, undefined, {
+        await renderTemplateCommand([join(dir, 't.json')], out, err, {
           REGISTRY_PRIVATE_HOSTS: '127.0.0.1',
         }),
       ).toBe(1);
-      expect(printed).toMatch(/render reference ".*minimal:v1": .*REGISTRY_INSECURE_HOSTS/);
+      expect(printed).toBe('');
+      expect(errors).toMatch(/render reference ".*minimal:v1": .*REGISTRY_INSECURE_HOSTS/);
     } finally {
       removeTree(dir);
     }

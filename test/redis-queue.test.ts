@@ -196,10 +196,11 @@ describe.skipIf(!haveRedis)('the server with REDIS_URL (npm start, a separate pr
     let stderr = '';
     server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
+      // Readiness: 503 until the queue has reached Redis, then 200 (README, "Operating it").
       let health: Response | undefined;
-      for (let i = 0; i < 100 && !health; i++) {
+      for (let i = 0; i < 100 && health?.status !== 200; i++) {
         health = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
-        if (!health) await sleep(100);
+        if (health?.status !== 200) await sleep(100);
       }
       expect(health?.status).toBe(200);
       // Metrics on their own port (127.0.0.1 by default), not the webhook port.
