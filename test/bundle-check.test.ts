@@ -8,6 +8,7 @@ import { bundleNames, checkBundle, type BundleCheckInput } from '../src/checks/b
 import { SHARED_DATA } from './helpers/oracle.js';
 
 const REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
+const PACKAGE_KEY = 'operators.operatorframework.io.bundle.package.v1';
 
 function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
   for (const name of readdirSync(dir)) {
@@ -185,6 +186,29 @@ describe('catalog-bot/bundle on a broken bundle', () => {
     expect(
       checkBundle(edit(path, 'package.v1: jumpstarter-operator', 'package.v1: other'))[0]?.message,
     ).toContain('names package "other"');
+  });
+
+  it('another metadata file naming another package: opm reads it first, so the check fails naming it', () => {
+    const annotations = good.files.get('metadata/annotations.yaml')!.toString('utf8');
+    const foreign = annotations.replace('package.v1: jumpstarter-operator', 'package.v1: clusterpulse');
+    const withFile = (path: string, text: string): BundleCheckInput => ({
+      ...good,
+      files: new Map([...good.files, [path, Buffer.from(text)]]),
+    });
+    for (const [path, text] of [
+      ['metadata/0.yaml', foreign],
+      ['metadata/zz.json', JSON.stringify({ annotations: { [PACKAGE_KEY]: 'clusterpulse' } })],
+      // a second YAML document of annotations.yaml
+      ['metadata/annotations.yaml', `${annotations}---\n${foreign}`],
+    ] as const) {
+      const found = checkBundle(withFile(path, text)).filter((d) => d.level === 'error');
+      expect(found, path).toHaveLength(1);
+      expect(found[0]).toMatchObject({ rule: 'B-ANNOTATIONS', file: `${good.dir}/${path}` });
+      expect(found[0]!.message).toContain('names package "clusterpulse"');
+      expect(found[0]!.message).toContain('first file in metadata/');
+    }
+    // The same package in another file is what opm reads too: nothing to report.
+    expect(rules(withFile('metadata/0.yaml', annotations))).toEqual([]);
   });
 
   it('minKubeVersion and olm.maxOpenShiftVersion well formed', () => {
