@@ -105,7 +105,7 @@ const cases: {
     name: 'OCP-BUNDLE-OBJECT: a v4.17 catalog rendered without the migrate level',
     edit: (c) => cpSync(path(c, V416), path(c, V417)),
     withBundle: false,
-    only: [OCP_CONTINUITY_CHECK, TEMPLATES_CHECK],
+    only: [OCP_CONTINUITY_CHECK],
     rule: 'OCP-BUNDLE-OBJECT',
   },
   {
