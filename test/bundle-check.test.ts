@@ -5,9 +5,12 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleNames, checkBundle, type BundleCheckInput } from '../src/checks/bundle.js';
+import type { DirectoryFiles } from '../src/checks/bundle-pr.js';
+import { metadataNamesOnly } from '../src/checks/package-files.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
 const REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
+const PACKAGE_KEY = 'operators.operatorframework.io.bundle.package.v1';
 
 function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
   for (const name of readdirSync(dir)) {
@@ -99,6 +102,15 @@ describe('catalog-bot/bundle on a broken bundle', () => {
     return { ...good, files };
   };
   const rules = (input: BundleCheckInput): string[] => checkBundle(input).map((d) => `${d.level} ${d.rule}`);
+  /** The bundle's metadata/ as the permissions decision reads it from git. */
+  const metadataOf = (input: BundleCheckInput): DirectoryFiles => {
+    const files = [...input.files].filter(([p]) => p.startsWith('metadata/'));
+    return {
+      files: new Map(files.map(([p, data]) => [p.slice('metadata/'.length), data])),
+      bytes: files.reduce((n, [, data]) => n + data.length, 0),
+      unreadable: [],
+    };
+  };
 
   it('a directory far larger than a bundle is reported, not read', () => {
     const files = new Map(good.files);
@@ -185,6 +197,32 @@ describe('catalog-bot/bundle on a broken bundle', () => {
     expect(
       checkBundle(edit(path, 'package.v1: jumpstarter-operator', 'package.v1: other'))[0]?.message,
     ).toContain('names package "other"');
+  });
+
+  it('another metadata file naming another package: opm reads it first, so the check fails naming it', () => {
+    const annotations = good.files.get('metadata/annotations.yaml')!.toString('utf8');
+    const foreign = annotations.replace('package.v1: jumpstarter-operator', 'package.v1: clusterpulse');
+    const withFile = (path: string, text: string): BundleCheckInput => ({
+      ...good,
+      files: new Map([...good.files, [path, Buffer.from(text)]]),
+    });
+    for (const [path, text] of [
+      ['metadata/0.yaml', foreign],
+      ['metadata/zz.json', JSON.stringify({ annotations: { [PACKAGE_KEY]: 'clusterpulse' } })],
+      // a second YAML document of annotations.yaml
+      ['metadata/annotations.yaml', `${annotations}---\n${foreign}`],
+    ] as const) {
+      const found = checkBundle(withFile(path, text)).filter((d) => d.level === 'error');
+      expect(found, path).toHaveLength(1);
+      expect(found[0]).toMatchObject({ rule: 'B-ANNOTATIONS', file: `${good.dir}/${path}` });
+      expect(found[0]!.message).toContain('names package "clusterpulse"');
+      expect(found[0]!.message).toContain('first file in metadata/');
+      // The permissions decision reads metadata/ the same way: not the package's own bundle.
+      expect(metadataNamesOnly(metadataOf(withFile(path, text)), PKG), path).toBe(false);
+    }
+    // The same package in another file is what opm reads too: nothing to report.
+    expect(rules(withFile('metadata/0.yaml', annotations))).toEqual([]);
+    expect(metadataNamesOnly(metadataOf(withFile('metadata/0.yaml', annotations)), PKG)).toBe(true);
   });
 
   it('minKubeVersion and olm.maxOpenShiftVersion well formed', () => {

@@ -16,7 +16,7 @@ import {
   type ReleaseTree,
 } from '../catalog/edits/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES, tooLarge } from './bundle.js';
-import { toAnnotations, type CheckResult } from './check.js';
+import { shellWord, toAnnotations, type CheckResult } from './check.js';
 
 /** The files of one directory at one commit, read up to a byte budget. */
 export interface DirectoryFiles {
@@ -237,7 +237,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   if (releasable.length > 0) {
     const release = await releaseInMemory(input, releasable, findings, headFiles);
     if (release) {
-      const commands = releasable.map((b) => `catalog-bot release ${b.dir}`);
+      const commands = releasable.map((b) => `catalog-bot release ${shellWord(b.dir)}`);
       const fix = `\`${commands.join(' && ')}\` in a clone of the repository at the base branch with the bundle added`;
       const carried = release.files.filter((f) => f.head === f.after);
       const missing = release.files.filter((f) => f.head !== f.after && f.head === f.before);
@@ -414,7 +414,7 @@ async function releaseInMemory(
         message: `${packageDir} holds more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
         file: packageDir,
         line: 1,
-        hint: `Run catalog-bot release on the bundle directory in a clone, and commit the result.`,
+        hint: `Run \`${bundles.map((x) => `catalog-bot release ${shellWord(x.dir)}`).join(' && ')}\` in a clone, and commit the result.`,
       });
       return undefined;
     }
@@ -435,7 +435,7 @@ async function releaseInMemory(
         message: `the bundles and their packages hold more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
         file: b.dir,
         line: 1,
-        hint: `Run catalog-bot release on each bundle directory in a clone, and commit the result.`,
+        hint: `Run \`${bundles.map((x) => `catalog-bot release ${shellWord(x.dir)}`).join(' && ')}\` in a clone, and commit the result.`,
       });
       return undefined;
     }
@@ -485,7 +485,7 @@ async function releaseInMemory(
         message: `${b.dir} cannot be added to its catalogs: ${err.message}`,
         file: err.file ?? `${b.dir}/release-config.yaml`,
         line: err.line ?? 1,
-        hint: `Fix what the message names; \`catalog-bot release ${b.dir}\` shows the same in a clone.`,
+        hint: `Fix what the message names; \`catalog-bot release ${shellWord(b.dir)}\` shows the same in a clone.`,
       });
       return undefined;
     }

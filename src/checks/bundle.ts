@@ -7,6 +7,7 @@ import { BundleError, bundleFilesFromMap, decodeBundleFile, parseBundle } from '
 import { decodeFile, READ_REFUSALS } from '../catalog/fbc/decode.js';
 import { READ_REFUSAL_HINTS, type ReadRefusal } from '../catalog/fbc/yaml-screen.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
+import { metadataPackageNames } from './bundle-metadata.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import {
   CSV_PROPERTIES_ANNOTATION,
@@ -230,7 +231,10 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
           message: `${annotationsPath} lacks the annotation ${key}`,
           file: annotationsPath,
           line: 1,
-          hint: `Add \`${key}: ${fixed ?? (key.endsWith('package.v1') ? input.package : '<channels>')}\` under annotations.`,
+          hint:
+            fixed !== undefined || key.endsWith('package.v1')
+              ? `Add \`${key}: ${fixed ?? input.package}\` under annotations.`
+              : `Add \`${key}\` under annotations, with the channels the bundle goes into, comma-separated (like \`${key}: stable\`).`,
         });
       else if (fixed !== undefined && value !== fixed)
         add({
@@ -268,6 +272,26 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
         line: lineOf(annotationsText, /channel\.default\.v1/),
         hint: 'Add the default channel to channels.v1, or name one of them as the default.',
       });
+  }
+
+  // ---- other metadata files: opm takes the first with annotations, whatever its name
+  const metadataFiles = new Map(
+    [...files]
+      .filter(([p]) => p.startsWith('metadata/'))
+      .map(([p, data]) => [p.slice('metadata/'.length), data]),
+  );
+  for (const named of metadataPackageNames(metadataFiles).names) {
+    // annotations.yaml's own (first) document is judged above.
+    if (named.package === input.package || (named.path === 'annotations.yaml' && named.document === 0))
+      continue;
+    const path = `${dir}/metadata/${named.path}`;
+    add({
+      rule: 'B-ANNOTATIONS',
+      message: `${path}${named.document > 0 ? ` (document ${named.document + 1})` : ''} names package ${JSON.stringify(named.package)}, but the bundle sits in the directory of package "${input.package}": opm reads the annotations of the first file in metadata/ that has them, whatever its name${named.document > 0 ? ' (and a reader of every document could take this one)' : ''}, so the bundle could be released as that package`,
+      file: path,
+      line: lineOf(text(`metadata/${named.path}`), /bundle\.package\.v1/),
+      hint: `Keep the bundle annotations in metadata/annotations.yaml only: remove ${named.path === 'annotations.yaml' ? 'the second document of annotations.yaml' : `metadata/${named.path}`}.`,
+    });
   }
 
   // ---- the CSV (as opm parses the bundle)

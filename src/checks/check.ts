@@ -175,3 +175,12 @@ export function presentedFindingsTable(findings: Diagnostic[], roots: readonly s
     }),
   ];
 }
+
+/**
+ * One word of a command a hint prints, quoted for the shell when it must be: paths and names
+ * can come from the pull request (a ci.yaml's template names, directory and package names),
+ * and a hint people paste into a shell must not run what such a name smuggles in (`;`, `$(...)`).
+ */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

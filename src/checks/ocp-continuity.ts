@@ -20,8 +20,9 @@ import {
 } from '../catalog/olm/ocp-continuity.js';
 import { classicChannel } from '../catalog/olm/classic.js';
 import { compareVersions, formatVersion } from '../catalog/versions/semver.js';
-import { cell, findingsTable, toAnnotations, type CheckResult } from './check.js';
+import { cell, findingsTable, shellWord, toAnnotations, type CheckResult } from './check.js';
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../catalog/property.js';
+import { renderCommand } from './templates.js';
 
 export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';
 
@@ -51,6 +52,11 @@ export interface OcpContinuityInput {
   /** Only these packages (the ones a change touches); default: every package. */
   packages?: Set<string>;
   config?: OcpConfig;
+  /**
+   * Which template renders which catalog file (`.github/catalog-bot.yml` templates, ci.yaml
+   * `fbc.catalog_mapping`): a fix hint that re-renders a catalog names its template.
+   */
+  templates?: readonly { template: string; outputs: readonly string[] }[];
 }
 
 interface Versioned extends OcpCatalog {
@@ -153,7 +159,7 @@ function continuity(older: Versioned, newer: Versioned, name: string, out: Diagn
       package: name,
       hint: capped
         ? `Nothing to do if the operator is retired on OpenShift ${formatOcp(newer.version)}.`
-        : `Add the package to catalog ${newer.name} (\`catalog-bot ocp-promote ${older.name} ${newer.name} --package ${name}\`), or, if it does not support OpenShift ${formatOcp(newer.version)}, give its newest bundle \`olm.maxOpenShiftVersion: "${formatOcp(older.version)}"\`.`,
+        : `Add the package to catalog ${newer.name} (\`catalog-bot ocp-promote ${older.name} ${newer.name} --package ${shellWord(name)}\`), or, if it does not support OpenShift ${formatOcp(newer.version)}, give its newest bundle \`olm.maxOpenShiftVersion: "${formatOcp(older.version)}"\`.`,
     });
     return;
   }
@@ -241,7 +247,42 @@ export function minKubeVersionOf(blob: Bundle): string | undefined {
   return undefined;
 }
 
-function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagnostic[]): void {
+const MIGRATE_TO_CSV_METADATA = 'bundle-object-to-csv-metadata';
+
+/**
+ * How to re-render a catalog file with olm.csv.metadata: the command, when a template is
+ * known to render it (offline, from the file itself and the sibling catalogs loaded with it);
+ * else in words, never a command with placeholders (docs/ocp-lifecycle.md).
+ */
+function bundleObjectHint(
+  c: Versioned,
+  file: string | undefined,
+  name: string,
+  catalogs: readonly Versioned[],
+  templates: OcpContinuityInput['templates'],
+): string {
+  const mapping = file === undefined ? undefined : templates?.find((m) => m.outputs.includes(file));
+  if (file === undefined || mapping === undefined)
+    return `Render ${c.name}'s catalog of "${name}" again from its template with the migrate level ${MIGRATE_TO_CSV_METADATA} (the \`--migrate-level\` option of render-template), or write each bundle's olm.csv.metadata in place of its olm.bundle.object properties.`;
+  const loaded = new Set(
+    catalogs.flatMap((k) => {
+      const at = k.model.get(name)?.pos.file;
+      return at === undefined ? [] : [`${k.root}/${at}`];
+    }),
+  );
+  // The file's own bundles first (the migrate level turns their objects into csv metadata).
+  const bundlesFrom = [file, ...mapping.outputs.filter((o) => o !== file && loaded.has(o))];
+  return `Run \`${renderCommand(mapping.template, file, MIGRATE_TO_CSV_METADATA, undefined, bundlesFrom)}\` and commit the result.`;
+}
+
+function versionRules(
+  c: Versioned,
+  name: string,
+  config: OcpConfig,
+  out: Diagnostic[],
+  catalogs: readonly Versioned[] = [],
+  templates?: OcpContinuityInput['templates'],
+): void {
   const pkg = c.model.get(name)!;
   const forbidFrom = config.bundleObjectForbiddenFrom
     ? ocpCatalogVersion(config.bundleObjectForbiddenFrom)
@@ -265,7 +306,7 @@ function versionRules(c: Versioned, name: string, config: OcpConfig, out: Diagno
           message: `catalog ${c.name}: bundle ${b.name} of package "${name}" carries olm.bundle.object, which catalogs from ${config.bundleObjectForbiddenFrom} on must not (they carry olm.csv.metadata)`,
           ...where,
           package: name,
-          hint: `Render ${c.name} with \`--migrate-level bundle-object-to-csv-metadata\` (catalog-bot render-template ... --migrate-level bundle-object-to-csv-metadata).`,
+          hint: bundleObjectHint(c, where.file, name, catalogs, templates),
         });
       }
       const values = maxOpenShiftValues(blob);
@@ -330,7 +371,7 @@ export function ocpContinuityFindings(input: OcpContinuityInput): Diagnostic[] {
   for (const name of [...names].sort()) {
     catalogs.forEach((c, i) => {
       if (!c.model.has(name)) return;
-      versionRules(c, name, config, out);
+      versionRules(c, name, config, out, catalogs, input.templates);
       const newer = catalogs[i + 1];
       if (newer) continuity(c, newer, name, out);
     });
@@ -488,6 +529,7 @@ export async function ocpContinuityForChange(input: {
   headRoots: string[];
   load: (path: string) => Promise<Model>;
   config?: OcpConfig;
+  templates?: OcpContinuityInput['templates'];
 }): Promise<CheckResult | undefined> {
   const touched = input.roots.filter((r) => r.packages.size > 0 && ocpCatalogVersion(rootName(r.path)));
   if (touched.length === 0) return undefined;
@@ -515,5 +557,9 @@ export async function ocpContinuityForChange(input: {
   };
   const config = input.config ?? DEFAULT_OCP_CONFIG;
   const before = ocpContinuityFindings({ catalogs: await side(input.baseRoots, 'base'), packages, config });
-  return ocpContinuityCheck({ catalogs: await side(input.headRoots, 'head'), packages, config }, before);
+  const templates = input.templates ? { templates: input.templates } : {};
+  return ocpContinuityCheck(
+    { catalogs: await side(input.headRoots, 'head'), packages, config, ...templates },
+    before,
+  );
 }

@@ -3,13 +3,11 @@
 // community-operators-prod keeps `operators/<package>/`, the package's owners change what is
 // in it. Pure: which package a path belongs to by its place, and whether a bundle directory's
 // metadata names that package. The permissions decision (permissions.ts) says who owns it.
-import { decodeBundleFile } from '../catalog/bundle.js';
 import { pathPattern } from '../catalog/edits/release.js';
-import { READ_REFUSALS } from '../catalog/fbc/decode.js';
 import { bundleDirectories, type DirectoryFiles } from './bundle-pr.js';
+import { metadataPackageNames } from './bundle-metadata.js';
 
-/** The bundle annotation that names a bundle's package (what opm and the pipeline read). */
-export const PACKAGE_ANNOTATION = 'operators.operatorframework.io.bundle.package.v1';
+export { PACKAGE_ANNOTATION } from './bundle-metadata.js';
 
 /** The settings that say where a package's files are: both from the base's config. */
 export interface PackageLayout {
@@ -89,9 +87,6 @@ export function packagePlace(path: string, layout: PackageLayout): PackagePlace 
   return undefined;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Does a bundle directory's `metadata/` (at one commit) name only `pkg`? `metadata/annotations.yaml`
  * must name it, and no other file there may name another package: opm takes the first
@@ -100,17 +95,8 @@ const isMap = (v: unknown): v is Record<string, unknown> =>
  */
 export function metadataNamesOnly(metadata: DirectoryFiles, pkg: string): boolean {
   if (metadata.unreadable.length > 0 || metadata.files.size === 0) return false;
-  let named = false;
-  for (const [path, data] of metadata.files) {
-    const decoded = decodeBundleFile(data);
-    if (decoded.problems.some((p) => p.rule in READ_REFUSALS)) return false;
-    for (const [i, { value }] of decoded.values.entries()) {
-      const annotations = isMap(value) ? value['annotations'] : undefined;
-      if (!isMap(annotations) || !(PACKAGE_ANNOTATION in annotations)) continue;
-      if (annotations[PACKAGE_ANNOTATION] !== pkg) return false;
-      // The file the pipeline and the bundle check read, in its first document as opm reads it.
-      if (path === 'annotations.yaml' && i === 0) named = true;
-    }
-  }
-  return named;
+  const { names, refused } = metadataPackageNames(metadata.files);
+  if (refused.length > 0 || names.some((n) => n.package !== pkg)) return false;
+  // The file the pipeline and the bundle check read, in its first document as opm reads it.
+  return names.some((n) => n.path === 'annotations.yaml' && n.document === 0);
 }

@@ -172,6 +172,13 @@ export const PR_CHECKS = [
         baseRoots: change.baseRoots,
         headRoots: change.headRoots,
         config: change.config.ocp,
+        // For hints that re-render a catalog: the templates of the packages in scope.
+        templates: await packageTemplates(
+          change.head,
+          change.config.templates,
+          (await change.checkedRoots()).flatMap((r) => [...r.packages]),
+          change.readFile,
+        ),
         load: async (path) =>
           (await validateCatalog(new GitTreeSource(change.repo, change.head, path))).model,
       }),
@@ -643,23 +650,46 @@ export async function templatesFor(
   const touched = (m: { template: string; outputs: string[] }) =>
     changed.has(m.template) || m.outputs.some((o) => changed.has(o));
   const mappings: TemplateMappingInput[] = configured.filter(touched);
-  const ciFiles = new Set<string>();
+  const packages = new Set<string>();
   for (const f of files) {
     // A template under operators/<package>/, or an output at catalogs/<version>/<package>/catalog.yaml.
     const pkg =
       /^operators\/([^/]+)\//.exec(f)?.[1] ?? /^catalogs\/[^/]+\/([^/]+)\/catalog\.yaml$/.exec(f)?.[1];
-    if (pkg) ciFiles.add(`operators/${pkg}/ci.yaml`);
+    if (pkg) packages.add(pkg);
   }
-  for (const ci of [...ciFiles].sort()) {
+  mappings.push(...(await ciYamlMappings(head, packages, readFile)).filter(touched));
+  return mappings;
+}
+
+/** The `operators/<package>/ci.yaml` mappings of these packages at `head` (none for a ci.yaml that is missing or does not parse). */
+async function ciYamlMappings(
+  head: string,
+  packages: Iterable<string>,
+  readFile: ReadFile,
+): Promise<TemplateMappingInput[]> {
+  const mappings: TemplateMappingInput[] = [];
+  for (const pkg of [...new Set(packages)].sort()) {
+    if (pkg === '.' || pkg === '..' || !/^[^/\\\0]+$/.test(pkg)) continue; // one path segment
+    const ci = `operators/${pkg}/ci.yaml`;
     const text = await readFile(head, ci);
-    if (text === undefined) continue; // no ci.yaml: no mapping
+    if (text === undefined) continue;
     try {
-      mappings.push(...templateMappingsFromCiYaml(ci, text).filter(touched));
+      mappings.push(...templateMappingsFromCiYaml(ci, text));
     } catch {
       // a ci.yaml that does not parse maps nothing
     }
   }
   return mappings;
+}
+
+/** Every template that renders a catalog of these packages: the configured ones, then ci.yaml's. */
+export async function packageTemplates(
+  head: string,
+  configured: { template: string; outputs: string[] }[],
+  packages: Iterable<string>,
+  readFile: ReadFile,
+): Promise<TemplateMappingInput[]> {
+  return [...configured, ...(await ciYamlMappings(head, packages, readFile))];
 }
 
 /** A bad repository config fails the validate check, naming the key and line. */

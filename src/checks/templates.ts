@@ -20,7 +20,7 @@ import {
   type BehaviourMatch,
   type MigrateLevel,
 } from '../catalog/templates/behaviours.js';
-import { findingsTable, toAnnotations, type CheckResult } from './check.js';
+import { findingsTable, shellWord, toAnnotations, type CheckResult } from './check.js';
 
 export const TEMPLATES_CHECK = 'catalog-bot/templates';
 
@@ -61,12 +61,12 @@ export function renderCommand(
 ): string {
   return [
     'catalog-bot render-template',
-    template,
+    shellWord(template),
     ...(formatOf(output) === 'json' ? ['-o json'] : ['-o yaml']),
     ...(migrate ? [`--migrate-level ${migrate}`] : []),
-    ...(opm && opm !== OPM_BEHAVIOURS[0] ? [`--opm-version ${opm}`] : []),
-    ...bundlesFrom.map((f) => `--bundles-from ${f}`),
-    `--output-file ${output}`,
+    ...(opm && opm !== OPM_BEHAVIOURS[0] ? [`--opm-version ${shellWord(opm)}`] : []),
+    ...bundlesFrom.map((f) => `--bundles-from ${shellWord(f)}`),
+    `--output-file ${shellWord(output)}`,
   ].join(' ');
 }
 
@@ -287,7 +287,7 @@ export async function templatesCheck(input: TemplatesCheckInput): Promise<CheckR
       ? 'No templates are mapped to rendered catalogs.'
       : [
           errors > 0
-            ? `**${errors} problem${errors === 1 ? '' : 's'}.** Re-render with \`catalog-bot render-template <template> --output-file <output>\` (the exact command is in each hint) and commit, or comment \`/render\` to have the bot do it.`
+            ? `**${errors} problem${errors === 1 ? '' : 's'}.** Run the command each hint gives (it re-renders that catalog from its template, offline where it can) and commit, or comment \`/render\` to have the bot do it.`
             : `Every rendered catalog (${outputs}) is the render of its template.`,
           '',
           ...sections,

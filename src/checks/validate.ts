@@ -2,7 +2,7 @@
 // validation. Pure: it is given the roots to check and how to read them.
 import type { CatalogReport } from '../catalog/index.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { cell, toAnnotations, type CheckResult } from './check.js';
+import { cell, shellWord, toAnnotations, type CheckResult } from './check.js';
 
 export const VALIDATE_CHECK = 'catalog-bot/validate';
 
@@ -24,7 +24,7 @@ export function validateCheck(roots: ValidatedRoot[]): CheckResult {
     if (report.omitted) {
       omittedErrors += report.omitted.errors;
       notes.push(
-        `${path}: ${report.omitted.total} more finding${report.omitted.total === 1 ? '' : 's'} not listed (catalog-bot keeps the first ${report.diagnostics.length}); to list them all: catalog-bot validate ${path}`,
+        `${path}: ${report.omitted.total} more finding${report.omitted.total === 1 ? '' : 's'} not listed (catalog-bot keeps the first ${report.diagnostics.length}); to list them all: catalog-bot validate ${shellWord(path)}`,
       );
     }
     rows.push(

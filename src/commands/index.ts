@@ -208,8 +208,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'render-template',
     help: `  render-template <template> [-o yaml|json] [--bundles-from <dir>]
                   [--migrate-level bundle-object-to-csv-metadata] [--opm-version <v>]
+                  [--output-file <file> [--dry-run]]
                        Render an olm.semver or olm.template.basic template exactly as
-                       \`opm alpha render-template\` does (exit 0, 1 cannot render, 2 usage)
+                       \`opm alpha render-template\` does, to stdout or into a file (left
+                       untouched when it is the render already) (exit 0 done or nothing
+                       to do, 1 cannot render, 2 usage)
 `,
     readsPath: ['FILE'],
     load: () => import('./render-template.js'),
@@ -239,8 +242,9 @@ REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and
 REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
 
 Data goes to stdout, errors to stderr (one line). The editing commands (promote,
-default-channel, deprecate, ocp-promote, release) take --dry-run: they print what would
-change and write nothing; an edit already made exits 0 with "nothing to do".
+default-channel, deprecate, ocp-promote, release, render-template --output-file) take
+--dry-run: they print what would change and write nothing; an edit already made exits 0
+with "nothing to do".
 `
   );
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
+import { templateMappingsFromTree } from '../catalog/edits/promote.js';
 import { matrixCellText, matrixMarkdown, ocpMatrix, type OcpCatalog } from '../checks/ocp-continuity.js';
 import { CommandFailure, defineCommand, UsageError } from './command.js';
 import { writeFindings, writeJson } from './output.js';
@@ -29,11 +30,19 @@ export const command = defineCommand({
       throw new UsageError('--format must be text, json or markdown');
     const catalogs: OcpCatalog[] = [];
     let config;
+    let templates: { template: string; outputs: string[] }[];
     const tree = openWorkingTree(values.repo);
     try {
       const parsed = parseRepoConfig(tree.read(CONFIG_PATH));
       if (parsed.problems.length > 0) throw new Error(`${CONFIG_PATH}: ${parsed.problems[0]!.message}`);
       config = parsed.config.ocp;
+      // For the hints that re-render a catalog; a ci.yaml that does not parse maps nothing.
+      templates = parsed.config.templates;
+      try {
+        templates = [...templates, ...templateMappingsFromTree(tree)];
+      } catch {
+        // keep the configured ones
+      }
       for (const root of catalogRootsOf(tree)) {
         const name = root.slice(root.lastIndexOf('/') + 1);
         if (!ocpCatalogVersion(name)) continue;
@@ -48,6 +57,7 @@ export const command = defineCommand({
     const matrix = ocpMatrix({
       catalogs,
       config,
+      templates,
       ...(values.package.length > 0 ? { packages: new Set(values.package) } : {}),
     });
     if (values.format === 'json') {

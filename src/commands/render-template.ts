@@ -1,8 +1,9 @@
 // `catalog-bot render-template <template> [--migrate-level bundle-object-to-csv-metadata]
-// [--bundles-from <rendered catalog>]... [-o yaml|json] [--opm-version <v>] [--output-file <f>]`:
-// what `opm alpha render-template` writes, with bundles taken from already rendered catalogs,
-// or else pulled from their registries; to stdout, or to a file replaced only on success.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// [--bundles-from <rendered catalog>]... [-o yaml|json] [--opm-version <v>] [--output-file <f>
+// [--dry-run]]`: what `opm alpha render-template` writes, with bundles taken from already
+// rendered catalogs, or else pulled from their registries; to stdout, or to a file replaced
+// only on success and only when it changes (an editing command: README "Command line").
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   bundleResolverFromCatalog,
@@ -13,11 +14,13 @@ import {
 } from '../catalog/templates/index.js';
 import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
-import { CommandFailure, defineCommand, UsageError } from './command.js';
+import { diffStat } from '../catalog/edits/promote-diff.js';
+import { CommandFailure, defineCommand, NothingToDo, UsageError } from './command.js';
 import { writeFileAtomic } from './working-tree.js';
 
 const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <file|dir>]...
-      [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>] [--output-file <file>]
+      [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]
+      [--output-file <file> [--dry-run]]
   Render an olm.semver or olm.template.basic template (YAML or JSON) exactly as
   opm alpha render-template does. Bundle images are resolved from the FBC files named by
   --bundles-from (rendered catalogs: a file, or every file under a directory; repeatable,
@@ -27,7 +30,9 @@ const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|j
   behaviour of an older opm (semver edges changed in v1.57.0 and v1.61.0; package icon
   and description since v1.65.0); default v1.73.0. --output-file writes the render to
   the file only when it succeeds, replacing it whole (never \`> file\`: the shell empties the
-  file before the command runs). Exit 0, 1 if it cannot render, 2 usage or I/O.
+  file before the command runs); a file that is the render already is left untouched
+  ("nothing to do" on stderr). --dry-run prints the lines the file would gain and lose and
+  writes nothing. Exit 0 (also nothing to do), 1 if it cannot render, 2 usage or I/O.
 `;
 
 function filesUnder(dir: string): string[] {
@@ -52,6 +57,20 @@ function readTemplateFile(path: string): Buffer {
   return text;
 }
 
+/**
+ * The output file's text, for the comparison: undefined when there is none, or when the path
+ * is a symbolic link or not a file (it is then replaced, never read or written through).
+ */
+function currentText(path: string): string | undefined {
+  try {
+    const info = lstatSync(path, { throwIfNoEntry: false });
+    if (info?.isDirectory()) throw new Error(`${path} is a directory`);
+    return info?.isFile() ? readFileSync(path, 'utf8') : undefined;
+  } catch (problem) {
+    throw new CommandFailure(`reading ${path} failed: ${(problem as Error).message}`, 2);
+  }
+}
+
 export const command = defineCommand({
   usage: RENDER_TEMPLATE_USAGE,
   options: {
@@ -60,9 +79,12 @@ export const command = defineCommand({
     'output-file': { type: 'string' },
     'migrate-level': { type: 'string' },
     'opm-version': { type: 'string', default: 'v1.73.0' },
+    'dry-run': { type: 'boolean', default: false },
   },
   positionals: { min: 1, message: 'render-template needs exactly one template file' },
   async run({ values, positionals }, { out, env }) {
+    if (values['dry-run'] && values['output-file'] === undefined)
+      throw new UsageError('--dry-run needs --output-file (without it nothing is written anyway)');
     if (values.output !== 'yaml' && values.output !== 'json')
       throw new UsageError(`invalid --output value "${values.output}", expected (json|yaml)`);
     const level = values['migrate-level'];
@@ -100,13 +122,23 @@ export const command = defineCommand({
           : {}),
       });
       const file = values['output-file'];
-      if (file === undefined) out.write(rendered);
-      else {
-        try {
-          writeFileAtomic(file, rendered);
-        } catch (problem) {
-          throw new CommandFailure(`writing ${file} failed: ${(problem as Error).message}`, 2);
-        }
+      if (file === undefined) {
+        out.write(rendered);
+        return 0;
+      }
+      const before = currentText(file);
+      if (before === rendered) throw new NothingToDo(`${file} is the render already`);
+      if (values['dry-run']) {
+        const { added, removed } = diffStat(before ?? '', rendered);
+        out.write(
+          `would ${before === undefined ? 'create' : 'write'} ${file} (+${added} -${removed})\n(dry run: nothing written)\n`,
+        );
+        return 0;
+      }
+      try {
+        writeFileAtomic(file, rendered);
+      } catch (problem) {
+        throw new CommandFailure(`writing ${file} failed: ${(problem as Error).message}`, 2);
       }
       return 0;
     } catch (problem) {
