@@ -208,6 +208,8 @@ const temporary = [];
 process.on('exit', () => {
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
+// Stopped by hand: still remove the temporary catalogs.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 let scaledOnce;
 const scaled = () => {
   if (!scaledOnce) {
@@ -453,9 +455,17 @@ const fresh = new Map();
 const failures = [];
 for (const part of selected) {
   const started = performance.now();
+  const load = loadavg()[0].toFixed(1);
   process.stderr.write(`bench: ${part}...\n`);
   try {
-    fresh.set(part, await benches[part]());
+    const lines = await benches[part]();
+    // Sections are re-measured one by one: each says when (validate's text says it already).
+    if (part !== 'validate')
+      lines.push(
+        '',
+        `Measured on ${new Date().toISOString().slice(0, 10)} by \`npm run bench\` (part \`${part}\`), load average ${load} when the part started.`,
+      );
+    fresh.set(part, lines);
     process.stderr.write(`bench: ${part} done in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
