@@ -482,7 +482,12 @@ process.stdout.write(text);
 if (failures.length > 0) {
   process.stderr.write(
     `bench: ${failures.length} of ${selected.length} parts failed (their sections in bench/results.md are the previous ones):\n` +
-      failures.map((f) => `  ${f.part}: ${f.why.split('\n')[0]}\n`).join(''),
+      failures
+        .map(
+          (f) =>
+            `  ${f.part}: ${f.why.split('\n').find((l) => /^\w*Error:/.test(l)) ?? f.why.split('\n')[0]}\n`,
+        )
+        .join(''),
   );
   process.exit(1);
 }
