@@ -154,233 +154,362 @@ function warm(path) {
   return JSON.parse(r.stdout);
 }
 
+/**
+ * A bench script run as its own process, its JSON answer parsed; a script that fails says
+ * why (the end of its stderr) instead of leaving an unparsable answer.
+ */
+function runScript(script, args) {
+  const r = spawnSync(process.execPath, [join(here, script), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0 || r.signal) {
+    const why = (r.stderr || r.error?.message || '').trim().split('\n').slice(-12).join('\n');
+    throw new Error(`${script} exited ${r.signal ?? r.status}: ${why || '(no output on stderr)'}`);
+  }
+  try {
+    return JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`${script} printed no JSON answer: ${r.stdout.slice(0, 300)}`);
+  }
+}
+
+// The parts, in the order of bench/results.md; `BENCH_ONLY=app,validate` runs only those.
+const PARTS = [
+  'validate',
+  'graph',
+  'app',
+  'bundle',
+  'installability',
+  'ocp',
+  'publish',
+  'serve',
+  'templates',
+  'load',
+];
+const only = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
+const unknown = only.filter((p) => !PARTS.includes(p));
+if (unknown.length > 0) {
+  process.stderr.write(
+    `bench: unknown part ${unknown.join(', ')} in BENCH_ONLY (parts: ${PARTS.join(', ')})\n`,
+  );
+  process.exit(2);
+}
+const selected = only.length > 0 ? PARTS.filter((p) => only.includes(p)) : PARTS;
+
 if (!existsSync(cli)) throw new Error('run `npm run build` first');
 if (!existsSync(opm)) throw new Error(`the opm oracle is missing at ${opm}`);
 
 const v416 = roots.find((r) => r.name.endsWith('v4.16')) ?? largest;
-const scaled = { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaledCatalog(v416.path, SCALE) };
-const crlf = { name: `${v421.name} with CRLF line ends (synthetic)`, path: crlfCatalog(v421.path) };
+const temporary = [];
 process.on('exit', () => {
-  rmSync(scaled.path, { recursive: true, force: true });
-  rmSync(crlf.path, { recursive: true, force: true });
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
+// Stopped by hand: still remove the temporary catalogs.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+let scaledOnce;
+const scaled = () => {
+  if (!scaledOnce) {
+    scaledOnce = { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaledCatalog(v416.path, SCALE) };
+    temporary.push(scaledOnce.path);
+  }
+  return scaledOnce;
+};
 
 // Other work on the machine moves every figure; say how busy it was.
 const startLoad = loadavg()[0].toFixed(1);
-const rows = [];
-for (const target of [...roots, medianPackage, largestPackage, scaled, crlf]) {
-  const bytes = sizeOf(target.path);
-  const { ours, theirs, ratio } = timePaired(
-    [process.execPath, [cli, 'validate', target.path]],
-    [opm, ['validate', target.path]],
-  );
-  const inProcess = warm(target.path);
-  rows.push({ target, bytes, ours, theirs, ratio, inProcess, packageDir: packageDirs.includes(target) });
-  process.stderr.write(
-    `${target.name}: catalog-bot ${ours.ms.toFixed(0)} ms, opm ${theirs.ms.toFixed(0)} ms\n`,
-  );
-}
 
-const mb = (b) => (b / 1e6).toFixed(1);
-const fmtRss = (x) => (x === null ? 'n/a' : x.toFixed(0));
-const header = [
-  '| catalog | size MB | blobs | catalog-bot validate (ms) | opm validate (ms) | ratio | catalog-bot peak RSS (MiB) | opm peak RSS (MiB) | warm in-process (ms) | MB/s (warm) | blobs/s (warm) |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-];
-const row = (r) =>
-  `| ${r.target.name} | ${mb(r.bytes)} | ${r.inProcess.blobs} | ${r.ours.ms.toFixed(0)} | ${r.theirs.ms.toFixed(0)} | ` +
-  `${r.ratio.toFixed(2)} | ${fmtRss(r.ours.rss)} | ${fmtRss(r.theirs.rss)} | ${r.inProcess.ms.toFixed(0)} | ` +
-  `${(r.bytes / 1e6 / (r.inProcess.ms / 1000)).toFixed(0)} | ${Math.round(r.inProcess.blobs / (r.inProcess.ms / 1000))} |`;
-const lines = [
-  '# Benchmark: load + validate',
-  '',
-  `Measured by \`npm run bench\` (\`BENCH_ONLY=validate npm run bench\` for this table alone) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ` +
-    `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${startLoad} when it started. Paired runs: ${runs} rounds per catalog, each running ` +
-    '`catalog-bot validate` and `opm validate` as fresh processes back to back (alternating which goes first); ' +
-    'times are medians, "ratio" is the median of the per-round ratios catalog-bot / opm (lower is better; the goal is 0.5), peak RSS is the highest of the rounds.',
-  '',
-  ...header,
-  ...rows.filter((r) => !r.packageDir).map(row),
-  '',
-  'The synthetic row copies every package of ' +
-    v416.name +
-    ` ${SCALE} times under new names (bundle manifests included), to show that throughput and memory hold as a catalog grows.`,
-  `The CRLF row is ${v421.name} with every YAML line ending in CRLF: the fast reader reads it as LF (README, "Benchmarks").`,
-  '',
-  '### Package directories (start-up dominated)',
-  '',
-  ...header,
-  ...rows.filter((r) => r.packageDir).map(row),
-  '',
-  `Package directories of ${v421.name} (the median-sized one and the largest), as an incremental check of a pull request`,
-  "that touches one package sees them. Here most of catalog-bot's time is starting Node and loading its code (about 0.1 s on",
-  'this machine, against a few milliseconds for a Go binary), so the ratio says little about reading speed; the warm',
-  'in-process column is what the App pays.',
-  '"warm in-process" is `validateCatalog()` in a running process after one warm-up (what the app pays per PR).',
-  '',
-];
-// `BENCH_ONLY=validate` re-runs only the table above and keeps the other sections of results.md.
-if (process.env.BENCH_ONLY === 'validate') {
-  const resultsFile = join(here, 'results.md');
-  const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
-  const rest = previous.indexOf('\n## ');
-  const text = lines.join('\n') + (rest >= 0 ? previous.slice(rest + 1) : '');
-  writeFileSync(resultsFile, text);
-  process.stdout.write(lines.join('\n'));
-  process.exit(0);
+async function benchValidate() {
+  const crlf = { name: `${v421.name} with CRLF line ends (synthetic)`, path: crlfCatalog(v421.path) };
+  temporary.push(crlf.path);
+  const rows = [];
+  for (const target of [...roots, medianPackage, largestPackage, scaled(), crlf]) {
+    const bytes = sizeOf(target.path);
+    const { ours, theirs, ratio } = timePaired(
+      [process.execPath, [cli, 'validate', target.path]],
+      [opm, ['validate', target.path]],
+    );
+    const inProcess = warm(target.path);
+    rows.push({ target, bytes, ours, theirs, ratio, inProcess, packageDir: packageDirs.includes(target) });
+    process.stderr.write(
+      `${target.name}: catalog-bot ${ours.ms.toFixed(0)} ms, opm ${theirs.ms.toFixed(0)} ms\n`,
+    );
+  }
+
+  const mb = (b) => (b / 1e6).toFixed(1);
+  const fmtRss = (x) => (x === null ? 'n/a' : x.toFixed(0));
+  const header = [
+    '| catalog | size MB | blobs | catalog-bot validate (ms) | opm validate (ms) | ratio | catalog-bot peak RSS (MiB) | opm peak RSS (MiB) | warm in-process (ms) | MB/s (warm) | blobs/s (warm) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const row = (r) =>
+    `| ${r.target.name} | ${mb(r.bytes)} | ${r.inProcess.blobs} | ${r.ours.ms.toFixed(0)} | ${r.theirs.ms.toFixed(0)} | ` +
+    `${r.ratio.toFixed(2)} | ${fmtRss(r.ours.rss)} | ${fmtRss(r.theirs.rss)} | ${r.inProcess.ms.toFixed(0)} | ` +
+    `${(r.bytes / 1e6 / (r.inProcess.ms / 1000)).toFixed(0)} | ${Math.round(r.inProcess.blobs / (r.inProcess.ms / 1000))} |`;
+  return [
+    '# Benchmark: load + validate',
+    '',
+    `Measured by \`npm run bench\` (\`BENCH_ONLY=validate npm run bench\` for this table alone) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ` +
+      `${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${startLoad} when it started. Paired runs: ${runs} rounds per catalog, each running ` +
+      '`catalog-bot validate` and `opm validate` as fresh processes back to back (alternating which goes first); ' +
+      'times are medians, "ratio" is the median of the per-round ratios catalog-bot / opm (lower is better; the goal is 0.5), peak RSS is the highest of the rounds.',
+    '',
+    ...header,
+    ...rows.filter((r) => !r.packageDir).map(row),
+    '',
+    'The synthetic row copies every package of ' +
+      v416.name +
+      ` ${SCALE} times under new names (bundle manifests included), to show that throughput and memory hold as a catalog grows.`,
+    `The CRLF row is ${v421.name} with every YAML line ending in CRLF: the fast reader reads it as LF (README, "Benchmarks").`,
+    '',
+    '### Package directories (start-up dominated)',
+    '',
+    ...header,
+    ...rows.filter((r) => r.packageDir).map(row),
+    '',
+    `Package directories of ${v421.name} (the median-sized one and the largest), as an incremental check of a pull request`,
+    "that touches one package sees them. Here most of catalog-bot's time is starting Node and loading its code (about 0.1 s on",
+    'this machine, against a few milliseconds for a Go binary), so the ratio says little about reading speed; the warm',
+    'in-process column is what the App pays.',
+    '"warm in-process" is `validateCatalog()` in a running process after one warm-up (what the app pays per PR).',
+  ];
 }
 
 // Upgrade-graph checks on v4.21 (warm, on top of loading).
-const graph = JSON.parse(
-  spawnSync(process.execPath, [join(here, 'graph.mjs'), v421.path, String(runs)], { encoding: 'utf8' })
-    .stdout,
-);
-lines.push(
-  '## Upgrade-graph checks',
-  '',
-  `On ${v421.name}, warm, on top of loading (median of ${runs}):`,
-  '',
-  '| what | time (ms) | findings |',
-  '|---|---:|---:|',
-  `| every graph check and the skipRange lint on every package | ${graph.allChecks.toFixed(1)} | ${graph.findings} |`,
-  `| old vs new + graph checks for a change to one package (${graph.onePackageName}) | ${graph.onePackage.toFixed(2)} | ${graph.compareCount} |`,
-  '',
-);
-// The App end to end (GitHub's API answered locally; git, mirror, checks real).
-const appRun = JSON.parse(
-  spawnSync(process.execPath, [join(here, 'app.mjs'), v421.path, String(runs)], { encoding: 'utf8' }).stdout,
-);
-lines.push(
-  '## GitHub App, webhook to completed check runs',
-  '',
-  `A pull request changing one package of a repository holding ${v421.name}; signed webhooks to the real HTTP`,
-  `server (the one \`npm start\` runs), GitHub's API answered by nock, everything else real (median of ${runs}, mirror already cached):`,
-  '',
-  '| what | time (ms) |',
-  '|---|---:|',
-  `| webhook answer over HTTP, p50 / p99 / max of ${appRun.answers} signed deliveries while jobs run | ${appRun.answerP50.toFixed(1)} / ${appRun.answerP99.toFixed(1)} / ${appRun.answerMax.toFixed(1)} |`,
-  `| webhook to all check runs completed | ${appRun.total.toFixed(0)} |`,
-  `| the first pull request of a repository (mirror cloned) | ${appRun.firstRun.toFixed(0)} |`,
-  '',
-);
+async function benchGraph() {
+  const graph = runScript('graph.mjs', [v421.path, String(runs)]);
+  return [
+    '## Upgrade-graph checks',
+    '',
+    `On ${v421.name}, warm, on top of loading (median of ${runs}):`,
+    '',
+    '| what | time (ms) | findings |',
+    '|---|---:|---:|',
+    `| every graph check and the skipRange lint on every package | ${graph.allChecks.toFixed(1)} | ${graph.findings} |`,
+    `| old vs new + graph checks for a change to one package (${graph.onePackageName}) | ${graph.onePackage.toFixed(2)} | ${graph.compareCount} |`,
+  ];
+}
+
+// The App end to end (GitHub's API the tests' fake server; git, mirror, checks real).
+async function benchApp() {
+  const appRun = runScript('app.mjs', [v421.path, String(runs)]);
+  return [
+    '## GitHub App, webhook to completed check runs',
+    '',
+    `A pull request changing one package of a repository holding ${v421.name}; signed webhooks to the real HTTP`,
+    "server (the one `npm start` runs), GitHub's API answered by the fake API server the tests use (test/helpers/github-server.ts,",
+    `over HTTP; writes not paced), everything else real (median of ${runs}, mirror already cached; \`node bench/app.mjs <v4.21 root> ${runs}\` alone`,
+    `gives the same). Each of the ${appRun.checkRuns} check runs that apply is created completed in one request; the time is to the last one:`,
+    '',
+    '| what | time (ms) |',
+    '|---|---:|',
+    `| webhook answer over HTTP, p50 / p99 / max of ${appRun.answers} signed deliveries while jobs run | ${appRun.answerP50.toFixed(1)} / ${appRun.answerP99.toFixed(1)} / ${appRun.answerMax.toFixed(1)} |`,
+    `| webhook to all check runs completed | ${appRun.total.toFixed(0)} |`,
+    `| the first pull request of a repository (mirror cloned) | ${appRun.firstRun.toFixed(0)} |`,
+  ];
+}
+
 // A bundle pull request end to end: checked and released in memory to 6 OpenShift catalogs.
-const bundleRun = JSON.parse(
-  spawnSync(
-    process.execPath,
-    [join(here, 'bundle.mjs'), join(shared, 'data', 'real-repo', 'community-operators-prod'), String(runs)],
-    { encoding: 'utf8' },
-  ).stdout,
-);
-lines.push(
-  '## GitHub App, bundle pull request',
-  '',
-  `A pull request adding one bundle directory to the real ${bundleRun.package} package (its ${bundleRun.catalogs} OpenShift catalogs and semver`,
-  'template); signed webhooks to the real HTTP server, GitHub answered by nock, every check real, `catalog-bot/bundle` releasing',
-  `the bundle in memory (${bundleRun.title}; median of ${runs}, mirror already cached):`,
-  '',
-  '| what | time (ms) |',
-  '|---|---:|',
-  `| webhook to all check runs completed | ${bundleRun.total.toFixed(0)} |`,
-  '',
-);
+async function benchBundle() {
+  const bundleRun = runScript('bundle.mjs', [
+    join(shared, 'data', 'real-repo', 'community-operators-prod'),
+    String(runs),
+  ]);
+  return [
+    '## GitHub App, bundle pull request',
+    '',
+    `A pull request adding one bundle directory to the real ${bundleRun.package} package (its ${bundleRun.catalogs} OpenShift catalogs and semver`,
+    "template; the bundle is 1.0.2's with its version raised to 1.0.3); signed webhooks to the real HTTP server, GitHub answered by",
+    'the fake API server the tests use, every check real, `catalog-bot/bundle` releasing',
+    `the bundle in memory (${bundleRun.title}; median of ${runs}, mirror already cached; \`node bench/bundle.mjs <community-operators-prod snapshot> ${runs}\` alone gives the same):`,
+    '',
+    '| what | time (ms) |',
+    '|---|---:|',
+    `| webhook to all check runs completed | ${bundleRun.total.toFixed(0)} |`,
+  ];
+}
+
 // Installability checks (dependencies + CRD upgrade) on top of loading.
-const cert = roots.find((r) => r.name.includes('certified')) ?? largest;
-const inst = JSON.parse(
-  spawnSync(process.execPath, [join(here, 'installability.mjs'), v421.path, cert.path, String(runs)], {
-    encoding: 'utf8',
-  }).stdout,
-);
-lines.push(
-  '## Installability checks',
-  '',
-  `\`catalog-bot/dependencies\` and \`catalog-bot/crd-upgrade\` together, warm, on top of loading (median of ${runs}):`,
-  '',
-  '| what | time (ms) | findings |',
-  '|---|---:|---:|',
-  `| a change to the largest package of ${v421.name} (${inst.package}, ${inst.bundles} bundles), old vs new | ${inst.onePackage.ms.toFixed(1)} | ${inst.onePackage.findings} |`,
-  `| every package of ${cert.name}, checked as new | ${inst.whole.ms.toFixed(1)} | ${inst.whole.findings} |`,
-  '',
-);
+async function benchInstallability() {
+  const cert = roots.find((r) => r.name.includes('certified')) ?? largest;
+  const inst = runScript('installability.mjs', [v421.path, cert.path, String(runs)]);
+  return [
+    '## Installability checks',
+    '',
+    `\`catalog-bot/dependencies\` and \`catalog-bot/crd-upgrade\` together, warm, on top of loading (median of ${runs}):`,
+    '',
+    '| what | time (ms) | findings |',
+    '|---|---:|---:|',
+    `| a change to the largest package of ${v421.name} (${inst.package}, ${inst.bundles} bundles), old vs new | ${inst.onePackage.ms.toFixed(1)} | ${inst.onePackage.findings} |`,
+    `| every package of ${cert.name}, checked as new | ${inst.whole.ms.toFixed(1)} | ${inst.whole.findings} |`,
+  ];
+}
 
 // OpenShift version continuity: one package across the real repository's 11 catalogs.
-const ocp = JSON.parse(
-  spawnSync(
-    process.execPath,
-    [join(here, 'ocp.mjs'), join(shared, 'data', 'real-repo', 'community-operators-prod'), String(runs)],
-    { encoding: 'utf8' },
-  ).stdout,
-);
-lines.push(
-  '## OpenShift version continuity',
-  '',
-  `\`catalog-bot/ocp-continuity\` on the real community-operators-prod packages, catalogs v4.12 to v4.22 (${ocp.catalogs} catalogs), warm, on top of loading (median of ${runs}; loading all ${ocp.catalogs} takes ${ocp.one.loadMs.toFixed(0)} ms):`,
-  '',
-  '| what | time (ms) | findings |',
-  '|---|---:|---:|',
-  `| one package (${ocp.package}, in ${ocp.inCatalogs} catalogs), every consecutive pair and every per-version rule | ${ocp.one.ms.toFixed(1)} | ${ocp.one.findings} |`,
-  `| all ${ocp.packages} packages | ${ocp.all.ms.toFixed(1)} | ${ocp.all.findings} |`,
-  '',
-);
+async function benchOcp() {
+  const ocp = runScript('ocp.mjs', [
+    join(shared, 'data', 'real-repo', 'community-operators-prod'),
+    String(runs),
+  ]);
+  return [
+    '## OpenShift version continuity',
+    '',
+    `\`catalog-bot/ocp-continuity\` on the real community-operators-prod packages, catalogs v4.12 to v4.22 (${ocp.catalogs} catalogs), warm, on top of loading (median of ${runs}; loading all ${ocp.catalogs} takes ${ocp.one.loadMs.toFixed(0)} ms):`,
+    '',
+    '| what | time (ms) | findings |',
+    '|---|---:|---:|',
+    `| one package (${ocp.package}, in ${ocp.inCatalogs} catalogs), every consecutive pair and every per-version rule | ${ocp.one.ms.toFixed(1)} | ${ocp.one.findings} |`,
+    `| all ${ocp.packages} packages | ${ocp.all.ms.toFixed(1)} | ${ocp.all.findings} |`,
+  ];
+}
 
 // Publishing: native build and push of v4.16 to a local docker-registry, beside buildah.
-const { benchPublish, benchBuildah } = await import('./publish.mjs');
-const pub = await benchPublish({ runs });
-const buildah = await benchBuildah({ runs: Math.min(runs, 3) });
-lines.push(
-  '## Catalog image publishing',
-  '',
-  `Build the community-operators-prod v4.16 catalog image (${(pub.bytes / 1e6).toFixed(1)} MB of catalog) onto a small`,
-  `two-platform base and push it to a local \`docker-registry\` (median of ${runs}):`,
-  '',
-  '| what | time (ms) |',
-  '|---|---:|',
-  `| catalog-bot, cold (fresh registry, nothing cached) | ${median(pub.coldMs).toFixed(0)} |`,
-  `| catalog-bot, nothing changed (same process) | ${median(pub.unchangedMs).toFixed(0)} |`,
-  `| catalog-bot, nothing changed (new process: tar and gzip again) | ${median(pub.unchangedUncachedMs).toFixed(0)} |`,
-  buildah.ms
-    ? `| \`buildah bud\` + \`buildah push\` (vfs storage, chroot isolation), cold, median of ${buildah.ms.length} | ${median(buildah.ms).toFixed(0)} |`
-    : `| buildah: ${buildah.skipped} | |`,
-  '',
-);
+async function benchPublishing() {
+  const { benchPublish, benchBuildah } = await import('./publish.mjs');
+  const pub = await benchPublish({ runs });
+  const buildah = await benchBuildah({ runs: Math.min(runs, 3) });
+  return [
+    '## Catalog image publishing',
+    '',
+    `Build the community-operators-prod v4.16 catalog image (${(pub.bytes / 1e6).toFixed(1)} MB of catalog) onto a small`,
+    `two-platform base and push it to a local \`docker-registry\` (median of ${runs}):`,
+    '',
+    '| what | time (ms) |',
+    '|---|---:|',
+    `| catalog-bot, cold (fresh registry, nothing cached) | ${median(pub.coldMs).toFixed(0)} |`,
+    `| catalog-bot, nothing changed (same process) | ${median(pub.unchangedMs).toFixed(0)} |`,
+    `| catalog-bot, nothing changed (new process: tar and gzip again) | ${median(pub.unchangedUncachedMs).toFixed(0)} |`,
+    buildah.ms
+      ? `| \`buildah bud\` + \`buildah push\` (vfs storage, chroot isolation), cold, median of ${buildah.ms.length} | ${median(buildah.ms).toFixed(0)} |`
+      : `| buildah: ${buildah.skipped} | |`,
+  ];
+}
 
 // Catalog pod start: catalog-bot's image (pre-built opm cache) vs opm's own Dockerfile way.
-const { benchServe, serveMarkdown } = await import('./serve.mjs');
-const serve = await benchServe({
-  catalogs: [v416, v421, { name: `${v416.name} × ${SCALE} (synthetic)`, path: scaled.path }],
-  runs: Math.min(runs, 3),
-});
-lines.push(...serveMarkdown(serve));
+async function benchServing() {
+  const { benchServe, serveMarkdown } = await import('./serve.mjs');
+  const serve = await benchServe({
+    catalogs: [v416, v421, scaled()],
+    runs: Math.min(runs, 3),
+  });
+  return serveMarkdown(serve);
+}
 
 // Templates: render the largest real template with its bundles cached.
-const { benchTemplates } = await import('./templates.mjs');
-const tpl = await benchTemplates({ runs: Math.max(runs, 10) });
-const sortedTpl = [...tpl.ms].sort((a, b) => a - b);
-lines.push(
-  '## Templates',
-  '',
-  `Render ${tpl.template} (${tpl.bundles} bundles, the largest real template) with its bundles cached (median of ${tpl.ms.length}): ${sortedTpl[Math.floor(sortedTpl.length / 2)].toFixed(1)} ms.`,
-  '',
-);
+async function benchTemplating() {
+  const { benchTemplates } = await import('./templates.mjs');
+  const tpl = await benchTemplates({ runs: Math.max(runs, 10) });
+  return [
+    '## Templates',
+    '',
+    `Render ${tpl.template} (${tpl.bundles} bundles, the largest real template) with its bundles cached (median of ${tpl.ms.length}): ${median(tpl.ms).toFixed(1)} ms.`,
+  ];
+}
 
-// Several replicas on one Redis: 1,000 deliveries for 200 pull requests in 20 repositories.
-const { benchLoad, loadTable } = await import('./load.mjs');
-const load = await benchLoad({ log: () => undefined });
-const split = await benchLoad({ log: () => undefined, replicas: 3, roles: ['web', 'worker', 'worker'] });
-lines.push(
-  '## Replicas under load',
-  '',
-  'Signed deliveries (opened, then synchronize with moving heads) sent 16 at a time to `npm start` replicas',
-  'sharing a redis-server, GitHub answered by a local fake API server. Everything shares this 2-core machine,',
-  'and the fake API (16,000 requests) runs in the process that sends the deliveries and times their answers,',
-  'so the answer times include that process being busy. First two replicas doing everything, then one',
-  'webhook-only replica (`CATALOG_BOT_ROLE=web`) in front of two job workers at lower CPU priority, as if on',
-  'nodes of their own:',
-  '',
-  loadTable(load),
-  '',
-  loadTable(split),
-  '',
-);
+// Several replicas on one Redis: 1,000 deliveries for 200 pull requests in 20 repositories,
+// unpaced (the paced run is `node bench/load.mjs`: about a second per write).
+async function benchReplicas() {
+  const { benchLoad, loadTable } = await import('./load.mjs');
+  const load = await benchLoad({ log: () => undefined, pace: false });
+  const split = await benchLoad({
+    log: () => undefined,
+    pace: false,
+    replicas: 3,
+    roles: ['web', 'worker', 'worker'],
+  });
+  return [
+    '## Replicas under load',
+    '',
+    'Signed deliveries (opened, then synchronize with moving heads) sent 16 at a time to `npm start` replicas',
+    'sharing a redis-server, GitHub answered by a local fake API server. Everything shares this 2-core machine,',
+    'and the fake API (16,000 requests) runs in the process that sends the deliveries and times their answers,',
+    'so the answer times include that process being busy. First two replicas doing everything, then one',
+    'webhook-only replica (`CATALOG_BOT_ROLE=web`) in front of two job workers at lower CPU priority, as if on',
+    'nodes of their own:',
+    '',
+    loadTable(load),
+    '',
+    loadTable(split),
+  ];
+}
 
-writeFileSync(join(here, 'results.md'), lines.join('\n'));
-process.stdout.write(lines.join('\n'));
+const benches = {
+  validate: benchValidate,
+  graph: benchGraph,
+  app: benchApp,
+  bundle: benchBundle,
+  installability: benchInstallability,
+  ocp: benchOcp,
+  publish: benchPublishing,
+  serve: benchServing,
+  templates: benchTemplating,
+  load: benchReplicas,
+};
+
+// Each part on its own: one that fails says which and why, the others still run, and the
+// run exits non-zero. results.md keeps the previous section of every part not re-measured.
+const fresh = new Map();
+const failures = [];
+for (const part of selected) {
+  const started = performance.now();
+  const load = loadavg()[0].toFixed(1);
+  process.stderr.write(`bench: ${part}...\n`);
+  try {
+    const lines = await benches[part]();
+    // Sections are re-measured one by one: each says when (validate's text says it already).
+    if (part !== 'validate')
+      lines.push(
+        '',
+        `Measured on ${new Date().toISOString().slice(0, 10)} by \`npm run bench\` (part \`${part}\`), load average ${load} when the part started.`,
+      );
+    fresh.set(part, lines);
+    process.stderr.write(`bench: ${part} done in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    failures.push({ part, why });
+    process.stderr.write(`bench: part ${part} FAILED: ${why}\n`);
+  }
+}
+
+const resultsFile = join(here, 'results.md');
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+const text = mergeResults(previous, fresh);
+writeFileSync(resultsFile, text);
+process.stdout.write(text);
+if (failures.length > 0) {
+  process.stderr.write(
+    `bench: ${failures.length} of ${selected.length} parts failed (their sections in bench/results.md are the previous ones):\n` +
+      failures
+        .map(
+          (f) =>
+            `  ${f.part}: ${f.why.split('\n').find((l) => /^\w*Error:/.test(l)) ?? f.why.split('\n')[0]}\n`,
+        )
+        .join(''),
+  );
+  process.exit(1);
+}
+
+/**
+ * results.md with the fresh sections in place of their previous ones: the validate part is
+ * the text before the first `## ` heading, every other part the section under its heading.
+ */
+function mergeResults(before, sections) {
+  const at = before.search(/^## /m);
+  const oldHead = at >= 0 ? before.slice(0, at) : before;
+  const oldSections = at >= 0 ? before.slice(at).split(/^(?=## )/m) : [];
+  const block = (lines) => `${lines.join('\n').trimEnd()}\n\n`;
+  const heading = (s) => s.split('\n', 1)[0].trim();
+  const byHeading = new Map();
+  for (const [part, lines] of sections) if (part !== 'validate') byHeading.set(lines[0].trim(), block(lines));
+  let out = sections.has('validate') ? block(sections.get('validate')) : oldHead.trimEnd() + '\n\n';
+  for (const s of oldSections) {
+    const h = heading(s);
+    out += byHeading.get(h) ?? `${s.trimEnd()}\n\n`;
+    byHeading.delete(h);
+  }
+  for (const s of byHeading.values()) out += s;
+  return `${out.trimEnd()}\n`;
+}
