@@ -1,5 +1,5 @@
 // Differential, table-driven test of the validator against the rule book
-// (/work/shared/docs/fbc-validation-rules.md) and the real `opm validate` v1.73.0.
+// (docs/validation-rules.md) and the real `opm validate` v1.73.0.
 //
 // Every case is a small catalog. For each one:
 //  * `validateCatalog` must give opm's verdict (unless the case is marked `diff`, an
