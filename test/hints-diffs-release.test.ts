@@ -1,10 +1,7 @@
 // Issue 30, items 3, 4 and 6, on a repository laid out like community-operators-prod:
 // fix hints that run as printed (offline, never destroying a catalog), diffs counted as git
 // counts them and shown bounded, and `release` of a bundle already listed by hand.
-import { spawnSync } from 'node:child_process';
 import {
-  chmodSync,
-  existsSync,
   lstatSync,
   mkdtempSync,
   readdirSync,
@@ -15,16 +12,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLE_CHECK } from '../src/checks/bundle.js';
 import { TEMPLATES_CHECK } from '../src/checks/templates.js';
 import { runPrChecks } from '../src/checks/pr.js';
-import { cliCommand } from './helpers/cli.js';
+import { catalogBotShell, runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 
-const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const made: CopRepo[] = [];
 const scratch: string[] = [];
 afterAll(() => {
@@ -49,17 +43,6 @@ let branches = 0;
 const branch = (c: CopRepo, edit?: () => void, withBundle = true): string =>
   c.branch(`b${++branches}`, edit, withBundle);
 
-async function run(command: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let o = '';
-  let e = '';
-  out.on('data', (c: Buffer) => (o += c.toString('utf8')));
-  err.on('data', (c: Buffer) => (e += c.toString('utf8')));
-  const code = await cliCommand(command)(args, out, err);
-  return { code, out: o, err: e };
-}
-
 /** Per file, as `git diff --numstat` counts the work tree's changes. */
 function numstat(c: CopRepo): Map<string, { added: number; removed: number }> {
   const stats = new Map<string, { added: number; removed: number }>();
@@ -72,23 +55,6 @@ function numstat(c: CopRepo): Map<string, { added: number; removed: number }> {
 
 const changedFiles = (c: CopRepo): string[] => c.git('diff', '--name-only').split('\n').filter(Boolean);
 const read = (c: CopRepo, path: string): string => readFileSync(join(c.repo, path), 'utf8');
-
-/** A shell that runs `catalog-bot` as the built CLI, with no network (when unshare allows). */
-function shell(cwd: string): (command: string) => { status: number | null; stdout: string; stderr: string } {
-  if (!existsSync(cliJs)) throw new Error('dist/cli.js is missing: run npm run build first');
-  const bin = mkdtempSync(join(tmpdir(), 'hint-bin-'));
-  scratch.push(bin);
-  writeFileSync(join(bin, 'catalog-bot'), `#!/bin/sh\nexec "${process.execPath}" "${cliJs}" "$@"\n`);
-  chmodSync(join(bin, 'catalog-bot'), 0o755);
-  const offline = spawnSync('unshare', ['-rn', 'true']).status === 0;
-  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
-  return (command) => {
-    const r = offline
-      ? spawnSync('unshare', ['-rn', 'sh', '-c', command], { cwd, env, encoding: 'utf8' })
-      : spawnSync('sh', ['-c', command], { cwd, env, encoding: 'utf8' });
-    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
-}
 
 interface Finding {
   rule: string;
@@ -119,7 +85,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
     });
     const findings = (await templateFindings(c, head)).filter((f) => f.rule === 'TEMPLATE-OUT-OF-DATE');
     expect(findings.map((f) => f.file).sort()).toEqual(stale);
-    const sh = shell(c.repo);
+    const sh = catalogBotShell(c.repo);
     for (const f of findings) {
       const command = commandOf(f.hint);
       expect(command).toContain('--bundles-from');
@@ -147,12 +113,12 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
     // Without the sibling that holds the new bundle, the render needs a registry: offline it fails.
     const command = commandOf(finding.hint).replace(/ --bundles-from catalogs\/v4\.1[89]\S*/g, '');
     expect(command).not.toMatch(/--bundles-from \S*v4\.1[89]/);
-    const ran = shell(c.repo)(command);
+    const ran = catalogBotShell(c.repo)(command);
     expect(ran.status).not.toBe(0);
     expect(readFileSync(join(c.repo, target)).equals(before)).toBe(true);
     expect(readdirSync(dirname(join(c.repo, target)))).toEqual(['catalog.yaml']);
     // The same with the shell redirection the hint used to print: the catalog is destroyed.
-    shell(c.repo)(command.replace(/--output-file (\S+)/, '> $1'));
+    catalogBotShell(c.repo)(command.replace(/--output-file (\S+)/, '> $1'));
     expect(readFileSync(join(c.repo, target)).equals(before)).toBe(false);
   }, 60_000);
 
@@ -167,7 +133,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
     );
     const findings = (await templateFindings(c, head)).filter((f) => f.rule === 'TEMPLATE-OUT-OF-DATE');
     expect(findings.length).toBeGreaterThan(1);
-    const sh = shell(c.repo);
+    const sh = catalogBotShell(c.repo);
     for (const f of findings) {
       const ran = sh(commandOf(f.hint));
       expect(ran.status, ran.stderr).toBe(0);
@@ -182,7 +148,7 @@ describe.runIf(haveRealRepo)('diffs counted and bounded (item 4)', () => {
   it('release counts each file as git diff --numstat does, and writes the recorded release', async () => {
     const c = cop('clusterpulse/1.0.2');
     branch(c);
-    const { code, out } = await run('release', ['--repo', c.repo, c.bundleDir]);
+    const { code, out } = await runCommand('release', ['--repo', c.repo, c.bundleDir]);
     expect(code).toBe(0);
     const printed = new Map(
       [...out.matchAll(/^wrote (\S+) \(\+(\d+) -(\d+)\)$/gm)].map((m) => [
@@ -204,7 +170,7 @@ describe.runIf(haveRealRepo)('diffs counted and bounded (item 4)', () => {
     c.applyRelease();
     const stats = numstat(c);
     c.git('checkout', '--', '.');
-    const { code, out } = await run('check', ['--repo', c.repo, '--base', 'main', '--head', head]);
+    const { code, out } = await runCommand('check', ['--repo', c.repo, '--base', 'main', '--head', head]);
     expect(code).toBe(0);
     const catalogs = [...stats.keys()].filter((p) => p.startsWith('catalogs/')).sort();
     const first = stats.get(catalogs[0]!)!;
@@ -239,7 +205,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
       const c = cop(release);
       // The author listed the bundle by hand, exactly as the release bot would have.
       branch(c, () => c.applyRelease('template'));
-      const { code, out } = await run('release', ['--repo', c.repo, c.bundleDir]);
+      const { code, out } = await runCommand('release', ['--repo', c.repo, c.bundleDir]);
       expect(out).not.toContain('refused');
       expect(code).toBe(0);
       const released = catalogsOf(c);
@@ -248,7 +214,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
       c.applyRelease('catalog');
       expect(released).toEqual(catalogsOf(c));
       // Once rendered, again: nothing to write.
-      const again = await run('release', ['--repo', c.repo, c.bundleDir]);
+      const again = await runCommand('release', ['--repo', c.repo, c.bundleDir]);
       expect(again.code).toBe(0);
       expect(catalogsOf(c)).toEqual(released);
     }, 60_000);
@@ -277,7 +243,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
         read(c, template).replace(/- schema: olm.bundle\n {2}image: \S+:0\.9\.0\n$/, ''),
       );
     });
-    const { code } = await run('release', ['--repo', c.repo, c.bundleDir]);
+    const { code } = await runCommand('release', ['--repo', c.repo, c.bundleDir]);
     expect(code).toBe(0);
     const released = catalogsOf(c);
     c.git('checkout', '--', '.');
@@ -299,7 +265,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
         ),
       );
     });
-    const refused = await run('release', ['--repo', basic.repo, basic.bundleDir, '--format', 'json']);
+    const refused = await runCommand('release', ['--repo', basic.repo, basic.bundleDir, '--format', 'json']);
     expect(refused.code).toBe(1);
     const error = (JSON.parse(refused.out) as { error: string }).error;
     expect(error).toContain('jumpstarter-operator.v0.9.0 is already in channel "alpha"');
@@ -316,7 +282,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
         `${read(semver, semverTemplate).trimEnd()}\n  - Image: quay.io/someone-else/clusterpulse:1.0.2\n`,
       ),
     );
-    const other = await run('release', ['--repo', semver.repo, semver.bundleDir]);
+    const other = await runCommand('release', ['--repo', semver.repo, semver.bundleDir]);
     expect(other.code).toBe(1);
     expect(other.out + other.err).toContain('quay.io/someone-else/clusterpulse:1.0.2');
     expect(other.out + other.err).toContain('quay.io/community-operator-pipeline-prod/clusterpulse:1.0.2');
@@ -345,7 +311,7 @@ describe.runIf(haveRealRepo)('render-template --output-file, as an attacker woul
     const cwd = process.cwd();
     process.chdir(c.repo);
     try {
-      const wrote = await run('render-template', [
+      const wrote = await runCommand('render-template', [
         ...args,
         ...from,
         '--migrate-level',
@@ -357,7 +323,7 @@ describe.runIf(haveRealRepo)('render-template --output-file, as an attacker woul
       expect(readFileSync(victim, 'utf8')).toBe('do not touch\n');
       expect(lstatSync(output).isSymbolicLink()).toBe(false);
       expect(readFileSync(output, 'utf8')).toBe(committed);
-      const dir = await run('render-template', [
+      const dir = await runCommand('render-template', [
         ...args,
         ...from,
         '--output-file',

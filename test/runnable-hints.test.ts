@@ -4,9 +4,7 @@
 // fixes its catalog; `render-template --output-file` is an editing command (--dry-run, and
 // an output that is the render already is left alone); a bundle whose other metadata file
 // names another package fails catalog-bot/bundle.
-import { spawnSync } from 'node:child_process';
 import {
-  chmodSync,
   cpSync,
   existsSync,
   lstatSync,
@@ -20,17 +18,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLE_CHECK } from '../src/checks/bundle.js';
 import { OCP_CONTINUITY_CHECK } from '../src/checks/ocp-continuity.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { TEMPLATES_CHECK } from '../src/checks/templates.js';
-import { cliCommand } from './helpers/cli.js';
+import { catalogBotShell, runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 
-const cliJs = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const scratch: string[] = [];
 let repo: CopRepo | undefined;
 afterAll(() => {
@@ -66,23 +61,6 @@ interface Finding {
 async function findings(c: CopRepo, head: string, only: string[]): Promise<Finding[]> {
   const result = await runPrChecks({ repo: c.repo, base: 'main', head, only });
   return result.checks.flatMap((k) => k.findings);
-}
-
-/** A shell in the repository where `catalog-bot` is the built CLI, without network when unshare allows. */
-function shell(cwd: string): (command: string) => { status: number | null; stdout: string; stderr: string } {
-  if (!existsSync(cliJs)) throw new Error('dist/cli.js is missing: run npm run build first');
-  const bin = mkdtempSync(join(tmpdir(), 'hint-bin-'));
-  scratch.push(bin);
-  writeFileSync(join(bin, 'catalog-bot'), `#!/bin/sh\nexec "${process.execPath}" "${cliJs}" "$@"\n`);
-  chmodSync(join(bin, 'catalog-bot'), 0o755);
-  const offline = spawnSync('unshare', ['-rn', 'true']).status === 0;
-  const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
-  return (command) => {
-    const r = offline
-      ? spawnSync('unshare', ['-rn', 'sh', '-c', command], { cwd, env, encoding: 'utf8' })
-      : spawnSync('sh', ['-c', command], { cwd, env, encoding: 'utf8' });
-    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
 }
 
 /** The `catalog-bot ...` code spans of a hint. */
@@ -177,7 +155,7 @@ describe.runIf(haveRealRepo)('every fix hint that prints a command names real pa
     const [command] = [...commands] as [string];
     expect(command).toContain(`--output-file ${V417}`);
     expect(command).toContain('--migrate-level bundle-object-to-csv-metadata');
-    const ran = shell(c.repo)(command);
+    const ran = catalogBotShell(c.repo)(command);
     expect(ran.stderr + ran.stdout).toBe('');
     expect(ran.status).toBe(0);
     expect(read(c, V417)).toBe(made);
@@ -206,22 +184,13 @@ describe.runIf(haveRealRepo)('every fix hint that prints a command names real pa
     );
     const [command] = commandsOf(found[0]?.hint);
     expect(command).toContain(`'${TEMPLATE.replace('basic.yaml', evil)}'`);
-    const ran = shell(c.repo)(command!);
+    const ran = catalogBotShell(c.repo)(command!);
     expect(ran.status, ran.stderr).toBe(0);
     expect(existsSync(path(c, 'PWNED'))).toBe(false);
   }, 60_000);
 });
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let o = '';
-  let e = '';
-  out.on('data', (b: Buffer) => (o += b.toString('utf8')));
-  err.on('data', (b: Buffer) => (e += b.toString('utf8')));
-  const code = await cliCommand('render-template')(args, out, err);
-  return { code, out: o, err: e };
-}
+const run = (args: string[]): ReturnType<typeof runCommand> => runCommand('render-template', args);
 
 describe.runIf(haveRealRepo)('render-template --output-file is an editing command', () => {
   const args = (output: string, from = output): string[] => [

@@ -1,5 +1,11 @@
 // One `catalog-bot` command as a function, run through the CLI's dispatcher (src/cli.ts)
-// exactly as `catalog-bot <name> ...args` runs it.
+// exactly as `catalog-bot <name> ...args` runs it; and a shell where `catalog-bot` is the
+// built CLI, for running a printed command (a fix hint) exactly as a person would.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli.js';
 
 export function cliCommand(
@@ -11,4 +17,52 @@ export function cliCommand(
   env?: NodeJS.ProcessEnv,
 ) => Promise<number> {
   return (args, out, err, env) => main([name, ...args], out, err, env);
+}
+
+/** Runs one command and returns its exit code and what it wrote to stdout and stderr. */
+export async function runCommand(
+  name: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number; out: string; err: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let o = '';
+  let e = '';
+  out.on('data', (b: Buffer) => (o += b.toString('utf8')));
+  err.on('data', (b: Buffer) => (e += b.toString('utf8')));
+  const code = await cliCommand(name)(args, out, err, env);
+  return { code, out: o, err: e };
+}
+
+const cliJs = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+// One wrapper for every test file, at a fixed place of the checkout: nothing left in /tmp.
+const binDir = fileURLToPath(new URL('../../node_modules/.cache/catalog-bot-tests/bin', import.meta.url));
+
+/**
+ * A shell in `cwd` where `catalog-bot` is the built CLI (dist/cli.js), without network when
+ * `unshare` allows it: a printed command runs as a person pasting it would run it.
+ */
+export function catalogBotShell(cwd: string): (command: string) => {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+} {
+  if (!existsSync(cliJs)) throw new Error('dist/cli.js is missing: run npm run build first');
+  const wrapper = join(binDir, 'catalog-bot');
+  const script = `#!/bin/sh\nexec "${process.execPath}" "${cliJs}" "$@"\n`;
+  if (!existsSync(wrapper) || readFileSync(wrapper, 'utf8') !== script) {
+    mkdirSync(binDir, { recursive: true });
+    const partial = `${wrapper}.${process.pid}`; // renamed into place: test files run side by side
+    writeFileSync(partial, script, { mode: 0o755 });
+    renameSync(partial, wrapper);
+  }
+  const offline = spawnSync('unshare', ['-rn', 'true']).status === 0;
+  const env = { ...process.env, PATH: `${binDir}:${process.env.PATH}` };
+  return (command) => {
+    const r = offline
+      ? spawnSync('unshare', ['-rn', 'sh', '-c', command], { cwd, env, encoding: 'utf8' })
+      : spawnSync('sh', ['-c', command], { cwd, env, encoding: 'utf8' });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
 }
