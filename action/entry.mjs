@@ -69,7 +69,10 @@ if (resolve(process.argv[1] ?? '') === fileURLToPath(import.meta.url)) {
   try {
     run = actionArgs();
   } catch (error) {
-    console.log(`::error::${error.message}`);
+    // Escaped as every workflow command is (src/commands/output.ts githubAnnotation): a line
+    // break in the message must not start a command of its own.
+    const data = String(error.message).replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+    console.log(`::error::${data}`);
     process.exit(2);
   }
   const result = spawnSync(process.execPath, [cli, ...run.args], { cwd: run.workspace, stdio: 'inherit' });

@@ -138,6 +138,16 @@ describe('the GitHub Action (action.yml)', () => {
     }, 30_000);
   });
 
+  it('its own errors are one workflow command: a line break in an input cannot start another', () => {
+    const run = runAction(temp('catalog-bot-action-'), {
+      command: 'lint\n::add-mask::x\r\n::stop-commands::y',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stdout.split('\n').filter(Boolean)).toEqual([
+      '::error::input command must be check or validate; got lint%0A::add-mask::x%0D%0A::stop-commands::y',
+    ]);
+  });
+
   it('validate: a broken catalog gets an error annotation on its file; a valid one none', () => {
     const workspace = temp('catalog-bot-action-');
     cpSync(at('examples/catalog-repo/base/catalogs'), join(workspace, 'catalogs'), { recursive: true });
