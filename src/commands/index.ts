@@ -227,6 +227,17 @@ export const COMMANDS: readonly CommandEntry[] = [
     readsPath: ['operators/some/1.0.0', '--repo', 'DIR'],
     load: () => import('./release.js'),
   },
+  {
+    name: 'onboard',
+    help: `  onboard <package> [--repo <dir>] [--catalogs <v>,<v>...] [--bundle-images <file>]
+          [--index <v>=<root>]... [--dry-run] [--format text|json]
+                       Move a package the bundle index serves to file-based catalogs,
+                       from its bundle directories: templates, catalogs as the index gave
+                       them, ci.yaml switched to fbc (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    readsPath: ['some-package', '--repo', 'DIR'],
+    load: () => import('./onboard.js'),
+  },
 ];
 
 /** `catalog-bot --help`: the usage line, every command's entry, then what applies to several. */
