@@ -228,6 +228,17 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./release.js'),
   },
   {
+    name: 'impact',
+    help: `  impact [--base <ref>] [--head <ref>] [--repo <dir>] [--format text|json|markdown]
+                       What clusters will see differently after a change: per catalog,
+                       package and channel the bundles, edges, heads and default channel
+                       before and after, and installed versions that lose (or gain) their
+                       way to the head (same defaults as check; exit 0, 2 usage/IO)
+`,
+    readsPath: ['--repo', 'DIR'],
+    load: () => import('./impact.js'),
+  },
+  {
     name: 'onboard',
     help: `  onboard <package> [--repo <dir>] [--catalogs <v>,<v>...] [--bundle-images <file>]
           [--index <v>=<root>]... [--dry-run] [--format text|json]
