@@ -432,6 +432,7 @@ describe.skipIf(!haveOnboarding)('remove on packages still on the bundle index',
       const before = trackedFiles(git);
       const text = await remove([pkg, '--repo', repo, '--dry-run']);
       expect(text.out).toMatch(/catalog-bot\/prune check does not see this removal/);
+      expect(currentFiles(git)).toEqual(before);
       const r = await remove([pkg, '--repo', repo, '--format', 'json']);
       expect(r.code, r.err).toBe(0);
       const after = currentFiles(git);
