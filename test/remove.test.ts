@@ -1,11 +1,11 @@
-// `catalog-bot remove` on real repositories: community-operators-prod's six FBC packages
-// (test/helpers/cop-repo.ts) and onboarding cases still on the bundle index, each a git
-// repository in a temp dir, run through the CLI's dispatcher. What is removed, what stays
-// byte for byte, what the report says clusters lose (derived here from the files, not from
-// the command), the catalogs against the real opm, and the refusals and attacks.
+// `catalog-bot remove` on community-operators-prod's real FBC packages
+// (test/helpers/cop-repo.ts), a git repository in a temp dir, run through the CLI's
+// dispatcher: what is removed, what stays byte for byte, what the report says clusters lose
+// (derived here from the files, not from the command), the refusals and the attacks. The
+// re-rendered catalogs against the real opm, and semver templates: remove-render.test.ts;
+// packages on the bundle index: remove-index.test.ts.
 import { spawnSync } from 'node:child_process';
 import {
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -19,39 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { decodeFile } from '../src/catalog/fbc/decode.js';
-import type { JsonObject } from '../src/catalog/templates/write.js';
-import { RegistryClient } from '../src/publish/registry.js';
-import { bundleFilesFromBlob, pushBundle } from './helpers/bundle-images.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
-import { haveOpm, OPM, SHARED_DATA } from './helpers/oracle.js';
-import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
-
-const remove = (args: string[]) => runCommand('remove', args);
-
-const blobsOf = (text: string): JsonObject[] =>
-  decodeFile(Buffer.from(text))
-    .values.map((v) => v.value as JsonObject)
-    .filter((v) => v && typeof v === 'object');
-
-/** Every tracked file with its blob id, so "byte-identical" is git's own word for it. */
-function trackedFiles(git: CopRepo['git']): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const line of git('ls-files', '-s').split('\n')) {
-    const m = /^\d+ ([0-9a-f]+) \d\t(.*)$/.exec(line);
-    if (m) out.set(m[2]!, m[1]!);
-  }
-  return out;
-}
-
-/** The working tree's files now, with blob ids (deleted files absent). */
-function currentFiles(git: CopRepo['git']): Map<string, string> {
-  git('add', '-A');
-  const files = trackedFiles(git);
-  git('reset', '-q');
-  return files;
-}
+import { blobsOf, currentFiles, remove, trackedFiles } from './helpers/removal.js';
 
 describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   let cop: CopRepo;
@@ -196,81 +166,27 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   });
 
   // The real opm renders the edited template from images rebuilt from the committed bundles.
-  describe.skipIf(!haveOpm || !haveRegistryTools)(
-    'the re-rendered catalogs against opm alpha render-template',
-    () => {
-      let registry: RunningRegistry;
-      let client: RegistryClient;
-      beforeAll(async () => {
-        registry = await startRegistry();
-        client = new RegistryClient({ insecureHosts: [registry.host] });
-      }, 60_000);
-      afterAll(async () => {
-        client?.close();
-        await registry?.stop();
-      });
 
-      it('equal what opm renders from the edited template, with and without the csv-metadata migration', async () => {
-        reset();
-        const pkg = 'visionone-containersecurity';
-        const r = await remove([`${pkg}/0.0.1`, '--repo', cop.repo]);
-        expect(r.code, r.err).toBe(0);
-        // Images rebuilt from the committed bundle-object catalog (v4.16), pushed under local names.
-        const committed = blobsOf(cop.git('show', `main:catalogs/v4.16/${pkg}/catalog.yaml`));
-        const icon = committed.find((b) => b.schema === 'olm.package')?.icon as JsonObject | undefined;
-        const local = new Map<string, string>();
-        let n = 0;
-        for (const b of committed.filter((x) => x.schema === 'olm.bundle')) {
-          const repository = `remove/b${n++}`;
-          await pushBundle(
-            client,
-            { registry: registry.host, repository, tag: 'v1' },
-            pkg,
-            bundleFilesFromBlob(b, icon),
-          );
-          local.set(String(b.image), `${registry.host}/${repository}:v1`);
-        }
-        let template = readFileSync(join(cop.repo, `operators/${pkg}/catalog-templates/basic.yaml`), 'utf8');
-        for (const [image, ref] of local) template = template.split(image).join(ref);
-        for (const [v, migrate] of [
-          ['v4.16', false],
-          ['v4.17', true],
-        ] as const) {
-          const opm = spawnSync(
-            OPM,
-            [
-              'alpha',
-              'render-template',
-              'basic',
-              '-',
-              '-o',
-              'json',
-              '--use-http',
-              ...(migrate ? ['--migrate-level', 'bundle-object-to-csv-metadata'] : []),
-            ],
-            { input: template, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-          );
-          expect(opm.status, opm.stderr).toBe(0);
-          let opmText = opm.stdout;
-          for (const [image, ref] of local) opmText = opmText.split(ref).join(image);
-          const ours = blobsOf(readFileSync(join(cop.repo, `catalogs/${v}/${pkg}/catalog.yaml`), 'utf8'));
-          // opm sorts relatedImages by reference, and it saw the local ones: compare them sorted.
-          const sorted = (blobs: JsonObject[]) =>
-            blobs.map((b) =>
-              Array.isArray(b.relatedImages)
-                ? {
-                    ...b,
-                    relatedImages: [...(b.relatedImages as { image: string }[])].sort((x, y) =>
-                      x.image < y.image ? -1 : 1,
-                    ),
-                  }
-                : b,
-            );
-          expect(sorted(ours)).toEqual(sorted(blobsOf(opmText)));
-        }
-      }, 120_000);
-    },
-  );
+  it("refuses to empty the package's default channel in a template, naming the way forward", async () => {
+    reset();
+    const pkg = 'visionone-containersecurity';
+    const templatePath = join(cop.repo, `operators/${pkg}/catalog-templates/basic.yaml`);
+    // A channel of one bundle, made the default.
+    const text = readFileSync(templatePath, 'utf8')
+      .replace('  defaultChannel: stable', '  defaultChannel: preview')
+      .replace(
+        '- schema: olm.channel\n  name: stable',
+        `- schema: olm.channel\n  name: preview\n  package: ${pkg}\n  entries:\n  - name: ${pkg}.v0.0.5\n- schema: olm.channel\n  name: stable`,
+      );
+    expect(text).toContain('name: preview');
+    writeFileSync(templatePath, text);
+    cop.git('commit', '-qam', 'preview channel');
+    const before = currentFiles(cop.git);
+    const r = await remove([`${pkg}/0.0.5`, '--repo', cop.repo]);
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toMatch(/only bundle of channel "preview" .*default channel.*catalog-bot default-channel/);
+    expect(currentFiles(cop.git)).toEqual(before);
+  });
 
   it('--dry-run writes nothing and prints the same report', async () => {
     reset();
@@ -362,139 +278,6 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(readFileSync(join(outside, 'manifests', 'keep.yaml'), 'utf8')).toBe('precious: true\n');
     } finally {
       rmSync(outside, { recursive: true, force: true });
-    }
-  });
-});
-
-// ---- packages still on the bundle index
-
-const ONBOARDING = join(SHARED_DATA, 'onboarding');
-
-/** An onboarding case's `before/` as a git repository (the data set is read-only). */
-function indexRepo(name: string): { repo: string; git: CopRepo['git']; cleanup: () => void } {
-  const repo = mkdtempSync(join(tmpdir(), 'remove-index-'));
-  cpSync(join(ONBOARDING, name, 'before'), repo, { recursive: true });
-  mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), 'catalogs: [catalogs/*]\nmaintainers: [Allda]\n');
-  const git: CopRepo['git'] = (...args) => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-qm', 'before');
-  return { repo, git, cleanup: () => rmSync(repo, { recursive: true, force: true }) };
-}
-
-interface DirBundle {
-  dir: string;
-  name: string;
-  replaces?: string;
-  channels: string[];
-  ocp?: string;
-}
-
-function dirBundles(repo: string, pkg: string): DirBundle[] {
-  const base = join(repo, 'operators', pkg);
-  return readdirSync(base)
-    .filter((d) => existsSync(join(base, d, 'metadata')))
-    .map((dir) => {
-      const csvFile = readdirSync(join(base, dir, 'manifests')).find((f) =>
-        f.includes('clusterserviceversion'),
-      )!;
-      const csv = parseYaml(readFileSync(join(base, dir, 'manifests', csvFile), 'utf8'));
-      const annotations = parseYaml(
-        readFileSync(join(base, dir, 'metadata', 'annotations.yaml'), 'utf8'),
-      ).annotations;
-      return {
-        dir,
-        name: csv.metadata.name,
-        ...(csv.spec.replaces ? { replaces: csv.spec.replaces } : {}),
-        channels: String(annotations['operators.operatorframework.io.bundle.channels.v1']).split(','),
-        ...(annotations['com.redhat.openshift.versions']
-          ? { ocp: String(annotations['com.redhat.openshift.versions']) }
-          : {}),
-      };
-    });
-}
-
-const haveOnboarding = existsSync(ONBOARDING);
-
-describe.skipIf(!haveOnboarding)('remove on packages still on the bundle index', () => {
-  it('removes a package: operators/<pkg>/ goes, nothing else; every OpenShift catalog loses all its bundles and channels', async () => {
-    const { repo, git, cleanup } = indexRepo('amd-gpu-operator');
-    try {
-      const pkg = 'amd-gpu-operator';
-      const bundles = dirBundles(repo, pkg);
-      const before = trackedFiles(git);
-      const text = await remove([pkg, '--repo', repo, '--dry-run']);
-      expect(text.out).toMatch(/catalog-bot\/prune check does not see this removal/);
-      expect(currentFiles(git)).toEqual(before);
-      const r = await remove([pkg, '--repo', repo, '--format', 'json']);
-      expect(r.code, r.err).toBe(0);
-      const after = currentFiles(git);
-      for (const [path, blob] of before)
-        if (path.startsWith(`operators/${pkg}/`)) expect(after.has(path), path).toBe(false);
-        else expect(after.get(path), path).toBe(blob);
-      const report = JSON.parse(r.out);
-      expect(report.mode).toBe(parseYaml(git('show', `main:operators/${pkg}/ci.yaml`)).updateGraph);
-      expect(report.removed).toEqual([`operators/${pkg}`]);
-      expect(report.edited).toEqual([]);
-      // No bundle is annotated with OpenShift versions here: every catalog directory served them all.
-      expect(bundles.every((b) => b.ocp === undefined)).toBe(true);
-      expect(Object.keys(report.catalogs).sort()).toEqual(readdirSync(join(repo, 'catalogs')).sort());
-      for (const loss of Object.values(report.catalogs) as {
-        bundlesRemoved: string[];
-        channelsRemoved: string[];
-      }[]) {
-        expect(loss.bundlesRemoved).toEqual(bundles.map((b) => b.name).sort());
-        expect(loss.channelsRemoved).toEqual([...new Set(bundles.flatMap((b) => b.channels))].sort());
-      }
-      // The index is the pipeline's: no /allow-prune is asked for.
-      expect(report.allowPrune).toEqual([]);
-    } finally {
-      cleanup();
-    }
-  });
-
-  it('removes a bundle: only its directory goes; the catalogs its com.redhat.openshift.versions admits lose it, and the channel it headed gets its new head', async () => {
-    const { repo, git, cleanup } = indexRepo('multi-nic-cni-operator');
-    try {
-      const pkg = 'multi-nic-cni-operator';
-      const bundles = dirBundles(repo, pkg);
-      const target = bundles.find(
-        (b) => b.ocp && /^v4\.\d+-v4\.\d+$/.test(b.ocp) && !bundles.some((o) => o.replaces === b.name),
-      )!;
-      expect(target).toBeDefined();
-      const [from, to] = target.ocp!.split('-').map((v) => Number(v.split('.')[1]));
-      const admitted = readdirSync(join(repo, 'catalogs')).filter((v) => {
-        const minor = Number(v.split('.')[1]);
-        return minor >= from! && minor <= to!;
-      });
-      const before = trackedFiles(git);
-      const r = await remove([`${pkg}/${target.dir}`, '--repo', repo, '--format', 'json']);
-      expect(r.code, r.err).toBe(0);
-      const after = currentFiles(git);
-      for (const [path, blob] of before)
-        if (path.startsWith(`operators/${pkg}/${target.dir}/`)) expect(after.has(path), path).toBe(false);
-        else expect(after.get(path), path).toBe(blob);
-      const report = JSON.parse(r.out);
-      expect(report.bundle).toBe(target.name);
-      expect(report.removed).toEqual([`operators/${pkg}/${target.dir}`]);
-      expect(Object.keys(report.catalogs).sort()).toEqual(admitted.sort());
-      // Its channel: the bundle it replaces (also served there) is the head now.
-      const channel = target.channels[0]!;
-      for (const v of admitted) {
-        const loss = report.catalogs[v];
-        expect(loss.bundlesRemoved).toEqual([target.name]);
-        expect(loss.dangling).toEqual([]);
-        expect(loss.headsRemoved).toEqual([{ channel, head: target.name, newHeads: [target.replaces] }]);
-      }
-    } finally {
-      cleanup();
     }
   });
 });
