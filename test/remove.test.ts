@@ -188,6 +188,22 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
     expect(currentFiles(cop.git)).toEqual(before);
   });
 
+  it('removes a bundle kept one level down (<dir>/bundle/manifests), named by its CSV', async () => {
+    reset();
+    const pkg = 'rabbitmq-messaging-topology-operator';
+    const nested = readdirSync(join(cop.repo, 'operators', pkg)).find((d) =>
+      existsSync(join(cop.repo, 'operators', pkg, d, 'bundle', 'manifests')),
+    )!;
+    expect(nested).toBeDefined();
+    const manifests = join(cop.repo, 'operators', pkg, nested, 'bundle', 'manifests');
+    const csvFile = readdirSync(manifests).find((f) => f.includes('clusterserviceversion'))!;
+    const csvName = parseYaml(readFileSync(join(manifests, csvFile), 'utf8')).metadata.name;
+    const r = await remove([`${pkg}/${nested}`, '--repo', cop.repo, '--format', 'json']);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out).bundle).toBe(csvName);
+    expect(existsSync(join(cop.repo, 'operators', pkg, nested))).toBe(false);
+  });
+
   it('--dry-run writes nothing and prints the same report', async () => {
     reset();
     const before = currentFiles(cop.git);

@@ -227,7 +227,12 @@ function readDirectoryBundle(
   directory: string,
   image: string,
 ): DirectoryBundle | { directory: string; error: string } {
-  const files = filesUnder(tree, directory);
+  let files = filesUnder(tree, directory);
+  // A bundle kept one level down (`<dir>/bundle/manifests`) is read from there.
+  if (![...files.keys()].some((p) => p.startsWith('manifests/'))) {
+    const nested = [...files.keys()].find((p) => /^[^/]+\/manifests\//.test(p))?.split('/')[0];
+    if (nested !== undefined) files = filesUnder(tree, `${directory}/${nested}`);
+  }
   let loaded;
   try {
     loaded = loadBundleDirectory(files, { image });
@@ -470,11 +475,21 @@ export async function planRemoval(request: RemoveRequest, input: RemoveInput): P
   const notes: string[] = [];
   const ciPath = `${packageDir}/ci.yaml`;
   const mode = modeOf(ciPath, tree.read(ciPath), notes);
-  const bundleDirs = [...new Set(packageFiles.map((p) => p.slice(packageDir.length + 1).split('/')))]
-    .filter((parts) => parts.length > 2 && (parts[1] === 'manifests' || parts[1] === 'metadata'))
-    .map((parts) => parts[0]!)
-    .filter((d, i, a) => a.indexOf(d) === i)
-    .sort();
+  // Bundle directories: manifests/ or metadata/ in them, or one level down (`<dir>/bundle/`,
+  // a layout some packages keep; docs/bundles.md).
+  const isBundlePart = (part: string | undefined): boolean => part === 'manifests' || part === 'metadata';
+  const bundleDirs = [
+    ...new Set(
+      packageFiles
+        .map((p) => p.slice(packageDir.length + 1).split('/'))
+        .filter(
+          (parts) =>
+            parts[0] !== 'catalog-templates' &&
+            ((parts.length > 2 && isBundlePart(parts[1])) || (parts.length > 3 && isBundlePart(parts[2]))),
+        )
+        .map((parts) => parts[0]!),
+    ),
+  ].sort();
 
   // A bundle directory's name -> its image: the version is what bundles.path puts there.
   const pattern = pathPattern(settings.path);
