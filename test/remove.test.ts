@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { packageDirOf, parseRemovalTarget } from '../src/catalog/edits/remove.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { blobsOf, currentFiles, remove, trackedFiles } from './helpers/removal.js';
@@ -295,5 +296,23 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
+  });
+});
+
+describe('names and places are never paths out of the repository', () => {
+  it('a target is one or two names; the package directory comes from bundles.path and stays inside', () => {
+    expect(parseRemovalTarget('etcd/0.9.2')).toEqual({ package: 'etcd', bundle: '0.9.2' });
+    for (const bad of ['../etc', '.hidden', 'a/b/c', 'a//b', 'a/', '', 'a\\..'])
+      expect(() => parseRemovalTarget(bad), bad).toThrow(/is not <package> or <package>\/<bundle>/);
+    expect(packageDirOf('operators/{package}/{version}', 'etcd')).toBe('operators/etcd');
+    expect(packageDirOf('bundles/{package}/v{version}', 'etcd')).toBe('bundles/etcd');
+    // The App reads the configuration from git; the core refuses on its own.
+    for (const bad of [
+      '../{package}/{version}',
+      'a/./{package}/{version}',
+      '/{package}/{version}',
+      '{package}/{version}/x',
+    ])
+      expect(() => packageDirOf(bad, 'etcd'), bad).toThrow(/bundles\.path/);
   });
 });

@@ -71,7 +71,7 @@ function textReport(result: RemovalResult, dryRun: boolean): string[] {
   }
   if (result.allowPrune.length > 0)
     lines.push(
-      `the catalog-bot/prune check holds the pull request while the published catalogs serve these; an owner of the package allows it with: ${result.allowPrune.join(' ; ')}`,
+      `where the catalogs are published (publish in ${CONFIG_PATH}), the catalog-bot/prune check holds the pull request until an owner of the package allows what the published images serve: ${result.allowPrune.join(' ; ')}`,
     );
   else if (names.length > 0)
     lines.push(

@@ -124,7 +124,11 @@ export function packageDirOf(bundlesPath: string, pkg: string): string {
     throw new RemovalRefusal(
       `bundles.path "${bundlesPath}" does not end in the version's directory, so the package's directory is unknown`,
     );
-  return segments.slice(0, last).join('/').replaceAll('{package}', pkg);
+  const dir = segments.slice(0, last).join('/').replaceAll('{package}', pkg);
+  // Only ever a directory inside the repository.
+  if (dir.split('/').some((part) => part === '' || part === '.' || part === '..'))
+    throw new RemovalRefusal(`bundles.path "${bundlesPath}" does not name a directory inside the repository`);
+  return dir;
 }
 
 // ---- reading what the package has
