@@ -21,8 +21,10 @@ describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () 
     cop = makeCopRepo('clusterpulse/1.0.2');
   });
   afterAll(() => cop?.cleanup());
+  // Back to the repository as made: a test's own commits (comments, a channel) go too.
   const reset = () => {
     cop.git('checkout', '-q', '-f', 'main');
+    cop.git('reset', '-q', '--hard', cop.git('rev-list', '--max-parents=0', 'main'));
     cop.git('clean', '-qfdx');
   };
 

@@ -30,8 +30,10 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
     cop = makeCopRepo('clusterpulse/1.0.2');
   });
   afterAll(() => cop?.cleanup());
+  // Back to the repository as made: a test's own commits (comments, a channel) go too.
   const reset = () => {
     cop.git('checkout', '-q', '-f', 'main');
+    cop.git('reset', '-q', '--hard', cop.git('rev-list', '--max-parents=0', 'main'));
     cop.git('clean', '-qfdx');
   };
 
@@ -246,6 +248,22 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(r.err).toMatch(why);
       expect(currentFiles(cop.git)).toEqual(before);
     }
+    // The package's objects also in a file outside catalogs/<v>/<pkg>/: not a half removal.
+    const stray = join(cop.repo, 'catalogs/v4.20/extra.yaml');
+    const pkgBlob = blobsOf(
+      readFileSync(join(cop.repo, 'catalogs/v4.20/jumpstarter-operator/catalog.yaml'), 'utf8'),
+    )[0]!;
+    writeFileSync(stray, JSON.stringify(pkgBlob));
+    cop.git('add', '-A');
+    cop.git('commit', '-qm', 'stray');
+    const withStray = currentFiles(cop.git);
+    for (const target of ['jumpstarter-operator', 'jumpstarter-operator/0.9.0']) {
+      const r = await remove([target, '--repo', cop.repo]);
+      expect(r.code, `${target}: ${r.err}`).toBe(1);
+      expect(r.err).toMatch(/catalogs\/v4\.20\/extra\.yaml holds objects of jumpstarter-operator outside/);
+      expect(currentFiles(cop.git)).toEqual(withStray);
+    }
+    reset();
     const usage = await remove(['--repo', cop.repo]);
     expect(usage.code).toBe(2);
     const format = await remove(['jumpstarter-operator', '--repo', cop.repo, '--format', 'xml']);

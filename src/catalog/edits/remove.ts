@@ -506,6 +506,23 @@ export async function planRemoval(request: RemoveRequest, input: RemoveInput): P
   const filesOf = (dirs: string[]): string[] =>
     all.filter((p) => dirs.some((d) => p.startsWith(`${d}/`))).sort();
 
+  // Objects of the package in a catalog file outside <root>/<package>/ (a root kept as one
+  // file, say) would stay after the removal: refused, naming the file, rather than half done.
+  for (const root of input.catalogRoots) {
+    const own = `${root}/${pkg}/`;
+    for (const path of all) {
+      if (!path.startsWith(`${root}/`) || path.startsWith(own) || !/\.(ya?ml|json)$/i.test(path)) continue;
+      const text = tree.read(path);
+      if (text === undefined || !text.includes(pkg)) continue;
+      const view = catalogView([text], pkg);
+      if (view.bundles.size + view.channels.size > 0 || view.defaultChannel !== null)
+        throw new RemovalRefusal(
+          `${path} holds objects of ${pkg} outside ${own}, where remove does not edit: move them into ${own} (or remove them by hand) first`,
+          path,
+        );
+    }
+  }
+
   // ---- the whole package
   if (request.bundle === undefined) {
     const removed = [...catalogDirs.map((c) => c.dir), ...(packageFiles.length > 0 ? [packageDir] : [])];
