@@ -249,6 +249,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     readsPath: ['some-package', '--repo', 'DIR'],
     load: () => import('./onboard.js'),
   },
+  {
+    name: 'remove',
+    help: `  remove <package>[/<bundle>] [--repo <dir>] [--dry-run] [--format text|json]
+                       Remove a package or one bundle as the repository keeps them (catalog
+                       directories, templates, re-rendered catalogs, bundle directories) and
+                       say per catalog what clusters lose (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    readsPath: ['some-package', '--repo', 'DIR'],
+    load: () => import('./remove.js'),
+  },
 ];
 
 /** `catalog-bot --help`: the usage line, every command's entry, then what applies to several. */
@@ -264,7 +274,7 @@ REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and
 REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
 
 Data goes to stdout, errors to stderr (one line). The editing commands (promote,
-default-channel, deprecate, ocp-promote, release, render-template --output-file) take
+default-channel, deprecate, ocp-promote, release, remove, render-template --output-file) take
 --dry-run: they print what would change and write nothing; an edit already made exits 0
 with "nothing to do".
 `
