@@ -1,7 +1,9 @@
 // `catalog-bot impact` on real history: the recorded release of clusterpulse 1.0.2 to five
 // catalogs of community-operators-prod, a release edited by hand so it strands a version, a
 // package removed from a catalog, and a change no cluster sees (layout only).
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -137,5 +139,79 @@ describe.skipIf(!haveRealRepo)('catalog-bot impact on community-operators-prod h
     const json = JSON.parse(await impact(head));
     expect(json.catalogs).toEqual({});
     expect(await impact(head, 'text')).toBe('no change that clusters would see\n');
+  });
+});
+
+describe('catalog-bot impact with hostile names', () => {
+  it('escapes Markdown, HTML and Mermaid syntax in every name it prints', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'impact-hostile-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args]);
+    const channel = 's`](x)<img src=x onerror=alert(1)>';
+    const v1 = 'evil.v1"]-->x["a';
+    const v2 = 'evil.v2|*_<b>';
+    const bundle = (name: string, version: string) =>
+      JSON.stringify({
+        schema: 'olm.bundle',
+        package: 'evil',
+        name,
+        image: `q/e:${version}`,
+        properties: [{ type: 'olm.package', value: { packageName: 'evil', version } }],
+      });
+    const write = (entries: object[], bundles: string[]) =>
+      writeFileSync(
+        join(dir, 'catalogs/v4.20/evil/catalog.json'),
+        [
+          JSON.stringify({ schema: 'olm.package', name: 'evil', defaultChannel: channel }),
+          JSON.stringify({ schema: 'olm.channel', package: 'evil', name: channel, entries }),
+          ...bundles,
+        ].join('\n') + '\n',
+      );
+    mkdirSync(join(dir, 'catalogs/v4.20/evil'), { recursive: true });
+    git('init', '-q', '-b', 'main');
+    write([{ name: v1 }], [bundle(v1, '1.0.0')]);
+    git('add', '-A');
+    git('commit', '-qm', 'base');
+    write([{ name: v1 }, { name: v2, replaces: v1 }], [bundle(v1, '1.0.0'), bundle(v2, '2.0.0')]);
+    git('add', '-A');
+    git('commit', '-qm', 'head');
+    try {
+      const r = await runCommand('impact', [
+        '--repo',
+        dir,
+        '--base',
+        'HEAD~1',
+        '--head',
+        'HEAD',
+        '--format',
+        'markdown',
+      ]);
+      expect(r.code).toBe(0);
+      const md = r.out;
+      // No raw HTML, link or code span opens; Mermaid labels hold no quote, bracket or arrow.
+      expect(md).not.toMatch(/(^|[^\\])<(img|b)/);
+      expect(md).not.toMatch(/(^|[^\\])\]\(x\)/);
+      const mermaid = md.slice(md.indexOf('```mermaid'));
+      for (const label of mermaid.matchAll(/\["([^"]*)"\]/g)) expect(label[1]).not.toMatch(/["[\]<>|*]|-->/);
+      expect(mermaid).toContain('#60;b#62;');
+      const json = JSON.parse(
+        (
+          await runCommand('impact', [
+            '--repo',
+            dir,
+            '--base',
+            'HEAD~1',
+            '--head',
+            'HEAD',
+            '--format',
+            'json',
+          ])
+        ).out,
+      );
+      // JSON keeps the names exactly.
+      expect(json.catalogs['catalogs/v4.20'].packages.evil.channels[channel].bundlesAdded).toEqual([v2]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
