@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { packageDirOf, parseRemovalTarget } from '../src/catalog/edits/remove.js';
+import { packageDirOf, parseRemovalTarget, planRemoval } from '../src/catalog/edits/remove.js';
+import { catalogRootsOf, workingTree } from '../src/commands/working-tree.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { blobsOf, currentFiles, remove, trackedFiles } from './helpers/removal.js';
@@ -311,6 +312,25 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       rmSync(join(cop.repo, 'operators/jumpstarter-operator/0.9.0/manifests/linked'));
       expect(currentFiles(cop.git)).toEqual(before);
       expect(readFileSync(join(outside, 'manifests', 'keep.yaml'), 'utf8')).toBe('precious: true\n');
+      // The core, as the App will call it with a git tree's links: the same refusals.
+      const tree = workingTree(cop.repo);
+      const input = { tree, catalogRoots: catalogRootsOf(tree) };
+      const linked = 'operators/jumpstarter-operator/0.9.0/manifests/linked';
+      await expect(
+        planRemoval({ package: 'jumpstarter-operator' }, { ...input, links: [linked] }),
+      ).rejects.toThrow(`${linked} is a symbolic link`);
+      await expect(
+        planRemoval(
+          { package: 'visionone-containersecurity', bundle: '0.0.1' },
+          { ...input, links: ['operators/visionone-containersecurity'] },
+        ),
+      ).rejects.toThrow('operators/visionone-containersecurity is a symbolic link');
+      // A link elsewhere changes nothing.
+      const plan = await planRemoval(
+        { package: 'jumpstarter-operator' },
+        { ...input, links: ['operators/other/x'] },
+      );
+      expect(plan.removed).toContain('operators/jumpstarter-operator');
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }

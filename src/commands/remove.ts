@@ -9,7 +9,7 @@ import {
   parseRemovalTarget,
   planRemoval,
   RemovalRefusal,
-  type CatalogLoss,
+  clusterLosses,
   type RemovalResult,
 } from '../catalog/edits/remove.js';
 import { defineCommand } from './command.js';
@@ -33,22 +33,6 @@ const REMOVE_USAGE = `catalog-bot remove <package>[/<bundle>] [--repo <dir>] [--
   skipping a removed bundle. --dry-run writes nothing. Exit 0 done, 1 refused, 2 usage/IO.
 `;
 
-function lossLines(name: string, loss: CatalogLoss): string[] {
-  const out = [`  ${name}: loses ${loss.bundlesRemoved.join(', ') || 'no bundle'}`];
-  if (loss.channelsRemoved.length > 0) out.push(`    channels removed: ${loss.channelsRemoved.join(', ')}`);
-  if (loss.defaultChannelRemoved !== null)
-    out.push(`    the default channel ${loss.defaultChannelRemoved} is gone`);
-  for (const h of loss.headsRemoved)
-    out.push(
-      `    channel ${h.channel} loses its head ${h.head}; new head${h.newHeads.length === 1 ? '' : 's'}: ${h.newHeads.join(', ') || 'none'}`,
-    );
-  for (const d of loss.dangling)
-    out.push(
-      `    ${d.entry} in channel ${d.channel} ${d.replaces !== undefined ? `replaces ${d.replaces}` : `skips ${d.skips}`}, which is gone`,
-    );
-  return out;
-}
-
 function textReport(result: RemovalResult, dryRun: boolean): string[] {
   const what =
     result.bundle === null ? `package ${result.package}` : `bundle ${result.bundle} of ${result.package}`;
@@ -61,22 +45,7 @@ function textReport(result: RemovalResult, dryRun: boolean): string[] {
     lines.push(`${dryRun ? 'would write' : 'wrote'} ${e.path} (+${added} -${removed})`);
   }
   for (const note of result.notes) lines.push(`note: ${note}`);
-  const names = Object.keys(result.catalogs);
-  if (names.length === 0) lines.push('no catalog served it: clusters lose nothing');
-  else {
-    lines.push(
-      result.mode === 'fbc' ? 'what clusters lose, per catalog:' : 'what clusters lose, per OpenShift index:',
-    );
-    for (const name of names) lines.push(...lossLines(name, result.catalogs[name]!));
-  }
-  if (result.allowPrune.length > 0)
-    lines.push(
-      `where the catalogs are published (publish in ${CONFIG_PATH}), the catalog-bot/prune check holds the pull request until an owner of the package allows what the published images serve: ${result.allowPrune.join(' ; ')}`,
-    );
-  else if (names.length > 0)
-    lines.push(
-      'the bundle index is built by the pipeline, not from the catalog roots: the catalog-bot/prune check does not see this removal',
-    );
+  lines.push(...clusterLosses(result));
   if (dryRun) lines.push('(dry run: nothing written)');
   return lines;
 }

@@ -53,6 +53,12 @@ export interface RemoveInput {
   /** The catalog roots the repository config lists (directories matching `catalogs`). */
   catalogRoots: readonly string[];
   settings?: Partial<BundleSettings>;
+  /**
+   * Paths of the tree that are symbolic links (a git tree's 120000 entries): a removal that
+   * would delete or write at, through or along one is refused (docs/security.md). The CLI
+   * checks the file system itself as well.
+   */
+  links?: readonly string[];
 }
 
 export interface DanglingEdge {
@@ -460,6 +466,28 @@ const catalogName = (root: string): string => root.slice(root.lastIndexOf('/') +
 
 /** Plan the removal of a package or one of its bundles. Throws RemovalRefusal. */
 export async function planRemoval(request: RemoveRequest, input: RemoveInput): Promise<RemovalResult> {
+  const links = input.links ?? [];
+  const linkAt = (path: string, whole: boolean): string | undefined =>
+    links.find((l) => l === path || path.startsWith(`${l}/`) || (whole && l.startsWith(`${path}/`)));
+  const settings = { ...DEFAULT_BUNDLE_SETTINGS, ...input.settings };
+  const packageDir = packageDirOf(settings.path, request.package);
+  const asked = request.bundle === undefined ? packageDir : `${packageDir}/${request.bundle}`;
+  const early = linkAt(asked, false);
+  if (early)
+    throw new RemovalRefusal(`${early} is a symbolic link; nothing is deleted through a link`, early);
+  const result = await planWithoutLinks(request, input);
+  for (const path of [...result.removed, ...result.edits.map((e) => e.path)]) {
+    const link = linkAt(path, result.removed.includes(path));
+    if (link)
+      throw new RemovalRefusal(
+        `${link} is a symbolic link; nothing is deleted or written through or along a link`,
+        link,
+      );
+  }
+  return result;
+}
+
+async function planWithoutLinks(request: RemoveRequest, input: RemoveInput): Promise<RemovalResult> {
   const settings = { ...DEFAULT_BUNDLE_SETTINGS, ...input.settings };
   const { tree } = input;
   const pkg = request.package;
@@ -807,4 +835,38 @@ function finish(r: {
     allowPrune,
     notes: r.notes,
   };
+}
+
+// ---- the report, in words: the CLI prints it, a pull request's description can carry it
+
+function lossLines(name: string, loss: CatalogLoss): string[] {
+  const out = [`  ${name}: loses ${loss.bundlesRemoved.join(', ') || 'no bundle'}`];
+  if (loss.channelsRemoved.length > 0) out.push(`    channels removed: ${loss.channelsRemoved.join(', ')}`);
+  if (loss.defaultChannelRemoved !== null)
+    out.push(`    the default channel ${loss.defaultChannelRemoved} is gone`);
+  for (const h of loss.headsRemoved)
+    out.push(
+      `    channel ${h.channel} loses its head ${h.head}; new head${h.newHeads.length === 1 ? '' : 's'}: ${h.newHeads.join(', ') || 'none'}`,
+    );
+  for (const d of loss.dangling)
+    out.push(
+      `    ${d.entry} in channel ${d.channel} ${d.replaces !== undefined ? `replaces ${d.replaces}` : `skips ${d.skips}`}, which is gone`,
+    );
+  return out;
+}
+
+/** What clusters lose, per catalog, and what the pruning guard will ask for (docs/remove.md). */
+export function clusterLosses(result: RemovalResult): string[] {
+  const names = Object.keys(result.catalogs);
+  if (names.length === 0) return ['no catalog served it: clusters lose nothing'];
+  const lines = [
+    result.mode === 'fbc' ? 'what clusters lose, per catalog:' : 'what clusters lose, per OpenShift index:',
+  ];
+  for (const name of names) lines.push(...lossLines(name, result.catalogs[name]!));
+  lines.push(
+    result.allowPrune.length > 0
+      ? `where the catalogs are published (publish in .github/catalog-bot.yml), the catalog-bot/prune check holds the pull request until an owner of the package allows what the published images serve: ${result.allowPrune.join(' ; ')}`
+      : 'the bundle index is built by the pipeline, not from the catalog roots: the catalog-bot/prune check does not see this removal',
+  );
+  return lines;
 }
