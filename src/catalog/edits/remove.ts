@@ -15,8 +15,8 @@ import { ocpCatalogVersion } from '../olm/ocp-continuity.js';
 import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
 import { parseTemplate, templateKind, TemplateError, type TemplateKind } from '../templates/index.js';
-import { compareVersions, tryParseVersion } from '../versions/semver.js';
-import { admitsCatalog, parseOpenShiftVersions } from '../legacy/openshift-versions.js';
+import { legacyIndexGraph, type LegacyBundle, type UpdateGraphMode } from '../legacy/index-graph.js';
+import { legacyBundle, LegacyBundleError } from '../legacy/bundle-annotations.js';
 import { removeDeprecationText, removeSeqItem } from './deprecate.js';
 import {
   applySplices,
@@ -206,6 +206,9 @@ interface DirectoryBundle {
   openShiftVersions: string | undefined;
   replaces: string | undefined;
   skips: string[];
+  /** The bundle as the index reads it; undefined when its annotations cannot be read so. */
+  legacy: LegacyBundle | undefined;
+  legacyError?: string;
 }
 
 function filesUnder(tree: ReleaseTree, dir: string): Map<string, Buffer> {
@@ -256,8 +259,21 @@ function readDirectoryBundle(
     .split(',')
     .map((c) => c.trim())
     .filter(Boolean);
+  let legacy: LegacyBundle | undefined;
+  let legacyError: string | undefined;
+  try {
+    const texts = Object.fromEntries(
+      Object.entries(annotations).map(([k, v]) => [k, str(v) ?? String(v ?? '')]),
+    );
+    legacy = legacyBundle(directory, texts, loaded.csv, loaded.name);
+  } catch (err) {
+    if (!(err instanceof LegacyBundleError)) throw err;
+    legacyError = err.message;
+  }
   return {
     directory,
+    legacy,
+    ...(legacyError ? { legacyError } : {}),
     name: loaded.name,
     version: str(spec.version),
     channels,
@@ -563,7 +579,7 @@ async function planWithoutLinks(request: RemoveRequest, input: RemoveInput): Pro
     }
     if (mode !== 'fbc') {
       const bundles = bundleDirs.map((v) => readDirectoryBundle(tree, `${packageDir}/${v}`, imageOf(v)));
-      for (const [name, loss] of Object.entries(indexLosses(bundles, input.catalogRoots, [], notes)))
+      for (const [name, loss] of Object.entries(indexLosses(bundles, input.catalogRoots, [], notes, mode)))
         catalogs[name] ??= loss;
     }
     return finish({
@@ -616,7 +632,7 @@ async function planWithoutLinks(request: RemoveRequest, input: RemoveInput): Pro
     const others = bundleDirs
       .filter((v) => v !== version)
       .map((v) => readDirectoryBundle(tree, `${packageDir}/${v}`, imageOf(v)));
-    const catalogs = indexLosses([read, ...others], input.catalogRoots, [name], notes);
+    const catalogs = indexLosses([read, ...others], input.catalogRoots, [name], notes, mode);
     return finish({
       pkg,
       bundle: name,
@@ -738,61 +754,57 @@ async function planWithoutLinks(request: RemoveRequest, input: RemoveInput): Pro
 }
 
 /**
- * What each OpenShift catalog of the bundle index loses: the bundles its
- * `com.redhat.openshift.versions` admits there, channels as the bundles annotate them, edges
- * from the CSVs (`removing` empty: the whole package). The index's own graph rules (channels
- * reached by replaces chains, semver-mode edges) are not emulated here.
+ * What each OpenShift catalog of the bundle index loses: the package as the index serves it
+ * there (docs/legacy-index.md: the bundles `com.redhat.openshift.versions` admits, channels
+ * and edges as `opm index add` built them), before and after (`removing` empty: the whole
+ * package).
  */
 function indexLosses(
   bundles: ReturnType<typeof readDirectoryBundle>[],
   roots: readonly string[],
   removing: string[],
   notes: string[],
+  mode: UpdateGraphMode,
 ): Record<string, CatalogLoss> {
-  const readable: DirectoryBundle[] = [];
+  const readable: LegacyBundle[] = [];
   for (const b of bundles) {
-    if ('name' in b) readable.push(b);
-    else notes.push(`${b.directory} cannot be read (${b.error}): it is left out of what clusters lose`);
+    if (!('name' in b))
+      notes.push(`${b.directory} cannot be read (${b.error}): it is left out of what clusters lose`);
+    else if (!b.legacy) notes.push(`${b.legacyError}: ${b.directory} is left out of what clusters lose`);
+    else readable.push(b.legacy);
   }
-  const ranges = new Map(
-    readable.map((b) => {
-      const range = parseOpenShiftVersions(b.openShiftVersions);
-      if (!range.ok) notes.push(`${b.directory}: ${range.error}; taken as every OpenShift version`);
-      return [b, range.ok ? range.range : ({ kind: 'all' } as const)] as const;
-    }),
-  );
+  const view = (list: LegacyBundle[], catalog: string): PackageView => {
+    const v = emptyView();
+    const graph = legacyIndexGraph(list, mode, catalog);
+    if (!graph) return v;
+    for (const b of graph.bundles) v.bundles.add(b);
+    for (const [name, entries] of graph.channels)
+      v.channels.set(name, {
+        entries: entries.map((e) => ({
+          name: e.name,
+          ...(e.replaces ? { replaces: e.replaces } : {}),
+          skips: e.skips ?? [],
+        })),
+      });
+    v.defaultChannel = graph.defaultChannel || null;
+    return v;
+  };
   const out: Record<string, CatalogLoss> = {};
   for (const root of roots) {
     const name = catalogName(root);
     if (!ocpCatalogVersion(name)) continue;
-    const served = readable.filter((b) => admitsCatalog(ranges.get(b)!, name));
-    const view = (list: DirectoryBundle[]): PackageView => {
-      const v = emptyView();
-      for (const b of list) {
-        v.bundles.add(b.name);
-        for (const c of b.channels) {
-          const ch = v.channels.get(c) ?? { entries: [] };
-          ch.entries.push({ name: b.name, ...(b.replaces ? { replaces: b.replaces } : {}), skips: b.skips });
-          v.channels.set(c, ch);
-        }
-      }
-      // The newest bundle's default-channel annotation, as the index took it.
-      const newest = [...list].sort((a, b) => {
-        const va = tryParseVersion(a.version ?? '');
-        const vb = tryParseVersion(b.version ?? '');
-        return va.ok && vb.ok ? compareVersions(vb.version, va.version) : 0;
-      })[0];
-      v.defaultChannel = newest?.defaultChannel ?? newest?.channels[0] ?? null;
-      return v;
-    };
-    const before = view(served);
+    const before = view(readable, name);
+    if (before.bundles.size === 0) continue;
     if (removing.length > 0 && !removing.some((r) => before.bundles.has(r))) continue;
-    if (served.length === 0) continue;
-    const loss = lossBetween(
+    out[name] = lossBetween(
       before,
-      removing.length === 0 ? undefined : view(served.filter((b) => !removing.includes(b.name))),
+      removing.length === 0
+        ? undefined
+        : view(
+            readable.filter((b) => !removing.includes(b.name)),
+            name,
+          ),
     );
-    out[name] = loss;
   }
   return out;
 }
