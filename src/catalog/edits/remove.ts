@@ -597,7 +597,15 @@ async function planWithoutLinks(request: RemoveRequest, input: RemoveInput): Pro
   }
 
   // ---- one bundle
-  const version = request.bundle;
+  // The bundle by its directory (`0.8.0`) or by its name in the catalogs (`pkg.v0.8.0`).
+  let version = request.bundle;
+  if (!all.some((p) => p.startsWith(`${packageDir}/${version}/`))) {
+    const named = bundleDirs.find((v) => {
+      const read = readDirectoryBundle(tree, `${packageDir}/${v}`, imageOf(v));
+      return 'name' in read && read.name === request.bundle;
+    });
+    if (named !== undefined) version = named;
+  }
   const directory = `${packageDir}/${version}`;
   if (!all.some((p) => p.startsWith(`${directory}/`)))
     throw new RemovalRefusal(
