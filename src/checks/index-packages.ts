@@ -549,8 +549,16 @@ function bundleAt(pkg: EmulatedPackage, dir: string): CsvIndex | undefined {
 
 /** The head's bundle directory whose CSV has this name: the changed ones first, the rest as needed. */
 function bundleNamed(pkg: EmulatedPackage, name: string): CsvIndex | undefined {
-  const dirs = packageIndex(pkg).dirs.keys();
-  for (const dir of [...pkg.changed, ...dirs]) {
+  const index = packageIndex(pkg);
+  const needle = Buffer.from(name);
+  for (const dir of [...pkg.changed, ...index.dirs.keys()]) {
+    // A directory none of whose manifests holds the name is not parsed.
+    const files = index.dirs.get(dir);
+    if (
+      !index.read.has(dir) &&
+      ![...(files?.entries() ?? [])].some(([p, d]) => p.startsWith('manifests/') && d.includes(needle))
+    )
+      continue;
     const b = bundleAt(pkg, dir);
     if (b?.name === name) return b;
   }
