@@ -185,6 +185,7 @@ const PARTS = [
   'publish',
   'serve',
   'templates',
+  'onboard',
   'load',
 ];
 const only = (process.env.BENCH_ONLY ?? '')
@@ -409,6 +410,24 @@ async function benchTemplating() {
   ];
 }
 
+// Onboarding: the largest real onboarding case, from its bundle directories and with --index.
+async function benchOnboarding() {
+  const r = runScript('onboard.mjs', [join(shared, 'data', 'onboarding'), String(Math.min(runs, 5))]);
+  const perCatalog = (ms) => (ms / r.catalogs).toFixed(0);
+  return [
+    '## Onboarding a package to FBC',
+    '',
+    `\`catalog-bot onboard ${r.package}\` (the largest real onboarding case: ${r.bundles} bundle directories, ${r.catalogs} OpenShift catalogs), whole process, median of ${r.runs}:`,
+    '',
+    "| from | total (ms) | per catalog (ms) | the pipeline's converter, per catalog |",
+    '|---|---:|---:|---:|',
+    `| bundle directories | ${r.fromDirectories.toFixed(0)} | ${perCatalog(r.fromDirectories)} | about 40,000 ms (an opm render of the published index) |`,
+    `| \`--index\` for every catalog | ${r.withIndex.toFixed(0)} | ${perCatalog(r.withIndex)} | about 40,000 ms |`,
+    '',
+    "opm has no emulation of `opm index add` any more (SQLite support was dropped), so no opm run does the same job; the converter's figure is the one the issue gives.",
+  ];
+}
+
 // Several replicas on one Redis: 1,000 deliveries for 200 pull requests in 20 repositories,
 // unpaced (the paced run is `node bench/load.mjs`: about a second per write).
 async function benchReplicas() {
@@ -446,6 +465,7 @@ const benches = {
   publish: benchPublishing,
   serve: benchServing,
   templates: benchTemplating,
+  onboard: benchOnboarding,
   load: benchReplicas,
 };
 

@@ -7,10 +7,10 @@ import { parseDocument } from 'yaml';
 import {
   BundleError,
   bundleImageReference,
-  loadBundleDirectory,
+  renderParsedBundle,
   parseBundle,
   bundleFilesFromMap,
-  type LoadedBundle,
+  type ParsedBundle,
 } from '../bundle.js';
 import {
   DEFAULT_BUNDLE_SETTINGS,
@@ -109,7 +109,7 @@ interface DirectoryBundle {
   dir: string;
   version: string;
   legacy: LegacyBundle;
-  files: Map<string, Buffer>;
+  parsed: ParsedBundle;
   csv: JsonObject;
 }
 
@@ -177,7 +177,7 @@ function readBundles(tree: ReleaseTree, pkg: string, settings: BundleSettings): 
       if (err instanceof LegacyBundleError) throw new OnboardRefusal(err.message, err.file);
       throw err;
     }
-    out.push({ dir, version, legacy, files, csv: parsed.csv });
+    out.push({ dir, version, legacy, parsed, csv: parsed.csv });
   }
   return out;
 }
@@ -527,7 +527,7 @@ export async function onboardPackage(input: OnboardInput): Promise<OnboardResult
       planned.push({
         catalog,
         template: indexTemplateText(indexBlobs),
-        resolver: bundleResolverFromCatalog([JSON.stringify(indexBlobs)]),
+        resolver: bundleResolverFromCatalog([indexBlobs.map((b) => JSON.stringify(b)).join('\n')]),
       });
       continue;
     }
@@ -572,28 +572,18 @@ export async function onboardPackage(input: OnboardInput): Promise<OnboardResult
   }
 
   // ---- catalogs, rendered as release renders them
-  const loaded = new Map<string, LoadedBundle | undefined>();
-  const fromDirectories: BundleResolver = async (image) => {
-    for (const b of bundles) {
-      let name: string;
-      try {
-        name = imageOf(b.legacy.name);
-      } catch {
-        continue;
-      }
-      if (name !== image) continue;
-      if (!loaded.has(image)) {
-        try {
-          loaded.set(image, loadBundleDirectory(b.files, { image }));
-        } catch (err) {
-          if (!(err instanceof BundleError)) throw err;
-          loaded.set(image, undefined);
-        }
-      }
-      const got = loaded.get(image);
-      return got ? { blob: got.blob, csv: got.csv } : undefined;
+  // Each directory was parsed once above; its blob is made per image reference.
+  const byImage = new Map<string, DirectoryBundle>();
+  for (const b of bundles) {
+    try {
+      byImage.set(imageOf(b.legacy.name), b);
+    } catch (err) {
+      if (!(err instanceof OnboardRefusal)) throw err;
     }
-    return undefined;
+  }
+  const fromDirectories: BundleResolver = async (image) => {
+    const b = byImage.get(image);
+    return b ? renderParsedBundle(b.parsed, image) : undefined;
   };
   const renders = new Map<string, string>();
   for (const p of planned) {
