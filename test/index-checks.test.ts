@@ -4,10 +4,10 @@
 // the findings at the bundle directory files. Real onboarding cases' repositories (the
 // package's bundle directories as community-operators-prod had them), main without the
 // newest bundle, a branch adding it: that bundle's pull request.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
+import { makeIndexRepo, ONBOARDING, type IndexRepo } from './helpers/cop-repo.js';
 import { runCommand } from './helpers/cli.js';
 
 interface Finding {
@@ -78,6 +78,16 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
         'annotations:\n  com.redhat.openshift.versions: v4.12,v4.13\n',
       ),
     );
+    // The attack: the broken bundle with a catalog file of the package written by hand, whose
+    // graph is the right one. The pipeline still adds the bundle directory to the index.
+    r.branch('wrong-replaces-with-catalog', (repo) => {
+      edit(repo, csv, 'replaces: amd-gpu-operator.v0.0.3', 'replaces: amd-gpu-operator.v0.0.9');
+      mkdirSync(join(repo, 'catalogs/v4.12/amd-gpu-operator'));
+      cpSync(
+        join(ONBOARDING, 'amd-gpu-operator/expected/catalogs/v4.12/amd-gpu-operator/catalog.yaml'),
+        join(repo, 'catalogs/v4.12/amd-gpu-operator/catalog.yaml'),
+      );
+    });
     r.branch('narrow-versions', (repo) =>
       edit(
         repo,
@@ -130,6 +140,17 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
       'as the bundle index will serve it for v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18 and v4.19',
     );
     expect(stranded[0]!.file).toMatch(/^operators\/amd-gpu-operator\/0\.0\.4\//);
+  });
+
+  it('attack: a hand-written catalog of the package in the pull request does not stand in for the index the bundle goes into', async () => {
+    const { code, checks } = await check(r.repo, 'wrong-replaces-with-catalog');
+    expect(code).toBe(1);
+    const graph = named(checks, 'upgrade-graph');
+    expect(graph.conclusion).toBe('failure');
+    const missing = graph.findings.find((f) => f.rule === 'INDEX-REPLACES-MISSING');
+    expect(missing?.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
+    // Every version's index, v4.12 (where the pull request wrote its own catalog) included.
+    expect(missing?.message).toContain('for v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18 and v4.19');
   });
 
   it('an annotation the index cannot read is a failing finding at its line (exit 1, not a crash)', async () => {

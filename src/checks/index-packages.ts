@@ -103,8 +103,11 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
     ]);
     // On the index at the head (what the pipeline adds the bundle with) and not leaving FBC.
     if (headCi === undefined || onFbc(headCi) || (baseCi !== undefined && onFbc(baseCi))) continue;
-    // A package with catalogs of its own is (partly) on FBC: those catalogs are checked as they are.
-    if (await hasCatalogs(input, headRoots, pkg)) continue;
+    // A package with catalogs of its own at the base is (partly) on FBC: those catalogs are
+    // checked as they are. Catalogs only the pull request adds are not: the index would
+    // still serve the bundle directories, so those are what is checked (the overlay
+    // replaces such a catalog.yaml).
+    if (await hasCatalogs(input, baseRoots, pkg)) continue;
     wanted.push({ package: pkg, packageDir, changed });
   }
   if (wanted.length === 0) return undefined;
@@ -122,8 +125,10 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
   const headFiles: IndexEmulation['headFiles'] = [];
   const described: string[] = [];
   const graphFindings: Diagnostic[] = [];
+  // One budget per side for every package: four packages at the bound are not held at once.
+  const budget = { head: MAX_PACKAGE_BYTES, base: MAX_PACKAGE_BYTES };
   for (const w of wanted) {
-    const head = await emulateSide(input, input.head, w.package, w.packageDir, headRoots);
+    const head = await emulateSide(input, input.head, w.package, w.packageDir, headRoots, budget, 'head');
     if ('tooLarge' in head) {
       findings.push(tooLargeFinding(w.package, w.packageDir, head.tooLarge));
       continue;
@@ -131,7 +136,16 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
     let base: Side | { tooLarge: number } = { files: new Map() };
     const baseCi = await input.readFile(input.base, `${w.packageDir}/ci.yaml`);
     if (baseCi !== undefined && baseRoots.length > 0)
-      base = await emulateSide(input, input.base, w.package, w.packageDir, baseRoots, head.files);
+      base = await emulateSide(
+        input,
+        input.base,
+        w.package,
+        w.packageDir,
+        baseRoots,
+        budget,
+        'base',
+        head.files,
+      );
     if ('tooLarge' in base) {
       findings.push(tooLargeFinding(w.package, w.packageDir, base.tooLarge));
       continue;
@@ -162,6 +176,7 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
         line: 1,
       });
     packages.push(pkg);
+    base.files = new Map(); // findings are placed in the head's files only
     for (const e of catalogEdits(head.result!, w.package)) headFiles.push(e);
     if (base.result) for (const e of catalogEdits(base.result, w.package)) baseFiles.push(e);
     described.push(describe(pkg));
@@ -170,10 +185,10 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
   return { baseFiles, headFiles, findings, graphFindings, packages, described };
 }
 
-/** Does an OpenShift catalog root of the head hold files of the package? */
+/** Does an OpenShift catalog root of the base hold files of the package? */
 async function hasCatalogs(input: IndexChangeInput, roots: string[], pkg: string): Promise<boolean> {
   for (const root of roots) {
-    const listed = await input.readDirectory(input.head, `${root}/${pkg}`, 0).catch(() => undefined);
+    const listed = await input.readDirectory(input.base, `${root}/${pkg}`, 0).catch(() => undefined);
     if (listed && (listed.bytes > 0 || listed.unreadable.length > 0)) return true;
   }
   return false;
@@ -184,7 +199,7 @@ function tooLargeFinding(pkg: string, packageDir: string, bytes: number): Diagno
     level: 'warning',
     rule: INDEX_RULE,
     package: pkg,
-    message: `${packageDir} holds ${Math.ceil(bytes / 2 ** 20)} MiB of files, more than the ${MAX_PACKAGE_BYTES / 2 ** 20} MiB catalog-bot reads to emulate the bundle index; ${pkg} is not checked on the index`,
+    message: `${packageDir} holds ${Math.ceil(bytes / 2 ** 20)} MiB of files: with the other packages of the pull request, more than the ${MAX_PACKAGE_BYTES / 2 ** 20} MiB catalog-bot reads to emulate the bundle index; ${pkg} is not checked on the index`,
     file: packageDir,
     line: 1,
   };
@@ -200,10 +215,13 @@ async function emulateSide(
   pkg: string,
   packageDir: string,
   roots: string[],
+  budget: { head: number; base: number },
+  side: 'head' | 'base',
   shared?: Map<string, Buffer>,
 ): Promise<Side | { tooLarge: number }> {
-  const read = await input.readDirectory(rev, packageDir, MAX_PACKAGE_BYTES);
-  if (read.bytes > MAX_PACKAGE_BYTES) return { tooLarge: read.bytes };
+  const read = await input.readDirectory(rev, packageDir, budget[side]);
+  if (read.bytes > budget[side]) return { tooLarge: read.bytes };
+  budget[side] -= read.bytes;
   const files = new Map<string, Buffer>();
   for (const [p, data] of read.files) {
     const path = `${packageDir}/${p}`;
