@@ -25,17 +25,12 @@ interface Check {
   notes?: string[];
 }
 
-async function check(repo: string, head: string): Promise<{ code: number; checks: Check[]; err: string }> {
-  const got = await runCommand('check', [
-    '--repo',
-    repo,
-    '--base',
-    'main',
-    '--head',
-    head,
-    '--format',
-    'json',
-  ]);
+async function check(
+  repo: string,
+  head: string,
+  base = 'main',
+): Promise<{ code: number; checks: Check[]; err: string }> {
+  const got = await runCommand('check', ['--repo', repo, '--base', base, '--head', head, '--format', 'json']);
   const checks = got.out ? (JSON.parse(got.out) as { checks: Check[] }).checks : [];
   return { code: got.code, checks, err: got.err };
 }
@@ -46,9 +41,10 @@ const named = (checks: Check[], name: string): Check => {
   return c;
 };
 
-/** The 1-based line of the first line of `file` that contains `text`. */
-const lineOf = (repo: string, file: string, text: string): number =>
-  readFileSync(join(repo, file), 'utf8')
+/** The 1-based line of the first line of `file` at `ref` that contains `text`. */
+const lineOf = (r: IndexRepo, ref: string, file: string, text: string): number =>
+  r
+    .git('show', `${ref}:${file}`)
     .split('\n')
     .findIndex((l) => l.includes(text)) + 1;
 
@@ -128,7 +124,7 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
     expect(missing).toMatchObject({
       level: 'error',
       file: csv,
-      line: lineOf(r.repo, csv, 'replaces: amd-gpu-operator.v0.0.3'),
+      line: lineOf(r, 'wrong-replaces', csv, 'replaces: amd-gpu-operator.v0.0.9'),
     });
     expect(missing!.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
     expect(missing!.message).toContain("the channel's head there is amd-gpu-operator.v0.0.3");
@@ -153,6 +149,29 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
     expect(missing?.message).toContain('for v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18 and v4.19');
   });
 
+  it('an old bundle directory the index never took is left out of the emulation, not a reason to skip the checks', async () => {
+    // A directory without manifests, from before: `opm index add` refused it when it came.
+    r.git('checkout', '-q', '-b', 'old-broken', 'main');
+    mkdirSync(join(r.repo, 'operators/amd-gpu-operator/0.0.0/metadata'), { recursive: true });
+    cpSync(
+      join(r.repo, 'operators/amd-gpu-operator/0.0.3/metadata/annotations.yaml'),
+      join(r.repo, 'operators/amd-gpu-operator/0.0.0/metadata/annotations.yaml'),
+    );
+    r.git('add', '-A');
+    r.git('commit', '-qm', 'an old broken bundle directory');
+    r.git('checkout', '-q', '-b', 'good-after-broken');
+    r.git('checkout', 'good', '--', r.bundleDir);
+    r.git('commit', '-qm', 'the bundle');
+    const { code, checks } = await check(r.repo, 'good-after-broken', 'old-broken');
+    expect(code).toBe(0);
+    const notes = (named(checks, 'upgrade-graph').notes ?? []).join('\n');
+    expect(notes).toContain('channels alpha (4 bundles)');
+    expect(notes).toContain(
+      'left out as the index never took them: operators/amd-gpu-operator/0.0.0 (operators/amd-gpu-operator/0.0.0 is not a bundle: it has no manifests/ (the CSV and CRDs))',
+    );
+    for (const name of CATALOG_CHECKS) expect(named(checks, name).title).toMatch(/^On the bundle index: /);
+  });
+
   it('an annotation the index cannot read is a failing finding at its line (exit 1, not a crash)', async () => {
     const { code, checks, err } = await check(r.repo, 'comma-versions');
     expect(err).toBe('');
@@ -173,7 +192,7 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
     expect(f).toMatchObject({
       level: 'error',
       file: annotations,
-      line: lineOf(r.repo, annotations, 'com.redhat.openshift.versions'),
+      line: lineOf(r, 'narrow-versions', annotations, 'com.redhat.openshift.versions'),
     });
     expect(f!.message).toContain('catalog v4.13 -> v4.14: bundle amd-gpu-operator.v0.0.4');
     expect(f!.message).toContain('as the bundle index will serve it for v4.14');

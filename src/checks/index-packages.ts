@@ -38,6 +38,8 @@ export interface IndexChangeInput {
 /** One package's bundle directories read at one side, and what the index serves from them. */
 interface Side {
   files: Map<string, Buffer>;
+  /** Old bundle directories the index never took (refused when they came), with why. */
+  leftOut?: { dir: string; reason: string }[];
   result?: OnboardResult;
   refusal?: OnboardRefusal;
 }
@@ -128,7 +130,16 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
   // One budget per side for every package: four packages at the bound are not held at once.
   const budget = { head: MAX_PACKAGE_BYTES, base: MAX_PACKAGE_BYTES };
   for (const w of wanted) {
-    const head = await emulateSide(input, input.head, w.package, w.packageDir, headRoots, budget, 'head');
+    const head = await emulateSide(
+      input,
+      input.head,
+      w.package,
+      w.packageDir,
+      headRoots,
+      budget,
+      'head',
+      w.changed,
+    );
     if ('tooLarge' in head) {
       findings.push(tooLargeFinding(w.package, w.packageDir, head.tooLarge));
       continue;
@@ -144,6 +155,7 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
         baseRoots,
         budget,
         'base',
+        w.changed,
         head.files,
       );
     if ('tooLarge' in base) {
@@ -217,6 +229,7 @@ async function emulateSide(
   roots: string[],
   budget: { head: number; base: number },
   side: 'head' | 'base',
+  changed: string[],
   shared?: Map<string, Buffer>,
 ): Promise<Side | { tooLarge: number }> {
   const read = await input.readDirectory(rev, packageDir, budget[side]);
@@ -228,24 +241,44 @@ async function emulateSide(
     const same = shared?.get(path);
     files.set(path, same && same.equals(data) ? same : data);
   }
-  const paths = [...files.keys()].sort();
-  const tree: ReleaseTree = {
-    list: () => paths,
-    readBytes: (p) => files.get(p),
-    read: (p) => files.get(p)?.toString('utf8'),
-  };
-  try {
-    const result = await onboardPackage({
-      tree,
-      package: pkg,
-      catalogRoots: roots,
-      settings: input.settings,
-    });
-    return { files, result };
-  } catch (err) {
-    if (!(err instanceof OnboardRefusal)) throw err;
-    return { files, refusal: err };
+  const leftOut: { dir: string; reason: string }[] = [];
+  for (;;) {
+    const paths = [...files.keys()].sort();
+    const tree: ReleaseTree = {
+      list: () => paths,
+      readBytes: (p) => files.get(p),
+      read: (p) => files.get(p)?.toString('utf8'),
+    };
+    try {
+      const result = await onboardPackage({
+        tree,
+        package: pkg,
+        catalogRoots: roots,
+        settings: input.settings,
+      });
+      return { files, result, leftOut };
+    } catch (err) {
+      if (!(err instanceof OnboardRefusal)) throw err;
+      // An old bundle directory the index cannot take was refused by `opm index add` when
+      // it came, so the index never held it: left out, the rest is emulated. A directory the
+      // change touches, ci.yaml, or more than a few such directories: the refusal stands.
+      const dir = bundleDirOf(err.file, packageDir);
+      if (!dir || changed.includes(dir) || leftOut.length >= MAX_LEFT_OUT)
+        return { files, refusal: err, leftOut };
+      leftOut.push({ dir, reason: err.message });
+      for (const p of [...files.keys()]) if (p.startsWith(`${dir}/`)) files.delete(p);
+    }
   }
+}
+
+/** Old bundle directories left out of one emulation, at most (each costs an emulation). */
+const MAX_LEFT_OUT = 5;
+
+/** The bundle directory (`<packageDir>/<version>`) a refusal names, if it names one. */
+function bundleDirOf(file: string | undefined, packageDir: string): string | undefined {
+  if (!file?.startsWith(`${packageDir}/`)) return undefined;
+  const version = file.slice(packageDir.length + 1).split('/')[0];
+  return version && version !== 'ci.yaml' ? `${packageDir}/${version}` : undefined;
 }
 
 /** The catalog.yaml texts of an onboarding: what the index serves per OpenShift catalog. */
@@ -266,7 +299,12 @@ function describe(pkg: EmulatedPackage): string {
     groups.set(text, [...(groups.get(text) ?? []), catalog]);
   }
   const parts = [...groups].map(([text, catalogs]) => `${catalogs.sort(byOcp).join(', ')}: ${text}`);
-  return `${pkg.package} is on the bundle index (${result.mode}); checked on the catalogs the index will serve, emulated from ${pkg.packageDir}: ${parts.join('; ')}`;
+  const left = pkg.head.leftOut ?? [];
+  const without =
+    left.length > 0
+      ? `; left out as the index never took them: ${left.map((l) => `${l.dir} (${l.reason})`).join('; ')}`
+      : '';
+  return `${pkg.package} is on the bundle index (${result.mode}); checked on the catalogs the index will serve, emulated from ${pkg.packageDir}: ${parts.join('; ')}${without}`;
 }
 
 /**
