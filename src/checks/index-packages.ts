@@ -423,8 +423,13 @@ export function presenter(emulation: IndexEmulation): {
       `(?:${escapeRe(f.root)}/)?${escapeRe(f.pkg.package)}/catalog\\.yaml(?::\\d+)?`,
       'g',
     );
+    // "it was at <file>:<line> in the old catalog": a place the author cannot open.
+    const wasAt = new RegExp(`it was at ${catalogRef.source} in the old catalog`, 'g');
     const scrub = (s: string): string =>
-      s.replace(catalogRef, `the ${f.catalog} index`).replaceAll(f.root, `the ${f.catalog} index`);
+      s
+        .replace(wasAt, 'it was in the index before')
+        .replace(catalogRef, `the ${f.catalog} index`)
+        .replaceAll(f.root, `the ${f.catalog} index`);
     const hint = ocp
       ? `On the bundle index each OpenShift version's catalog follows from the bundle directories: ${OPENSHIFT_VERSIONS_ANNOTATION} in ${place.file} decides which versions get the bundle; give it every version the package's installs must keep a way forward in.`
       : d.hint !== undefined
