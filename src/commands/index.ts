@@ -228,6 +228,17 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./release.js'),
   },
   {
+    name: 'impact',
+    help: `  impact [--base <ref>] [--head <ref>] [--repo <dir>] [--format text|json|markdown]
+                       What clusters will see differently after a change: per catalog,
+                       package and channel the bundles, edges, heads and default channel
+                       before and after, and installed versions that lose (or gain) their
+                       way to the head (same defaults as check; exit 0, 2 usage/IO)
+`,
+    readsPath: ['--repo', 'DIR'],
+    load: () => import('./impact.js'),
+  },
+  {
     name: 'onboard',
     help: `  onboard <package> [--repo <dir>] [--catalogs <v>,<v>...] [--bundle-images <file>]
           [--index <v>=<root>]... [--dry-run] [--format text|json]
@@ -237,6 +248,16 @@ export const COMMANDS: readonly CommandEntry[] = [
 `,
     readsPath: ['some-package', '--repo', 'DIR'],
     load: () => import('./onboard.js'),
+  },
+  {
+    name: 'remove',
+    help: `  remove <package>[/<bundle>] [--repo <dir>] [--dry-run] [--format text|json]
+                       Remove a package or one bundle as the repository keeps them (catalog
+                       directories, templates, re-rendered catalogs, bundle directories) and
+                       say per catalog what clusters lose (exit 0 done, 1 refused, 2 usage/IO)
+`,
+    readsPath: ['some-package', '--repo', 'DIR'],
+    load: () => import('./remove.js'),
   },
 ];
 
@@ -253,7 +274,7 @@ REGISTRY_USERNAME and REGISTRY_PASSWORD (only for build's --tag/--base hosts and
 REGISTRY_CREDENTIAL_HOSTS); plain HTTP only for hosts in REGISTRY_INSECURE_HOSTS.
 
 Data goes to stdout, errors to stderr (one line). The editing commands (promote,
-default-channel, deprecate, ocp-promote, release, render-template --output-file) take
+default-channel, deprecate, ocp-promote, release, remove, render-template --output-file) take
 --dry-run: they print what would change and write nothing; an edit already made exits 0
 with "nothing to do".
 `

@@ -182,3 +182,39 @@ export function workingTreeCommit(repo: string): string {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
+
+/**
+ * Why a path of the repository must not be deleted or written, or undefined: a symbolic link
+ * at it, on the way to it, or inside the directory to delete could make a delete or a write
+ * reach outside the repository (docs/security.md). Checked for every path before anything is
+ * changed.
+ */
+export function linkOnPath(repo: string, path: string, whole = false): string | undefined {
+  const parts = path.split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const sub = parts.slice(0, i).join('/');
+    const info = lstatSync(join(repo, sub), { throwIfNoEntry: false });
+    if (info === undefined) return undefined;
+    if (info.isSymbolicLink()) return `${sub} is a symbolic link`;
+  }
+  if (!whole) return undefined;
+  const walk = (rel: string): string | undefined => {
+    for (const name of readdirSync(join(repo, rel)).sort()) {
+      const child = `${rel}/${name}`;
+      const info = lstatSync(join(repo, child));
+      if (info.isSymbolicLink()) return `${child} is a symbolic link`;
+      if (info.isDirectory()) {
+        const found = walk(child);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  return lstatSync(join(repo, path), { throwIfNoEntry: false })?.isDirectory() ? walk(path) : undefined;
+}
+
+/** Deletes directories of the repository (checked with linkOnPath first); returns them. */
+export function removeDirectories(repo: string, paths: readonly string[]): string[] {
+  for (const path of paths) rmSync(join(repo, path), { recursive: true, force: true });
+  return [...paths];
+}

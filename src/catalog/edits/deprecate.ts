@@ -546,7 +546,8 @@ const lineEndIncl = (text: string, at: number): number => {
   return i < 0 ? text.length : i + 1;
 };
 
-function removeSeqItem(text: string, seq: TSeq, item: TNode, format: 'yaml' | 'json'): Splice {
+/** The splice that takes one item out of a sequence: its lines (block) or its text and a comma (flow, JSON). */
+export function removeSeqItem(text: string, seq: TSeq, item: TNode, format: 'yaml' | 'json'): Splice {
   const items = seq.items;
   const i = items.indexOf(item);
   if (i < 0) throw new EditError('internal: the item is not in the list');

@@ -27,16 +27,12 @@ import {
 } from './promote-edit.js';
 import type { FileEdit } from './promote.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
-import { OPM_BEHAVIOURS, renderAsCommitted } from '../templates/behaviours.js';
+import { renderMappedOutputs, type EditedTemplate } from './render-outputs.js';
 import {
-  bundleResolverFromCatalog,
   parseTemplate,
-  renderTemplateText,
-  semverOptionsForOpm,
   templateKind,
   TemplateError,
   type BundleResolver,
-  type SemverOptions,
   type TemplateKind,
 } from '../templates/index.js';
 import { goYamlMarshal } from '../templates/write.js';
@@ -108,6 +104,8 @@ const MAX_RELEASE_CONFIG_BYTES = 64 * 1024;
 const MAX_BUNDLE_BYTES = 64 * 2 ** 20;
 /** The release bot writes YAML lines at most this wide (its emitter's default width). */
 const BOT_LINE_WIDTH = 80;
+
+export { migratesCsvMetadata } from './render-outputs.js';
 
 // ---- where the bundle is
 
@@ -408,24 +406,6 @@ function editSemver(path: string, text: string, target: ReleaseTarget, image: st
   return out;
 }
 
-// ---- rendering
-
-function catalogOrder(name: string): [number, number] | undefined {
-  const m = /^v?(\d+)\.(\d+)$/.exec(name);
-  return m ? [Number(m[1]), Number(m[2])] : undefined;
-}
-
-/** Whether a catalog is rendered with --migrate-level bundle-object-to-csv-metadata. */
-export function migratesCsvMetadata(catalog: string, from: string | undefined): boolean {
-  if (from === undefined) return false;
-  const a = catalogOrder(catalog);
-  const b = catalogOrder(from);
-  if (!a || !b) return catalog >= from;
-  return a[0] !== b[0] ? a[0] > b[0] : a[1] >= b[1];
-}
-
-const catalogNameOf = (output: string): string => output.split('/').at(-3) ?? output;
-
 export interface ReleaseInput {
   tree: ReleaseTree;
   settings?: Partial<BundleSettings>;
@@ -529,10 +509,7 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
     if (!(err instanceof CiYamlError)) throw err;
     throw new ReleaseRefusal(err.message, ciPath);
   }
-  const edited = new Map<
-    string,
-    { before: string; after: string; kind: TemplateKind; mapping: TemplateMapping }
-  >();
+  const edited = new Map<string, EditedTemplate>();
   const notes: string[] = [];
   for (const target of targets) {
     const path = `${packageDir}/catalog-templates/${target.templateName}`;
@@ -578,100 +555,38 @@ export async function releaseBundle(bundleDir: string, input: ReleaseInput): Pro
   }
 
   // ---- catalogs
-  const dirBundles = bundlesFromDirectories(tree, all, settings, pkg, packageDir, version, loaded);
+  const dirBundles = bundlesFromDirectories(tree, all, settings, pkg, packageDir, { version, loaded });
   const edits: ReleaseResult['edits'] = [...edited.entries()]
     .filter(([, e]) => e.after !== e.before)
     .map(([path, e]) => ({ path, before: e.before, after: e.after }));
-  for (const [path, e] of edited) {
-    const outputs = e.mapping.outputs;
-    const committed = new Map(outputs.map((o) => [o, tree.read(o)] as const));
-    const fromCatalog = new Map<string, BundleResolver>();
-    for (const [o, text] of committed)
-      if (text !== undefined) fromCatalog.set(o, bundleResolverFromCatalog([text]));
-    // Catalogs that share their committed text, format and migrate level render alike
-    // (a template usually serves several byte-identical catalogs): render those once.
-    const renders = new Map<string, string>();
-    for (const output of outputs) {
-      const migrate = migratesCsvMetadata(catalogNameOf(output), settings.csvMetadataFrom);
-      const level = migrate ? { migrateLevel: 'bundle-object-to-csv-metadata' as const } : {};
-      const format = /\.json$/i.test(output) ? 'json' : 'yaml';
-      const before = committed.get(output);
-      const key = `${format}\0${migrate}\0${before ?? '\0missing'}`;
-      let rendered = renders.get(key);
-      if (rendered === undefined) {
-        // This catalog's own bundles first, then those of its siblings of the same format,
-        // then the bundle directories (for bundles no catalog holds yet).
-        const sources = [output, ...outputs.filter((o) => o !== output)]
-          .filter(
-            (o) =>
-              o === output || migratesCsvMetadata(catalogNameOf(o), settings.csvMetadataFrom) === migrate,
-          )
-          .flatMap((o) => fromCatalog.get(o) ?? []);
-        const resolveBundle: BundleResolver = async (img) => {
-          for (const source of sources) {
-            const got = await source(img);
-            if (got) return got;
-          }
-          return dirBundles(img);
-        };
-        const behaviour =
-          e.kind === SCHEMA_SEMVER_TEMPLATE
-            ? await behaviourOf(e.before, before, format, level, resolveBundle, settings.opmVersion)
-            : {};
-        try {
-          rendered = await renderTemplateText(e.after, format, { resolveBundle, ...behaviour, ...level });
-        } catch (err) {
-          if (!(err instanceof TemplateError)) throw err;
-          throw new ReleaseRefusal(
-            `${path} with ${loaded.name} added cannot be rendered for ${output}: ${err.message}`,
-            path,
-          );
-        }
-        renders.set(key, rendered);
-      }
-      if (rendered !== before) edits.push({ path: output, before, after: rendered });
-    }
-    notes.push(`re-rendered ${outputs.join(', ')} from ${path}`);
-  }
+  const rendered = await renderMappedOutputs(
+    tree,
+    edited,
+    settings,
+    dirBundles,
+    (template, output, message) =>
+      new ReleaseRefusal(
+        `${template} with ${loaded.name} added cannot be rendered for ${output}: ${message}`,
+        template,
+      ),
+  );
+  edits.push(...rendered.edits);
+  notes.push(...rendered.notes);
   return { package: pkg, version, bundle: loaded.name, image, edits, notes };
 }
 
-/**
- * The semver behaviour a catalog was rendered with: the configured opm first, then the
- * others, the first whose render of the template before the release is the committed file.
- */
-async function behaviourOf(
-  template: string,
-  committed: string | undefined,
-  format: 'json' | 'yaml',
-  level: { migrateLevel?: 'bundle-object-to-csv-metadata' },
-  resolveBundle: BundleResolver,
-  configured: string,
-): Promise<SemverOptions> {
-  const order = [configured, ...OPM_BEHAVIOURS.filter((v) => v !== configured)];
-  if (committed !== undefined) {
-    try {
-      const match = await renderAsCommitted(template, format, committed, { resolveBundle, ...level }, order);
-      if (match) return semverOptionsForOpm(match.opm);
-    } catch (err) {
-      if (!(err instanceof TemplateError)) throw err;
-    }
-  }
-  return semverOptionsForOpm(configured);
-}
-
-/** Bundles by image reference from the package's bundle directories (the new one first). */
-function bundlesFromDirectories(
+/** Bundles by image reference from the package's bundle directories (a bundle being released first). */
+export function bundlesFromDirectories(
   tree: ReleaseTree,
   all: string[],
-  settings: BundleSettings,
+  settings: Pick<BundleSettings, 'imageTemplate'>,
   pkg: string,
   packageDir: string,
-  newVersion: string,
-  released: LoadedBundle,
+  released?: { version: string; loaded: LoadedBundle },
 ): BundleResolver {
   const cache = new Map<string, LoadedBundle | undefined>();
-  cache.set(bundleImageReference(settings.imageTemplate, pkg, newVersion), released);
+  if (released)
+    cache.set(bundleImageReference(settings.imageTemplate, pkg, released.version), released.loaded);
   return async (image) => {
     if (!cache.has(image)) {
       cache.set(image, undefined);
