@@ -106,6 +106,11 @@ export interface PrCheckResult {
    * changes (its findings name their files; the output groups identical catalogs by them).
    */
   releasedRoots?: string[];
+  /**
+   * Packages still on the bundle index whose bundles the change touches: one line each on
+   * the catalogs the index will serve, emulated and checked (docs/bundles.md).
+   */
+  indexed?: string[];
   /** With `releaseMerged`: the directories released and what their release writes (or why not). */
   mergedRelease?: { dirs: string[]; release: MergedRelease };
 }

@@ -66,6 +66,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.mergedRelease ? { mergedRelease: result.mergedRelease } : {}),
           ...(result.causes ? { causes: result.causes } : {}),
           ...(result.releasedRoots ? { releasedRoots: result.releasedRoots } : {}),
+          ...(result.indexed ? { indexed: result.indexed } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

@@ -13,6 +13,7 @@ import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './c
 import {
   capAnnotations,
   findingsTable,
+  toAnnotations,
   presentedAnnotations,
   presentedFindingsTable,
   presentedSummary,
@@ -49,6 +50,7 @@ import { VALIDATE_CHECK } from './validate.js';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
+import { emulateIndexPackages, presenter } from './index-packages.js';
 
 // The input and result types live apart so that the worker runner (isolate.ts) can name
 // them without importing this module.
@@ -128,10 +130,9 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
   const causes = await presentFindings(change, selected, checks);
   const { base, head } = change;
   const release = change.release;
-  const released =
-    release && input.checkRelease
-      ? await checkReleased(input, readFile, release, selected, checks)
-      : undefined;
+  const released = input.checkRelease
+    ? await checkReleased(input, readFile, change, selected, checks)
+    : undefined;
   if (released?.causes) causes.push(...released.causes);
   const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
   return {
@@ -144,6 +145,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ...(release ? { release } : {}),
     ...(causes.length > 0 ? { causes } : {}),
     ...(released ? { releasedRoots: released.roots.map((r) => r.path) } : {}),
+    ...(released?.indexed ? { indexed: released.indexed } : {}),
   };
 }
 
@@ -233,31 +235,124 @@ async function runCheck(check: PrCheck, change: PrChange): Promise<CheckResult |
  * (docs/bundles.md): their results replace the ones on what the pull request carries, so a
  * bundle that breaks a channel fails before the merge. Not the permissions (judged on what
  * the pull request carries), the bundle check itself, or images (the bundle image is built
- * on the merge).
+ * on the merge). A bundle of a package still on the bundle index is checked the same way on
+ * the catalogs the index serves, emulated at the base and the head (docs/bundles.md,
+ * "Packages still on the index").
  */
 async function checkReleased(
   input: PrCheckInput,
   readFile: ReadFile,
-  release: NonNullable<PrChange['release']>,
+  change: PrChange,
   selected: readonly { name: string }[],
   checks: CheckResult[],
 ): Promise<PrCheckResult | undefined> {
   const names = selected.map((c) => c.name).filter((n) => RELEASE_CHECKED.has(n));
   if (names.length === 0) return undefined;
-  const tree = await overlayTree(input.repo, input.head, release.files);
-  const released = await prChecks({ ...input, head: tree, only: names, checkRelease: false }, readFile);
-  const files = release.files.length;
+  const release = change.release;
+  const index = await emulateIndexPackages({
+    base: change.base,
+    head: change.head,
+    files: change.files,
+    settings: bundleSettings(change.config),
+    readFile,
+    readDirectory: change.readDirectory,
+    baseRoots: change.baseRoots,
+    headRoots: change.headRoots,
+  });
+  if (!release && !index) return undefined;
+  const emulated = index && (index.headFiles.length > 0 || index.baseFiles.length > 0);
+  const head = await overlayTree(input.repo, input.head, [
+    ...(release?.files ?? []),
+    ...(index?.headFiles ?? []),
+  ]);
+  const base = emulated ? await overlayTree(input.repo, input.base, index.baseFiles) : input.base;
+  const released =
+    release || emulated
+      ? await prChecks(
+          // The rules stay the base commit's: the emulated base is a tree, not a commit.
+          { ...input, base, rules: input.rules ?? input.base, head, only: names, checkRelease: false },
+          readFile,
+        )
+      : { roots: [], checks: [] };
+  const shown = index ? presenter(index) : undefined;
+  const files = release?.files.length ?? 0;
+  const what = [
+    ...(release
+      ? [
+          `Checked on the pull request's head with the catalog update of ${files} file${files === 1 ? '' : 's'} applied (the release of ${release.bundles.map((b) => `\`${b}\``).join(', ')}; see \`catalog-bot/bundle\`).`,
+        ]
+      : []),
+    ...(index?.described.length
+      ? [
+          `Checked on the catalogs the bundle index will serve, emulated from the bundle directories at the base and the head (docs/bundles.md, "Packages still on the index"); no such catalog is a file of the repository, so findings point at the bundle directory files that make them.`,
+          ...index.described.map((d) => `- ${d}`),
+        ]
+      : []),
+  ].join('\n');
   for (const result of released.checks) {
     const at = checks.findIndex((c) => c.name === result.name);
-    const shown: CheckResult = {
-      ...result,
-      title: `With the bundle's catalog update: ${result.title}`,
-      summary: `Checked on the pull request's head with the catalog update of ${files} file${files === 1 ? '' : 's'} applied (the release of ${release.bundles.map((b) => `\`${b}\``).join(', ')}; see \`catalog-bot/bundle\`).\n\n${result.summary}`,
+    const moved = shown ? shown.check(result) : result;
+    const checked: CheckResult = {
+      ...moved,
+      title: `${release ? "With the bundle's catalog update" : 'On the bundle index'}: ${moved.title}`,
+      summary: `${what}\n\n${moved.summary}`,
+      // What was emulated, once: on the upgrade graph.
+      ...(index?.described.length && result.name === UPGRADE_GRAPH_CHECK
+        ? { notes: [...index.described, ...(moved.notes ?? [])] }
+        : {}),
     };
-    if (at >= 0) checks[at] = shown;
-    else checks.push(shown);
+    if (at >= 0) checks[at] = checked;
+    else checks.push(checked);
   }
-  return released;
+  if (index && index.findings.length > 0)
+    addIndexFindings(
+      checks,
+      VALIDATE_CHECK,
+      index.findings,
+      'The bundle index cannot take the bundle directories',
+    );
+  if (index && index.graphFindings.length > 0 && names.includes(UPGRADE_GRAPH_CHECK))
+    addIndexFindings(
+      checks,
+      UPGRADE_GRAPH_CHECK,
+      index.graphFindings,
+      'A new bundle replaces a bundle its channel does not have',
+    );
+  if (shown && released.causes) released.causes = released.causes.map(shown.cause);
+  return { ...released, ...(index?.described.length ? { indexed: index.described } : {}) };
+}
+
+/**
+ * Findings of the emulation itself, added to a check: a bundle the index cannot take fails
+ * validate (nothing valid is served), a replaces the channel lacks fails upgrade-graph.
+ */
+function addIndexFindings(checks: CheckResult[], name: string, findings: Diagnostic[], failed: string): void {
+  const at = checks.findIndex((c) => c.name === name);
+  const errors = findings.some((d) => d.level === 'error');
+  const lines = findings.map(
+    (d) =>
+      `- ${d.level === 'error' ? '**error**' : d.level} ${d.file ? `\`${d.file}:${d.line ?? 1}\` ` : ''}${d.message}${d.hint ? ` — ${d.hint}` : ''}`,
+  );
+  const prior = at >= 0 ? checks[at]! : undefined;
+  const result: CheckResult = {
+    name,
+    conclusion: errors ? 'failure' : (prior?.conclusion ?? 'success'),
+    title: errors
+      ? `${failed}${prior ? `; ${prior.title}` : ''}`
+      : (prior?.title ?? 'The bundle index emulated'),
+    summary: [
+      `**The bundle index, emulated from the bundle directories** (docs/bundles.md):`,
+      ...lines,
+      prior?.summary ?? '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    findings: [...findings, ...(prior?.findings ?? [])],
+    annotations: [...toAnnotations(findings), ...(prior?.annotations ?? [])],
+    ...(prior?.notes ? { notes: prior.notes } : {}),
+  };
+  if (at >= 0) checks[at] = result;
+  else checks.push(result);
 }
 
 /** The checks that judge catalogs: run again on a bundle's release. */

@@ -96,8 +96,9 @@ export const command = defineCommand({
         (r) => `${r.path} (${[...r.packages].sort().join(', ') || 'no package'})`,
       );
       out.write(`changed catalogs: ${changed.join('; ') || 'none'}\n`);
-      if (result.releasedRoots?.length)
+      if (result.releasedRoots?.length && result.release)
         out.write(`with the bundle's catalog update: ${result.releasedRoots.join('; ')}\n`);
+      for (const line of result.indexed ?? []) out.write(`${line}\n`);
       const listAll = [
         'catalog-bot check',
         ...(values.repo !== '.' ? ['--repo', shellWord(values.repo)] : []),

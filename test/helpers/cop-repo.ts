@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HISTORY, REAL_REPO } from './ocp-history.js';
+import { SHARED_DATA } from './oracle.js';
 
 export { haveRealRepo } from './ocp-history.js';
 
@@ -94,6 +95,66 @@ export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
     applyRelease: (only) => {
       for (const p of forward)
         if (!only || p.endsWith(`-${only}`)) git('apply', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
+    },
+    cleanup: () => {
+      rmSync(repo, { recursive: true, force: true });
+      rmSync(stash, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The onboarding cases (test data README): one package on the bundle index each. */
+export const ONBOARDING = join(SHARED_DATA, 'onboarding');
+
+export interface IndexRepo {
+  repo: string;
+  pkg: string;
+  /** The withheld bundle directory, relative to the repository: what the pull request adds. */
+  bundleDir: string;
+  git: (...args: string[]) => string;
+  /** A branch off main with the withheld bundle added and `edit(repo)` applied; returns the commit. */
+  branch: (name: string, edit?: (repo: string) => void) => string;
+  cleanup: () => void;
+}
+
+/**
+ * A repository laid out like community-operators-prod with one package still on the bundle
+ * index (an onboarding case's `before/`), main without the bundle directory `withhold`: a
+ * branch that adds it back is that bundle's pull request.
+ */
+export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRepo {
+  const before = join(ONBOARDING, onboardingCase, 'before');
+  const pkg = onboardingCase;
+  const bundleDir = `operators/${pkg}/${withhold}`;
+  const repo = mkdtempSync(join(tmpdir(), 'index-repo-'));
+  const stash = mkdtempSync(join(tmpdir(), 'index-repo-stash-'));
+  const git = (...args: string[]): string => {
+    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  git('init', '-q', '-b', 'main');
+  cpSync(before, repo, { recursive: true });
+  mkdirSync(join(repo, '.github'));
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
+  cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
+  rmSync(join(repo, bundleDir), { recursive: true });
+  git('add', '-A');
+  git('commit', '-qm', `before ${pkg} ${withhold}`);
+  return {
+    repo,
+    pkg,
+    bundleDir,
+    git,
+    branch: (name, edit) => {
+      git('checkout', '-q', '-b', name, 'main');
+      cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
+      edit?.(repo);
+      git('add', '-A');
+      git('commit', '-qm', name);
+      return git('rev-parse', 'HEAD');
     },
     cleanup: () => {
       rmSync(repo, { recursive: true, force: true });
