@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { checkBundle } from '../src/checks/bundle.js';
 import { BUNDLE_RULES, type BundleSuite } from '../src/checks/bundle-rules/index.js';
+import { parseWaivers, waiverFor } from '../src/checks/bundle-rules/waivers.js';
 import { bundleFiles, cleanBundle, withoutFbc, type BundleParts } from './helpers/bundle-fixture.js';
 
 interface Options {
@@ -544,5 +545,60 @@ describe('each rule, on a bundle that trips it', () => {
     expect(verdicts(findings(b, { suites: ['isv'] }))).toEqual([]);
     // Without suites the bundle check keeps its own rules only.
     expect(findings(b, { suites: [] })).toEqual([]);
+  });
+});
+
+describe("the repository's waivers (config.yaml tests ignore_operators)", () => {
+  const trips = (): BundleParts =>
+    change((b) => {
+      b.csv.metadata.annotations.description = 'Widgets';
+      b.annotations['operators.operatorframework.io.bundle.channels.v1'] = 'alpha';
+      b.annotations['operators.operatorframework.io.bundle.channel.default.v1'] = 'alpha';
+    });
+  const run = (tests: unknown) =>
+    checkBundle({
+      dir: 'operators/demo-operator/1.0.0',
+      package: 'demo-operator',
+      version: '1.0.0',
+      files: bundleFiles(trips()),
+      baseCiYaml: stringify(cleanBundle().ci),
+      suites: ['community'],
+      waivers: parseWaivers({ tests }).waivers,
+    });
+
+  it('turn a finding of a waived static test into a notice that names the waiver, as re.match reads it', () => {
+    const got = run([{ name: 'check_required_fields', ignore_operators: ['^ack-.*', 'demo-'] }]);
+    const waived = got.filter((f) => f.rule === 'B-REQUIRED-FIELDS');
+    expect(waived.map((f) => f.level)).toEqual(['notice']);
+    expect(waived[0]!.waived).toEqual({ test: 'check_required_fields', pattern: 'demo-' });
+    expect(waived[0]!.message).toMatch(/waived for demo-operator: config\.yaml tests check_required_fields/);
+    // Not waived: the channel warning stands for operator-sdk, run by two other static tests.
+    expect(got.find((f) => f.rule === 'B-CHANNEL-NAMING')!.level).toBe('warning');
+  });
+
+  it('waive only when the pattern matches at the start of the name, and every test the finding stands for', () => {
+    expect(
+      run([{ name: 'check_required_fields', ignore_operators: ['operator'] }]).find(
+        (f) => f.rule === 'B-REQUIRED-FIELDS',
+      )!.level,
+    ).toBe('warning');
+    const one = run([{ name: 'check_osdk_bundle_validate_operator_framework', ignore_operators: ['demo'] }]);
+    expect(one.find((f) => f.rule === 'B-CHANNEL-NAMING')!.level).toBe('notice');
+  });
+
+  it('refuse patterns that could take exponential time, and say so', () => {
+    const { waivers, problems } = parseWaivers({
+      tests: [
+        {
+          name: 'check_required_fields',
+          ignore_operators: ['(a+)+$', '([a-z]*)*x', 'x'.repeat(300), '[', '^ok'],
+        },
+      ],
+    });
+    expect(waivers.map((w) => w.pattern)).toEqual(['^ok']);
+    expect(problems).toHaveLength(4);
+    const started = Date.now();
+    waiverFor(['operator-pipelines:check_required_fields'], `${'a'.repeat(40)}!`, waivers);
+    expect(Date.now() - started).toBeLessThan(100);
   });
 });

@@ -377,6 +377,21 @@ describe('bundle validate on bad input: findings, no crash', () => {
     expect(JSON.stringify(r.report)).not.toContain('outside-secret');
   });
 
+  it("the repository's config.yaml waivers: the finding is reported as waived, and no error is left", () => {
+    const root = repoWith((b) => (b.csv.spec.displayName = 'DO'));
+    expect(validate([dir], root).status).toBe(1);
+    writeFileSync(
+      join(root, 'config.yaml'),
+      stringify({ tests: [{ name: 'check_required_fields', ignore_operators: ['^demo-'] }] }),
+    );
+    const r = validate([dir], root);
+    expect(r.status).toBe(0);
+    const f = r.report.bundles[0]!.findings as (Finding & { waived?: unknown })[];
+    expect(f.map((x) => [x.rule, x.level, x.waived])).toEqual([
+      ['B-REQUIRED-FIELDS', 'warning', { test: 'check_required_fields', pattern: '^demo-' }],
+    ]);
+  });
+
   it('a bundle alone, outside a repository, is judged as its own package', () => {
     const root = repoWith(() => undefined);
     rmSync(join(root, 'operators', 'demo-operator', 'ci.yaml'));

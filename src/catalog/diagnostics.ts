@@ -20,6 +20,8 @@ export interface Diagnostic {
    * `operator-pipelines:check_required_fields` (docs/bundle-rules.md).
    */
   upstream?: string[];
+  /** The repository's waiver (config.yaml `tests`) that turned this finding into a notice. */
+  waived?: { test: string; pattern: string };
   /**
    * Set by the pull-request checks: the base has the same finding (rule, package, file and
    * message), so the change did not cause it (docs/output.md).

@@ -17,6 +17,9 @@ import {
 } from '../catalog/edits/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES, tooLarge } from './bundle.js';
 import { shellWord, toAnnotations, type CheckResult } from './check.js';
+import type { BundleSuite } from './bundle-rules/context.js';
+import { parseWaivers, type Waiver } from './bundle-rules/waivers.js';
+import { parseDocument } from 'yaml';
 
 /** The files of one directory at one commit, read up to a byte budget. */
 export interface DirectoryFiles {
@@ -57,6 +60,8 @@ export interface BundleChangeInput {
   /** Paths the change touches. */
   files: string[];
   settings: BundleSettings;
+  /** The upstream suites whose rules the check runs too (config `bundles.suites`, docs/bundle-rules.md). */
+  suites?: readonly BundleSuite[];
   readDirectory: ReadDirectory;
   readFile: ReadFile;
   /**
@@ -132,6 +137,23 @@ const packageDirOf = (dir: string): string => dir.slice(0, dir.lastIndexOf('/'))
 /** The check for a change; undefined when it touches no bundle directory (nothing to check). */
 export async function bundleCheckForChange(input: BundleChangeInput): Promise<CheckResult | undefined> {
   const dirs = bundleDirectories(input.files, input.settings.path);
+  // The repository's config.yaml at the base (organization, static-test waivers), read once.
+  let repoConfig: { organization?: string; waivers: Waiver[] } | undefined;
+  if (input.suites && input.suites.length > 0) {
+    const text = await input.readFile(input.base, 'config.yaml');
+    const value: unknown =
+      text !== undefined && text.length <= 256 * 1024
+        ? parseDocument(text).toJS({ maxAliasCount: 100 })
+        : undefined;
+    const organization =
+      typeof value === 'object' && value !== null
+        ? (value as { organization?: unknown }).organization
+        : undefined;
+    repoConfig = {
+      ...(typeof organization === 'string' ? { organization } : {}),
+      waivers: parseWaivers(value).waivers,
+    };
+  }
   if (dirs.length === 0) return undefined;
   if (dirs.length > MAX_BUNDLE_DIRS) {
     const finding: Diagnostic = {
@@ -201,6 +223,13 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
           ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
+          ...(input.suites && repoConfig
+            ? {
+                suites: input.suites,
+                waivers: repoConfig.waivers,
+                ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
+              }
+            : {}),
         }),
       );
       if (released && base.bytes > MAX_BUNDLE_BYTES)

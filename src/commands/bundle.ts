@@ -16,6 +16,7 @@ import {
   type SiblingBundle,
 } from '../checks/bundle-rules/index.js';
 import { annotationsOf, isMap } from '../checks/bundle-rules/context.js';
+import { parseWaivers, type Waiver } from '../checks/bundle-rules/waivers.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { defineCommand, requireDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
@@ -31,7 +32,9 @@ const BUNDLE_USAGE = `catalog-bot bundle validate <bundle-dir>... [--suite <name
   operator-sdk run each). When the bundle's parent directory has a ci.yaml, it is read as
   the package directory (operators/<package>/<version>): the package-wide rules see its
   other bundles, and the repository's config.yaml and catalogs/ give the organization and
-  the OpenShift versions. Each finding names the upstream checks it stands for.
+  the OpenShift versions; config.yaml's tests waivers (ignore_operators) apply: a waived
+  finding is a warning that names its waiver. Each finding names the upstream checks it
+  stands for.
   Exit 0 no bundle has an error, 1 one has, 2 usage or I/O error.
 `;
 
@@ -106,7 +109,7 @@ export interface BundleReport {
   dir: string;
   package: string;
   name: string | null;
-  findings: BundleFinding[];
+  findings: (BundleFinding & { waived?: { test: string; pattern: string } })[];
 }
 
 /**
@@ -129,12 +132,14 @@ export function validateBundleDirectory(
     package: pkg,
     name,
     findings: diagnostics.map((d) => ({
+      // A waived finding is reported, as a warning that says which waiver holds it.
       level: d.level === 'error' ? 'error' : 'warning',
       rule: d.rule,
       upstream: d.upstream ?? [],
       message: d.message,
       file: d.file ?? dir,
       line: d.line ?? 1,
+      ...(d.waived ? { waived: d.waived } : {}),
     })),
   });
   if (listing.overflow || listing.bytes > MAX_BUNDLE_BYTES) {
@@ -167,6 +172,7 @@ export function validateBundleDirectory(
   let otherBundles: SiblingBundle[] | undefined;
   let organization: string | undefined;
   let ocpIndexes: string[] | undefined;
+  let waivers: Waiver[] | undefined;
   if (inPackage) {
     otherBundles = readdirSync(packageDir)
       .sort()
@@ -179,6 +185,7 @@ export function validateBundleDirectory(
     const repoRoot = dirname(dirname(packageDir));
     const config = yamlMap(readSmall(join(repoRoot, 'config.yaml'), MAX_CONFIG_BYTES));
     if (typeof config?.organization === 'string') organization = config.organization;
+    waivers = parseWaivers(config).waivers;
     if (isDirectoryAt(join(repoRoot, 'catalogs'))) {
       const found = readdirSync(join(repoRoot, 'catalogs'))
         .filter((n) => /^v\d+\.\d+$/.test(n))
@@ -196,6 +203,7 @@ export function validateBundleDirectory(
     ...(otherBundles ? { otherBundles } : {}),
     ...(organization !== undefined ? { organization } : {}),
     ...(ocpIndexes ? { ocpIndexes } : {}),
+    ...(waivers ? { waivers } : {}),
   });
   return report(pkg, csvName, diagnostics);
 }
