@@ -602,3 +602,58 @@ describe("the repository's waivers (config.yaml tests ignore_operators)", () => 
     expect(Date.now() - started).toBeLessThan(100);
   });
 });
+
+describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-config.yaml', () => {
+  /** CSV fields the typed CSV declares (none a number). */
+  const TYPED = [
+    'metadata.name',
+    'metadata.annotations',
+    'spec.displayName',
+    'spec.version',
+    'spec.keywords',
+    'spec.maintainers',
+    'spec.icon',
+    'spec.install',
+    'spec.installModes',
+    'spec.provider.name',
+    'spec.relatedImages',
+  ];
+  const ODD: unknown[] = [null, 7, 'text', ['x', 1], { a: { b: [null] } }];
+  /** Every path of a JSON value, down to depth 6. */
+  const paths = (v: unknown, prefix: string[] = [], depth = 0): string[][] => {
+    if (depth > 6 || typeof v !== 'object' || v === null) return [];
+    return Object.entries(v).flatMap(([k, x]) => [[...prefix, k], ...paths(x, [...prefix, k], depth + 1)]);
+  };
+  const set = (root: Record<string, unknown>, path: string[], value: unknown): void => {
+    let o = root as Record<string, unknown>;
+    for (const k of path.slice(0, -1)) o = o[k] as Record<string, unknown>;
+    o[path[path.length - 1]!] = value;
+  };
+
+  it('never throw, each path set to each odd value; a CSV field of another type is a B-CSV-TYPES error', () => {
+    const base = withoutFbc(cleanBundle('1.0.0', 'demo-operator.v0.9.0'));
+    const parts: [keyof BundleParts, string[][]][] = (
+      ['csv', 'annotations', 'ci', 'releaseConfig'] as const
+    ).map((k) => [k, paths(k === 'releaseConfig' ? cleanBundle().releaseConfig : base[k])]);
+    let runs = 0;
+    for (const [key, list] of parts)
+      for (const path of list)
+        for (const value of ODD) {
+          const b =
+            key === 'releaseConfig'
+              ? cleanBundle()
+              : withoutFbc(cleanBundle('1.0.0', 'demo-operator.v0.9.0'));
+          set(b[key] as Record<string, unknown>, path, value);
+          const where = `${key}.${path.join('.')} = ${JSON.stringify(value)}`;
+          let got: ReturnType<typeof findings> = [];
+          expect(() => (got = findings(b, { others: [older('0.9.0')] })), where).not.toThrow();
+          if (key === 'csv' && value === 7 && TYPED.includes(path.join('.')))
+            expect(
+              got.some((f) => f.rule === 'B-CSV-TYPES' && f.level === 'error'),
+              where,
+            ).toBe(true);
+          runs++;
+        }
+    expect(runs).toBeGreaterThan(400);
+  }, 60_000);
+});
