@@ -657,3 +657,27 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
     expect(runs).toBeGreaterThan(400);
   }, 60_000);
 });
+
+describe('hostile layout', () => {
+  it('a CSV padded with a million blank lines costs linear time to point at its lines', () => {
+    const b = change((x) => {
+      delete x.csv.spec.icon;
+      x.csv.metadata.annotations.description = 'Widgets';
+    });
+    const files = bundleFiles(b);
+    const path = 'manifests/demo-operator.clusterserviceversion.yaml';
+    files.set(path, Buffer.from('\n'.repeat(1_000_000) + files.get(path)!.toString('utf8')));
+    const started = Date.now();
+    const got = checkBundle({
+      dir: 'operators/demo-operator/1.0.0',
+      package: 'demo-operator',
+      version: '1.0.0',
+      files,
+      baseCiYaml: stringify(b.ci),
+      suites: ['community'],
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(verdicts(got)).toEqual(['B-ICON:warning', 'B-REQUIRED-FIELDS:error', 'B-REQUIRED-FIELDS:warning']);
+    expect(got.find((f) => f.rule === 'B-ICON')!.line).toBeGreaterThan(1_000_000);
+  });
+});

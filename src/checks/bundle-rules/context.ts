@@ -86,7 +86,8 @@ export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]
 
 /** The line of a key of the CSV (its first occurrence as `key:`), 1 when absent. */
 export function csvKeyLine(ctx: BundleContext, key: string): number {
-  return lineOf(ctx.csvText, new RegExp(`^\\s*-?\\s*["']?${escapeRegExp(key)}["']?\\s*:`, 'm'));
+  // Spaces and tabs only: `\s*` would run over blank lines, quadratic on a padded file.
+  return lineOf(ctx.csvText, new RegExp(`^[ \\t]*-?[ \\t]*["']?${escapeRegExp(key)}["']?[ \\t]*:`, 'm'));
 }
 
 /** The value at a dotted path of a JSON value (undefined where a step is not a map). */
