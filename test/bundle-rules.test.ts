@@ -2,6 +2,7 @@
 // through the `catalog-bot/bundle` check with the rules of the suites given: the findings are
 // exactly the rules the change trips, at the verdict upstream gives, naming the upstream check.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { checkBundle } from '../src/checks/bundle.js';
@@ -679,5 +680,67 @@ describe('hostile layout', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(verdicts(got)).toEqual(['B-ICON:warning', 'B-REQUIRED-FIELDS:error', 'B-REQUIRED-FIELDS:warning']);
     expect(got.find((f) => f.rule === 'B-ICON')!.line).toBeGreaterThan(1_000_000);
+  });
+});
+
+describe('docs/bundle-rules.md', () => {
+  const doc = readFileSync(new URL('../docs/bundle-rules.md', import.meta.url), 'utf8');
+  // Every check_* of operator-pipelines' operatorcert/static_tests (common, community, isv)
+  // and every validator of operator-framework/api's pkg/validation, as of August 2026.
+  const PIPELINES = [
+    'check_operator_name',
+    'check_bundle_release_config',
+    'check_validate_schema_bundle_release_config',
+    'check_network_policy_presence',
+    'check_operator_version_directory_name',
+    'check_replaces_availability',
+    'check_schema_operator_ci_config',
+    'check_catalog_usage_ci_config',
+    'check_bundle_images_in_fbc',
+    'check_olm_bundle_object_in_fbc',
+    'check_osdk_bundle_validate_operatorhub',
+    'check_osdk_bundle_validate_operator_framework',
+    'check_required_fields',
+    'check_dangling_bundles',
+    'check_api_version_constraints',
+    'check_using_fbc',
+    'check_operator_name_unique',
+    'check_ci_upgrade_graph',
+    'check_upgrade_graph_loop',
+    'check_pruned_graph',
+    'check_marketplace_annotation',
+  ];
+  const VALIDATORS = [
+    'ClusterServiceVersionValidator',
+    'CustomResourceDefinitionValidator',
+    'BundleValidator',
+    'OperatorHubValidator',
+    'OperatorHubV2Validator',
+    'StandardCapabilitiesValidator',
+    'StandardCategoriesValidator',
+    'AlphaDeprecatedAPIsValidator',
+    'GoodPracticesValidator',
+    'CommunityOperatorValidator',
+    'MultipleArchitecturesValidator',
+    'ObjectValidator',
+    'OperatorGroupValidator',
+    'PackageManifestValidator',
+  ];
+
+  it('has a row for every upstream static test and validator', () => {
+    for (const name of PIPELINES) expect(doc, name).toMatch(new RegExp(`\\| \`${name}\` \\(`));
+    for (const name of VALIDATORS) expect(doc, name).toContain(`\`${name}\``);
+  });
+
+  it('has a row for every rule and every upstream check a rule names', () => {
+    for (const rule of BUNDLE_RULES) {
+      expect(doc, rule.id).toContain(`\`${rule.id}\``);
+      for (const u of rule.upstream) {
+        const [tool, name] = u.split(':') as [string, string];
+        expect(doc, `${rule.id}: ${u}`).toMatch(
+          new RegExp(tool === 'operator-pipelines' ? `\\| \`${name}\`` : `\`${name}\``),
+        );
+      }
+    }
   });
 });
