@@ -39,6 +39,19 @@ beforeAll(() => {
           'tests:\n  - name: check_required_fields\n    ignore_operators:\n      - ^clusterpulse$\n',
         ),
       );
+      // An older bundle under another operator name: check_operator_name reads the package's bundles.
+      const older = join(
+        cop.repo,
+        'operators',
+        'clusterpulse',
+        '1.0.1',
+        'manifests',
+        'clusterpulse.clusterserviceversion.yaml',
+      );
+      writeFileSync(
+        older,
+        readFileSync(older, 'utf8').replace('name: clusterpulse.v1.0.1', 'name: clusterpulse-next.v1.0.1'),
+      );
     },
     false,
   );
@@ -64,12 +77,17 @@ describe('bundles.suites on a pull request', () => {
     const check = bundleCheck('suites', 'pr-suites');
     const verdicts = check.findings.map((f) => `${f.rule}:${f.level}`).sort();
     // clusterpulse 1.0.2: MetricSource has no example and no description (operator-sdk
-    // warnings), containerImage has no tag (check_required_fields, waived here).
+    // warnings), containerImage has no tag (check_required_fields, waived here); the package's
+    // other bundles now use two operator names (check_operator_name warns).
     expect(verdicts).toEqual([
       'B-ALM-EXAMPLES:warning',
       'B-CRD-DESCRIPTION:warning',
+      'B-OPERATOR-NAME:warning',
       'B-REQUIRED-FIELDS:notice',
     ]);
+    expect(check.findings.find((f) => f.rule === 'B-OPERATOR-NAME')!.message).toMatch(
+      /clusterpulse, clusterpulse-next/,
+    );
     expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toMatch(
       /containerImage.*waived for clusterpulse: config\.yaml tests check_required_fields ignore_operators "\^clusterpulse\$"/,
     );
