@@ -180,6 +180,7 @@ const PARTS = [
   'graph',
   'app',
   'bundle',
+  'bundle-rules',
   'installability',
   'ocp',
   'publish',
@@ -333,6 +334,26 @@ async function benchBundle() {
   ];
 }
 
+// Every real bundle directory through `bundle validate` (docs/bundle-rules.md), one run.
+async function benchBundleRules() {
+  const r = runScript('bundle-rules.mjs', [
+    join(shared, 'data', 'real-repo', 'community-operators-prod'),
+    String(runs),
+  ]);
+  return [
+    '## Bundle rules, `bundle validate` on every real bundle',
+    '',
+    `\`catalog-bot bundle validate\` (the built CLI, suite \`community\`: operator-pipelines' static tests and both \`operator-sdk bundle validate\``,
+    `runs) on all ${r.bundles} bundle directories of the ${r.packages} real community-operators-prod packages in one process, each package's other bundles`,
+    `read for the package-wide rules (median of ${runs}; \`node bench/bundle-rules.mjs <community-operators-prod snapshot> ${runs}\` alone gives the same):`,
+    '',
+    '| what | time (ms) |',
+    '|---|---:|',
+    `| ${r.bundles} bundles, Node start included (${r.errors} errors, ${r.warnings} warnings found) | ${r.median.toFixed(0)} |`,
+    `| fastest run | ${r.min.toFixed(0)} |`,
+  ];
+}
+
 // Installability checks (dependencies + CRD upgrade) on top of loading.
 async function benchInstallability() {
   const cert = roots.find((r) => r.name.includes('certified')) ?? largest;
@@ -460,6 +481,7 @@ const benches = {
   graph: benchGraph,
   app: benchApp,
   bundle: benchBundle,
+  'bundle-rules': benchBundleRules,
   installability: benchInstallability,
   ocp: benchOcp,
   publish: benchPublishing,

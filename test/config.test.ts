@@ -59,6 +59,7 @@ describe('defaults', () => {
         pushImages: false,
         renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
         release: 'push',
+        suites: [],
       },
       ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
     });
@@ -110,6 +111,7 @@ describe('a valid config', () => {
           pushImages: false,
           renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
           release: 'push',
+          suites: [],
         },
         ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
       },
@@ -139,6 +141,7 @@ describe('a valid config', () => {
       '  path: bundles/{package}/{version}',
       '  imageTemplate: "registry.example.com/{package}-bundle:v{version}"',
       '  renderer: {opmVersion: v1.73.0, csvMetadataFrom: v4.19}',
+      '  suites: [community, isv]',
       'ocp: {bundleObjectForbiddenFrom: v4.18, kubernetesVersions: [{openshift: v5.0, kubernetes: "1.36"}]}',
       '',
     ].join('\n');
@@ -166,6 +169,7 @@ describe('a valid config', () => {
           pushImages: false,
           renderer: { opmVersion: 'v1.73.0', csvMetadataFrom: 'v4.19' },
           release: 'push',
+          suites: ['community', 'isv'],
         },
         ocp: {
           bundleObjectForbiddenFrom: 'v4.18',

@@ -16,6 +16,13 @@ export interface Diagnostic {
   /** How to fix it. */
   hint?: string;
   /**
+   * The checks of the tools catalog-bot replaces that report the same problem, like
+   * `operator-pipelines:check_required_fields` (docs/bundle-rules.md).
+   */
+  upstream?: string[];
+  /** The repository's waiver (config.yaml `tests`) that turned this finding into a notice. */
+  waived?: { test: string; pattern: string };
+  /**
    * Set by the pull-request checks: the base has the same finding (rule, package, file and
    * message), so the change did not cause it (docs/output.md).
    */

@@ -17,6 +17,11 @@ import {
 } from '../catalog/edits/release.js';
 import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES, tooLarge } from './bundle.js';
 import { shellWord, toAnnotations, type CheckResult } from './check.js';
+import type { BundleSuite } from './bundle-rules/context.js';
+import { parseWaivers, type Waiver } from './bundle-rules/waivers.js';
+import { annotationsOf, isMap as isJsonMap, type SiblingBundle } from './bundle-rules/context.js';
+import { decodeBundleFile } from '../catalog/bundle.js';
+import { parseDocument } from 'yaml';
 
 /** The files of one directory at one commit, read up to a byte budget. */
 export interface DirectoryFiles {
@@ -57,6 +62,8 @@ export interface BundleChangeInput {
   /** Paths the change touches. */
   files: string[];
   settings: BundleSettings;
+  /** The upstream suites whose rules the check runs too (config `bundles.suites`, docs/bundle-rules.md). */
+  suites?: readonly BundleSuite[];
   readDirectory: ReadDirectory;
   readFile: ReadFile;
   /**
@@ -129,9 +136,54 @@ export function bundleDirectories(files: string[], pathTemplate: string): Bundle
 
 const packageDirOf = (dir: string): string => dir.slice(0, dir.lastIndexOf('/'));
 
+/**
+ * What the package-wide rules read of a package's bundles (docs/bundle-rules.md): the
+ * annotations and CSV of every `<version>/` of the package directory that has manifests/ and
+ * metadata/, as operator-pipelines finds them (`*.clusterserviceversion.yaml`).
+ */
+export function packageBundles(files: ReadonlyMap<string, Buffer>): SiblingBundle[] {
+  const byVersion = new Map<string, Map<string, Buffer>>();
+  for (const [path, data] of files) {
+    const m = /^([^/]+)\/((?:manifests|metadata)\/[^/]+)$/.exec(path);
+    if (!m) continue;
+    if (!byVersion.has(m[1]!)) byVersion.set(m[1]!, new Map());
+    byVersion.get(m[1]!)!.set(m[2]!, data);
+  }
+  const out: SiblingBundle[] = [];
+  for (const [version, own] of [...byVersion].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const paths = [...own.keys()];
+    if (!paths.some((p) => p.startsWith('manifests/')) || !paths.some((p) => p.startsWith('metadata/')))
+      continue;
+    const csvPath = paths.sort().find((p) => /^manifests\/[^/]+\.clusterserviceversion\.ya?ml$/.test(p));
+    const csv = csvPath ? decodeBundleFile(own.get(csvPath)!).values[0]?.value : undefined;
+    out.push({ version, csv: isJsonMap(csv) ? csv : undefined, annotations: annotationsOf(own) });
+  }
+  return out;
+}
+
+/** What one package directory may hold for the package-wide rules to read it (else they say nothing). */
+const MAX_PACKAGE_RULES_BYTES = 16 * 2 ** 20;
+
 /** The check for a change; undefined when it touches no bundle directory (nothing to check). */
 export async function bundleCheckForChange(input: BundleChangeInput): Promise<CheckResult | undefined> {
   const dirs = bundleDirectories(input.files, input.settings.path);
+  // The repository's config.yaml at the base (organization, static-test waivers), read once.
+  let repoConfig: { organization?: string; waivers: Waiver[] } | undefined;
+  if (input.suites && input.suites.length > 0) {
+    const text = await input.readFile(input.base, 'config.yaml');
+    const value: unknown =
+      text !== undefined && text.length <= 256 * 1024
+        ? parseDocument(text).toJS({ maxAliasCount: 100 })
+        : undefined;
+    const organization =
+      typeof value === 'object' && value !== null
+        ? (value as { organization?: unknown }).organization
+        : undefined;
+    repoConfig = {
+      ...(typeof organization === 'string' ? { organization } : {}),
+      waivers: parseWaivers(value).waivers,
+    };
+  }
   if (dirs.length === 0) return undefined;
   if (dirs.length > MAX_BUNDLE_DIRS) {
     const finding: Diagnostic = {
@@ -147,6 +199,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
   const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
+  const bundlesByPackage = new Map<string, SiblingBundle[] | undefined>();
   // The head's files of each directory, for the release: the same bytes, decoded once.
   const headFiles = new Map<string, DirectoryFiles>();
   // Many directories each under the per-bundle bound must not add up to gigabytes held at once.
@@ -201,6 +254,25 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
           ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
           catalogs,
+          ...(input.suites && repoConfig
+            ? {
+                ...(await (async () => {
+                  // The head's package directory: the pull request's bundles, as the pipeline sees them.
+                  if (!bundlesByPackage.has(packageDir)) {
+                    const held = await input.readDirectory(input.head, packageDir, MAX_PACKAGE_RULES_BYTES);
+                    bundlesByPackage.set(
+                      packageDir,
+                      held.files.size > 0 ? packageBundles(held.files) : undefined,
+                    );
+                  }
+                  const all = bundlesByPackage.get(packageDir);
+                  return all ? { otherBundles: all.filter((o) => o.version !== b.version) } : {};
+                })()),
+                suites: input.suites,
+                waivers: repoConfig.waivers,
+                ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
+              }
+            : {}),
         }),
       );
       if (released && base.bytes > MAX_BUNDLE_BYTES)

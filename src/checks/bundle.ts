@@ -8,6 +8,13 @@ import { decodeFile, READ_REFUSALS } from '../catalog/fbc/decode.js';
 import { READ_REFUSAL_HINTS, type ReadRefusal } from '../catalog/fbc/yaml-screen.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { metadataPackageNames } from './bundle-metadata.js';
+import {
+  BUNDLE_CHECK_UPSTREAM,
+  checkBundleRules,
+  type BundleSuite,
+  type SiblingBundle,
+} from './bundle-rules/index.js';
+import { waiverFor, type Waiver } from './bundle-rules/waivers.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import {
   CSV_PROPERTIES_ANNOTATION,
@@ -47,6 +54,18 @@ export interface BundleCheckInput {
    * (replaces and skips of a release-config entry are looked up in its template's catalogs).
    */
   catalogs?: { path: string; text: string; template?: string; names?: ReadonlySet<string> }[];
+  /**
+   * The upstream suites whose rules run too (docs/bundle-rules.md); none when absent. Their
+   * findings carry the upstream checks they stand for.
+   */
+  suites?: readonly BundleSuite[];
+  /** The package's other bundles, for the package-wide rules of the suites. */
+  otherBundles?: SiblingBundle[];
+  /** The repository's config.yaml organization and its OpenShift catalogs (like `4.12`). */
+  organization?: string;
+  ocpIndexes?: string[];
+  /** The repository's waivers (config.yaml `tests`): a waived finding becomes a notice that says so. */
+  waivers?: readonly Waiver[];
 }
 
 /**
@@ -133,8 +152,26 @@ export function tooLarge(dir: string, bytes: number): Omit<Diagnostic, 'level'> 
   };
 }
 
-/** Every finding for one bundle directory; empty when the bundle is fine. */
+/**
+ * Every finding for one bundle directory; empty when the bundle is fine. Each names the
+ * upstream checks it stands for (docs/bundle-rules.md); a waived one is a notice.
+ */
 export function checkBundle(input: BundleCheckInput): Diagnostic[] {
+  const out = bundleFindings(input);
+  for (const d of out) {
+    d.upstream ??= BUNDLE_CHECK_UPSTREAM[d.rule] ?? [];
+    const waived =
+      input.waivers && d.level !== 'notice' ? waiverFor(d.upstream, input.package, input.waivers) : undefined;
+    if (waived) {
+      d.message += ` (waived for ${input.package}: config.yaml tests ${waived.test} ignore_operators ${JSON.stringify(waived.pattern)}; it was ${d.level === 'error' ? 'an error' : 'a warning'})`;
+      d.level = 'notice';
+      d.waived = waived;
+    }
+  }
+  return out;
+}
+
+function bundleFindings(input: BundleCheckInput): Diagnostic[] {
   const { dir, files } = input;
   const out: Diagnostic[] = [];
   const add = (f: Finding): void => {
@@ -513,6 +550,24 @@ export function checkBundle(input: BundleCheckInput): Diagnostic[] {
         line: 1,
         hint: `Add ${dir}/release-config.yaml naming the templates and channels (catalog_templates), or add the bundle to the templates by hand in the same pull request.`,
       });
+  }
+  // ---- the upstream suites' rules (docs/bundle-rules.md)
+  if (input.suites && input.suites.length > 0) {
+    const ci = input.baseCiYaml === undefined ? undefined : parseDocument(input.baseCiYaml).toJS();
+    for (const f of checkBundleRules(
+      {
+        dir,
+        package: input.package,
+        version: input.version,
+        files,
+        ...(isObject(ci) ? { ciYaml: ci } : {}),
+        ...(input.otherBundles ? { otherBundles: input.otherBundles } : {}),
+        ...(input.organization !== undefined ? { organization: input.organization } : {}),
+        ...(input.ocpIndexes ? { ocpIndexes: input.ocpIndexes } : {}),
+      },
+      input.suites,
+    ))
+      out.push({ ...f, package: input.package });
   }
   return out;
 }

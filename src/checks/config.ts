@@ -1,6 +1,7 @@
 // The repository config `.github/catalog-bot.yml` (README "Repository configuration"): its JSON
 // Schema, and a loader that reports every problem with the key path and its line and column.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import type { BundleSuite } from './bundle-rules/context.js';
 import configSchema from './config.schema.json' with { type: 'json' };
 import {
   isAlias,
@@ -40,6 +41,8 @@ export interface RepoConfig {
     renderer: { opmVersion: string; csvMetadataFrom?: string };
     /** What the App does with a bundle-only pull request's catalog update (docs/bundles.md). */
     release: 'push' | 'follow-up' | 'off';
+    /** The upstream suites whose rules the bundle check runs too (docs/bundle-rules.md). */
+    suites: BundleSuite[];
   };
   ocp: { bundleObjectForbiddenFrom: string; kubernetesVersions: { openshift: string; kubernetes: string }[] };
 }
@@ -70,6 +73,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
     pushImages: false,
     renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
     release: 'push',
+    suites: [],
   },
   ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
 });

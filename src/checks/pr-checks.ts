@@ -194,6 +194,7 @@ export const PR_CHECKS = [
         head: change.head,
         files: change.files,
         settings: bundleSettings(change.config),
+        suites: change.config.bundles.suites,
         readFile: change.readFile,
         readDirectory: change.readDirectory,
         onRelease: (release) => (change.release = release),

@@ -38,6 +38,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./check.js'),
   },
   {
+    name: 'bundle',
+    help: `  bundle validate <bundle-dir>... [--suite <name>]... [--format text|json]
+                       Check bundle directories as the catalog-bot/bundle check does, with
+                       the rules of operator-pipelines' static tests and operator-sdk bundle
+                       validate (suites: community (default), isv, operatorhub,
+                       operatorframework); each finding names the upstream checks it stands
+                       for (exit 0 no error, 1 a bundle has an error, 2 usage/IO)
+`,
+    readsPath: ['validate', 'DIR'],
+    load: () => import('./bundle.js'),
+  },
+  {
     name: 'validate',
     help: `  validate <root>...   Validate FBC catalog roots exactly as \`opm validate\` does
                        (exit 0 valid, 1 invalid, 2 usage or I/O error)
