@@ -7,6 +7,8 @@ import nock from 'nock';
 import { underContract } from './github-contract.js';
 
 export const API = 'https://api.github.com';
+/** What GitHub's error answers point to (its 422 answers always carry one). */
+const DOCS = 'https://docs.github.com/rest';
 
 export interface FakePull {
   number: number;
@@ -522,7 +524,7 @@ export class FakeGitHub {
           try {
             if (!b.force) this.#git('merge-base', '--is-ancestor', current, b.sha);
           } catch {
-            return [422, { message: 'Update is not a fast forward' }];
+            return [422, { message: 'Update is not a fast forward', documentation_url: DOCS }];
           }
           this.#git('update-ref', `refs/heads/${name}`, b.sha);
           this.refUpdates.push({ ref: name, sha: b.sha });
@@ -542,7 +544,7 @@ export class FakeGitHub {
           // As GitHub: a ref that exists is not created again.
           try {
             this.#git('rev-parse', '--verify', '--quiet', b.ref);
-            return [422, { message: 'Reference already exists' }];
+            return [422, { message: 'Reference already exists', documentation_url: DOCS }];
           } catch {
             // absent: created below
           }

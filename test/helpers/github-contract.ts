@@ -150,6 +150,9 @@ function openapi30<T>(schema: T): T {
   if (!isObject(schema)) return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) out[k] = openapi30(v);
+  // `nullable` widens `type` only: an enum of a nullable value takes null too.
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null))
+    out.enum = [...out.enum, null];
   if (out.nullable === true && out.type === undefined) {
     delete out.nullable;
     return { anyOf: [out, { type: 'null' }] } as T;
