@@ -5,7 +5,7 @@
 // at most 65,535 characters, a conclusion from the enum, ...), and the fake's answer has
 // the documented status and shape. A violation is recorded here and fails the test that
 // was running (an afterEach hook this module registers when a test file imports it); the
-// fake answers a bad request with 422, as GitHub does. docs/testing.md describes it.
+// fake answers a bad request with 422, as GitHub does (docs/architecture.md, "The GitHub port").
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
