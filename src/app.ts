@@ -1,5 +1,6 @@
 // The Probot app: webhook events to queued jobs. Handlers stay thin (parse, decide,
 // enqueue); the checks themselves live in src/checks.
+import { probotGitHubApp } from './github/adapter.js';
 import type { ApplicationFunction, Probot } from 'probot';
 import { INSTALLATION_EVENTS, installationHandler } from './handlers/installation.js';
 import { COMMENT_EVENTS, issueCommentHandler } from './handlers/issue-comment.js';
@@ -77,10 +78,8 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     const appSlug =
       options.appSlug ??
       (() =>
-        (slug ??= app
-          .auth()
-          .then((octokit) => octokit.rest.apps.getAuthenticated())
-          .then(({ data }) => data?.slug ?? '')
+        (slug ??= probotGitHubApp(app)
+          .slug()
           .catch((error: unknown) => {
             slug = undefined;
             throw error;

@@ -27,7 +27,8 @@ import {
   type ReleasePushJob,
 } from './handlers/release.js';
 import type { PullTarget, RepoTarget } from './handlers/session.js';
-import { ConditionalCache, useConditionalRequests } from './conditional-requests.js';
+import { ConditionalCache } from './github/conditional-requests.js';
+import { probotGitHubApp } from './github/adapter.js';
 import type { JobRunner, JobSpec } from './queue.js';
 
 type JobOptions = PrHandlerOptions & { appSlug: () => Promise<string> };
@@ -172,13 +173,12 @@ export const JOB_KINDS: Record<string, Runner> = {
 
 export function jobRunner(app: Probot, options: JobOptions): JobRunner {
   // Re-reads of the same pull request, comments and check runs are conditional requests.
-  const cache = new ConditionalCache();
+  const gitHub = probotGitHubApp(app, new ConditionalCache());
   return async (job: JobSpec & { attempt?: number }) => {
     const runner = Object.hasOwn(JOB_KINDS, job.kind) ? JOB_KINDS[job.kind] : undefined;
     const installationId = runner?.installation(job.data);
-    const octokit = await app.auth(installationId);
-    useConditionalRequests(octokit, cache, String(installationId));
-    const context: JobContext = { octokit, log: app.log.child({ job: job.key, kind: job.kind }) };
+    const github = await gitHub.as(installationId);
+    const context: JobContext = { github, log: app.log.child({ job: job.key, kind: job.kind }) };
     if (!runner) {
       context.log.error(`unknown job kind ${job.kind}; dropped`);
       return;

@@ -8,6 +8,7 @@
 // for GET /metrics, and their check run says why (docs/publishing.md, "Watchdog"). The
 // queue's keys make this safe to run on every replica at once.
 import type { Probot } from 'probot';
+import { probotGitHubApp } from './github/adapter.js';
 import { matchesGlob } from './checks/changes.js';
 import { parseRepoConfig } from './checks/config.js';
 import { newerRun } from './handlers/check-runs.js';
@@ -77,13 +78,10 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
   const watchdog =
     options.publishWatchdog === undefined ? publishWatchdogFromEnv() : options.publishWatchdog || undefined;
   const slug = options.appSlug ? await options.appSlug() : undefined;
-  const appOctokit = await app.auth();
-  const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
-  for (const installation of installations) {
-    const octokit = await app.auth(installation.id);
-    const repos = await octokit.paginate(octokit.rest.apps.listReposAccessibleToInstallation, {
-      per_page: 100,
-    });
+  const gitHubApp = probotGitHubApp(app);
+  for (const installation of await gitHubApp.installations()) {
+    const github = await gitHubApp.as(installation.id);
+    const repos = await github.installation.repositories();
     for (const repository of repos) {
       summary.repositories++;
       const ref = { owner: repository.owner.login, repo: repository.name };
@@ -91,19 +89,10 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
         // Every run, not GitHub's latest per name: two pull requests on the same head each have
         // their own record, and 'latest' would show one of them only (re-checked forever).
         const ours = async (sha: string) => {
-          const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
-            ...ref,
-            ref: sha,
-            filter: 'all',
-            per_page: 100,
-          });
+          const runs = await github.checks.onCommit(ref, sha, { filter: 'all' });
           return runs.filter((r) => slug === undefined || r.app?.slug === slug);
         };
-        const pulls = await octokit.paginate(octokit.rest.pulls.list, {
-          ...ref,
-          state: 'open',
-          per_page: 100,
-        });
+        const pulls = await github.pulls.list(ref, { state: 'open' });
         for (const pr of pulls) {
           const runs = await ours(pr.head.sha);
           // Complete: a run for every check that applies (the newest record of this App for
@@ -126,17 +115,12 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
 
         // Publishing: only where the default branch's config asks for it.
         const branch = repository.default_branch;
-        const config = await octokit.rest.repos
-          .getContent({ ...ref, path: '.github/catalog-bot.yml', ref: branch })
-          .then(({ data }) =>
-            'content' in data && typeof data.content === 'string'
-              ? Buffer.from(data.content, 'base64').toString('utf8')
-              : undefined,
-          )
+        const config = await github.repos
+          .fileText(ref, '.github/catalog-bot.yml', branch)
           .catch(() => undefined);
         const { publish, catalogs } = parseRepoConfig(config).config;
         if (publish.images.length === 0 && !publish.dispatch) continue;
-        const { data: head } = await octokit.rest.repos.getBranch({ ...ref, branch });
+        const head = await github.repos.branch(ref, branch);
         type Run = Awaited<ReturnType<typeof ours>>[number];
         const lastPublish = async (sha: string): Promise<Run | undefined> => {
           let last: Run | undefined;
@@ -197,8 +181,7 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
 
         // The watchdog: earlier merges (and a head whose run is stuck) within the look-back.
         const since = new Date(Date.now() - watchdog.lookBackMs).toISOString();
-        const page = async (sha: string) =>
-          (await octokit.rest.repos.listCommits({ ...ref, sha, since, per_page: watchdog.maxCommits })).data;
+        const page = async (sha: string) => github.repos.commits(ref, { sha, since }, watchdog.maxCommits);
         const listed = await page(branch);
         const bySha = new Map(listed.map((c) => [c.sha, c]));
         // First parents from the head: the merges (or direct pushes) of the branch itself. The
@@ -241,11 +224,7 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
         async function changesCatalog(sha: string, parent: string | undefined, globs: string[]) {
           if (parent === undefined) return false;
           try {
-            const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
-              ...ref,
-              basehead: `${parent}...${sha}`,
-              per_page: 300,
-            });
+            const data = await github.repos.compare(ref, parent, sha);
             const files = data.files ?? [];
             // GitHub lists at most 300 files: more may hide a catalog change, so let the job decide.
             if (files.length >= 300) return true;

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Probot, Server } from 'probot';
 import { createApp } from '../src/app.js';
 import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git-mirror.js';
-import { completeCheckRun, PR_CHECK_NAMES, type Octokit } from '../src/handlers/check-runs.js';
+import { completeCheckRun, PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
+import type { GitHub } from '../src/github/port.js';
 import { InProcessQueue } from '../src/queue.js';
 import { AppMetrics } from '../src/metrics.js';
 import { metricsServer, serverApp } from '../src/server.js';
@@ -621,9 +622,12 @@ describe('mirror disk budget', () => {
 describe('check-run completion', () => {
   it('sends annotations in batches of 50 and truncates the summary to 65535 characters', async () => {
     const calls: Record<string, unknown>[] = [];
-    const octokit = {
-      rest: { checks: { update: async (p: Record<string, unknown>) => void calls.push(p) } },
-    } as unknown as Octokit;
+    // The port's check runs alone: what the completion asks of GitHub.
+    const github = {
+      checks: {
+        update: async (_ref: unknown, _id: number, p: Record<string, unknown>) => void calls.push(p),
+      },
+    } as unknown as GitHub;
     const annotations = Array.from({ length: 120 }, (_, i) => ({
       path: 'catalogs/v4.21/x/catalog.yaml',
       line: i + 1,
@@ -631,7 +635,7 @@ describe('check-run completion', () => {
       title: 'R',
       message: 'm',
     }));
-    await completeCheckRun(octokit, { owner: 'o', repo: 'r' }, 5, {
+    await completeCheckRun(github, { owner: 'o', repo: 'r' }, 5, {
       conclusion: 'failure',
       title: 't',
       summary: 'x'.repeat(70_000),

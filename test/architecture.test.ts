@@ -160,6 +160,18 @@ function layerViolations(graph: Map<string, string[]>): string[] {
   return out;
 }
 
+/**
+ * Files outside src/github/ that reach GitHub's client: an `@octokit/` import, Probot's
+ * `ProbotOctokit`, or a client called `octokit` (`context.octokit`, `Context['octokit']`).
+ * The App asks GitHub only through the port (docs/architecture.md, "The GitHub port").
+ */
+function clientOutsidePort(texts: Map<string, string>): string[] {
+  const client = /['"]@octokit\/|\bProbotOctokit\b|\boctokit\b/;
+  return [...texts]
+    .filter(([file, text]) => !file.startsWith('github/') && client.test(withoutComments(text)))
+    .map(([file]) => file);
+}
+
 describe('architecture of src/', () => {
   const graph = importGraph();
 
@@ -181,6 +193,22 @@ describe('architecture of src/', () => {
 
   it('has no import against the layers (catalog <- checks <- publish, handlers, commands)', () => {
     expect(layerViolations(graph)).toEqual([]);
+  });
+
+  it('reaches GitHub only through the port in src/github/', () => {
+    const texts = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
+    expect(clientOutsidePort(texts)).toEqual([]);
+  });
+
+  it('finds a use of the GitHub client outside the port when there is one', () => {
+    const texts = new Map([
+      ['handlers/a.ts', "type O = Context['octokit'];"],
+      ['handlers/b.ts', "import { ProbotOctokit } from 'probot';"],
+      ['handlers/c.ts', "import type { Endpoints } from '@octokit/types';"],
+      ['handlers/d.ts', '// octokit is only named in a comment\nconst x = octokitFromEnv();'],
+      ['github/octokit.ts', 'await octokit.rest.pulls.get({});'],
+    ]);
+    expect(clientOutsidePort(texts)).toEqual(['handlers/a.ts', 'handlers/b.ts', 'handlers/c.ts']);
   });
 
   it('finds a cycle and a layer violation when there is one', () => {

@@ -513,7 +513,7 @@ properties:
     repo.git('update-ref', 'refs/heads/release-4.21', main);
     repo.git('update-ref', 'refs/heads/ruled', main);
     gh.protectedBranches.add('release-4.21');
-    gh.branchRules.set('ruled', [{ type: 'pull_request' }]);
+    gh.branchRules.set('ruled', [{ type: 'non_fast_forward' }]);
     gh.addPull({ number: 4, head: main, author: 'bob', headRef: 'release-4.21' });
     gh.addPull({ number: 5, head: main, author: 'bob', headRef: 'ruled' });
     await deliver(write('alice', '/promote foo.v1.0.1 fast', 4));

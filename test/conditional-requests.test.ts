@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConditionalCache, useConditionalRequests } from '../src/conditional-requests.js';
+import { ConditionalCache, useConditionalRequests } from '../src/github/conditional-requests.js';
 import { TestOctokit } from './helpers/github.js';
 
 describe('conditional requests', () => {

@@ -1,7 +1,6 @@
 // The commits the App makes on GitHub (comment edits, releases, OpenShift promotions), and
 // the question that decides whether it may push to a branch at all (docs/security.md).
-import type { Context } from 'probot';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 
 /** A file of a commit: its text, or a blob GitHub already has. */
 export type CommitFile = { path: string; content: string } | { path: string; sha: string };
@@ -13,15 +12,14 @@ export type CommitFile = { path: string; content: string } | { path: string; sha
  * Returns the commit's sha.
  */
 export async function commitFilesOn(
-  octokit: Context['octokit'],
+  github: GitHub,
   ref: RepoRef,
   on: { parent: string; baseTree: string },
   files: CommitFile[],
   message: string,
   author?: { name: string; email: string },
 ): Promise<string> {
-  const { data: tree } = await octokit.rest.git.createTree({
-    ...ref,
+  const tree = await github.git.createTree(ref, {
     base_tree: on.baseTree,
     tree: files.map((f) => ({
       path: f.path,
@@ -30,8 +28,7 @@ export async function commitFilesOn(
       ...('sha' in f ? { sha: f.sha } : { content: f.content }),
     })),
   });
-  const { data: commit } = await octokit.rest.git.createCommit({
-    ...ref,
+  const commit = await github.git.createCommit(ref, {
     message,
     tree: tree.sha,
     parents: [on.parent],
@@ -46,10 +43,9 @@ export async function commitFilesOn(
  * pushes only to branches nothing guards; an edit then goes through a pull request, which
  * is always allowed).
  */
-export async function hasRules(octokit: Context['octokit'], ref: RepoRef, branch: string): Promise<boolean> {
+export async function hasRules(github: GitHub, ref: RepoRef, branch: string): Promise<boolean> {
   try {
-    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
-    return data.length > 0;
+    return (await github.repos.branchRules(ref, branch)).length > 0;
   } catch {
     return true;
   }

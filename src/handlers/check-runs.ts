@@ -1,9 +1,7 @@
 // Check runs on GitHub: create them in progress, complete them from a CheckResult.
-import type { Context } from 'probot';
 import { MAX_ANNOTATIONS, type Annotation, type CheckResult } from '../checks/check.js';
 import { ALWAYS_CHECK_NAMES, PR_CHECK_NAMES } from '../checks/pr-checks.js';
-
-export type Octokit = Context['octokit'];
+import type { GitHub, RepoRef } from '../github/port.js';
 
 /** The check-run names, from the one list of checks (src/checks/pr-checks.ts). */
 export { PR_CHECK_NAMES };
@@ -79,10 +77,7 @@ export function readChecked(text: string | null | undefined): CheckedAgainst | u
 export const MAX_TEXT = 65_535;
 export const ANNOTATIONS_PER_REQUEST = 50;
 
-export interface RepoRef {
-  owner: string;
-  repo: string;
-}
+export type { RepoRef };
 
 export function truncate(text: string, max = MAX_TEXT): string {
   if (text.length <= max) return text;
@@ -97,7 +92,7 @@ export function truncate(text: string, max = MAX_TEXT): string {
  * created, so a job run twice still leaves one run per name.
  */
 export async function createCheckRuns(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   headSha: string,
   names: readonly string[] = PR_CHECK_NAMES,
@@ -106,12 +101,7 @@ export async function createCheckRuns(
   const { externalId, again } = options;
   const runs = new Map<string, number>();
   if (externalId !== undefined && again) {
-    const existing = await octokit.paginate(octokit.rest.checks.listForRef, {
-      ...ref,
-      ref: headSha,
-      filter: 'all',
-      per_page: 100,
-    });
+    const existing = await github.checks.onCommit(ref, headSha, { filter: 'all' });
     for (const r of existing)
       if (r.external_id === externalId && names.includes(r.name) && !runs.has(r.name)) runs.set(r.name, r.id);
   }
@@ -120,8 +110,7 @@ export async function createCheckRuns(
     names
       .filter((name) => !runs.has(name))
       .map(async (name) => {
-        const { data } = await octokit.rest.checks.create({
-          ...ref,
+        const { id } = await github.checks.create(ref, {
           name,
           head_sha: headSha,
           status: 'in_progress',
@@ -129,7 +118,7 @@ export async function createCheckRuns(
           ...(externalId !== undefined ? { external_id: externalId } : {}),
           output: { title: 'Checking…', summary: 'catalog-bot is checking this pull request.' },
         });
-        runs.set(name, data.id);
+        runs.set(name, id);
       }),
   );
   return new Map(names.map((name) => [name, runs.get(name)!]));
@@ -182,7 +171,7 @@ function completedOutput(c: Completion) {
 
 /** Complete a check run; annotations go in batches of 50, the last request completes it. */
 export async function completeCheckRun(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   id: number,
   c: Completion,
@@ -190,9 +179,7 @@ export async function completeCheckRun(
   const { batches, output } = completedOutput(c);
   for (const [i, batch] of batches.entries()) {
     const last = i === batches.length - 1;
-    await octokit.rest.checks.update({
-      ...ref,
-      check_run_id: id,
+    await github.checks.update(ref, id, {
       ...(last
         ? { status: 'completed' as const, conclusion: c.conclusion, completed_at: new Date().toISOString() }
         : {}),
@@ -207,7 +194,7 @@ export async function completeCheckRun(
  * further requests that add to the same run.
  */
 export async function createCompletedRun(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   headSha: string,
   name: string,
@@ -215,8 +202,7 @@ export async function createCompletedRun(
   options: { externalId?: string; startedAt?: string } = {},
 ): Promise<number> {
   const { batches, output } = completedOutput(c);
-  const { data } = await octokit.rest.checks.create({
-    ...ref,
+  const { id } = await github.checks.create(ref, {
     name,
     head_sha: headSha,
     status: 'completed',
@@ -226,19 +212,18 @@ export async function createCompletedRun(
     ...(options.externalId !== undefined ? { external_id: options.externalId } : {}),
     output: output(batches[0]!),
   });
-  for (const batch of batches.slice(1))
-    await octokit.rest.checks.update({ ...ref, check_run_id: data.id, output: output(batch) });
-  return data.id;
+  for (const batch of batches.slice(1)) await github.checks.update(ref, id, { output: output(batch) });
+  return id;
 }
 
 /** Complete every run with the same outcome (errors, superseded heads). */
 export async function completeAll(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   runs: Map<string, number>,
   c: Completion,
 ): Promise<void> {
-  await Promise.all([...runs.values()].map((id) => completeCheckRun(octokit, ref, id, c)));
+  await Promise.all([...runs.values()].map((id) => completeCheckRun(github, ref, id, c)));
 }
 
 export type ListedRun = {

@@ -1,12 +1,12 @@
 // `/deprecate` and `/undeprecate <bundle|channel|package> <name>`: the olm.deprecations edit
 // (src/promotion/deprecate.ts) planned on the branch it goes to and written like `/promote`
 // (./promote.ts): checked as the commenter's own change, never onto the default branch.
-import type { Context } from 'probot';
+import type { PullRequest } from '../github/types.js';
 import type { DeprecationKind } from '../catalog/edits/deprecate.js';
 import { catalogEdit, editFromComment, type EditOutcome, type EditTarget } from './promote.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
-type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
+type Pull = PullRequest;
 
 export function deprecateFromComment(
   context: JobContext,

@@ -44,19 +44,19 @@ export async function noteHeadJob(
   options: PrHandlerOptions,
   job: HeadJob,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   try {
     const slug = options.appSlug ? await options.appSlug() : undefined;
     if (!slug) return;
-    const seen = await observeHead(octokit, job.ref, job.number, undefined);
+    const seen = await observeHead(github, job.ref, job.number, undefined);
     // A newer push's event is queued behind this one and records its head: no write now
     // (docs/github-limits.md; writes are paced).
     if (job.headSha && seen.sha !== job.headSha) return;
-    const status = await loadState(octokit, job.ref, job.number, `${slug}[bot]`);
+    const status = await loadState(github, job.ref, job.number, `${slug}[bot]`);
     const previous = status.state.head;
     // The same head with no rewrite since: it has been the head all along, keep the older time.
     if (previous && previous.sha === seen.sha && seen.event <= previous.event) return;
-    await saveState(octokit, job.ref, job.number, status, { head: seen });
+    await saveState(github, job.ref, job.number, status, { head: seen });
   } catch (error) {
     log.warn({ err: error, pr: job.number }, 'could not record the pull request head');
     if (isTransient(error)) throw error;

@@ -74,17 +74,12 @@ export async function checkOpenPullsJob(
 ): Promise<void> {
   const [owner, name] = repo.full_name.split('/') as [string, string];
   try {
-    let seen = 0;
-    const pulls = await context.octokit.paginate(
-      context.octokit.rest.pulls.list,
-      { owner, repo: name, state: 'open', sort: 'created', direction: 'desc', per_page: 100 },
-      (response, done) => {
-        seen += response.data.length;
-        if (seen >= MAX_PULLS_PER_REPOSITORY) done();
-        return response.data;
-      },
+    const pulls = await context.github.pulls.list(
+      { owner, repo: name },
+      { state: 'open', sort: 'created', direction: 'desc' },
+      MAX_PULLS_PER_REPOSITORY,
     );
-    for (const pr of pulls.slice(0, MAX_PULLS_PER_REPOSITORY)) {
+    for (const pr of pulls) {
       // The base repository's URL: a fork's head is fetched through refs/pull/N/head.
       const target: PullTarget = {
         ref: { owner, repo: name },

@@ -2,7 +2,7 @@
 // act. State stays on GitHub: labels, and the bot's status comment for approvals.
 import type { Context } from 'probot';
 import { PERMISSIONS_CHECK, unapprovedChanges } from '../checks/permissions.js';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 import { addedCommands, parseComment, type ParsedComment } from './commands.js';
 import {
   commandNamed,
@@ -148,13 +148,13 @@ async function runCommands(
   job: CommentJob,
   key: string,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { ref, number, commenter } = job;
   try {
-    const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const pr = await github.pulls.get(ref, number);
     const author = pr.user?.login ?? '';
     const slug = options.appSlug ? await options.appSlug() : undefined;
-    const status = slug ? await loadState(octokit, ref, number, `${slug}[bot]`) : undefined;
+    const status = slug ? await loadState(github, ref, number, `${slug}[bot]`) : undefined;
     // Who may do what, each looked up once and only when needed.
     let write: Promise<boolean> | undefined;
     let owner: Promise<ApprovalDecision> | undefined;
@@ -172,7 +172,7 @@ async function runCommands(
       ...(status?.state.head ? { seenHead: status.state.head } : {}),
       ...(status?.state.hold ? { hold: status.state.hold } : {}),
       recheck: false,
-      hasWrite: () => (write ??= writeAccess(context.octokit, ref, commenter)),
+      hasWrite: () => (write ??= writeAccess(context.github, ref, commenter)),
       ownsAll: () => (owner ??= mayApproveAll(context, job, commenter, pr.base.sha, pr.head.sha, options)),
       target: { ...pullTargetOf(job), commenter },
       helpText: helpText(),
@@ -216,7 +216,7 @@ async function runCommands(
         hold !== status.state.hold ||
         allowsChanged)
     )
-      await saveState(octokit, ref, number, status, {
+      await saveState(github, ref, number, status, {
         approvals,
         ...(seenHead ? { head: seenHead } : {}),
         hold,
@@ -229,25 +229,23 @@ async function runCommands(
     await acknowledge(context, job, outcomes);
   } catch (error) {
     log.error({ err: error, pr: number }, 'comment commands failed');
-    await octokit.rest.reactions
-      .createForIssueComment({ ...ref, comment_id: job.commentId, content: 'confused' })
-      .catch(() => undefined);
+    await github.comments.react(ref, job.commentId, 'confused').catch(() => undefined);
   }
 }
 
 /** A reaction for every comment with commands, and one short reply when something needs saying. */
 async function acknowledge(
-  context: Pick<Context, 'octokit'>,
+  context: Pick<JobContext, 'github'>,
   job: CommentJob,
   outcomes: Outcome[],
 ): Promise<void> {
-  const { octokit } = context;
-  if (job.notice) await reply(octokit, job.ref, job.number, job.notice);
+  const { github } = context;
+  if (job.notice) await reply(github, job.ref, job.number, job.notice);
   const refused = outcomes.filter((o) => !o.ok);
   const problems = job.parsed.problems.map((p) => `\`${p.text.slice(0, 100)}\`: ${p.reason}`);
   if (outcomes.length > 0 || problems.length > 0) {
     const content = refused.length === 0 && problems.length === 0 ? '+1' : 'confused';
-    await octokit.rest.reactions.createForIssueComment({ ...job.ref, comment_id: job.commentId, content });
+    await github.comments.react(job.ref, job.commentId, content);
   }
   const lines = [
     ...problems.map((p) => `- ${p}`),
@@ -258,17 +256,17 @@ async function acknowledge(
   if (lines.length === 0) return;
   // reply() keeps what the lines quote (package names, arguments) from forging a status comment.
   await reply(
-    octokit,
+    github,
     job.ref,
     job.number,
     `@${job.commenter} ${lines.length === 1 ? lines[0]!.replace(/^- /, '') : '\n\n' + lines.join('\n')}`,
   );
 }
 
-async function writeAccess(octokit: Context['octokit'], ref: RepoRef, login: string): Promise<boolean> {
+async function writeAccess(github: GitHub, ref: RepoRef, login: string): Promise<boolean> {
   try {
-    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...ref, username: login });
-    return data.permission === 'admin' || data.permission === 'write';
+    const permission = await github.permissions.ofCollaborator(ref, login);
+    return permission === 'admin' || permission === 'write';
   } catch {
     return false; // not a collaborator (404) or cannot tell: no write access
   }

@@ -17,7 +17,14 @@ import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
-import { openSession, pullTarget, pullTargetOf, type PullTarget, type SessionOptions } from './session.js';
+import {
+  openSession,
+  pullTarget,
+  pullTargetOf,
+  type PullTarget,
+  type SessionContext,
+  type SessionOptions,
+} from './session.js';
 
 /** The merge gate's job: the pull request alone. */
 export type MergeTarget = PullTarget;
@@ -30,7 +37,7 @@ export interface MergeOptions extends SessionOptions {
 
 export type MergeOutcome = { merged: true; sha: string } | { merged: false; reason: string; told?: boolean };
 
-type Ctx = Pick<Context, 'octokit' | 'log'>;
+type Ctx = SessionContext;
 
 /** The queued form: look at one pull request and merge it if it is ready. */
 export async function mergeJob(ctx: Ctx, options: MergeOptions, target: MergeTarget): Promise<void> {
@@ -67,22 +74,17 @@ export async function mergeIfReady(
   target: MergeTarget,
   options: MergeOptions,
 ): Promise<MergeOutcome> {
-  const { octokit, log } = ctx;
+  const { github, log } = ctx;
   const { ref, number } = target;
   try {
-    const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const pr = await github.pulls.get(ref, number);
     const why = notMergeable(pr);
     if (why) return { merged: false, reason: why };
     const head = pr.head.sha;
 
     // Every catalog-bot check, by this App, completed green on this very head for this pull request.
     const slug = await options.appSlug();
-    const listed = await octokit.paginate(octokit.rest.checks.listForRef, {
-      ...ref,
-      ref: head,
-      filter: 'all',
-      per_page: 100,
-    });
+    const listed = await github.checks.onCommit(ref, head, { filter: 'all' });
     const results = resultsFor(
       listed.filter((r) => r.app?.slug === slug),
       pr.base.ref,
@@ -96,17 +98,17 @@ export async function mergeIfReady(
     if (!MERGEABLE.has(pr.mergeable_state))
       return { merged: false, reason: `GitHub reports the pull request as ${pr.mergeable_state}` };
 
-    const { data: branch } = await octokit.rest.repos.getBranch({ ...ref, branch: pr.base.ref });
+    const branch = await github.repos.branch(ref, pr.base.ref);
     const baseTip = branch.commit.sha;
     // Permissions as the base branch has them now (its config and owners files): a change
     // to them merged since the checks ran applies to every pull request still waiting.
     const rulesMoved = results.get(PERMISSIONS_CHECK)?.checked?.sha !== baseTip;
     const approvals = rulesMoved
-      ? (await loadState(octokit, ref, number, `${slug}[bot]`)).state.approvals
+      ? (await loadState(github, ref, number, `${slug}[bot]`)).state.approvals
       : [];
     const commits = { fetch: [baseTip, `refs/pull/${number}/head`] };
     // The App's own release pull request (docs/bundles.md).
-    const derivedRelease = await releaseSourceOf(octokit, ref, pr, `${slug}[bot]`);
+    const derivedRelease = await releaseSourceOf(github, ref, pr, `${slug}[bot]`);
     const recheck = await openSession(ctx, options, target, 'merge', commits, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, baseTip);
@@ -150,7 +152,7 @@ export async function mergeIfReady(
     if (recheck.conflict) return { merged: false, reason: `conflicts with ${pr.base.ref}` };
     if (recheck.permissions && recheck.permissions.conclusion !== 'success') {
       await reply(
-        octokit,
+        github,
         ref,
         number,
         [
@@ -168,7 +170,7 @@ export async function mergeIfReady(
     if (recheck.broken.length > 0) {
       const lines = errorLines(recheck.broken);
       await reply(
-        octokit,
+        github,
         ref,
         number,
         [
@@ -183,7 +185,7 @@ export async function mergeIfReady(
     }
 
     // The re-check took a while: a /hold, a push or a close in the meantime wins.
-    const { data: now } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const now = await github.pulls.get(ref, number);
     const late =
       notMergeable(now) ??
       (now.head.sha !== head ? `the head moved to ${now.head.sha.slice(0, 12)}` : undefined) ??
@@ -191,9 +193,7 @@ export async function mergeIfReady(
     if (late) return { merged: false, reason: late };
 
     try {
-      const { data } = await octokit.rest.pulls.merge({
-        ...ref,
-        pull_number: number,
+      const data = await github.pulls.merge(ref, number, {
         sha: head, // GitHub refuses if the head moved: only the checked commit is merged
         merge_method: recheck.config.automerge.method,
       });
@@ -204,7 +204,7 @@ export async function mergeIfReady(
       const status = (error as { status?: number }).status;
       const message = error instanceof Error ? error.message : String(error);
       await reply(
-        octokit,
+        github,
         ref,
         number,
         `GitHub refused to merge ${head.slice(0, 12)}${status ? ` (HTTP ${status})` : ''}: ${message.slice(0, 500)}\n\ncatalog-bot does not retry on its own; it tries again after the next push, \`/retest\` or approval.`,
@@ -246,11 +246,7 @@ async function reevaluateOthers(
   options: MergeOptions,
   mergeSha: string,
 ): Promise<void> {
-  const pulls = await ctx.octokit.paginate(ctx.octokit.rest.pulls.list, {
-    ...target.ref,
-    state: 'open',
-    per_page: 100,
-  });
+  const pulls = await ctx.github.pulls.list(target.ref, { state: 'open' });
   for (const pr of pulls) {
     if (pr.number === target.number || pr.draft) continue;
     const other: MergeTarget = { ...target, number: pr.number };

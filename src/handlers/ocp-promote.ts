@@ -5,12 +5,11 @@
 // package (labelled, its owners mentioned). Each pull request is written by its own job in
 // the installation's write queue, at GitHub's pace (docs/github-limits.md); branch names are
 // fixed by the versions and the package, so asking again updates them instead of opening more.
-import type { Context } from 'probot';
 import type { OcpPackageResult } from '../catalog/edits/ocp-promote.js';
 import { readRepoConfig } from '../checks/changes.js';
 import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
 import { isTeam, normLogin } from '../checks/owners.js';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 import type { CommandOutcome } from './commands/command.js';
 import { workModule } from './command-worker.js';
 import {
@@ -30,7 +29,7 @@ import { teamMembers } from './teams.js';
 export { promotionBranch, REVIEW_NEEDED_LABEL, type EditPullJob } from './ocp-promote-work.js';
 
 async function isMaintainer(
-  octokit: Context['octokit'],
+  github: GitHub,
   installationId: number | undefined,
   maintainers: string[],
   login: string,
@@ -38,7 +37,7 @@ async function isMaintainer(
   const me = normLogin(login);
   const entries = maintainers.map(normLogin);
   if (entries.includes(me)) return true;
-  const members = teamMembers(octokit, installationId);
+  const members = teamMembers(github, installationId);
   for (const team of entries.filter(isTeam)) {
     const list = await members(team).catch(() => [] as string[]);
     if (list.map(normLogin).includes(me)) return true;
@@ -53,12 +52,12 @@ export async function ocpPromoteFromComment(
   target: EditTarget,
   request: { from: string; to: string; commentId: number },
 ): Promise<CommandOutcome> {
-  const { octokit } = context;
+  const { github } = context;
   const { ref } = target;
   const command = '`/ocp-promote`';
-  const { data: repo } = await octokit.rest.repos.get({ ...ref });
+  const repo = await github.repos.get(ref);
   const base = repo.default_branch;
-  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch: base });
+  const tip = await github.repos.branch(ref, base);
   const parent = tip.commit.sha;
   const baseTree = tip.commit.commit.tree.sha;
   const commits = { fetch: [parent], blobs: [parent] };
@@ -72,7 +71,7 @@ export async function ocpPromoteFromComment(
     async ({ dir }): Promise<Planned> => {
       // Who may: the maintainers of the default branch's configuration (it opens catalogs for everyone).
       const { config } = await readRepoConfig(dir, parent);
-      if (!(await isMaintainer(octokit, target.installationId, config.maintainers, target.commenter)))
+      if (!(await isMaintainer(github, target.installationId, config.maintainers, target.commenter)))
         return {
           denied: `only the maintainers listed in \`.github/catalog-bot.yml\` on the default branch may open a new OpenShift catalog.`,
         };
@@ -147,18 +146,15 @@ function plainReply(
  * Safe to run again (a retry finds what the last attempt made).
  */
 export async function editPullJob(context: JobContext, data: EditPullJob): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const ref: RepoRef = data.ref;
-  const current = await octokit.rest.repos
-    .getBranch({ ...ref, branch: data.branch })
-    .then((r) => r.data)
-    .catch((error: { status?: number }) => {
-      if (error.status === 404) return undefined;
-      throw error;
-    });
+  const current = await github.repos.branch(ref, data.branch).catch((error: { status?: number }) => {
+    if (error.status === 404) return undefined;
+    throw error;
+  });
   if (current?.commit.commit.tree.sha !== data.tree) {
     const sha = await commitFilesOn(
-      octokit,
+      github,
       ref,
       { parent: data.parent, baseTree: data.baseTree },
       data.files.map((f) =>
@@ -166,15 +162,10 @@ export async function editPullJob(context: JobContext, data: EditPullJob): Promi
       ),
       data.message,
     );
-    if (current) await octokit.rest.git.updateRef({ ...ref, ref: `heads/${data.branch}`, sha, force: true });
-    else await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${data.branch}`, sha });
+    if (current) await github.git.moveBranch(ref, data.branch, sha, true);
+    else await github.git.createBranch(ref, data.branch, sha);
   }
-  const { data: open } = await octokit.rest.pulls.list({
-    ...ref,
-    state: 'open',
-    head: `${ref.owner}:${data.branch}`,
-    per_page: 10,
-  });
+  const open = await github.pulls.list(ref, { state: 'open', head: `${ref.owner}:${data.branch}` }, 10);
   let number: number;
   let labels: string[];
   const existing = open.find((p) => p.head.ref === data.branch);
@@ -182,8 +173,7 @@ export async function editPullJob(context: JobContext, data: EditPullJob): Promi
     number = existing.number;
     labels = existing.labels.map((l) => l.name);
   } else {
-    const { data: created } = await octokit.rest.pulls.create({
-      ...ref,
+    const created = await github.pulls.create(ref, {
       title: data.title,
       head: data.branch,
       base: data.base,
@@ -193,7 +183,6 @@ export async function editPullJob(context: JobContext, data: EditPullJob): Promi
     labels = [];
   }
   const missing = data.labels.filter((l) => !labels.includes(l));
-  if (missing.length > 0)
-    await octokit.rest.issues.addLabels({ ...ref, issue_number: number, labels: missing });
+  if (missing.length > 0) await github.labels.add(ref, number, missing);
   log.info({ pr: number, branch: data.branch }, 'promotion pull request written');
 }

@@ -1,8 +1,7 @@
 // The state of a pull request lives on GitHub, so the App stays stateless: labels people
 // can see, and one status comment of the bot's whose hidden part records each `/approve`
 // with the content it saw (docs/security.md "Approvals are what the approver saw").
-import type { Context } from 'probot';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 
 export const LABELS = {
   approved: 'approved',
@@ -169,8 +168,6 @@ export function stateCommentBody(state: PrState): string {
   return `${visible}${held}${pruning}\n\n${MARKER}${json}${MARKER_END}`;
 }
 
-type Octokit = Context['octokit'];
-
 export interface StatusComment {
   id?: number;
   state: PrState;
@@ -183,16 +180,12 @@ export interface StatusComment {
  * quote text of the pull request and its comments (docs/security.md).
  */
 export async function loadState(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   botLogin: string,
 ): Promise<StatusComment> {
-  const comments = await octokit.paginate(octokit.rest.issues.listComments, {
-    ...ref,
-    issue_number: number,
-    per_page: 100,
-  });
+  const comments = await github.comments.list(ref, number);
   for (const c of comments) {
     if (c.user?.type !== 'Bot' || c.user.login !== botLogin) continue;
     const state = readState(c.body);
@@ -211,12 +204,12 @@ export function replyText(text: string): string {
 }
 
 /** Post a comment of the bot (not its status comment) on a pull request. */
-export async function reply(octokit: Octokit, ref: RepoRef, number: number, body: string): Promise<void> {
-  await octokit.rest.issues.createComment({ ...ref, issue_number: number, body: replyText(body) });
+export async function reply(github: GitHub, ref: RepoRef, number: number, body: string): Promise<void> {
+  await github.comments.create(ref, number, replyText(body));
 }
 
 export async function saveState(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   current: StatusComment,
@@ -225,15 +218,15 @@ export async function saveState(
   // What is not given stays as it was (approvals and the seen head are saved by different jobs).
   const body = stateCommentBody({ ...current.state, ...state });
   if (current.id !== undefined) {
-    await octokit.rest.issues.updateComment({ ...ref, comment_id: current.id, body });
+    await github.comments.update(ref, current.id, body);
   } else {
-    await octokit.rest.issues.createComment({ ...ref, issue_number: number, body });
+    await github.comments.create(ref, number, body);
   }
 }
 
 /** Add or remove a label; a label that is already so is left alone. */
 export async function setLabel(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   labels: string[],
@@ -241,26 +234,16 @@ export async function setLabel(
   on: boolean,
 ): Promise<void> {
   const has = labels.includes(label);
-  if (on && !has) await octokit.rest.issues.addLabels({ ...ref, issue_number: number, labels: [label] });
-  if (!on && has) {
-    await octokit.rest.issues
-      .removeLabel({ ...ref, issue_number: number, name: label })
-      .catch((e: unknown) => {
-        if ((e as { status?: number }).status !== 404) throw e; // already gone
-      });
-  }
+  if (on && !has) await github.labels.add(ref, number, [label]);
+  if (!on && has) await github.labels.remove(ref, number, label);
 }
 
 /** Timeline events after which the head may be any commit (not a fast-forward of the last one). */
 const HEAD_REWRITES = new Set(['head_ref_force_pushed', 'head_ref_deleted', 'head_ref_restored', 'reopened']);
 
 /** The id of the newest timeline event that can move the head other than by a fast-forward (0: none). */
-export async function lastHeadRewrite(octokit: Octokit, ref: RepoRef, number: number): Promise<number> {
-  const events = await octokit.paginate(octokit.rest.issues.listEventsForTimeline, {
-    ...ref,
-    issue_number: number,
-    per_page: 100,
-  });
+export async function lastHeadRewrite(github: GitHub, ref: RepoRef, number: number): Promise<number> {
+  const events = await github.comments.timeline(ref, number);
   let last = 0;
   for (const e of events as { event?: string; id?: number }[])
     if (e.event && HEAD_REWRITES.has(e.event) && typeof e.id === 'number' && e.id > last) last = e.id;
@@ -269,16 +252,12 @@ export async function lastHeadRewrite(octokit: Octokit, ref: RepoRef, number: nu
 
 /** Who added `label` last, as GitHub's timeline tells it (undefined: nobody the timeline shows). */
 export async function lastLabeledBy(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   label: string,
 ): Promise<string | undefined> {
-  const events = await octokit.paginate(octokit.rest.issues.listEventsForTimeline, {
-    ...ref,
-    issue_number: number,
-    per_page: 100,
-  });
+  const events = await github.comments.timeline(ref, number);
   let by: string | undefined;
   for (const e of events as {
     event?: string;
@@ -296,18 +275,18 @@ export async function lastLabeledBy(
  * head all along (fast-forwards cannot come back to a commit).
  */
 export async function observeHead(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   previous: SeenHead | undefined,
 ): Promise<SeenHead> {
-  const event = await lastHeadRewrite(octokit, ref, number);
-  const response = await octokit.rest.pulls.get({ ...ref, pull_number: number });
-  const sha = response.data.head.sha;
+  const event = await lastHeadRewrite(github, ref, number);
+  const { pull, at: answered } = await github.pulls.getAt(ref, number);
+  const sha = pull.head.sha;
   if (previous && previous.sha === sha && event <= previous.event) return previous;
   // A 304 answer carries the time of the answer it confirms: the pull request (and so its
   // head) has not changed since then, so that time holds too.
-  const date = Date.parse(String(response.headers.date ?? ''));
+  const date = Date.parse(answered ?? '');
   const at = new Date(Number.isNaN(date) ? Date.now() : date).toISOString();
   return { sha, at, event };
 }
@@ -320,7 +299,7 @@ export async function observeHead(
  * Times are whole seconds, so the record must be more than `forMs` seconds older.
  */
 export async function wasHeadWhenWritten(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   seen: SeenHead | undefined,
@@ -333,5 +312,5 @@ export async function wasHeadWhenWritten(
   if (Number.isNaN(written)) return false;
   const secondsBefore = Math.floor(written / 1000) - Math.floor(Date.parse(seen.at) / 1000);
   if (!(secondsBefore > forMs / 1000)) return false;
-  return (await lastHeadRewrite(octokit, ref, number)) <= seen.event;
+  return (await lastHeadRewrite(github, ref, number)) <= seen.event;
 }

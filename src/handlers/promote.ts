@@ -5,7 +5,7 @@
 // what it touches may ask for it, and an edit that breaks a check is refused), then
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
-import type { Context } from 'probot';
+import type { PullRequest } from '../github/types.js';
 import { unifiedDiff } from '../catalog/edits/promote.js';
 import { CheckLimitError, runTaskIsolated, type Callbacks } from '../checks/isolate.js';
 import type { PolicyBundles } from '../publish/exists.js';
@@ -24,7 +24,7 @@ export interface EditTarget extends PullTarget {
   commenter: string;
 }
 
-type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
+type Pull = PullRequest;
 
 /** What happened, for the reply. */
 export interface EditOutcome {
@@ -143,18 +143,18 @@ export async function editFromComment(
   /** `all`: every check must pass on the edit (a promotion); `permissions`: only who asks matters. */
   gate: 'all' | 'permissions' = 'all',
 ): Promise<EditOutcome> {
-  const { octokit } = context;
+  const { github } = context;
   const { ref } = target;
-  const { data: repo } = await octokit.rest.repos.get({ ...ref });
+  const repo = await github.repos.get(ref);
   // Onto the pull request when it is open and its branch is in this repository, but never
   // onto the default branch or a protected one (a pull request from `main`, or from a
   // release branch): there the edit is proposed as a pull request into that branch, so it
   // gets the review the branch asks for (docs/security.md).
   const sameRepo = pr.state === 'open' && pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
   const branch = sameRepo ? pr.head.ref : repo.default_branch;
-  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch });
+  const tip = await github.repos.branch(ref, branch);
   const guarded =
-    !sameRepo || branch === repo.default_branch || tip.protected || (await hasRules(octokit, ref, branch));
+    !sameRepo || branch === repo.default_branch || tip.protected || (await hasRules(github, ref, branch));
   const ontoPr = sameRepo && !guarded;
   const parent = tip.commit.sha;
   const commits = { fetch: [parent, pr.base.sha], blobs: [parent] };
@@ -200,7 +200,7 @@ export async function editFromComment(
   // Write it to GitHub: a commit on top of the branch tip, the branch moved only if nobody
   // pushed meanwhile (no force).
   const sha = await commitFilesOn(
-    octokit,
+    github,
     ref,
     { parent, baseTree: tip.commit.commit.tree.sha },
     result.edits.map((e) => ({ path: e.path, content: e.after })),
@@ -208,13 +208,12 @@ export async function editFromComment(
   );
   let where: string;
   if (ontoPr) {
-    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha, force: false });
+    await github.git.moveBranch(ref, branch, sha, false);
     where = `Pushed ${sha.slice(0, 12)} to this pull request's branch \`${branch}\`.`;
   } else {
     const name = `catalog-bot/${command.slice(1)}-${sha.slice(0, 12)}`;
-    await octokit.rest.git.createRef({ ...ref, ref: `refs/heads/${name}`, sha });
-    const { data: opened } = await octokit.rest.pulls.create({
-      ...ref,
+    await github.git.createBranch(ref, name, sha);
+    const opened = await github.pulls.create(ref, {
       title: result.title,
       head: name,
       base: branch,

@@ -204,7 +204,7 @@ export async function runChecksJob(
   key = '',
   attempt = 1,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { metrics, appSlug } = options;
   const { job } = data;
   const runs = new Map(Object.entries(data.runs ?? {}));
@@ -212,13 +212,13 @@ export async function runChecksJob(
   // What the results are computed against; the merge gate counts them only for this pull request and base.
   let checked: CheckedAgainst | undefined;
   try {
-    const { data: current } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
+    const current = await github.pulls.get(job.ref, job.number);
     if (current.head.sha !== job.headSha) {
       if (runs.size === 0) {
         log.info({ pr: job.number, head: job.headSha }, 'head superseded before its checks started: dropped');
         return;
       }
-      await completeAll(octokit, job.ref, runs, {
+      await completeAll(github, job.ref, runs, {
         conclusion: 'skipped',
         title: 'Superseded by a newer commit',
         summary: `The pull request head is now ${current.head.sha}; that commit is checked instead.`,
@@ -229,13 +229,8 @@ export async function runChecksJob(
     const slug = appSlug ? await appSlug() : undefined;
     if (runs.size === 0) {
       // One read (answered from the ETag cache when nothing changed) instead of writes.
-      const listed = await octokit
-        .paginate(octokit.rest.checks.listForRef, {
-          ...job.ref,
-          ref: job.headSha,
-          filter: 'all',
-          per_page: 100,
-        })
+      const listed = await github.checks
+        .onCommit(job.ref, job.headSha, { filter: 'all' })
         .then((all) => (all as ListedRun[]).filter((r) => slug === undefined || r.app?.slug === slug))
         .catch((error: unknown) => {
           // A retry must find the runs it made; a first start can do without the list.
@@ -261,14 +256,14 @@ export async function runChecksJob(
         return;
       }
     }
-    const status = slug ? await loadState(octokit, job.ref, job.number, `${slug}[bot]`) : undefined;
+    const status = slug ? await loadState(github, job.ref, job.number, `${slug}[bot]`) : undefined;
     const base = current.base.sha;
     const author = job.author ?? current.user?.login ?? '';
     checked = { base: current.base.ref, sha: base, pr: job.number, author };
     const against = checked;
     // The App's own release pull request, from a branch of this repository (docs/bundles.md).
     const derivedRelease = await releaseSourceOf(
-      octokit,
+      github,
       job.ref,
       current,
       slug !== undefined ? `${slug}[bot]` : undefined,
@@ -313,7 +308,7 @@ export async function runChecksJob(
       const missing = PR_CHECK_NAMES.filter((name) => !runs.has(name));
       if (missing.length > 0) {
         try {
-          const created = await createCheckRuns(octokit, job.ref, job.headSha, missing, {
+          const created = await createCheckRuns(github, job.ref, job.headSha, missing, {
             ...externalId,
             startedAt,
           });
@@ -381,12 +376,12 @@ export async function runChecksJob(
       ...(checked ? { checked } : {}),
     };
     try {
-      await completeAll(octokit, job.ref, runs, failure);
+      await completeAll(github, job.ref, runs, failure);
       // No run yet: a lasting error is shown; a transient one is tried again first.
       if (runs.size === 0 && !transient)
         await Promise.all(
           PR_CHECK_NAMES.map((name) =>
-            createCompletedRun(octokit, job.ref, job.headSha, name, failure, externalId),
+            createCompletedRun(github, job.ref, job.headSha, name, failure, externalId),
           ),
         );
     } catch (again) {
@@ -441,22 +436,17 @@ export async function writeResultsJob(
   key: string,
   attempt = 1,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { job } = data;
   const runs = new Map(Object.entries(data.runs));
   try {
     let labels = data.labels;
     if (attempt > 1) {
-      const listed = (await octokit.paginate(octokit.rest.checks.listForRef, {
-        ...job.ref,
-        ref: job.headSha,
-        filter: 'all',
-        per_page: 100,
-      })) as ListedRun[];
+      const listed = (await github.checks.onCommit(job.ref, job.headSha, { filter: 'all' })) as ListedRun[];
       for (const r of listed) if (r.external_id === key && !runs.has(r.name)) runs.set(r.name, r.id);
     }
     if (runs.size === 0) {
-      const { data: now } = await octokit.rest.pulls.get({ ...job.ref, pull_number: job.number });
+      const now = await github.pulls.get(job.ref, job.number);
       if (now.head.sha !== job.headSha) {
         log.info({ pr: job.number, head: job.headSha }, 'head superseded while its results waited: dropped');
         return;
@@ -469,9 +459,9 @@ export async function writeResultsJob(
       PR_CHECK_NAMES.filter((name) => data.completions[name] !== undefined).map(async (name) => {
         const completion = { ...data.completions[name]!, checked: data.checked };
         const id = runs.get(name);
-        if (id !== undefined) await completeCheckRun(octokit, job.ref, id, completion);
+        if (id !== undefined) await completeCheckRun(github, job.ref, id, completion);
         else
-          await createCompletedRun(octokit, job.ref, job.headSha, name, completion, {
+          await createCompletedRun(github, job.ref, job.headSha, name, completion, {
             externalId: key,
             startedAt: data.startedAt,
           });
@@ -485,7 +475,7 @@ export async function writeResultsJob(
     const permissions = data.completions[PERMISSIONS_CHECK];
     if (permissions && slug)
       await setLabel(
-        octokit,
+        github,
         job.ref,
         job.number,
         labels,

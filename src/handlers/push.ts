@@ -153,7 +153,7 @@ export async function publishJob(
   options: PrHandlerOptions,
   job: PublishJob,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   // The check a failure is reported on: the one whose work was under way.
   let failing: string = job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK;
   try {
@@ -190,35 +190,22 @@ export async function publishJob(
         await session.fetchBlobs([job.after]);
         const published = await publishBundles(dir, job, config, bundles, scopedClient());
         // One write: the run is created complete (docs/github-limits.md).
-        await createCompletedRun(
-          octokit,
-          job.ref,
-          job.after,
-          BUNDLE_IMAGE_CHECK,
-          bundleImageCheck(published),
-        );
+        await createCompletedRun(github, job.ref, job.after, BUNDLE_IMAGE_CHECK, bundleImageCheck(published));
       }
       if (roots.length === 0) return;
       failing = PUBLISH_CHECK;
-      const runs = await createCheckRuns(octokit, job.ref, job.after, [PUBLISH_CHECK]);
+      const runs = await createCheckRuns(github, job.ref, job.after, [PUBLISH_CHECK]);
       const runId = runs.get(PUBLISH_CHECK) as number;
 
       if (dispatch) {
         const payload = { sha: job.after, roots };
-        if (dispatch.eventType)
-          await octokit.rest.repos.createDispatchEvent({
-            ...job.ref,
-            event_type: dispatch.eventType,
-            client_payload: payload,
-          });
+        if (dispatch.eventType) await github.repos.dispatch(job.ref, dispatch.eventType, payload);
         else
-          await octokit.rest.actions.createWorkflowDispatch({
-            ...job.ref,
-            workflow_id: dispatch.workflow as string,
-            ref: job.branch,
-            inputs: { sha: job.after, roots: roots.join(',') },
+          await github.repos.dispatchWorkflow(job.ref, dispatch.workflow as string, job.branch, {
+            sha: job.after,
+            roots: roots.join(','),
           });
-        await completeCheckRun(octokit, job.ref, runId, {
+        await completeCheckRun(github, job.ref, runId, {
           conclusion: 'success',
           title: `Publishing handed to ${dispatch.eventType ? `repository_dispatch ${dispatch.eventType}` : `workflow ${dispatch.workflow}`}`,
           summary: `Changed catalog roots: ${roots.map((r) => `\`${r}\``).join(', ')}. The images are built by that workflow.`,
@@ -228,7 +215,7 @@ export async function publishJob(
 
       await session.fetchBlobs([job.after]);
       // Tags without {sha} move: only the branch head may write them (asked as late as possible).
-      const { data: branch } = await octokit.rest.repos.getBranch({ ...job.ref, branch: job.branch });
+      const branch = await github.repos.branch(job.ref, job.branch);
       const current = branch.commit.sha === job.after;
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       const client = scopedClient();
@@ -270,7 +257,7 @@ export async function publishJob(
           .map((t) => `\`${t}\``)
           .join(', ')}) are left to the newer commit.`;
       if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
-      await completeCheckRun(octokit, job.ref, runId, result);
+      await completeCheckRun(github, job.ref, runId, result);
 
       // The merged pull request hears where its change went. A failure here is logged, not
       // a failed publish: the images are out and the check run says so.
@@ -278,10 +265,10 @@ export async function publishJob(
       if (body !== undefined && options.appSlug)
         try {
           const message = (await runGit(dir, ['log', '-1', '--format=%B', job.after])).toString('utf8');
-          const number = await mergedPullOf(octokit, job.ref, job.after, message);
+          const number = await mergedPullOf(github, job.ref, job.after, message);
           if (number !== undefined)
             await writeReleaseComment(
-              octokit,
+              github,
               job.ref,
               number,
               job.after,
@@ -296,8 +283,8 @@ export async function publishJob(
     log.error({ err: error, sha: job.after }, 'publishing failed');
     const message = error instanceof Error ? error.message : String(error);
     try {
-      const runs = await createCheckRuns(octokit, job.ref, job.after, [failing]);
-      await completeCheckRun(octokit, job.ref, runs.get(failing) as number, {
+      const runs = await createCheckRuns(github, job.ref, job.after, [failing]);
+      await completeCheckRun(github, job.ref, runs.get(failing) as number, {
         conclusion: 'failure',
         title: 'catalog-bot could not publish this commit',
         summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.${job.watchdog ? `\n\n${watchdogNote(job.watchdog)}` : ''}`,

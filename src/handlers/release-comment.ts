@@ -2,11 +2,8 @@
 // published, the merged pull request gets one comment naming each catalog and the image
 // reference (tag and digest) it was published as. A re-run edits that comment; an unchanged
 // comment costs no write (docs/github-limits.md).
-import type { Context } from 'probot';
 import { releaseMarker } from '../publish/report.js';
-import type { RepoRef } from './check-runs.js';
-
-type Octokit = Context['octokit'];
+import type { GitHub, RepoRef } from '../github/port.js';
 
 /**
  * The pull request whose merge made `sha`: GitHub's list of pull requests associated with
@@ -15,7 +12,7 @@ type Octokit = Context['octokit'];
  * `sha` as its merge commit: a commit message is text anyone's pull request title can carry.
  */
 export async function mergedPullOf(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   sha: string,
   message: string,
@@ -23,12 +20,7 @@ export async function mergedPullOf(
   const isTheMerge = (p: { merged_at?: string | null; merge_commit_sha?: string | null }) =>
     Boolean(p.merged_at) && p.merge_commit_sha === sha;
   try {
-    const { data } = await octokit.rest.repos.listPullRequestsAssociatedWithCommit({
-      ...ref,
-      commit_sha: sha,
-      per_page: 100,
-    });
-    const found = data.find(isTheMerge);
+    const found = (await github.pulls.ofCommit(ref, sha)).find(isTheMerge);
     if (found) return found.number;
   } catch {
     // Some hosts do not offer the list: the message is the other way to find it.
@@ -38,7 +30,7 @@ export async function mergedPullOf(
     /^Merge pull request #(\d+) /.exec(subject)?.[1] ?? /\(#(\d+)\)\s*$/.exec(subject)?.[1] ?? undefined;
   if (named === undefined) return undefined;
   try {
-    const { data } = await octokit.rest.pulls.get({ ...ref, pull_number: Number(named) });
+    const data = await github.pulls.get(ref, Number(named));
     return isTheMerge(data) ? data.number : undefined;
   } catch {
     return undefined;
@@ -51,27 +43,23 @@ export async function mergedPullOf(
  * Only a comment written by this App counts: anyone can paste the marker.
  */
 export async function writeReleaseComment(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   number: number,
   sha: string,
   body: string,
   botLogin: string,
 ): Promise<'created' | 'updated' | 'unchanged'> {
-  const comments = await octokit.paginate(octokit.rest.issues.listComments, {
-    ...ref,
-    issue_number: number,
-    per_page: 100,
-  });
+  const comments = await github.comments.list(ref, number);
   const marker = releaseMarker(sha);
   const mine = comments.find(
     (c) => c.user?.type === 'Bot' && c.user.login === botLogin && (c.body ?? '').startsWith(marker),
   );
   if (mine) {
     if (mine.body === body) return 'unchanged';
-    await octokit.rest.issues.updateComment({ ...ref, comment_id: mine.id, body });
+    await github.comments.update(ref, mine.id, body);
     return 'updated';
   }
-  await octokit.rest.issues.createComment({ ...ref, issue_number: number, body });
+  await github.comments.create(ref, number, body);
   return 'created';
 }

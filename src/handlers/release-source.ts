@@ -3,10 +3,7 @@
 // as GitHub lists its files, when #n is merged into the branch the release goes into and the
 // release comes from the App's `catalog-bot/release-<n>` branch. Never the commit message:
 // anyone who can push to the branch writes that.
-import type { Context } from 'probot';
-import type { RepoRef } from './check-runs.js';
-
-type Octokit = Context['octokit'];
+import type { GitHub, RepoRef } from '../github/port.js';
 
 /** The App's release branch for merged pull request `number`. */
 export const releaseBranch = (number: number): string => `catalog-bot/release-${number}`;
@@ -19,7 +16,7 @@ const MAX_LISTED_FILES = 3000;
  * is not the App's own release pull request from this repository for a merged one.
  */
 export async function releaseSourceOf(
-  octokit: Octokit,
+  github: GitHub,
   ref: RepoRef,
   pr: {
     user?: { login?: string } | null;
@@ -34,15 +31,11 @@ export async function releaseSourceOf(
   if (!m) return undefined;
   const number = Number(m[1]);
   try {
-    const { data: source } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+    const source = await github.pulls.get(ref, number);
     // Merged into this very branch: a writer can merge #n by hand into a branch of their own
     // and retarget the App's release pull request for it (docs/security.md).
     if (!source.merged || source.base.ref !== pr.base.ref) return undefined;
-    const files = await octokit.paginate(octokit.rest.pulls.listFiles, {
-      ...ref,
-      pull_number: number,
-      per_page: 100,
-    });
+    const files = await github.pulls.files(ref, number);
     if (files.length >= MAX_LISTED_FILES) return undefined; // the list may be cut short
     return { number, changed: files.map((f) => f.filename) };
   } catch {

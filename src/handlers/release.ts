@@ -11,7 +11,7 @@ import { CheckLimitError } from '../checks/isolate.js';
 import { changedFiles, readRepoConfig } from '../checks/changes.js';
 import { boundedDiff } from '../catalog/edits/diff-summary.js';
 import { commitFilesOn, hasRules } from './branch-commit.js';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 import { reply } from './pr-state.js';
 import { releaseBranch } from './release-source.js';
 import {
@@ -75,14 +75,14 @@ function releaseMessage(dirs: string[], number: number): string {
 
 /** A release commit, authored by the App, of the update's files on `on.parent` (no branch moves). */
 function releaseCommit(
-  octokit: Context['octokit'],
+  github: GitHub,
   ref: RepoRef,
   on: { parent: string; baseTree: string },
   files: { path: string; after: string }[],
   message: string,
 ): Promise<string> {
   const tree = files.map((f) => ({ path: f.path, content: f.after }));
-  return commitFilesOn(octokit, ref, on, tree, message, AUTHOR);
+  return commitFilesOn(github, ref, on, tree, message, AUTHOR);
 }
 
 function diffOf(files: { path: string; before?: string; after: string }[], bundles: string[]): string {
@@ -105,20 +105,20 @@ export async function releasePushJob(
   options: PrHandlerOptions,
   job: ReleasePushJob,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { ref } = job;
-  const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: job.number });
+  const pr = await github.pulls.get(ref, job.number);
   const sameRepo = pr.head.repo?.full_name === `${ref.owner}/${ref.repo}`;
   if (pr.state !== 'open' || pr.head.sha !== job.headSha || !sameRepo) return;
-  const { data: repo } = await octokit.rest.repos.get({ ...ref });
+  const repo = await github.repos.get(ref);
   const branch = pr.head.ref;
   if (branch === repo.default_branch) return;
-  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch });
+  const tip = await github.repos.branch(ref, branch);
   if (tip.commit.sha !== job.headSha) {
     log.info({ pr: job.number, branch }, 'the branch moved since its check: no release commit');
     return;
   }
-  if (tip.protected || (await hasRules(octokit, ref, branch))) return;
+  if (tip.protected || (await hasRules(github, ref, branch))) return;
   const base = pr.base.sha;
   const commits = { fetch: [base, `refs/pull/${job.number}/head`], verify: [job.headSha], blobs: [base] };
   const planned = await openSession(context, options, job, 'release-push', commits, async (session) => {
@@ -137,21 +137,21 @@ export async function releasePushJob(
   if (!planned || planned.files.length === 0) return;
   // The checked head is the only parent; the branch moves only from it (no force).
   const commit = await releaseCommit(
-    octokit,
+    github,
     ref,
     { parent: job.headSha, baseTree: tip.commit.commit.tree.sha },
     planned.files,
     releaseMessage(planned.bundles, job.number),
   );
   try {
-    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branch}`, sha: commit, force: false });
+    await github.git.moveBranch(ref, branch, commit, false);
   } catch (error) {
     // A push landed between the look and the write: that head is checked on its own.
     log.info({ err: error, pr: job.number }, 'the branch moved while the release commit was made');
     return;
   }
   await reply(
-    octokit,
+    github,
     ref,
     job.number,
     [
@@ -175,13 +175,13 @@ export async function releaseFollowUpJob(
   options: PrHandlerOptions & { appSlug: () => Promise<string> },
   job: ReleaseFollowUpJob,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { ref } = job;
   // GitHub's word, not the payload's: the pull request is merged, with this merge commit.
-  const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: job.number });
+  const pr = await github.pulls.get(ref, job.number);
   if (!pr.merged || pr.merge_commit_sha !== job.mergeSha) return;
   const branchName = releaseBranch(job.number);
-  const { data: tip } = await octokit.rest.repos.getBranch({ ...ref, branch: job.baseRef });
+  const tip = await github.repos.branch(ref, job.baseRef);
   const base = tip.commit.sha;
   const bot = `${await options.appSlug()}[bot]`;
   const commits = {
@@ -227,7 +227,7 @@ export async function releaseFollowUpJob(
   } catch (error) {
     if (!(error instanceof CheckLimitError)) throw error;
     await reply(
-      octokit,
+      github,
       ref,
       job.number,
       `catalog-bot could not compute the catalog update of this pull request's bundles on \`${job.baseRef}\` (${base.slice(0, 12)}): ${error.message.replace('the checks of this pull request', 'the release').replace('were stopped', 'was stopped')}.\n\nNothing was written. \`catalog-bot release <bundle-dir>\` in a clone makes it; propose it as a pull request.`,
@@ -239,7 +239,7 @@ export async function releaseFollowUpJob(
   if ('refused' in planned) {
     const r = planned.refused;
     await reply(
-      octokit,
+      github,
       ref,
       job.number,
       `catalog-bot cannot add ${planned.dirs.map((d) => `\`${d}\``).join(', ')} to its catalogs on \`${job.baseRef}\` (${base.slice(0, 12)}): ${r.file ? `\`${r.file}:${r.line ?? 1}\`: ` : ''}${r.message}\n\nNothing was written. ${r.hint ?? ''} \`${commands}\` shows the same in a clone.`,
@@ -247,40 +247,32 @@ export async function releaseFollowUpJob(
     return;
   }
   const commit = await releaseCommit(
-    octokit,
+    github,
     ref,
     { parent: base, baseTree: tip.commit.commit.tree.sha },
     planned.files,
     planned.message,
   );
-  const created = await octokit.rest.git
-    .createRef({ ...ref, ref: `refs/heads/${branchName}`, sha: commit })
-    .then(
-      () => true,
-      (error: { status?: number }) => {
-        if (error.status !== 422) throw error;
-        return false;
-      },
-    );
+  const created = await github.git.createBranch(ref, branchName, commit).then(
+    () => true,
+    (error: { status?: number }) => {
+      if (error.status !== 422) throw error;
+      return false;
+    },
+  );
   if (!created) {
     // The branch is there. Only the App's own open pull request from it means this release was
     // proposed before: anyone who can push made the branch otherwise (before the merge, for
     // every number to come), or an earlier attempt stopped before opening the pull request.
     // The branch is the App's own, so it is moved to this release (docs/security.md).
-    const { data: open } = await octokit.rest.pulls.list({
-      ...ref,
-      state: 'open',
-      head: `${ref.owner}:${branchName}`,
-      per_page: 10,
-    });
+    const open = await github.pulls.list(ref, { state: 'open', head: `${ref.owner}:${branchName}` }, 10);
     if (open.some((p) => p.head.ref === branchName && p.user?.login === bot)) {
       log.info({ pr: job.number }, `${branchName}: the release was proposed before`);
       return;
     }
-    await octokit.rest.git.updateRef({ ...ref, ref: `heads/${branchName}`, sha: commit, force: true });
+    await github.git.moveBranch(ref, branchName, commit, true);
   }
-  const { data: opened } = await octokit.rest.pulls.create({
-    ...ref,
+  const opened = await github.pulls.create(ref, {
     title: `Release ${planned.dirs.join(', ')} to its catalogs`,
     head: branchName,
     base: job.baseRef,
@@ -293,7 +285,7 @@ export async function releaseFollowUpJob(
     ].join('\n'),
   });
   await reply(
-    octokit,
+    github,
     ref,
     job.number,
     `The catalog update of this pull request's bundle${planned.dirs.length === 1 ? '' : 's'} is #${opened.number} (${planned.files.length} file${planned.files.length === 1 ? '' : 's'}); it is merged when its checks are green.`,

@@ -54,13 +54,13 @@ export async function reviewJob(
   job: ReviewJob,
   key: string,
 ): Promise<void> {
-  const { octokit, log } = context;
+  const { github, log } = context;
   const { ref, number, reviewer } = job;
   try {
     const slug = options.appSlug ? await options.appSlug() : undefined;
     if (!slug) return; // nothing can be recorded
-    const { data: pr } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
-    const status = await loadState(octokit, ref, number, `${slug}[bot]`);
+    const pr = await github.pulls.get(ref, number);
+    const status = await loadState(github, ref, number, `${slug}[bot]`);
     const recorded = status.state.approvals;
     let approvals = recorded;
     if (job.dismissed) {
@@ -77,7 +77,7 @@ export async function reviewJob(
       if (job.commitId !== pr.head.sha) {
         // Reviewed another commit than the head: it approves nothing here.
         await reply(
-          octokit,
+          github,
           ref,
           number,
           `@${reviewer} your approving review was given on ${job.commitId.slice(0, 12)}, and the head is now ${pr.head.sha.slice(0, 12)}: it approves nothing. Once you have looked at the head, approve it in a new review or comment \`/approve ${pr.head.sha.slice(0, 7)}\`.`,
@@ -90,7 +90,7 @@ export async function reviewJob(
         { login: reviewer, comment: 0, review: job.reviewId, sha: pr.head.sha, subjects: decision.subjects },
       ];
     }
-    await saveState(octokit, ref, number, status, { approvals });
+    await saveState(github, ref, number, status, { approvals });
     if (pr.state === 'open') {
       const prJob = { ...pullTargetOf(job), headSha: pr.head.sha, author: pr.user?.login ?? '' };
       await enqueueChecks(context, options, prJob, `${key}:checks`);

@@ -7,7 +7,7 @@
 import type { Context } from 'probot';
 import { runPrChecks, type PrCheckInput, type PrCheckResult } from '../checks/pr.js';
 import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
-import type { RepoRef } from './check-runs.js';
+import type { GitHub, RepoRef } from '../github/port.js';
 import { teamMembers } from './teams.js';
 
 /** A repository the App works on, as a job carries it (plain JSON: it may travel through Redis). */
@@ -67,8 +67,8 @@ export function pullTargetOf(job: PullTarget): PullTarget {
   return { ref, number, cloneUrl, repoId, installationId };
 }
 
-/** What a job runs with: an installation's client and a logger. */
-export type SessionContext = Pick<Context, 'octokit' | 'log'>;
+/** What a job runs with: GitHub as one installation (src/github/port.ts) and a logger. */
+export type SessionContext = Pick<Context, 'log'> & { github: GitHub };
 
 /** The checks a flow ran (for a test or a metric to see how much work each flow does). */
 export type ObserveChecks = (flow: string, ran: NonNullable<PrCheckResult['ran']>) => void;
@@ -106,17 +106,6 @@ export interface Session {
   run(input: Omit<PrCheckInput, 'repo' | 'teams'>): Promise<PrCheckResult>;
 }
 
-/** The installation token of a job's client. */
-export async function installationToken(octokit: Context['octokit']): Promise<string> {
-  // Probot gives the App's auth strategy no base URL, so asking it for the token before any
-  // request would ask api.github.com even on GitHub Enterprise Server; a read through the
-  // client (its auth hook knows the base URL) gets the token first, and auth() reuses it.
-  if (octokit.request.endpoint.DEFAULTS.baseUrl !== 'https://api.github.com')
-    await octokit.request('GET /installation/repositories', { per_page: 1 });
-  const { token } = (await octokit.auth({ type: 'installation' })) as { token: string };
-  return token;
-}
-
 /**
  * Open a session on `target` with `commits` in its mirror, run `act` in it, and close it.
  * `flow` names the flow for observeChecks.
@@ -129,8 +118,8 @@ export async function openSession<T>(
   commits: SessionCommits,
   act: (session: Session) => Promise<T>,
 ): Promise<T> {
-  const { octokit } = context;
-  const token = await installationToken(octokit);
+  const { github } = context;
+  const token = await github.installation.token();
   return withMirror(
     { cloneUrl: target.cloneUrl, repoId: target.repoId, token, fetch: commits.fetch },
     async (dir) => {
@@ -150,7 +139,7 @@ export async function openSession<T>(
           const result = await runPrChecks({
             ...input,
             repo: dir,
-            teams: teamMembers(octokit, target.installationId),
+            teams: teamMembers(github, target.installationId),
           });
           if (result.ran) options.observeChecks?.(flow, result.ran);
           return result;

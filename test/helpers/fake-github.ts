@@ -4,8 +4,11 @@
 // like GitHub's.
 import { execFileSync } from 'node:child_process';
 import nock from 'nock';
+import { underContract } from './github-contract.js';
 
 export const API = 'https://api.github.com';
+/** What GitHub's error answers point to (its 422 answers always carry one). */
+const DOCS = 'https://docs.github.com/rest';
 
 export interface FakePull {
   number: number;
@@ -47,6 +50,30 @@ export interface FakeComment {
   issue: number;
   body: string;
   user: { login: string; type: 'User' | 'Bot' };
+}
+
+type Handler = (uri: string, body: nock.Body) => unknown;
+type ReplyFn = (this: nock.ReplyFnContext, uri: string, body: nock.Body) => nock.ReplyFnResult;
+
+/**
+ * A nock reply that speaks GitHub's contract (github-contract.ts): a request GitHub's REST
+ * description does not allow is answered 422 and fails the test; so does an answer of this
+ * fake that GitHub's description does not allow. Takes nock's forms: (status, body or
+ * handler) or a handler returning [status, body].
+ */
+function checked(status: number, answer: Handler | object | string): ReplyFn;
+function checked(answer: (uri: string, body: nock.Body) => [number, unknown]): ReplyFn;
+function checked(
+  first: number | ((uri: string, body: nock.Body) => [number, unknown]),
+  second?: unknown,
+): ReplyFn {
+  return function (this: nock.ReplyFnContext, uri: string, body: nock.Body): nock.ReplyFnResult {
+    return underContract(this.req.method, uri, body, () =>
+      typeof first === 'number'
+        ? [first, typeof second === 'function' ? (second as Handler)(uri, body) : second]
+        : first(uri, body),
+    ) as unknown as nock.ReplyFnResult;
+  };
 }
 
 export class FakeGitHub {
@@ -241,16 +268,20 @@ export class FakeGitHub {
       .persist()
       .get(new RegExp(`^${repoPath}/rules/branches/.+`))
       .query(true)
-      .reply(200, (uri) => {
-        const name = decodeURIComponent(uri.split('/rules/branches/')[1]!.split('?')[0]!);
-        return this.branchRules.get(name) ?? [];
-      })
+      .reply(
+        checked(200, (uri) => {
+          const name = decodeURIComponent(uri.split('/rules/branches/')[1]!.split('?')[0]!);
+          return this.branchRules.get(name) ?? [];
+        }),
+      )
       .get(/\/issues\/\d+\/timeline/)
       .query(true)
-      .reply(200, (uri) => {
-        const issue = Number(/issues\/(\d+)\/timeline/.exec(uri)![1]);
-        return this.timeline.filter((e) => e.issue === issue).map(({ issue: _, ...e }) => e);
-      });
+      .reply(
+        checked(200, (uri) => {
+          const issue = Number(/issues\/(\d+)\/timeline/.exec(uri)![1]);
+          return this.timeline.filter((e) => e.issue === issue).map(({ issue: _, ...e }) => e);
+        }),
+      );
   }
 
   #mock(): void {
@@ -260,309 +291,374 @@ export class FakeGitHub {
       .defaultReplyHeaders({ date: () => this.now().toUTCString() })
       .persist()
       .post(/\/app\/installations\/\d+\/access_tokens/)
-      .reply(201, () => ({ token: 'ghs_fake', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
+      .reply(
+        checked(201, () => ({
+          token: 'ghs_fake',
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        })),
+      )
       .get('/app')
-      .reply(200, () => ({ id: 123, slug: this.slug }))
+      .reply(checked(200, () => ({ id: 123, slug: this.slug })))
       .get('/app/installations')
       .query(true)
-      .reply(200, [{ id: 4242, account: { login: this.owner } }])
+      .reply(checked(200, [{ id: 4242, account: { login: this.owner } }]))
       .get('/installation/repositories')
       .query(true)
-      .reply(200, () => ({
-        total_count: 1,
-        repositories: [
-          {
-            id: 186853002,
-            name: this.repo,
-            full_name: `${this.owner}/${this.repo}`,
-            owner: { login: this.owner },
-            clone_url: this.bare,
-            html_url: `https://github.com/${this.owner}/${this.repo}`,
-            default_branch: 'main',
-          },
-        ],
-      }))
+      .reply(
+        checked(200, () => ({
+          total_count: 1,
+          repositories: [
+            {
+              id: 186853002,
+              name: this.repo,
+              full_name: `${this.owner}/${this.repo}`,
+              owner: { login: this.owner },
+              clone_url: this.bare,
+              html_url: `https://github.com/${this.owner}/${this.repo}`,
+              default_branch: 'main',
+            },
+          ],
+        })),
+      )
       .get(/\/contents\/.+/)
       .query(true)
-      .reply((uri) => {
-        const path = decodeURIComponent(uri.split('/contents/')[1]!.split('?')[0]!);
-        const ref = new URL(uri, API).searchParams.get('ref') ?? 'main';
-        try {
-          const text = this.#git('show', `refs/heads/${ref}:${path}`);
-          return [
-            200,
-            { type: 'file', path, encoding: 'base64', content: Buffer.from(text + '\n').toString('base64') },
-          ];
-        } catch {
-          return [404, { message: 'Not Found' }];
-        }
-      })
+      .reply(
+        checked((uri) => {
+          const path = decodeURIComponent(uri.split('/contents/')[1]!.split('?')[0]!);
+          const ref = new URL(uri, API).searchParams.get('ref') ?? 'main';
+          try {
+            const text = this.#git('show', `refs/heads/${ref}:${path}`);
+            return [
+              200,
+              {
+                type: 'file',
+                path,
+                encoding: 'base64',
+                content: Buffer.from(text + '\n').toString('base64'),
+              },
+            ];
+          } catch {
+            return [404, { message: 'Not Found' }];
+          }
+        }),
+      )
       // check runs
       .post(`${repoPath}/check-runs`)
-      .reply(201, (_u, body) => {
-        const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'> & {
-          conclusion?: string;
-          started_at?: string;
-        };
-        const run: FakeCheckRun = {
-          id: ++this.#id,
-          name: b.name,
-          head_sha: b.head_sha,
-          // A conclusion completes the run at once (GitHub does so).
-          status: b.conclusion !== undefined ? 'completed' : b.status,
-          conclusion: b.conclusion ?? null,
-          ...(b.started_at !== undefined ? { started_at: b.started_at } : {}),
-          app: { slug: this.slug },
-          ...(b.external_id !== undefined ? { external_id: b.external_id } : {}),
-          ...(b.output ? { output: b.output } : {}),
-        };
-        this.checkRuns.push(run);
-        return run;
-      })
+      .reply(
+        checked(201, (_u, body) => {
+          const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'> & {
+            conclusion?: string;
+            started_at?: string;
+          };
+          const run: FakeCheckRun = {
+            id: ++this.#id,
+            name: b.name,
+            head_sha: b.head_sha,
+            // A conclusion completes the run at once (GitHub does so).
+            status: b.conclusion !== undefined ? 'completed' : b.status,
+            conclusion: b.conclusion ?? null,
+            ...(b.started_at !== undefined ? { started_at: b.started_at } : {}),
+            app: { slug: this.slug },
+            ...(b.external_id !== undefined ? { external_id: b.external_id } : {}),
+            ...(b.output ? { output: b.output } : {}),
+          };
+          this.checkRuns.push(run);
+          return run;
+        }),
+      )
       .patch(/\/check-runs\/\d+$/)
-      .reply(200, (uri, body) => {
-        const run = this.checkRuns.find((r) => r.id === num(uri, /check-runs\/(\d+)$/));
-        if (run) Object.assign(run, body as object);
-        return run ?? {};
-      })
+      .reply(
+        checked(200, (uri, body) => {
+          const run = this.checkRuns.find((r) => r.id === num(uri, /check-runs\/(\d+)$/));
+          if (run) Object.assign(run, body as object);
+          return run ?? {};
+        }),
+      )
       .get(/\/commits\/[0-9a-f]+\/check-runs/)
       .query(true)
-      .reply(200, (uri) => {
-        const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
-        if (new URL(uri, API).searchParams.get('filter') === 'all') {
-          const all = this.runsFor(sha);
-          return { total_count: all.length, check_runs: all };
-        }
-        // filter=latest (the default): the newest run of each name
-        const latest = new Map<string, FakeCheckRun>();
-        for (const r of this.runsFor(sha)) latest.set(r.name, r);
-        return { total_count: latest.size, check_runs: [...latest.values()] };
-      })
+      .reply(
+        checked(200, (uri) => {
+          const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
+          if (new URL(uri, API).searchParams.get('filter') === 'all') {
+            const all = this.runsFor(sha);
+            return { total_count: all.length, check_runs: all };
+          }
+          // filter=latest (the default): the newest run of each name
+          const latest = new Map<string, FakeCheckRun>();
+          for (const r of this.runsFor(sha)) latest.set(r.name, r);
+          return { total_count: latest.size, check_runs: [...latest.values()] };
+        }),
+      )
       // pull requests
       .get(/\/pulls\/\d+$/)
-      .reply((uri) => {
-        const p = this.pulls.get(num(uri, /pulls\/(\d+)$/));
-        return p ? [200, this.#pullJson(p)] : [404, { message: 'Not Found' }];
-      })
+      .reply(
+        checked((uri) => {
+          const p = this.pulls.get(num(uri, /pulls\/(\d+)$/));
+          return p ? [200, this.#pullJson(p)] : [404, { message: 'Not Found' }];
+        }),
+      )
       // The files of a pull request: its head against where it forked off its base (for a
       // merged one, the base as the merge found it), as GitHub lists them.
       .get(/\/pulls\/\d+\/files/)
       .query(true)
-      .reply((uri) => {
-        const p = this.pulls.get(num(uri, /pulls\/(\d+)\/files/));
-        if (!p) return [404, { message: 'Not Found' }];
-        const base = p.mergeCommit ? `${p.mergeCommit}^1` : this.#branch(p.base ?? 'main');
-        const fork = this.#git('merge-base', base, p.head).trim();
-        const names = this.#git('diff', '--name-only', fork, p.head).split('\n').filter(Boolean);
-        return [200, names.map((filename) => ({ filename, status: 'modified' }))];
-      })
+      .reply(
+        checked((uri) => {
+          const p = this.pulls.get(num(uri, /pulls\/(\d+)\/files/));
+          if (!p) return [404, { message: 'Not Found' }];
+          const base = p.mergeCommit ? `${p.mergeCommit}^1` : this.#branch(p.base ?? 'main');
+          const fork = this.#git('merge-base', base, p.head).trim();
+          const names = this.#git('diff', '--name-only', fork, p.head).split('\n').filter(Boolean);
+          return [200, names.map((filename) => ({ filename, status: 'modified' }))];
+        }),
+      )
       .get(`${repoPath}/pulls`)
       .query(true)
-      .reply(200, (uri) => {
-        // `head=owner:branch`: the pull requests the App opened from that branch.
-        const head = new URL(uri, API).searchParams.get('head');
-        if (head !== null)
-          return this.created
-            .filter((c) => `${this.owner}:${c.head}` === head)
-            .map((c) => ({
-              number: c.number,
-              state: 'open',
-              user: { login: `${this.slug}[bot]`, type: 'Bot' },
-              head: { ref: c.head },
-              base: { ref: c.base },
-              labels: (c.labels ?? []).map((name) => ({ name })),
-            }));
-        return [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p));
-      })
+      .reply(
+        checked(200, (uri) => {
+          // `head=owner:branch`: the pull requests the App opened from that branch.
+          const head = new URL(uri, API).searchParams.get('head');
+          if (head !== null)
+            return this.created
+              .filter((c) => `${this.owner}:${c.head}` === head)
+              .map((c) => ({
+                number: c.number,
+                state: 'open',
+                user: { login: `${this.slug}[bot]`, type: 'Bot' },
+                head: { ref: c.head },
+                base: { ref: c.base },
+                labels: (c.labels ?? []).map((name) => ({ name })),
+              }));
+          return [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p));
+        }),
+      )
       .put(/\/pulls\/\d+\/merge$/)
-      .reply((uri, body) => {
-        const p = this.pulls.get(num(uri, /pulls\/(\d+)\/merge$/));
-        const b = body as { sha?: string; merge_method?: string };
-        if (!p) return [404, { message: 'Not Found' }];
-        if (b.sha !== undefined && b.sha !== p.head)
-          return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
-        try {
-          const sha = p.onMerge ? p.onMerge(b) : '0'.repeat(40);
-          p.mergeCommit = sha;
-          this.merges.push({ number: p.number, sha: b.sha, method: b.merge_method });
-          p.state = 'closed';
-          p.merged = true;
-          return [200, { sha, merged: true, message: 'Pull Request successfully merged' }];
-        } catch (e) {
-          const err = e as { status?: number; message?: string };
-          return [err.status ?? 405, { message: err.message ?? 'Method Not Allowed' }];
-        }
-      })
+      .reply(
+        checked((uri, body) => {
+          const p = this.pulls.get(num(uri, /pulls\/(\d+)\/merge$/));
+          const b = body as { sha?: string; merge_method?: string };
+          if (!p) return [404, { message: 'Not Found' }];
+          if (b.sha !== undefined && b.sha !== p.head)
+            return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
+          try {
+            const sha = p.onMerge ? p.onMerge(b) : '0'.repeat(40);
+            p.mergeCommit = sha;
+            this.merges.push({ number: p.number, sha: b.sha, method: b.merge_method });
+            p.state = 'closed';
+            p.merged = true;
+            return [200, { sha, merged: true, message: 'Pull Request successfully merged' }];
+          } catch (e) {
+            const err = e as { status?: number; message?: string };
+            return [err.status ?? 405, { message: err.message ?? 'Method Not Allowed' }];
+          }
+        }),
+      )
       .get(/\/branches\/.+$/)
-      .reply((uri) => {
-        const name = decodeURIComponent(uri.split('/branches/')[1]!);
-        this.onBranch?.(name);
-        let sha: string;
-        try {
-          sha = this.#branch(name);
-        } catch {
-          return [404, { message: 'Branch not found' }];
-        }
-        return [
-          200,
-          {
-            name,
-            protected: this.protectedBranches.has(name),
-            commit: { sha, commit: { tree: { sha: this.#git('rev-parse', `${sha}^{tree}`) } } },
-          },
-        ];
-      })
+      .reply(
+        checked((uri) => {
+          const name = decodeURIComponent(uri.split('/branches/')[1]!);
+          this.onBranch?.(name);
+          let sha: string;
+          try {
+            sha = this.#branch(name);
+          } catch {
+            return [404, { message: 'Branch not found' }];
+          }
+          return [
+            200,
+            {
+              name,
+              protected: this.protectedBranches.has(name),
+              commit: { sha, commit: { tree: { sha: this.#git('rev-parse', `${sha}^{tree}`) } } },
+            },
+          ];
+        }),
+      )
       .get(repoPath)
-      .reply(200, () => ({
-        id: 186853002,
-        name: this.repo,
-        full_name: `${this.owner}/${this.repo}`,
-        default_branch: 'main',
-      }))
+      .reply(
+        checked(200, () => ({
+          id: 186853002,
+          name: this.repo,
+          full_name: `${this.owner}/${this.repo}`,
+          default_branch: 'main',
+        })),
+      )
       // the git data API, carried out on the bare repository
       .post(`${repoPath}/git/trees`)
-      .reply(201, (_u, body) => {
-        const b = body as {
-          base_tree: string;
-          tree: { path: string; mode: string; content?: string; sha?: string }[];
-        };
-        return { sha: this.#tree(b.base_tree, b.tree) };
-      })
+      .reply(
+        checked(201, (_u, body) => {
+          const b = body as {
+            base_tree: string;
+            tree: { path: string; mode: string; content?: string; sha?: string }[];
+          };
+          return { sha: this.#tree(b.base_tree, b.tree) };
+        }),
+      )
       .post(`${repoPath}/git/commits`)
-      .reply(201, (_u, body) => {
-        const b = body as {
-          message: string;
-          tree: string;
-          parents: string[];
-          author?: { name: string; email: string };
-        };
-        const who = b.author ?? { name: 'GitHub', email: 'noreply@github.com' };
-        const args = ['-c', `user.name=${who.name}`, '-c', `user.email=${who.email}`, 'commit-tree', b.tree];
-        for (const p of b.parents) args.push('-p', p);
-        return { sha: this.#git(...args, '-m', b.message) };
-      })
+      .reply(
+        checked(201, (_u, body) => {
+          const b = body as {
+            message: string;
+            tree: string;
+            parents: string[];
+            author?: { name: string; email: string };
+          };
+          const who = b.author ?? { name: 'GitHub', email: 'noreply@github.com' };
+          const args = [
+            '-c',
+            `user.name=${who.name}`,
+            '-c',
+            `user.email=${who.email}`,
+            'commit-tree',
+            b.tree,
+          ];
+          for (const p of b.parents) args.push('-p', p);
+          return { sha: this.#git(...args, '-m', b.message) };
+        }),
+      )
       .patch(/\/git\/refs\/heads(\/|%2F).+$/)
-      .reply((uri, body) => {
-        const name = decodeURIComponent(uri.split('/git/refs/')[1]!).replace(/^heads\//, '');
-        const b = body as { sha: string; force?: boolean };
-        const current = this.#branch(name);
-        try {
-          if (!b.force) this.#git('merge-base', '--is-ancestor', current, b.sha);
-        } catch {
-          return [422, { message: 'Update is not a fast forward' }];
-        }
-        this.#git('update-ref', `refs/heads/${name}`, b.sha);
-        this.refUpdates.push({ ref: name, sha: b.sha });
-        // An open pull request from that branch of this repository has a new head.
-        for (const p of this.pulls.values())
-          if (p.state === 'open' && !p.fork && (p.headRef ?? `pr-${p.number}`) === name) {
-            p.head = b.sha;
-            this.#git('update-ref', `refs/pull/${p.number}/head`, b.sha);
+      .reply(
+        checked((uri, body) => {
+          const name = decodeURIComponent(uri.split('/git/refs/')[1]!).replace(/^heads\//, '');
+          const b = body as { sha: string; force?: boolean };
+          const current = this.#branch(name);
+          try {
+            if (!b.force) this.#git('merge-base', '--is-ancestor', current, b.sha);
+          } catch {
+            return [422, { message: 'Update is not a fast forward', documentation_url: DOCS }];
           }
-        return [200, { ref: `refs/heads/${name}`, object: { sha: b.sha } }];
-      })
+          this.#git('update-ref', `refs/heads/${name}`, b.sha);
+          this.refUpdates.push({ ref: name, sha: b.sha });
+          // An open pull request from that branch of this repository has a new head.
+          for (const p of this.pulls.values())
+            if (p.state === 'open' && !p.fork && (p.headRef ?? `pr-${p.number}`) === name) {
+              p.head = b.sha;
+              this.#git('update-ref', `refs/pull/${p.number}/head`, b.sha);
+            }
+          return [200, { ref: `refs/heads/${name}`, object: { sha: b.sha } }];
+        }),
+      )
       .post(`${repoPath}/git/refs`)
-      .reply((_u, body) => {
-        const b = body as { ref: string; sha: string };
-        // As GitHub: a ref that exists is not created again.
-        try {
-          this.#git('rev-parse', '--verify', '--quiet', b.ref);
-          return [422, { message: 'Reference already exists' }];
-        } catch {
-          // absent: created below
-        }
-        this.#git('update-ref', b.ref, b.sha);
-        this.refUpdates.push({ ref: b.ref.replace('refs/heads/', ''), sha: b.sha });
-        return [201, { ref: b.ref, object: { sha: b.sha } }];
-      })
+      .reply(
+        checked((_u, body) => {
+          const b = body as { ref: string; sha: string };
+          // As GitHub: a ref that exists is not created again.
+          try {
+            this.#git('rev-parse', '--verify', '--quiet', b.ref);
+            return [422, { message: 'Reference already exists', documentation_url: DOCS }];
+          } catch {
+            // absent: created below
+          }
+          this.#git('update-ref', b.ref, b.sha);
+          this.refUpdates.push({ ref: b.ref.replace('refs/heads/', ''), sha: b.sha });
+          return [201, { ref: b.ref, object: { sha: b.sha } }];
+        }),
+      )
       .post(`${repoPath}/pulls`)
-      .reply(201, (_u, body) => {
-        const b = body as { title: string; head: string; base: string; body: string };
-        const number = 100 + this.created.length;
-        this.created.push({ number, ...b });
-        if (this.registerCreatedPulls) {
-          const head = this.#branch(b.head);
-          this.#git('update-ref', `refs/pull/${number}/head`, head);
-          this.addPull({
-            number,
-            head,
-            headRef: b.head,
-            base: b.base,
-            author: `${this.slug}[bot]`,
-            bot: true,
-            onMerge: () => this.mergeForReal(b.base, head),
-          });
-        }
-        return { number, html_url: `https://github.com/${this.owner}/${this.repo}/pull/${number}` };
-      })
+      .reply(
+        checked(201, (_u, body) => {
+          const b = body as { title: string; head: string; base: string; body: string };
+          const number = 100 + this.created.length;
+          this.created.push({ number, ...b });
+          if (this.registerCreatedPulls) {
+            const head = this.#branch(b.head);
+            this.#git('update-ref', `refs/pull/${number}/head`, head);
+            this.addPull({
+              number,
+              head,
+              headRef: b.head,
+              base: b.base,
+              author: `${this.slug}[bot]`,
+              bot: true,
+              onMerge: () => this.mergeForReal(b.base, head),
+            });
+          }
+          return { number, html_url: `https://github.com/${this.owner}/${this.repo}/pull/${number}` };
+        }),
+      )
       // comments, labels, reactions
       .get(/\/issues\/\d+\/comments/)
       .query(true)
-      .reply(200, (uri) => this.comments.filter((c) => c.issue === num(uri, /issues\/(\d+)\/comments/)))
+      .reply(
+        checked(200, (uri) => this.comments.filter((c) => c.issue === num(uri, /issues\/(\d+)\/comments/))),
+      )
       .post(/\/issues\/\d+\/comments$/)
-      .reply(201, (uri, body) => {
-        const c: FakeComment = {
-          id: ++this.#id,
-          issue: num(uri, /issues\/(\d+)\/comments$/),
-          body: (body as { body: string }).body,
-          user: { login: `${this.slug}[bot]`, type: 'Bot' },
-        };
-        this.comments.push(c);
-        return c;
-      })
+      .reply(
+        checked(201, (uri, body) => {
+          const c: FakeComment = {
+            id: ++this.#id,
+            issue: num(uri, /issues\/(\d+)\/comments$/),
+            body: (body as { body: string }).body,
+            user: { login: `${this.slug}[bot]`, type: 'Bot' },
+          };
+          this.comments.push(c);
+          return c;
+        }),
+      )
       .patch(/\/issues\/comments\/\d+$/)
-      .reply(200, (uri, body) => {
-        const c = this.comments.find((x) => x.id === num(uri, /comments\/(\d+)$/));
-        if (c) c.body = (body as { body: string }).body;
-        return c ?? {};
-      })
+      .reply(
+        checked(200, (uri, body) => {
+          const c = this.comments.find((x) => x.id === num(uri, /comments\/(\d+)$/));
+          if (c) c.body = (body as { body: string }).body;
+          return c ?? {};
+        }),
+      )
       .post(/\/issues\/\d+\/labels$/)
-      .reply(200, (uri, body) => {
-        const issue = num(uri, /issues\/(\d+)\/labels$/);
-        const p = this.pulls.get(issue);
-        const opened = this.created.find((c) => c.number === issue);
-        for (const l of (body as { labels: string[] }).labels) {
-          if (p && !p.labels!.includes(l)) {
-            p.labels!.push(l);
-            this.#labeled(issue, l, { login: `${this.slug}[bot]`, type: 'Bot' });
+      .reply(
+        checked(200, (uri, body) => {
+          const issue = num(uri, /issues\/(\d+)\/labels$/);
+          const p = this.pulls.get(issue);
+          const opened = this.created.find((c) => c.number === issue);
+          for (const l of (body as { labels: string[] }).labels) {
+            if (p && !p.labels!.includes(l)) {
+              p.labels!.push(l);
+              this.#labeled(issue, l, { login: `${this.slug}[bot]`, type: 'Bot' });
+            }
+            if (opened && !(opened.labels ??= []).includes(l)) opened.labels.push(l);
           }
-          if (opened && !(opened.labels ??= []).includes(l)) opened.labels.push(l);
-        }
-        return (p?.labels ?? []).map((name) => ({ name }));
-      })
+          return (p?.labels ?? []).map((name) => ({ name }));
+        }),
+      )
       .delete(/\/issues\/\d+\/labels\/.+$/)
-      .reply((uri) => {
-        const p = this.pulls.get(num(uri, /issues\/(\d+)\/labels/));
-        const name = decodeURIComponent(uri.split('/labels/')[1]!);
-        if (!p || !p.labels!.includes(name)) return [404, { message: 'Label does not exist' }];
-        p.labels = p.labels!.filter((l) => l !== name);
-        return [200, []];
-      })
+      .reply(
+        checked((uri) => {
+          const p = this.pulls.get(num(uri, /issues\/(\d+)\/labels/));
+          const name = decodeURIComponent(uri.split('/labels/')[1]!);
+          if (!p || !p.labels!.includes(name)) return [404, { message: 'Label does not exist' }];
+          p.labels = p.labels!.filter((l) => l !== name);
+          return [200, []];
+        }),
+      )
       .post(/\/issues\/comments\/\d+\/reactions$/)
-      .reply(201, (uri, body) => {
-        this.reactions.push({
-          comment: num(uri, /comments\/(\d+)\/reactions/),
-          content: (body as { content: string }).content,
-        });
-        return {};
-      })
+      .reply(
+        checked(201, (uri, body) => {
+          this.reactions.push({
+            comment: num(uri, /comments\/(\d+)\/reactions/),
+            content: (body as { content: string }).content,
+          });
+          return {};
+        }),
+      )
       .post(`${repoPath}/dispatches`)
-      .reply(204, (_u, body) => {
-        this.dispatches.push(body as object);
-        return '';
-      })
+      .reply(
+        checked(204, (_u, body) => {
+          this.dispatches.push(body as object);
+          return '';
+        }),
+      )
       .post(/\/actions\/workflows\/[^/]+\/dispatches$/)
-      .reply(204, (uri, body) => {
-        this.dispatches.push({
-          workflow: /workflows\/([^/]+)\/dispatches/.exec(uri)![1],
-          ...(body as object),
-        });
-        return '';
-      })
+      .reply(
+        checked(204, (uri, body) => {
+          this.dispatches.push({
+            workflow: /workflows\/([^/]+)\/dispatches/.exec(uri)![1],
+            ...(body as object),
+          });
+          return '';
+        }),
+      )
       .get(/\/collaborators\/[^/]+\/permission$/)
-      .reply(200, (uri) => ({ permission: this.permissions.get(uri.split('/').at(-2)!) ?? 'none' }))
+      .reply(checked(200, (uri) => ({ permission: this.permissions.get(uri.split('/').at(-2)!) ?? 'none' })))
       .get(/\/orgs\/[^/]+\/teams\/[^/]+\/members/)
       .query(true)
-      .reply(200, []);
+      .reply(checked(200, []));
   }
 }

@@ -7,9 +7,11 @@
 // (403, `x-ratelimit-remaining: 0`) and secondary (403 or 429 with `retry-after`) rate limits.
 // Like github.com it can pace content-creating requests (POST, PATCH, PUT, DELETE): a write
 // sooner than a second after the installation's previous one is refused with a secondary
-// rate limit (paceWrites).
+// rate limit (paceWrites). Requests and answers are held to GitHub's REST description
+// (github-contract.ts).
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { underContract } from './github-contract.js';
 
 export interface ServerPull {
   number: number;
@@ -396,12 +398,14 @@ export class GitHubServer {
       reply = injected;
       fault = String(injected[0]);
     } else {
-      try {
-        const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-        reply = this.#route(method, path, url.searchParams, body);
-      } catch (error) {
-        reply = [500, { message: error instanceof Error ? error.message : String(error) }];
-      }
+      reply = underContract(method, path + url.search, raw ? parsed : undefined, () => {
+        try {
+          const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+          return this.#route(method, path, url.searchParams, body);
+        } catch (error) {
+          return [500, { message: error instanceof Error ? error.message : String(error) }];
+        }
+      });
     }
     const [status, data, headers = {}] = reply;
     this.requests.push({

@@ -1,7 +1,7 @@
 // What a comment command is (like Prow's plugins, one file per command): how its line is
 // read, who may use it, what it does, and its help. The table of them is ./index.ts; the
 // comment is read by ../commands.ts and run by ../issue-comment.ts.
-import type { Context } from 'probot';
+import type { PullRequest } from '../../github/types.js';
 import {
   observeHead,
   wasHeadWhenWritten,
@@ -57,7 +57,7 @@ export interface CommandHelp {
   rows: HelpRow[];
 }
 
-type Pull = Awaited<ReturnType<Context['octokit']['rest']['pulls']['get']>>['data'];
+type Pull = PullRequest;
 
 /** May the commenter approve everything the pull request touches (the permissions decision, with them as author)? */
 export interface ApprovalDecision {
@@ -188,9 +188,9 @@ export async function authorWriterOrOwner(run: CommandRun): Promise<boolean> {
  */
 export async function sawHeadNow(run: CommandRun, forMs = 0): Promise<boolean> {
   const { context, job, pr } = run;
-  const { octokit } = context;
-  if (await wasHeadWhenWritten(octokit, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt, forMs))
+  const { github } = context;
+  if (await wasHeadWhenWritten(github, job.ref, job.number, run.seenHead, pr.head.sha, job.writtenAt, forMs))
     return true;
-  run.seenHead = await observeHead(context.octokit, job.ref, job.number, run.seenHead);
+  run.seenHead = await observeHead(context.github, job.ref, job.number, run.seenHead);
   return false;
 }

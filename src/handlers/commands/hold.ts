@@ -14,7 +14,7 @@ async function holder(run: CommandRun): Promise<string | undefined> {
     // Not recorded: the author's own `/hold` (the App added the label), or a label someone
     // added by hand or another App added; the timeline says which.
     const slug = run.options.appSlug ? await run.options.appSlug() : undefined;
-    const labeler = await lastLabeledBy(run.context.octokit, run.job.ref, run.job.number, LABELS.hold);
+    const labeler = await lastLabeledBy(run.context.github, run.job.ref, run.job.number, LABELS.hold);
     by =
       labeler === undefined || (slug !== undefined && same(labeler, `${slug}[bot]`)) ? run.author : labeler;
   }
@@ -51,7 +51,7 @@ export const hold = defineCommand({
   },
   act: async (run, command) => {
     const { context, job, labels } = run;
-    await setLabel(context.octokit, job.ref, job.number, labels, LABELS.hold, !command.cancel);
+    await setLabel(context.github, job.ref, job.number, labels, LABELS.hold, !command.cancel);
     if (command.cancel) {
       delete run.hold;
       run.recheck = true; // the hold may have been all that kept it from merging

@@ -24,7 +24,7 @@ export const lgtm = defineCommand({
   },
   act: async (run, command) => {
     const { context, job, labels } = run;
-    await setLabel(context.octokit, job.ref, job.number, labels, LABELS.lgtm, !command.cancel);
+    await setLabel(context.github, job.ref, job.number, labels, LABELS.lgtm, !command.cancel);
     return { ok: true };
   },
 });

@@ -2,9 +2,7 @@
 // count against the rate limit) when the `If-None-Match` ETag still matches. The App
 // re-reads the same things often (the pull request, its comments, check runs, team
 // members), so every installation client keeps the last ETag and answer per URL.
-import type { Context } from 'probot';
-
-type Octokit = Context['octokit'];
+import type { Octokit } from './types.js';
 
 interface Cached {
   etag: string;
