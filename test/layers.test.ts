@@ -104,15 +104,6 @@ describe('the layers of the suite', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('mock a module in unit only with vi.resetModules, as unit files share loaded modules', () => {
-    const unit = projects.find((p) => p.name === 'unit')?.include ?? [];
-    const unsafe = unit.filter((file) => {
-      const code = readFileSync(join(ROOT, file), 'utf8').replace(/^\s*\/\/.*$/gm, '');
-      return /\bvi\.mock\(/.test(code) && !/\bvi\.resetModules\(\)/.test(code);
-    });
-    expect(unsafe).toEqual([]);
-  });
-
   it('see what a file uses, not what its comments say', () => {
     const oracle = "import { OPM } from './helpers/oracle.js';\n";
     expect(layerViolations(oracle, 'unit')).toEqual(['the opm oracle (system)']);
