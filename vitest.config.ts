@@ -48,13 +48,9 @@ export default defineConfig({
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
     // The layers (test/layers.ts): `npm test` runs all three, `npm run test:fast` unit and app.
-    // `unit` files share their worker's loaded modules (isolate: false): loading src/ again for
-    // each small file was a third of the layer's time. They hold no state between files (no
-    // servers, no env changes); a file that mocks a module loads what uses it afresh
-    // (test/bundle-bounds.test.ts).
     projects: (Object.keys(LAYERS) as Layer[]).map((layer) => ({
       extends: true,
-      test: { name: layer, include: filesOf(layer), ...(layer === 'unit' ? { isolate: false } : {}) },
+      test: { name: layer, include: filesOf(layer) },
     })),
   },
 });

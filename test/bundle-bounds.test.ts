@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { BUNDLE_DIR as DIR, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
 
 // Every decode of a file, by its size: a manifest's size names it.
@@ -54,13 +55,8 @@ spec:
 let made: BundleRepo;
 let nearSize = 0;
 let overSize = 0;
-// Loaded afresh, so it sees the counting decoder even where another test file of the same
-// worker loaded the real one first (the unit layer shares modules between files).
-let runPrChecksInProcess: typeof import('../src/checks/pr.js').runPrChecksInProcess;
 
-beforeAll(async () => {
-  vi.resetModules();
-  ({ runPrChecksInProcess } = await import('../src/checks/pr.js'));
+beforeAll(() => {
   made = makeBundleRepo();
   const near = bigCrd(1.9 * 2 ** 20);
   const over = bigCrd(2.5 * 2 ** 20);
