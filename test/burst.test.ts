@@ -11,8 +11,9 @@
 // written, at one write a second: 180 writes, about 180 s of the 240 s allowed. It is the
 // only such test.
 //
-// It is in `npm test`, started first beside the other files (vitest.config.ts): most of its
-// time is waiting between writes. CATALOG_BOT_BURST_TEST=0 leaves it out of a local run.
+// It is in `npm test` (the system layer, test/layers.ts), started first beside the other
+// files (vitest.config.ts): most of its time is waiting between writes.
+// CATALOG_BOT_BURST_TEST=0 leaves it out of a local run.
 //
 // BURST_UNPACED=1 measures writes without pacing (neither the fake nor the App pace), e.g.
 // to compare with an older version of the App quickly; the assertions stay the same.
