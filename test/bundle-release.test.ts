@@ -166,13 +166,10 @@ describe('which merged pull request a release pull request is for (releaseSource
   /** GitHub as the App sees it: pull request #7, merged into `mergedInto`, added foo's bundle. */
   const github = (mergedInto: string) =>
     ({
-      rest: {
-        pulls: {
-          get: async () => ({ data: { merged: true, base: { ref: mergedInto } } }),
-          listFiles: {},
-        },
+      pulls: {
+        get: async () => ({ merged: true, base: { ref: mergedInto } }),
+        files: async () => [{ filename: 'operators/foo/2.0.0/release-config.yaml' }],
       },
-      paginate: async () => [{ filename: 'operators/foo/2.0.0/release-config.yaml' }],
     }) as unknown as Parameters<typeof releaseSourceOf>[0];
   const releasePull = (base: string) => ({
     user: { login: bot },
