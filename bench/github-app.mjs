@@ -4,10 +4,9 @@
 // the bench and the tests fake GitHub one way. git, the mirror and the checks are real.
 import { execFileSync } from 'node:child_process';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
@@ -19,15 +18,32 @@ import { roundProblem } from './check-round.mjs';
 const project = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 
-/** GitHubServer from test/helpers/github-server.ts (it imports only node: modules). */
+/**
+ * GitHubServer from test/helpers/github-server.ts with its contract checker
+ * (test/helpers/github-contract.ts), transpiled into the project's cache so that their
+ * packages (ajv, @octokit/openapi) resolve; vitest's hooks, which only fail a running test,
+ * are stubbed.
+ */
 export async function loadGitHubServer() {
-  const out = mkdtempSync(join(tmpdir(), 'catalog-bot-bench-gh-'));
+  const cache = join(project, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  const out = mkdtempSync(join(cache, 'catalog-bot-bench-gh-'));
   try {
-    const source = readFileSync(join(project, 'test', 'helpers', 'github-server.ts'), 'utf8');
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    });
-    writeFileSync(join(out, 'github-server.mjs'), outputText);
+    const transpile = (name, rewrite) => {
+      const source = readFileSync(join(project, 'test', 'helpers', `${name}.ts`), 'utf8');
+      const { outputText } = ts.transpileModule(source, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      });
+      writeFileSync(join(out, `${name}.mjs`), rewrite(outputText));
+    };
+    writeFileSync(
+      join(out, 'vitest-hooks.mjs'),
+      'export const afterAll = () => {};\nexport const afterEach = () => {};\n',
+    );
+    transpile('github-contract', (text) => text.replace(/from ['"]vitest['"]/, "from './vitest-hooks.mjs'"));
+    transpile('github-server', (text) =>
+      text.replace(/from ['"]\.\/github-contract\.js['"]/, "from './github-contract.mjs'"),
+    );
     return await import(pathToFileURL(join(out, 'github-server.mjs')).href);
   } finally {
     rmSync(out, { recursive: true, force: true });

@@ -15,7 +15,7 @@ const ROOT = 'catalogs/v4.21';
 const HEAP_MB = 192;
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true, maxRetries: 5 })));
 
 type Content = string | Buffer | { symlink: string };
 
@@ -24,10 +24,15 @@ function repoWith(files: Record<string, Content>): string {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-hostile-'));
   dirs.push(dir);
   const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    // gc.auto=0: a commit of 50,000 files would start a background gc that outlives the test.
+    execFileSync(
+      'git',
+      ['-C', dir, '-c', 'user.name=T', '-c', 'user.email=t@example.com', '-c', 'gc.auto=0', ...args],
+      {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
   git('init', '-q', '-b', 'main');
   cpSync(exampleBase, dir, { recursive: true });
   git('add', '-A');
