@@ -29,7 +29,8 @@ import {
   type TMap,
 } from './promote-edit.js';
 import {
-  compareBuildIds,
+  compareLegacyBundles,
+  entryHeads,
   legacyIndexGraph,
   UPDATE_GRAPH_MODES,
   type LegacyBundle,
@@ -539,11 +540,12 @@ export async function onboardPackage(input: OnboardInput): Promise<OnboardResult
     }
     catalogs[catalog] = reportOf(fromDirs, 'directories');
     const head = fromDirs.channels.get(fromDirs.defaultChannel);
-    const headName = head ? headOf(head) : undefined;
+    const heads = head ? entryHeads(head) : [];
+    const headName = heads.length === 1 ? heads[0] : undefined;
     const icon = packageIcon(headName ? byBundle.get(headName)?.csv : undefined);
     const ordered = fromDirs.bundles
       .map((n) => byBundle.get(n)!)
-      .sort((a, b) => compareLegacy(a.legacy, b.legacy));
+      .sort((a, b) => compareLegacyBundles(a.legacy, b.legacy));
     planned.push({
       catalog,
       template: templateText(
@@ -610,19 +612,4 @@ export async function onboardPackage(input: OnboardInput): Promise<OnboardResult
   }
   edits.push({ path: ciPath, before: ciText, after: fbcCiYaml(ciPath, ciText, mapping) });
   return { package: pkg, mode, catalogs, edits, differences, notes };
-}
-
-function compareLegacy(a: LegacyBundle, b: LegacyBundle): number {
-  return compareBuildIds(a.version, b.version) || byName(a.name, b.name);
-}
-
-/** The one entry no other entry of the channel replaces or skips. */
-function headOf(entries: LegacyEntry[]): string | undefined {
-  const pointed = new Set<string>();
-  for (const e of entries) {
-    if (e.replaces) pointed.add(e.replaces);
-    for (const s of e.skips ?? []) pointed.add(s);
-  }
-  const heads = entries.filter((e) => !pointed.has(e.name));
-  return heads.length === 1 ? heads[0]!.name : undefined;
 }

@@ -15,7 +15,12 @@ import { ocpCatalogVersion } from '../olm/ocp-continuity.js';
 import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
 import { parseTemplate, templateKind, TemplateError, type TemplateKind } from '../templates/index.js';
-import { legacyIndexGraph, type LegacyBundle, type UpdateGraphMode } from '../legacy/index-graph.js';
+import {
+  entryHeads,
+  legacyIndexGraph,
+  type LegacyBundle,
+  type UpdateGraphMode,
+} from '../legacy/index-graph.js';
 import { legacyBundle, LegacyBundleError } from '../legacy/bundle-annotations.js';
 import { removeDeprecationText, removeSeqItem } from './deprecate.js';
 import {
@@ -286,14 +291,7 @@ function readDirectoryBundle(
 
 // ---- what clusters lose
 
-function heads(channel: ChannelView): string[] {
-  const reached = new Set<string>();
-  for (const e of channel.entries) {
-    if (e.replaces) reached.add(e.replaces);
-    for (const s of e.skips) reached.add(s);
-  }
-  return channel.entries.map((e) => e.name).filter((n) => !reached.has(n));
-}
+const heads = (channel: ChannelView): string[] => entryHeads(channel.entries);
 
 /** What a catalog's users lose between two views of the package (after undefined: all of it). */
 export function lossBetween(before: PackageView, after: PackageView | undefined): CatalogLoss {

@@ -77,9 +77,25 @@ export function compareBuildIds(a: Version, b: Version): number {
   return a.build.length - b.build.length;
 }
 
-/** The bundles in the order the index took them: version order (history is not in the files). */
+/** Version order, then name: the order the index took bundles in (history is not in the files). */
+export function compareLegacyBundles(a: LegacyBundle, b: LegacyBundle): number {
+  return compareBuildIds(a.version, b.version) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
 function inVersionOrder(bundles: LegacyBundle[]): LegacyBundle[] {
-  return [...bundles].sort((a, b) => compareBuildIds(a.version, b.version) || (a.name < b.name ? -1 : 1));
+  return [...bundles].sort(compareLegacyBundles);
+}
+
+/** The entries of a channel that no entry replaces or skips: its heads. */
+export function entryHeads(
+  entries: readonly { name: string; replaces?: string; skips?: readonly string[] }[],
+): string[] {
+  const reached = new Set<string>();
+  for (const e of entries) {
+    if (e.replaces) reached.add(e.replaces);
+    for (const s of e.skips ?? []) reached.add(s);
+  }
+  return entries.map((e) => e.name).filter((n) => !reached.has(n));
 }
 
 /** The graph of one package in the index of one OpenShift catalog; undefined when no bundle goes in. */
