@@ -176,6 +176,13 @@ if (isMain()) {
     );
     process.exit(2);
   }
+  let Octokit: ReturnType<typeof octokitFromEnv>;
+  try {
+    Octokit = octokitFromEnv();
+  } catch (error) {
+    console.error(`catalog-bot: ${(error as Error).message}`);
+    process.exit(2);
+  }
   const metrics = new AppMetrics();
   const metricsHttp = metricsServer(metrics);
   const onLog = (appLog: Probot['log']) => {
@@ -183,7 +190,7 @@ if (isMain()) {
     log.info({ config: effectiveConfig() }, `catalog-bot starting: ${describeConfig(effectiveConfig())}`);
   };
   run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web', onLog }), {
-    Octokit: octokitFromEnv(),
+    Octokit,
     // Probot given REDIS_URL opens a Redis client of its own for request throttling
     // (octokitFromEnv does not use it) that logs every failed reconnection: thousands of
     // lines while Redis is down. The queue is the only user of Redis.

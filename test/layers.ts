@@ -64,6 +64,7 @@ export const LAYERS = {
     'v1',
     'validate-check',
     'validate-threads',
+    'write-pacing',
   ],
   app: [
     'app',
