@@ -64,6 +64,7 @@ export const LAYERS = {
     'v1',
     'validate-check',
     'validate-threads',
+    'work-dir',
     'write-pacing',
   ],
   app: [
@@ -133,6 +134,7 @@ export const LAYERS = {
     'remove-render',
     'render',
     'replicas',
+    'replicas-crash',
     'runnable-hints',
     'semver',
     'templates',
