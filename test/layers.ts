@@ -82,6 +82,7 @@ export const LAYERS = {
     'conditional-requests',
     'deprecate-app',
     'index-checks-app',
+    'onboard-app',
     'queue',
     'templates-pr',
     'trust-mergegate',

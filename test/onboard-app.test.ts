@@ -1,0 +1,197 @@
+// `/onboard <package>` end to end through the App (docs/legacy-index.md, "`/onboard` in the
+// App"): Probot's server on 127.0.0.1 fed signed issue_comment webhooks, a repository laid
+// out like community-operators-prod holding a real package still on the bundle index
+// (amd-gpu-operator, an onboarding case), the real mirror, conversion and checks, and
+// GitHub as a stateful fake that checks every request against GitHub's API description.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
+import { COP_CONFIG, makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { blobsOf, graphOf, ONBOARDING, onboardingCases } from './helpers/onboarding-cases.js';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const PKG = 'amd-gpu-operator';
+const OWNER = 'yevgeny-shnaidman'; // the package's ci.yaml reviewer
+const ISSUE = 7; // an issue of the repository, not a pull request
+const CONFIG = `${COP_CONFIG}automerge:\n  enabled: true\n  method: merge\n`;
+
+describe('/onboard through the App', () => {
+  let made: IndexRepo;
+  let bare: string;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let app: AppServer;
+  let commentId = 5000;
+
+  beforeAll(async () => {
+    made = makeIndexRepo(PKG);
+    writeFileSync(join(made.repo, '.github/catalog-bot.yml'), CONFIG);
+    made.git('commit', '-qam', 'automerge');
+    bare = mkdtempSync(join(tmpdir(), 'onboard-origin-'));
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    made.git('push', '-q', bare, 'main:refs/heads/main');
+    // Pull request 2: any open pull request of the repository (commands there work too).
+    const pr = made.branch('notes', (repo) => writeFileSync(join(repo, 'NOTES.md'), 'a change\n'));
+    made.git('push', '-q', bare, `${pr}:refs/heads/pr-2`, `${pr}:refs/pull/2/head`);
+    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+    gh.registerCreatedPulls = true;
+    gh.addPull({ number: 2, head: pr, author: 'carol', mergeable_state: 'blocked' });
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    queue = new InProcessQueue();
+    app = await startAppServer(gh, {
+      queue,
+      workDir,
+      announceAfterMs: 0,
+      approveGraceMs: 0,
+      // No registry in a test: every image exists.
+      images: async (refs) =>
+        new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.stop();
+    await queue?.close();
+    made?.cleanup();
+    rmSync(bare, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** `login` comments `body` on issue or pull request `number`; resolves once every job it caused is done. */
+  async function comment(login: string, body: string, number = ISSUE): Promise<number> {
+    const id = ++commentId;
+    const payload = issueCommentPayload({ bare, number, id, login, body, at: gh.tick() });
+    if (number === ISSUE) delete payload.issue.pull_request;
+    expect(await app.send('issue_comment', payload, `comment-${id}`)).toBe(200);
+    await queue.onIdle();
+    return id;
+  }
+  const replies = (number: number) =>
+    gh
+      .botComments(number)
+      .filter((c) => readState(c.body) === undefined)
+      .map((c) => c.body);
+  const lastReply = (number = ISSUE) => replies(number).at(-1) ?? '';
+  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
+  const show = (rev: string, path: string) =>
+    execFileSync('git', ['-C', bare, 'show', `${rev}:${path}`], { encoding: 'utf8' });
+
+  it('refuses a stranger with the reason; nothing is written', async () => {
+    const id = await comment('mallory', `/onboard ${PKG}`);
+    expect(reactionsTo(id)).toEqual(['confused']);
+    expect(lastReply()).toMatch(
+      /^@mallory `\/onboard`: only the owners of `amd-gpu-operator` \(its ci\.yaml reviewers\) or a maintainer may onboard it \(`/,
+    );
+    expect(gh.refUpdates).toEqual([]);
+    expect(gh.created).toEqual([]);
+  });
+
+  it('refuses a name that is a path or not a package name, before any work', async () => {
+    for (const bad of ['../etc', 'operators/amd-gpu-operator', 'a..b', 'Amd', '`x`<img>']) {
+      const id = await comment(OWNER, `/onboard ${bad}`, 2);
+      expect(reactionsTo(id)).toEqual(['confused']);
+      expect(lastReply(2)).toContain('is not a package name');
+    }
+    // On an issue too: the line names /onboard, so it is answered.
+    await comment(OWNER, '/onboard ../../x');
+    expect(lastReply()).toContain('is not a package name');
+    expect(gh.refUpdates).toEqual([]);
+    expect(gh.created).toEqual([]);
+  });
+
+  it('an issue comment with other commands or none runs nothing and says nothing', async () => {
+    const before = gh.comments.length;
+    const id = await comment(OWNER, 'some text\n/approve\n/retest');
+    expect(reactionsTo(id)).toEqual([]);
+    expect(gh.comments.length).toBe(before);
+  });
+
+  it("by the package's owner on an issue: opens one pull request with the conversion; nothing changes for clusters", async () => {
+    const id = await comment(OWNER, `/onboard ${PKG}`);
+    expect(reactionsTo(id)).toEqual(['+1']);
+    expect(gh.created).toHaveLength(1);
+    const [opened] = gh.created;
+    expect(opened).toMatchObject({
+      number: 100,
+      base: 'main',
+      head: `catalog-bot/onboard-${PKG}`,
+      title: `Onboard ${PKG} to file-based catalogs`,
+    });
+    expect(lastReply()).toMatch(
+      /^@yevgeny-shnaidman Opened #100: `amd-gpu-operator` on file-based catalogs \(/,
+    );
+    expect(lastReply()).toContain('nothing changes for clusters');
+    // The description: index and directories agree for this package.
+    expect(opened!.body).toContain('Nothing changes for clusters');
+    expect(opened!.body).toContain(`Requested by @${OWNER} in #${ISSUE}.`);
+    // The branch is one commit on main holding the conversion: the graph of every catalog is
+    // the one the community's pipeline wrote from the published indexes (the case's after/).
+    const head = gh.pulls.get(100)!.head;
+    expect(execFileSync('git', ['-C', bare, 'rev-parse', `${head}^`], { encoding: 'utf8' }).trim()).toBe(
+      execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim(),
+    );
+    const expected = join(ONBOARDING, PKG, 'expected', 'catalogs');
+    const scored = onboardingCases().find((c) => c.package === PKG)!.compared;
+    const catalogs = execFileSync(
+      'git',
+      ['-C', bare, 'ls-tree', '-r', '--name-only', head, '--', 'catalogs/'],
+      {
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter((p) => p.endsWith(`/${PKG}/catalog.yaml`));
+    expect(catalogs.length).toBeGreaterThanOrEqual(scored.length);
+    for (const path of catalogs.filter((p) => scored.some((v) => p.startsWith(`catalogs/${v}/`)))) {
+      const want = readFileSync(join(expected, path.slice('catalogs/'.length)), 'utf8');
+      expect(graphOf(blobsOf(show(head, path))), path).toEqual(graphOf(blobsOf(want)));
+    }
+    expect(show(head, `operators/${PKG}/ci.yaml`)).toMatch(/fbc:\n {2}enabled: true/);
+    // Its checks ran at once, on the App's head: every catalog check passes; who may merge it
+    // is the permissions check's, which waits for an owner (the App owns no package).
+    const runs = gh.runsFor(head).filter((r) => r.status === 'completed');
+    expect(runs.length).toBeGreaterThan(0);
+    for (const r of runs.filter((r) => r.name !== 'catalog-bot/permissions'))
+      expect(['success', 'neutral'], `${r.name}: ${r.output?.title}`).toContain(r.conclusion);
+    for (const name of ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/ocp-continuity'])
+      expect(gh.runsFor(head, name).at(-1)?.conclusion, name).toBe('success');
+    expect(gh.merges).toEqual([]);
+  });
+
+  it('asked again while its pull request is open: points to it, opens no second one', async () => {
+    const id = await comment(OWNER, `/onboard ${PKG}`, 2);
+    expect(reactionsTo(id)).toEqual(['confused']);
+    expect(lastReply(2)).toContain(
+      '#100 proposes the onboarding of `amd-gpu-operator` already and is still open',
+    );
+    expect(gh.created).toHaveLength(1);
+  });
+
+  it("the owner's /approve on it: green, merged; main holds the package on file-based catalogs", async () => {
+    const head = gh.pulls.get(100)!.head;
+    // As on any pull request opened just now: the App first sees its head when asked, then
+    // an approval written after that counts for it (docs/security.md).
+    await comment(OWNER, '/approve', 100);
+    expect(gh.merges).toEqual([]);
+    await comment(OWNER, `/approve ${head.slice(0, 7)}`, 100);
+    const permissions = gh.runsFor(head, 'catalog-bot/permissions').at(-1);
+    expect(permissions?.conclusion, JSON.stringify(replies(100))).toBe('success');
+    expect(gh.merges).toEqual([{ number: 100, sha: head, method: 'merge' }]);
+    expect(show('main', `operators/${PKG}/ci.yaml`)).toMatch(/fbc:\n {2}enabled: true/);
+  });
+
+  it('once merged, asking again is refused: the package is on file-based catalogs already', async () => {
+    const id = await comment(OWNER, `/onboard ${PKG}`);
+    expect(reactionsTo(id)).toEqual(['confused']);
+    expect(lastReply()).toContain('says fbc.enabled: true: the package is on file-based catalogs already');
+    expect(gh.created).toHaveLength(1);
+  });
+});
