@@ -47,6 +47,7 @@ export const LAYERS = {
     'masterminds',
     'ocp-continuity',
     'ocp-promote',
+    'onboard-impact',
     'ownership',
     'permissions',
     'promote',
