@@ -20,6 +20,7 @@ vi.setConfig({ testTimeout: 120_000 });
 const PKG = 'amd-gpu-operator';
 const OWNER = 'yevgeny-shnaidman'; // the package's ci.yaml reviewer
 const ISSUE = 7; // an issue of the repository, not a pull request
+const BRANCH = `catalog-bot/onboard-${PKG}`;
 const CONFIG = `${COP_CONFIG}automerge:\n  enabled: true\n  method: merge\n`;
 
 describe('/onboard through the App', () => {
@@ -44,6 +45,11 @@ describe('/onboard through the App', () => {
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
     gh.registerCreatedPulls = true;
     gh.addPull({ number: 2, head: pr, author: 'carol', mergeable_state: 'blocked' });
+    // Pull request 3: mallory pushed a branch of the App's name (with a change of her own)
+    // and opened a pull request from it; it is not the App's proposal.
+    const squat = made.branch('squat', (repo) => writeFileSync(join(repo, 'SQUAT.md'), 'mine\n'));
+    made.git('push', '-q', bare, `${squat}:refs/heads/${BRANCH}`, `${squat}:refs/pull/3/head`);
+    gh.addPull({ number: 3, head: squat, author: 'mallory', headRef: BRANCH, mergeable_state: 'blocked' });
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     queue = new InProcessQueue();
     app = await startAppServer(gh, {
@@ -132,6 +138,12 @@ describe('/onboard through the App', () => {
     // The description: index and directories agree for this package.
     expect(opened!.body).toContain('Nothing changes for clusters');
     expect(opened!.body).toContain(`Requested by @${OWNER} in #${ISSUE}.`);
+    // mallory's pull request from a branch of that name did not count; her commit is not in it.
+    expect(gh.refUpdates.map((u) => u.ref)).toEqual([BRANCH]);
+    const files = execFileSync('git', ['-C', bare, 'ls-tree', '--name-only', gh.pulls.get(100)!.head], {
+      encoding: 'utf8',
+    });
+    expect(files).not.toContain('SQUAT.md');
     // The branch is one commit on main holding the conversion: the graph of every catalog is
     // the one the community's pipeline wrote from the published indexes (the case's after/).
     const head = gh.pulls.get(100)!.head;
