@@ -207,3 +207,87 @@ describe('/onboard through the App', () => {
     expect(gh.created).toHaveLength(1);
   });
 });
+
+describe('/onboard through the App: names from the bundle directories in the description', () => {
+  // Every bundle annotates a channel whose name is HTML with a mention in it.
+  const CHANNEL = 'alpha<img/src=x/onerror=alert(1)>[x](https://evil.example)@mallory';
+  let made: IndexRepo;
+  let bare: string;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let app: AppServer;
+
+  beforeAll(async () => {
+    made = makeIndexRepo(PKG);
+    writeFileSync(join(made.repo, '.github/catalog-bot.yml'), CONFIG);
+    for (const version of ['0.0.1', '0.0.2', '0.0.3', '0.0.4']) {
+      const p = join(made.repo, 'operators', PKG, version, 'metadata/annotations.yaml');
+      writeFileSync(p, readFileSync(p, 'utf8').replace(/(bundle\.channels\.v1:) alpha/, `$1 "${CHANNEL}"`));
+    }
+    made.git('commit', '-qam', 'hostile channel');
+    bare = mkdtempSync(join(tmpdir(), 'onboard-origin-'));
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    made.git('push', '-q', bare, 'main:refs/heads/main');
+    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    queue = new InProcessQueue();
+    app = await startAppServer(gh, {
+      queue,
+      workDir,
+      announceAfterMs: 0,
+      images: async (refs) =>
+        new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.stop();
+    await queue?.close();
+    made?.cleanup();
+    rmSync(bare, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('the channel name reaches the pull request only as code: no tag, link or mention renders', async () => {
+    const payload = issueCommentPayload({
+      bare,
+      number: ISSUE,
+      id: 9001,
+      login: OWNER,
+      body: `/onboard ${PKG}`,
+      at: gh.tick(),
+    });
+    delete payload.issue.pull_request;
+    expect(await app.send('issue_comment', payload, 'comment-9001')).toBe(200);
+    await queue.onIdle();
+    expect(gh.created, gh.comments.map((c) => c.body).join('\n')).toHaveLength(1);
+    const { body } = gh.created[0]!;
+    expect(body).toContain(CHANNEL); // shown, as written
+    const rendered = outsideCode(body);
+    expect(rendered).not.toContain('<img');
+    expect(rendered).not.toContain('](https://evil');
+    expect([...rendered.matchAll(/(?<![\w`])@[A-Za-z0-9-]+/g)].map((m) => m[0])).toEqual([`@${OWNER}`]);
+  });
+});
+
+/** What GitHub renders as Markdown: fenced blocks and code spans taken out. */
+function outsideCode(markdown: string): string {
+  const kept: string[] = [];
+  let fence: string | undefined;
+  for (const line of markdown.split('\n')) {
+    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence === undefined && m) {
+      fence = m[1];
+      continue;
+    }
+    if (fence !== undefined) {
+      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length && line.trim() === m[1])
+        fence = undefined;
+      continue;
+    }
+    kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
+  }
+  expect(fence, 'every fence is closed').toBeUndefined();
+  return kept.join('\n');
+}
