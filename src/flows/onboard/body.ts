@@ -47,15 +47,27 @@ function catalogLines(plan: Planned): string[] {
   return [...groups].map(([line, catalogs]) => `${catalogs.join(', ')}: ${line}`);
 }
 
+/** What the App cannot see: the published index itself (docs/legacy-index.md). */
+const EMULATED =
+  'What the index serves is emulated from the bundle directories; where a published index was changed by hand (a bundle taken out, say), `catalog-bot onboard --index <v>=<render of the index>` keeps exactly what it serves and names every difference.';
+
 function impactSection(plan: Planned): string[] {
   const roots = Object.keys(plan.impact);
   if (roots.length === 0)
     return [
-      `${NOTHING_CHANGES}: in every OpenShift catalog the converted catalog has the graph, the bundles and the default channel that the bundle index serves today (emulated from the bundle directories).`,
+      `${NOTHING_CHANGES}: in every OpenShift catalog the converted catalog has the graph, the bundles and the default channel that the bundle index serves today.`,
+      '',
+      EMULATED,
     ];
   const report = withoutMentions(impactMarkdown(plan.impact));
   if (report.length <= MAX_IMPACT)
-    return ['The converted catalogs differ from what the bundle index serves today:', '', report.trimEnd()];
+    return [
+      'The converted catalogs differ from what the bundle index serves today:',
+      '',
+      report.trimEnd(),
+      '',
+      EMULATED,
+    ];
   return [
     `The converted catalogs differ from what the bundle index serves today in ${roots.length} catalog(s); the report (${report.length} characters) is too long for this description: run \`catalog-bot impact\` on this branch for all of it.`,
     '',
