@@ -230,6 +230,7 @@ describe('/onboard through the App: names from the bundle directories in the des
     execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
     made.git('push', '-q', bare, 'main:refs/heads/main');
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+    gh.registerCreatedPulls = true;
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     queue = new InProcessQueue();
     app = await startAppServer(gh, {
@@ -268,6 +269,36 @@ describe('/onboard through the App: names from the bundle directories in the des
     expect(rendered).not.toContain('<img');
     expect(rendered).not.toContain('](https://evil');
     expect([...rendered.matchAll(/(?<![\w`])@[A-Za-z0-9-]+/g)].map((m) => m[0])).toEqual([`@${OWNER}`]);
+  });
+
+  it('a refusal of the conversion is the reply, naming the reason; nothing is written', async () => {
+    // The pull request of the test before is closed unmerged: asking again is allowed.
+    Object.assign(gh.pulls.get(100)!, { state: 'closed' });
+    const ci = join(made.repo, 'operators', PKG, 'ci.yaml');
+    writeFileSync(
+      ci,
+      readFileSync(ci, 'utf8').replace('updateGraph: replaces-mode', 'updateGraph: semver-skippatch-mode'),
+    );
+    made.git('commit', '-qam', 'an updateGraph the index never had');
+    made.git('push', '-q', bare, 'main:refs/heads/main');
+    const written = gh.refUpdates.length;
+    const payload = issueCommentPayload({
+      bare,
+      number: ISSUE,
+      id: 9002,
+      login: OWNER,
+      body: `/onboard ${PKG}`,
+      at: gh.tick(),
+    });
+    delete payload.issue.pull_request;
+    expect(await app.send('issue_comment', payload, 'comment-9002')).toBe(200);
+    await queue.onIdle();
+    const reply = gh.botComments(ISSUE).at(-1)?.body ?? '';
+    expect(reply).toMatch(
+      /^@yevgeny-shnaidman `\/onboard` `amd-gpu-operator`: `operators\/amd-gpu-operator\/ci\.yaml has updateGraph: "semver-skippatch-mode", which is none of replaces-mode, semver-mode/,
+    );
+    expect(gh.refUpdates).toHaveLength(written);
+    expect(gh.created).toHaveLength(1);
   });
 });
 
