@@ -113,7 +113,7 @@ function mermaidChannel(c: ChannelImpact): string {
   return lines.join('\n');
 }
 
-function markdown(catalogs: Record<string, RootImpact>): string {
+export function markdown(catalogs: Record<string, RootImpact>): string {
   const groups = groupRoots(catalogs);
   if (groups.length === 0) return 'No change that clusters would see.\n';
   const out: string[] = [];
