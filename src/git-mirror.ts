@@ -229,14 +229,14 @@ export async function mergeBase(dir: string, a: string, b: string): Promise<stri
 }
 
 /**
- * A commit in the mirror with `files` (path -> new text) changed on top of `parent`, made
+ * A commit in the mirror with `files` (path -> new text, null: deleted) changed on top of `parent`, made
  * with a private index: nothing is checked out. It exists to run the checks on an edit
  * before that edit goes to GitHub.
  */
 export async function commitFiles(
   dir: string,
   parent: string,
-  files: { path: string; text: string }[],
+  files: { path: string; text: string | null }[],
   message: string,
 ): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), 'catalog-bot-index-'));
@@ -246,6 +246,10 @@ export async function commitFiles(
   try {
     await run(['read-tree', parent]);
     for (const f of files) {
+      if (f.text === null) {
+        await run(['update-index', '--force-remove', '--', f.path]);
+        continue;
+      }
       const blob = await run(['hash-object', '-w', '--stdin'], f.text);
       await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
     }

@@ -243,7 +243,10 @@ export class FakeGitHub {
   }
 
   /** A tree: `base` with files replaced, built with a private index in the bare repository. */
-  #tree(base: string, files: { path: string; mode: string; content?: string; sha?: string }[]): string {
+  #tree(
+    base: string,
+    files: { path: string; mode: string; content?: string; sha?: string | null }[],
+  ): string {
     const index = `${this.bare}/fake-index-${process.pid}`;
     const env = { ...process.env, GIT_INDEX_FILE: index };
     const git = (args: string[], input?: string) =>
@@ -251,6 +254,11 @@ export class FakeGitHub {
     try {
       git(['read-tree', base]);
       for (const f of files) {
+        // GitHub deletes a file given `sha: null`.
+        if (f.sha === null) {
+          git(['update-index', '--force-remove', '--', f.path]);
+          continue;
+        }
         const blob = f.sha ?? git(['hash-object', '-w', '--stdin'], f.content);
         git(['update-index', '--add', '--cacheinfo', `${f.mode},${blob},${f.path}`]);
       }
@@ -416,13 +424,18 @@ export class FakeGitHub {
       .reply(
         checked(200, (uri) => {
           // `head=owner:branch`: the pull requests the App opened from that branch.
-          const head = new URL(uri, API).searchParams.get('head');
+          const query = new URL(uri, API).searchParams;
+          const head = query.get('head');
+          const wanted = query.get('state') ?? 'open';
+          // A created pull request this fake registered is as open as it is (merged: closed).
+          const stateOf = (n: number) => this.pulls.get(n)?.state ?? 'open';
           if (head !== null)
             return this.created
               .filter((c) => `${this.owner}:${c.head}` === head)
+              .filter((c) => wanted === 'all' || stateOf(c.number) === wanted)
               .map((c) => ({
                 number: c.number,
-                state: 'open',
+                state: stateOf(c.number),
                 user: { login: `${this.slug}[bot]`, type: 'Bot' },
                 head: { ref: c.head },
                 base: { ref: c.base },
@@ -488,7 +501,7 @@ export class FakeGitHub {
         checked(201, (_u, body) => {
           const b = body as {
             base_tree: string;
-            tree: { path: string; mode: string; content?: string; sha?: string }[];
+            tree: { path: string; mode: string; content?: string; sha?: string | null }[];
           };
           return { sha: this.#tree(b.base_tree, b.tree) };
         }),

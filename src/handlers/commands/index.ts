@@ -11,6 +11,7 @@ import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
 import { ocpPromote } from './ocp-promote.js';
 import { promote } from './promote.js';
+import { remove } from '../../flows/remove/command.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
 import { undeprecate } from './undeprecate.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly TableCommand[] = [
   undeprecate,
   defaultChannel,
   ocpPromote,
+  remove,
   explain,
   help,
 ];
