@@ -245,11 +245,11 @@ export async function commitFiles(
     (await runGit(dir, args, input, { env })).toString('utf8').trim();
   try {
     await run(['read-tree', parent]);
+    // A deletion is an index entry of mode 0 (--force-remove wants a work tree; a mirror has none).
+    const deleted = files.filter((f) => f.text === null).map((f) => `0 ${'0'.repeat(40)}\t${f.path}\n`);
+    if (deleted.length > 0) await run(['update-index', '--index-info'], deleted.join(''));
     for (const f of files) {
-      if (f.text === null) {
-        await run(['update-index', '--force-remove', '--', f.path]);
-        continue;
-      }
+      if (f.text === null) continue;
       const blob = await run(['hash-object', '-w', '--stdin'], f.text);
       await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
     }

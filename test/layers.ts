@@ -130,6 +130,7 @@ export const LAYERS = {
     'registry',
     'registry-trust',
     'remove-render',
+    'remove-app',
     'render',
     'replicas',
     'runnable-hints',

@@ -52,7 +52,7 @@ export interface CopRepo {
   cleanup: () => void;
 }
 
-export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
+export function makeCopRepo(release: keyof typeof RELEASES | string, config = COP_CONFIG): CopRepo {
   const spec = RELEASES[release];
   if (!spec) throw new Error(`no recorded release ${release}: one of ${Object.keys(RELEASES).join(', ')}`);
   const [pkg, version] = release.split('/') as [string, string];
@@ -70,7 +70,7 @@ export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
   for (const d of ['operators', 'catalogs', 'config.yaml'])
     cpSync(join(REAL_REPO, d), join(repo, d), { recursive: true });
   mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), config);
   for (const p of spec.reverse) git('apply', '-R', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
   cpSync(join(repo, bundleDir), join(stash, version), { recursive: true });
   rmSync(join(repo, bundleDir), { recursive: true });
@@ -120,12 +120,17 @@ export interface IndexRepo {
 /**
  * A repository laid out like community-operators-prod with one package still on the bundle
  * index (an onboarding case's `before/`), main without the bundle directory `withhold`: a
- * branch that adds it back is that bundle's pull request.
+ * branch that adds it back is that bundle's pull request. `withhold` null: main has every
+ * bundle directory. `config`: the repository's `.github/catalog-bot.yml`.
  */
-export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRepo {
+export function makeIndexRepo(
+  onboardingCase: string,
+  withhold: string | null,
+  config = COP_CONFIG,
+): IndexRepo {
   const before = join(ONBOARDING, onboardingCase, 'before');
   const pkg = onboardingCase;
-  const bundleDir = `operators/${pkg}/${withhold}`;
+  const bundleDir = withhold === null ? '' : `operators/${pkg}/${withhold}`;
   const repo = mkdtempSync(join(tmpdir(), 'index-repo-'));
   const stash = mkdtempSync(join(tmpdir(), 'index-repo-stash-'));
   const git = (...args: string[]): string => {
@@ -138,11 +143,13 @@ export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRe
   git('init', '-q', '-b', 'main');
   cpSync(before, repo, { recursive: true });
   mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
-  cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
-  rmSync(join(repo, bundleDir), { recursive: true });
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), config);
+  if (withhold !== null) {
+    cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
+    rmSync(join(repo, bundleDir), { recursive: true });
+  }
   git('add', '-A');
-  git('commit', '-qm', `before ${pkg} ${withhold}`);
+  git('commit', '-qm', `before ${pkg} ${withhold ?? ''}`);
   return {
     repo,
     pkg,
@@ -150,7 +157,7 @@ export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRe
     git,
     branch: (name, edit) => {
       git('checkout', '-q', '-b', name, 'main');
-      cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
+      if (withhold !== null) cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
       edit?.(repo);
       git('add', '-A');
       git('commit', '-qm', name);

@@ -256,7 +256,7 @@ export class FakeGitHub {
       for (const f of files) {
         // GitHub deletes a file given `sha: null`.
         if (f.sha === null) {
-          git(['update-index', '--force-remove', '--', f.path]);
+          git(['update-index', '--index-info'], `0 ${'0'.repeat(40)}\t${f.path}\n`);
           continue;
         }
         const blob = f.sha ?? git(['hash-object', '-w', '--stdin'], f.content);

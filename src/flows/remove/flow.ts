@@ -15,6 +15,7 @@ import { workModule } from '../../handlers/command-worker.js';
 import type { CommandOutcome } from '../../handlers/commands/command.js';
 import type { EditTarget } from '../../handlers/promote.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions } from '../../handlers/pull-request.js';
+import type { HeadJob } from '../../handlers/heads.js';
 import { inlineCode } from '../../handlers/quote.js';
 import { openSession, pullTargetOf } from '../../handlers/session.js';
 import { removalPullBody, removalTitle } from './body.js';
@@ -151,6 +152,15 @@ export async function removeFromComment(
     head: branch,
     base,
     body: removalPullBody(result, { by: target.commenter, in: target.number }),
+  });
+  // Its head noted now, as GitHub's `opened` event would have it noted: an owner's `/approve`
+  // counts only for a head the App had seen when the comment was written (docs/security.md).
+  const noted: HeadJob = { ref, number: opened.number, installationId: target.installationId, headSha: sha };
+  await options.queue.enqueue({
+    key: `remove:${target.repoId}:${opened.number}:${sha}:head`,
+    group: `repo:${target.repoId}`,
+    kind: 'note-head',
+    data: noted,
   });
   // Checked at once, as the App's own (GitHub's own event for it, if any, finds the work done).
   const slug = options.appSlug ? await options.appSlug() : undefined;
