@@ -56,6 +56,7 @@ export const LAYERS = {
     'release-history',
     'release-refusals',
     'remove',
+    'remove-body',
     'remove-index',
     'source',
     'tar',
