@@ -266,5 +266,36 @@ describe.skipIf(!haveRealRepo || !haveRegistryTools)('/remove through the App', 
     expect(failing).toEqual([]);
     expect(gh.merges.map((m) => [m.number, m.sha])).toEqual([[pull.number, head]]);
     expect(bareGit('ls-tree', '-r', '--name-only', 'main', `operators/${pkg}/1.0.3`)).toBe('');
+
+    // The whole package, from the new main: its own branch and pull request, only its directory
+    // deleted, and every OpenShift index it was in loses all of its channels.
+    await comment(2, owner, `/remove ${pkg}`);
+    expect(gh.created, lastReply(2)).toHaveLength(2);
+    const whole = gh.created[1]!;
+    expect(whole.head).toBe(`catalog-bot/remove-${pkg}/package`);
+    const wholeHead = gh.pulls.get(whole.number)!.head;
+    const merged = bareGit('rev-parse', 'main');
+    const deleted = bareGit('diff', '--name-only', merged, wholeHead).split('\n');
+    expect(deleted).toEqual(bareGit('ls-tree', '-r', '--name-only', merged, `operators/${pkg}`).split('\n'));
+    const channels = new Set(
+      bareGit(
+        'grep',
+        '-h',
+        'operators.operatorframework.io.bundle.channels.v1',
+        merged,
+        '--',
+        `operators/${pkg}`,
+      )
+        .split('\n')
+        .flatMap(
+          (l) =>
+            /^\s*operators\.operatorframework\.io\.bundle\.channels\.v1:\s*(.+)$/.exec(l)?.[1]?.split(',') ??
+            [],
+        )
+        .map((c) => c.trim().replace(/^["']|["']$/g, '')),
+    );
+    for (const channel of channels)
+      expect(whole.body).toMatch(new RegExp(`channels removed: [^\n]*\`${channel}\``));
+    expect(whole.body).toContain('installed versions stranded in channel');
   });
 });
