@@ -229,14 +229,14 @@ export async function mergeBase(dir: string, a: string, b: string): Promise<stri
 }
 
 /**
- * A commit in the mirror with `files` (path -> new text) changed on top of `parent`, made
+ * A commit in the mirror with `files` (path -> new text, null: deleted) changed on top of `parent`, made
  * with a private index: nothing is checked out. It exists to run the checks on an edit
  * before that edit goes to GitHub.
  */
 export async function commitFiles(
   dir: string,
   parent: string,
-  files: { path: string; text: string }[],
+  files: { path: string; text: string | null }[],
   message: string,
 ): Promise<string> {
   const work = await mkdtemp(join(tmpdir(), 'catalog-bot-index-'));
@@ -245,7 +245,11 @@ export async function commitFiles(
     (await runGit(dir, args, input, { env })).toString('utf8').trim();
   try {
     await run(['read-tree', parent]);
+    // A deletion is an index entry of mode 0 (--force-remove wants a work tree; a mirror has none).
+    const deleted = files.filter((f) => f.text === null).map((f) => `0 ${'0'.repeat(40)}\t${f.path}\n`);
+    if (deleted.length > 0) await run(['update-index', '--index-info'], deleted.join(''));
     for (const f of files) {
+      if (f.text === null) continue;
       const blob = await run(['hash-object', '-w', '--stdin'], f.text);
       await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
     }

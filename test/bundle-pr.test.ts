@@ -80,6 +80,8 @@ beforeAll(() => {
     true,
     'base-fbc-off',
   );
+  // A removal: the pull request deletes a released bundle's directory (docs/remove.md).
+  branch('delete-released', () => rmSync(join(repo, `operators/${PKG}/0.8.1`), { recursive: true }), false);
   branch(
     'templates-only',
     () => writeFileSync(join(repo, `operators/${PKG}/Makefile`), '# nothing\n'),
@@ -179,6 +181,12 @@ describe('catalog-bot/bundle on pull requests', () => {
     const check = result.checks.find((c) => c.name === 'catalog-bot/bundle');
     expect(check).toBeDefined();
     expect(check?.findings.filter((d) => d.rule === 'B-RELEASE-CONFIG')).toEqual([]);
+  });
+
+  it('has nothing to check in a bundle directory the change deletes: no bundle is left (a removal, docs/remove.md)', async () => {
+    const check = await bundleCheck('delete-released');
+    expect(check?.findings ?? []).toEqual([]);
+    expect(check?.conclusion ?? 'success').toBe('success');
   });
 
   it('is not run on a change that touches no bundle directory', async () => {

@@ -52,6 +52,7 @@ describe('comment command table', () => {
             deprecate: ' bundle foo.v1.0.0',
             undeprecate: ' bundle foo.v1.0.0',
             onboard: ' foo',
+            remove: ' foo/1.0.0',
           }[c.name as string] ?? '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }

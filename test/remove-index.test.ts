@@ -145,6 +145,10 @@ describe.skipIf(!haveOnboarding)('remove on packages still on the bundle index',
         expect(loss.bundlesRemoved).toEqual([target.name]);
         expect(loss.dangling).toEqual([]);
         expect(loss.headsRemoved).toEqual([{ channel, head: target.name, newHeads: [target.replaces] }]);
+        // Nothing replaces the removed head: clusters running it have no way to the new head.
+        expect(loss.stranded).toEqual(
+          [...target.channels].sort().map((c) => ({ channel: c, bundles: [target.name] })),
+        );
       }
     } finally {
       cleanup();

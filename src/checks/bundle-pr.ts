@@ -223,6 +223,9 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       continue;
     }
     budget -= (head.bytes <= limit ? head.bytes : 0) + (base.bytes <= limit ? base.bytes : 0);
+    // A directory the change deletes is a removal (docs/remove.md): no bundle is left to check;
+    // what it takes from the catalogs is for the catalog checks and the pruning guard.
+    if (head.files.size === 0 && head.bytes === 0 && head.unreadable.length === 0) continue;
     const own: Diagnostic[] = [];
     for (const u of [...head.unreadable])
       own.push({

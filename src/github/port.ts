@@ -91,9 +91,9 @@ export interface Labels {
   remove(ref: RepoRef, issue: number, label: string): Promise<void>;
 }
 
-/** A file of a tree to write: its text, or a blob GitHub already has. */
+/** A file of a tree to write: its text, or a blob GitHub already has; `sha: null` deletes it. */
 export type TreeEntry = { path: string; mode: '100644' | '100755'; type: 'blob' } & (
-  { content: string } | { sha: string }
+  { content: string } | { sha: string | null }
 );
 
 /** Git objects and references written through the API (commits the App makes itself). */

@@ -2,8 +2,8 @@
 // the question that decides whether it may push to a branch at all (docs/security.md).
 import type { GitHub, RepoRef } from '../github/port.js';
 
-/** A file of a commit: its text, or a blob GitHub already has. */
-export type CommitFile = { path: string; content: string } | { path: string; sha: string };
+/** A file of a commit: its text, a blob GitHub already has, or `sha: null`: deleted. */
+export type CommitFile = { path: string; content: string } | { path: string; sha: string | null };
 
 /**
  * A commit of `files` on top of `parent` (whose tree is `baseTree`): a tree on the parent's

@@ -52,7 +52,7 @@ export interface CopRepo {
   cleanup: () => void;
 }
 
-export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
+export function makeCopRepo(release: keyof typeof RELEASES | string, config = COP_CONFIG): CopRepo {
   const spec = RELEASES[release];
   if (!spec) throw new Error(`no recorded release ${release}: one of ${Object.keys(RELEASES).join(', ')}`);
   const [pkg, version] = release.split('/') as [string, string];
@@ -70,7 +70,7 @@ export function makeCopRepo(release: keyof typeof RELEASES | string): CopRepo {
   for (const d of ['operators', 'catalogs', 'config.yaml'])
     cpSync(join(REAL_REPO, d), join(repo, d), { recursive: true });
   mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), config);
   for (const p of spec.reverse) git('apply', '-R', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
   cpSync(join(repo, bundleDir), join(stash, version), { recursive: true });
   rmSync(join(repo, bundleDir), { recursive: true });
@@ -120,13 +120,18 @@ export interface IndexRepo {
 /**
  * A repository laid out like community-operators-prod with one package still on the bundle
  * index (an onboarding case's `before/`), main without the bundle directory `withhold`: a
- * branch that adds it back is that bundle's pull request. Without `withhold`, main holds
- * every bundle directory (the package as it is, ready to onboard) and branches add none.
+ * branch that adds it back is that bundle's pull request. Without `withhold` (or null), main
+ * holds every bundle directory (the package as it is, ready to onboard) and branches add
+ * none. `config`: the repository's `.github/catalog-bot.yml`.
  */
-export function makeIndexRepo(onboardingCase: string, withhold?: string): IndexRepo {
+export function makeIndexRepo(
+  onboardingCase: string,
+  withhold?: string | null,
+  config = COP_CONFIG,
+): IndexRepo {
   const before = join(ONBOARDING, onboardingCase, 'before');
   const pkg = onboardingCase;
-  const bundleDir = withhold === undefined ? `operators/${pkg}` : `operators/${pkg}/${withhold}`;
+  const bundleDir = withhold == null ? `operators/${pkg}` : `operators/${pkg}/${withhold}`;
   const repo = mkdtempSync(join(tmpdir(), 'index-repo-'));
   const stash = mkdtempSync(join(tmpdir(), 'index-repo-stash-'));
   const git = (...args: string[]): string => {
@@ -139,8 +144,8 @@ export function makeIndexRepo(onboardingCase: string, withhold?: string): IndexR
   git('init', '-q', '-b', 'main');
   cpSync(before, repo, { recursive: true });
   mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
-  if (withhold !== undefined) {
+  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), config);
+  if (withhold != null) {
     cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
     rmSync(join(repo, bundleDir), { recursive: true });
   }
@@ -153,7 +158,7 @@ export function makeIndexRepo(onboardingCase: string, withhold?: string): IndexR
     git,
     branch: (name, edit) => {
       git('checkout', '-q', '-b', name, 'main');
-      if (withhold !== undefined) cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
+      if (withhold != null) cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
       edit?.(repo);
       git('add', '-A');
       git('commit', '-qm', name);

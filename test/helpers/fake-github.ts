@@ -243,7 +243,10 @@ export class FakeGitHub {
   }
 
   /** A tree: `base` with files replaced, built with a private index in the bare repository. */
-  #tree(base: string, files: { path: string; mode: string; content?: string; sha?: string }[]): string {
+  #tree(
+    base: string,
+    files: { path: string; mode: string; content?: string; sha?: string | null }[],
+  ): string {
     const index = `${this.bare}/fake-index-${process.pid}`;
     const env = { ...process.env, GIT_INDEX_FILE: index };
     const git = (args: string[], input?: string) =>
@@ -251,6 +254,11 @@ export class FakeGitHub {
     try {
       git(['read-tree', base]);
       for (const f of files) {
+        // GitHub deletes a file given `sha: null`.
+        if (f.sha === null) {
+          git(['update-index', '--index-info'], `0 ${'0'.repeat(40)}\t${f.path}\n`);
+          continue;
+        }
         const blob = f.sha ?? git(['hash-object', '-w', '--stdin'], f.content);
         git(['update-index', '--add', '--cacheinfo', `${f.mode},${blob},${f.path}`]);
       }
@@ -496,7 +504,7 @@ export class FakeGitHub {
         checked(201, (_u, body) => {
           const b = body as {
             base_tree: string;
-            tree: { path: string; mode: string; content?: string; sha?: string }[];
+            tree: { path: string; mode: string; content?: string; sha?: string | null }[];
           };
           return { sha: this.#tree(b.base_tree, b.tree) };
         }),

@@ -12,7 +12,16 @@ import { parseDocument } from 'yaml';
 import { BundleError, bundleImageReference, loadBundleDirectory } from '../bundle.js';
 import { decodeFile } from '../fbc/decode.js';
 import { ocpCatalogVersion } from '../olm/ocp-continuity.js';
-import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, SCHEMA_SEMVER_TEMPLATE } from '../property.js';
+import {
+  PROPERTY_PACKAGE,
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_PACKAGE,
+  SCHEMA_SEMVER_TEMPLATE,
+} from '../property.js';
+import type { ModelBundle, ModelChannel } from '../fbc/model.js';
+import { channelImpact } from '../olm/impact.js';
+import { formatVersion } from '../versions/semver.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
 import { parseTemplate, templateKind, TemplateError, type TemplateKind } from '../templates/index.js';
 import {
@@ -82,6 +91,12 @@ export interface CatalogLoss {
   defaultChannelRemoved: string | null;
   /** Entries left pointing (replaces, skips) at a bundle the removal took out of their channel. */
   dangling: DanglingEdge[];
+  /**
+   * Per channel, the installed versions that reached the channel's head before and do not
+   * after (the impact engine's `stranded`, src/catalog/olm/impact.ts; docs/impact.md): a
+   * cluster running one stays there.
+   */
+  stranded: { channel: string; bundles: string[] }[];
 }
 
 export interface RemovalResult {
@@ -145,7 +160,7 @@ export function packageDirOf(bundlesPath: string, pkg: string): string {
 // ---- reading what the package has
 
 interface ChannelView {
-  entries: { name: string; replaces?: string; skips: string[] }[];
+  entries: { name: string; replaces?: string; skips: string[]; skipRange?: string }[];
 }
 
 /** A package as a catalog (or the index) serves it. */
@@ -155,6 +170,8 @@ interface PackageView {
   bundles: Set<string>;
   /** Bundle name -> its images. */
   images: Map<string, Set<string>>;
+  /** Bundle name -> its version (`olm.package`, or the CSV's for the index): what skipRange matches. */
+  versions: Map<string, string>;
 }
 
 const emptyView = (): PackageView => ({
@@ -162,6 +179,7 @@ const emptyView = (): PackageView => ({
   channels: new Map(),
   bundles: new Set(),
   images: new Map(),
+  versions: new Map(),
 });
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -183,12 +201,15 @@ function catalogView(texts: readonly string[], pkg: string): PackageView {
           if (name === undefined) return [];
           const replaces = str(entry.replaces);
           const skips = Array.isArray(entry.skips) ? entry.skips.flatMap((s) => str(s) ?? []) : [];
-          return [{ name, ...(replaces ? { replaces } : {}), skips }];
+          const skipRange = str(entry.skipRange);
+          return [{ name, ...(replaces ? { replaces } : {}), skips, ...(skipRange ? { skipRange } : {}) }];
         });
         view.channels.set(blob.name, { entries });
       }
       if (blob.schema === SCHEMA_BUNDLE && typeof blob.name === 'string') {
         view.bundles.add(blob.name);
+        const version = packageVersionOf(blob.properties);
+        if (version !== undefined) view.versions.set(blob.name, version);
         const image = str(blob.image);
         if (image) {
           const set = view.images.get(blob.name) ?? new Set<string>();
@@ -199,6 +220,14 @@ function catalogView(texts: readonly string[], pkg: string): PackageView {
     }
   }
   return view;
+}
+
+/** The version of an `olm.package` property. */
+function packageVersionOf(properties: unknown): string | undefined {
+  if (!Array.isArray(properties)) return undefined;
+  for (const p of properties as { type?: unknown; value?: unknown }[])
+    if (p?.type === PROPERTY_PACKAGE) return str((p.value as { version?: unknown } | null)?.version);
+  return undefined;
 }
 
 /** A bundle directory as the index pipeline reads it. */
@@ -318,7 +347,39 @@ export function lossBetween(before: PackageView, after: PackageView | undefined)
     before.defaultChannel !== null && !next.channels.has(before.defaultChannel)
       ? before.defaultChannel
       : null;
-  return { bundlesRemoved, channelsRemoved, headsRemoved, defaultChannelRemoved, dangling };
+  const stranded: CatalogLoss['stranded'] = [];
+  for (const name of [...before.channels.keys()].sort()) {
+    const after = next.channels.get(name);
+    const impact = channelImpact(
+      modelChannelOf(before, name)!,
+      after ? modelChannelOf(next, name) : undefined,
+    );
+    if (impact && impact.stranded.length > 0) stranded.push({ channel: name, bundles: impact.stranded });
+  }
+  return { bundlesRemoved, channelsRemoved, headsRemoved, defaultChannelRemoved, dangling, stranded };
+}
+
+/** A channel of the view as the impact engine reads it (its entries, edges and versions). */
+function modelChannelOf(view: PackageView, name: string): ModelChannel | undefined {
+  const channel = view.channels.get(name);
+  if (!channel) return undefined;
+  const pkg = '';
+  const bundles = new Map<string, ModelBundle>();
+  for (const e of channel.entries) {
+    const version = view.versions.get(e.name);
+    const entry = { name: e.name, replaces: e.replaces ?? '', skips: e.skips, skipRange: e.skipRange ?? '' };
+    bundles.set(e.name, {
+      ...entry,
+      package: pkg,
+      channel: name,
+      entry,
+      image: '',
+      properties: version === undefined ? [] : [{ type: PROPERTY_PACKAGE, value: { version } }],
+      relatedImages: [],
+      release: [],
+    });
+  }
+  return { name, package: pkg, bundles };
 }
 
 // ---- template edits
@@ -790,8 +851,10 @@ function indexLosses(
           name: e.name,
           ...(e.replaces ? { replaces: e.replaces } : {}),
           skips: e.skips ?? [],
+          ...(e.skipRange ? { skipRange: e.skipRange } : {}),
         })),
       });
+    for (const b of list) v.versions.set(b.name, formatVersion(b.version));
     v.defaultChannel = graph.defaultChannel || null;
     return v;
   };
@@ -870,6 +933,8 @@ function lossLines(name: string, loss: CatalogLoss): string[] {
     out.push(
       `    ${d.entry} in channel ${d.channel} ${d.replaces !== undefined ? `replaces ${d.replaces}` : `skips ${d.skips}`}, which is gone`,
     );
+  for (const s of loss.stranded)
+    out.push(`    installed versions stranded in channel ${s.channel}: ${s.bundles.join(', ')}`);
   return out;
 }
 

@@ -39,7 +39,8 @@ export type Command =
   | ({ name: 'ocp-promote'; from: string; to: string } & At)
   | ({ name: 'default-channel'; package: string; channel: string } & At)
   | ({ name: 'explain'; bundle: string; from?: string; root?: string } & At)
-  | ({ name: 'onboard'; package: string } & At);
+  | ({ name: 'onboard'; package: string } & At)
+  | ({ name: 'remove'; package: string; bundle?: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;

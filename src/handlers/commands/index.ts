@@ -12,6 +12,7 @@ import { lgtm } from './lgtm.js';
 import { ocpPromote } from './ocp-promote.js';
 import { onboard } from '../../flows/onboard/command.js';
 import { promote } from './promote.js';
+import { remove } from '../../flows/remove/command.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
 import { undeprecate } from './undeprecate.js';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly TableCommand[] = [
   defaultChannel,
   ocpPromote,
   onboard,
+  remove,
   explain,
   help,
 ];
