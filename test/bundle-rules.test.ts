@@ -229,7 +229,8 @@ const cases: Case[] = [
         b.crds[0]!.apiVersion = 'apiextensions.k8s.io/v1beta1';
         b.crds[0]!.spec.version = 'v1';
       }),
-    expected: ['B-REMOVED-API:error'],
+    // And the CRD validator's: v1beta1 defaults preserveUnknownFields to true, which apiextensions refuses.
+    expected: ['B-REMOVED-API:error', 'B-CRD-DEFINITION:error'],
     upstream: 'operator-sdk:AlphaDeprecatedAPIsValidator',
   },
   {
@@ -516,6 +517,75 @@ const cases: Case[] = [
       ),
     expected: ['B-CI-CATALOG-MAPPING:error'],
     upstream: 'operator-pipelines:check_catalog_usage_ci_config',
+  },
+  {
+    name: 'a CRD with two storage versions',
+    bundle: () =>
+      change((b) =>
+        b.crds[0]!.spec.versions.push({
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object' } },
+        }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: 'operator-sdk:CustomResourceDefinitionValidator',
+  },
+  {
+    name: 'a CRD conversion webhook without conversionReviewVersions',
+    bundle: () =>
+      change(
+        (b) =>
+          (b.crds[0]!.spec.conversion = {
+            strategy: 'Webhook',
+            webhook: { clientConfig: { service: { name: 'demo-webhook', namespace: 'demo' } } },
+          }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: OSDK_HUB,
+  },
+  {
+    name: 'a CRD whose short name is no DNS label, in a kube group without approval',
+    bundle: () =>
+      change((b) => {
+        const crd = b.crds[0]!;
+        crd.spec.names.shortNames = ['Wd_1'];
+        crd.spec.group = 'demo.k8s.io';
+        crd.metadata.name = 'widgets.demo.k8s.io';
+        b.csv.spec.customresourcedefinitions.owned[0].name = 'widgets.demo.k8s.io';
+        b.csv.metadata.annotations['alm-examples'] = JSON.stringify([
+          { apiVersion: 'demo.k8s.io/v1', kind: 'Widget', metadata: { name: 'example' } },
+        ]);
+      }),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: OSDK_FW,
+  },
+  {
+    // Stricter: operator-sdk drops every error under openAPIV3Schema; the API server refuses it.
+    name: 'a v1 CRD with a property of no type (not a structural schema)',
+    bundle: () =>
+      change(
+        (b) =>
+          (b.crds[0]!.spec.versions[0].schema.openAPIV3Schema = {
+            type: 'object',
+            properties: { spec: { type: 'object', properties: { size: { description: 'how many' } } } },
+          }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: 'operator-sdk:CustomResourceDefinitionValidator',
+  },
+  {
+    name: 'spec.release with a CSV not named <package>-v<version>-<release>',
+    bundle: () => change((b) => (b.csv.spec.release = 'rc.2')),
+    expected: ['B-RELEASE-NAME:error'],
+    upstream: 'operator-sdk:BundleValidator',
+  },
+  {
+    name: 'spec.release that is no release version',
+    bundle: () => change((b) => (b.csv.spec.release = '1.02')),
+    expected: ['B-RELEASE-NAME:error'],
+    upstream: 'operator-sdk:BundleValidator',
   },
 ];
 
