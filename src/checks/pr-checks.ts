@@ -3,6 +3,7 @@
 // check` all read it; a flow that needs only some checks names them (`/approve` runs only the permissions decision), and each
 // check does its own work, so nothing is loaded or validated for a check that is not asked
 // for. The order is the order of the results (`catalog-bot check` prints them so).
+import { parseDocument } from 'yaml';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
@@ -25,7 +26,7 @@ import { bundleDirectoryManifests, gitObjectLoader } from './crd-upgrade-objects
 import { crdUpgradeCheck, CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { dependenciesCheck, DEPENDENCIES_CHECK } from './dependencies.js';
 import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
-import { OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
+import { allowedBundleRegistriesOf, OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
 import { normLogin } from './owners.js';
 import {
   agreedRows,
@@ -181,6 +182,8 @@ export const PR_CHECKS = [
         ),
         load: async (path) =>
           (await validateCatalog(new GitTreeSource(change.repo, change.head, path))).model,
+        // The base's root config.yaml, as operator-pipelines reads it (docs/bundle-rules.md).
+        allowedBundleRegistries: await baseAllowedBundleRegistries(change.readFile, change.base),
       }),
   },
   {
@@ -258,6 +261,22 @@ export const ALWAYS_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.filter((c) =
 );
 
 /** The repository config's `bundles` as the release reads them. */
+/** Larger root config.yaml files are not read (community-operators-prod's is a few KiB). */
+const MAX_ROOT_CONFIG_BYTES = 256 * 1024;
+
+/** The base's root config.yaml `allowed_bundle_registries` (none when absent or unreadable). */
+async function baseAllowedBundleRegistries(readFile: ReadFile, base: string): Promise<string[]> {
+  const text = await readFile(base, 'config.yaml');
+  if (text === undefined || text.length > MAX_ROOT_CONFIG_BYTES) return [];
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return [];
+  try {
+    return allowedBundleRegistriesOf(doc.toJS({ maxAliasCount: 100 }));
+  } catch {
+    return []; // too many aliases: not read, like a file that is not YAML
+  }
+}
+
 export function bundleSettings(config: RepoConfig): BundleSettings {
   const { bundles } = config;
   return {
