@@ -1,10 +1,11 @@
 // catalog-bot/ocp-continuity: every rule with a catalog set that breaks it and one that
 // passes, and the findings on the six real community-operators packages.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { runnableBundles } from '../src/catalog/olm/ocp-continuity.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
@@ -524,6 +525,50 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     ]);
     expect(check?.findings[0]!.message).toContain('docker.io/someone/foo-bundle:v1.2.0');
   });
+});
+
+describe.skipIf(!haveRealRepo)('check_bundle_images_in_fbc on the real catalogs', () => {
+  /** Every catalog of the snapshot, and its olm.bundle images read straight from the files. */
+  async function realCatalogs(): Promise<{ catalogs: OcpCatalog[]; images: Map<string, string[]> }> {
+    const catalogs: OcpCatalog[] = [];
+    const images = new Map<string, string[]>();
+    for (const name of readdirSync(join(REAL_REPO, 'catalogs')).sort()) {
+      const root = join(REAL_REPO, 'catalogs', name);
+      const report = await validateCatalog(new DirectorySource(root));
+      catalogs.push({ name, root: `catalogs/${name}`, model: report.model });
+      const found: string[] = [];
+      for (const pkgDir of readdirSync(root))
+        for (const file of readdirSync(join(root, pkgDir)))
+          for (const doc of parseAllDocuments(readFileSync(join(root, pkgDir, file), 'utf8'))) {
+            const o = doc.toJS() as { schema?: string; image?: string } | null;
+            if (o?.schema === 'olm.bundle' && o.image) found.push(o.image);
+          }
+      images.set(name, found);
+    }
+    return { catalogs, images };
+  }
+
+  it("community-operators-prod's config.yaml allows every bundle image; one prefix less flags exactly the images under it", async () => {
+    const config = parse(readFileSync(join(REAL_REPO, 'config.yaml'), 'utf8')) as unknown;
+    const allowed = allowedBundleRegistriesOf(config);
+    expect(allowed.length).toBeGreaterThan(1);
+    const { catalogs: real, images } = await realCatalogs();
+    const registry = (allowedBundleRegistries: string[]) =>
+      ocpContinuityFindings({ catalogs: real, allowedBundleRegistries }).filter(
+        (d) => d.rule === 'OCP-BUNDLE-REGISTRY',
+      );
+    expect(registry(allowed)).toEqual([]);
+    // What operator-pipelines would say with the first prefix alone: every image not under it.
+    const [first] = allowed;
+    const outside = [...images].flatMap(([name, list]) =>
+      list.filter((i) => !i.startsWith(first!)).map((i) => `${name} ${i}`),
+    );
+    expect(outside.length).toBeGreaterThan(0);
+    const flagged = registry([first!]).map(
+      (d) => `${/^catalog (\S+):/.exec(d.message)![1]} ${/the image (\S+),/.exec(d.message)![1]}`,
+    );
+    expect(flagged.sort()).toEqual(outside.sort());
+  }, 60_000);
 });
 
 describe.skipIf(!haveRealRepo)('catalog-bot ocp-matrix', () => {
