@@ -674,7 +674,7 @@ describe("the repository's waivers (config.yaml tests ignore_operators)", () => 
   });
 });
 
-describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-config.yaml', () => {
+describe('wrong types anywhere in the CSV, CRD, annotations, ci.yaml and release-config.yaml', () => {
   /** CSV fields the typed CSV declares (none a number). */
   const TYPED = [
     'metadata.name',
@@ -704,7 +704,7 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
   it('never throw, each path set to each odd value; a CSV field of another type is a B-CSV-TYPES error', () => {
     const base = withoutFbc(cleanBundle('1.0.0', 'demo-operator.v0.9.0'));
     const parts: [keyof BundleParts, string[][]][] = (
-      ['csv', 'annotations', 'ci', 'releaseConfig'] as const
+      ['csv', 'crds', 'annotations', 'ci', 'releaseConfig'] as const
     ).map((k) => [k, paths(k === 'releaseConfig' ? cleanBundle().releaseConfig : base[k])]);
     let runs = 0;
     for (const [key, list] of parts)
@@ -718,6 +718,16 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
           const where = `${key}.${path.join('.')} = ${JSON.stringify(value)}`;
           let got: ReturnType<typeof findings> = [];
           expect(() => (got = findings(b, { others: [older('0.9.0')] })), where).not.toThrow();
+          // A CRD field of another type is a finding of the CRD validator, not a crash.
+          if (
+            key === 'crds' &&
+            value === 7 &&
+            ['spec', 'metadata', 'spec.group', 'spec.versions'].includes(path.slice(1).join('.'))
+          )
+            expect(
+              got.some((f) => f.rule === 'B-CRD-DEFINITION' && f.level === 'error'),
+              where,
+            ).toBe(true);
           if (key === 'csv' && value === 7 && TYPED.includes(path.join('.')))
             expect(
               got.some((f) => f.rule === 'B-CSV-TYPES' && f.level === 'error'),
@@ -730,6 +740,30 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
 });
 
 describe('hostile layout', () => {
+  it('a CRD schema of 150,000 untyped properties (1.5 MB, under the file limit): one pass, its problems capped', () => {
+    const b = cleanBundle();
+    const files = bundleFiles(b);
+    const crd = structuredClone(b.crds[0]!);
+    crd.spec.versions[0].schema.openAPIV3Schema = { type: 'object', properties: { PROPS: 0 } };
+    const props = Array.from({ length: 150_000 }, (_, i) => `"p${i}":{}`).join(',');
+    const text = JSON.stringify(crd).replace('{"PROPS":0}', `{${props}}`);
+    expect(text.length).toBeGreaterThan(1_500_000);
+    files.set('manifests/crd-0.yaml', Buffer.from(text));
+    const started = Date.now();
+    const got = checkBundle({
+      dir: 'operators/demo-operator/1.0.0',
+      package: 'demo-operator',
+      version: '1.0.0',
+      files,
+      baseCiYaml: stringify(b.ci),
+      suites: ['community'],
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const problems = got.filter((f) => f.rule === 'B-CRD-DEFINITION');
+    expect(problems.length).toBe(20);
+    expect(problems[0]!.message).toMatch(/properties\[p\d+\]\.type: Required value/);
+  }, 30_000);
+
   it('a CSV padded with a million blank lines costs linear time to point at its lines', () => {
     const b = change((x) => {
       delete x.csv.spec.icon;

@@ -273,27 +273,52 @@ export function structuralProblems(schema: unknown, path: string): string[] {
   const out: string[] = [];
   if (!isMap(schema)) return [`${path}: Required value: a v1 CRD needs a schema`];
   if (schema.type !== 'object') out.push(`${path}.type: must be object at the root`);
-  const stack: [unknown, string][] = [[schema, path]];
-  let visited = 0;
-  while (stack.length > 0 && out.length < 20 && visited++ < MAX_SCHEMA_NODES) {
-    const [node, at] = stack.pop()!;
+  // Each node with where it hangs; its path is spelt out only when it has a problem.
+  interface Step {
+    node: unknown;
+    parent: Step | undefined;
+    /** A property name, or the path piece itself when `property` is false. */
+    key: string;
+    property: boolean;
+  }
+  const pathOf = (s: Step): string => {
+    const keys: string[] = [];
+    for (let x: Step | undefined = s; x; x = x.parent)
+      keys.push(x.property ? `.properties[${x.key}]` : x.key);
+    return keys.reverse().join('');
+  };
+  const stack: Step[] = [{ node: schema, parent: undefined, key: path, property: false }];
+  let budget = MAX_SCHEMA_NODES;
+  while (stack.length > 0 && out.length < 20) {
+    const step = stack.pop()!;
+    const node = step.node;
     if (!isMap(node)) continue;
     const type = node.type;
     const exempt =
       node['x-kubernetes-int-or-string'] === true || node['x-kubernetes-preserve-unknown-fields'] === true;
     if (type === undefined || type === '') {
-      if (!exempt) out.push(`${at}.type: Required value: must not be empty for specified fields`);
+      if (!exempt) out.push(`${pathOf(step)}.type: Required value: must not be empty for specified fields`);
     } else if (typeof type !== 'string' || !OPENAPI_TYPES.includes(type))
       out.push(
-        `${at}.type: Unsupported value ${JSON.stringify(type)}: supported values: ${OPENAPI_TYPES.join(', ')}`,
+        `${pathOf(step)}.type: Unsupported value ${JSON.stringify(type)}: supported values: ${OPENAPI_TYPES.join(', ')}`,
       );
     if (type === 'array' && node.items === undefined)
-      out.push(`${at}.items: Required value: must be specified`);
+      out.push(`${pathOf(step)}.items: Required value: must be specified`);
+    // for...in, not Object.entries: no array of every key of a huge map before the budget stops it.
     if (isMap(node.properties))
-      for (const [k, v] of Object.entries(node.properties)) stack.push([v, `${at}.properties[${k}]`]);
-    if (isMap(node.additionalProperties))
-      stack.push([node.additionalProperties, `${at}.additionalProperties`]);
-    if (isMap(node.items)) stack.push([node.items, `${at}.items`]);
+      for (const k in node.properties) {
+        if (budget-- <= 0) break;
+        stack.push({ node: node.properties[k], parent: step, key: k, property: true });
+      }
+    if (isMap(node.additionalProperties) && budget-- > 0)
+      stack.push({
+        node: node.additionalProperties,
+        parent: step,
+        key: '.additionalProperties',
+        property: false,
+      });
+    if (isMap(node.items) && budget-- > 0)
+      stack.push({ node: node.items, parent: step, key: '.items', property: false });
   }
   return out;
 }
