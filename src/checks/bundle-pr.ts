@@ -64,6 +64,11 @@ export interface BundleChangeInput {
   settings: BundleSettings;
   /** The upstream suites whose rules the check runs too (config `bundles.suites`, docs/bundle-rules.md). */
   suites?: readonly BundleSuite[];
+  /**
+   * The OpenShift versions the base has catalogs for (like `4.12`, from `catalogs/v4.12`): what a
+   * bundle's `com.redhat.openshift.versions` is read against; the default list when absent.
+   */
+  ocpIndexes?: readonly string[];
   readDirectory: ReadDirectory;
   readFile: ReadFile;
   /**
@@ -71,6 +76,15 @@ export interface BundleChangeInput {
    * (what the App pushes, or proposes after the merge: docs/bundles.md).
    */
   onRelease?: (release: PendingRelease) => void;
+}
+
+/** The OpenShift versions of catalog roots named like `v4.12` (`catalogs/v4.12` -> `4.12`), in version order. */
+export function ocpIndexesOfRoots(roots: readonly string[]): string[] {
+  return roots
+    .map((r) => /(?:^|\/)v(\d+)\.(\d+)$/.exec(r))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .sort((a, b) => Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]))
+    .map((m) => `${m[1]}.${m[2]}`);
 }
 
 /** The catalog update a bundle-only pull request needs: the release of its new bundles. */
@@ -269,6 +283,9 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
                   return all ? { otherBundles: all.filter((o) => o.version !== b.version) } : {};
                 })()),
                 suites: input.suites,
+                ...(input.ocpIndexes && input.ocpIndexes.length > 0
+                  ? { ocpIndexes: [...input.ocpIndexes] }
+                  : {}),
                 waivers: repoConfig.waivers,
                 ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
               }

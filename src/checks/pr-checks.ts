@@ -14,6 +14,7 @@ import { BUNDLE_CHECK } from './bundle.js';
 import {
   bundleCheckForChange,
   bundleDirectories,
+  ocpIndexesOfRoots,
   releaseMergedBundles,
   type DirectoryFiles,
   type PendingRelease,
@@ -198,6 +199,8 @@ export const PR_CHECKS = [
         files: change.files,
         settings: bundleSettings(change.config),
         suites: change.config.bundles.suites,
+        // The base's OpenShift catalogs, as `bundle validate` reads the repository's (docs/bundle-rules.md).
+        ocpIndexes: ocpIndexesOfRoots(change.baseRoots),
         readFile: change.readFile,
         readDirectory: change.readDirectory,
         onRelease: (release) => (change.release = release),
