@@ -91,6 +91,11 @@ describe('bundles.suites on a pull request', () => {
     expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toMatch(
       /containerImage.*waived for clusterpulse: config\.yaml tests check_required_fields ignore_operators "\^clusterpulse\$"/,
     );
+    // Who waived and why: the base's commit that added the pattern to config.yaml.
+    const added = cop.git('log', '-1', '--format=%h', 'suites', '--', 'config.yaml');
+    expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toContain(
+      `The waiver came with t's commit ${added} (suites).`,
+    );
     expect(check.conclusion).toBe('success');
   }, 120_000);
 });

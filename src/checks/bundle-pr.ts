@@ -69,6 +69,11 @@ export interface BundleChangeInput {
    * bundle's `com.redhat.openshift.versions` is read against; the default list when absent.
    */
   ocpIndexes?: readonly string[];
+  /**
+   * Who added a waiver pattern to the base's root config.yaml and why (the commit that added
+   * it: author, short hash, subject); undefined when not found. A waived finding names it.
+   */
+  waiverOrigin?: (pattern: string) => Promise<string | undefined>;
   readDirectory: ReadDirectory;
   readFile: ReadFile;
   /**
@@ -210,6 +215,16 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   }
 
   const findings: Diagnostic[] = [];
+  // One look-up per pattern, however many findings it waives.
+  const origins = new Map<string, Promise<string | undefined>>();
+  const waiverOriginOnce = (pattern: string): Promise<string | undefined> => {
+    if (!origins.has(pattern))
+      origins.set(
+        pattern,
+        input.waiverOrigin!(pattern).catch(() => undefined),
+      );
+    return origins.get(pattern)!;
+  };
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
   const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
@@ -303,6 +318,12 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           hint: `Release the change as a new version in a new directory, and leave ${b.dir} as it was.`,
         });
     }
+    if (input.waiverOrigin)
+      for (const d of own)
+        if (d.waived) {
+          const origin = await waiverOriginOnce(d.waived.pattern);
+          if (origin) d.message += ` The waiver came with ${origin}.`;
+        }
     findings.push(...own);
     if (released) continue;
     if (own.some((d) => d.level === 'error')) continue;

@@ -201,6 +201,7 @@ export const PR_CHECKS = [
         suites: change.config.bundles.suites,
         // The base's OpenShift catalogs, as `bundle validate` reads the repository's (docs/bundle-rules.md).
         ocpIndexes: ocpIndexesOfRoots(change.baseRoots),
+        waiverOrigin: (pattern) => waiverOrigin(change.repo, change.base, pattern),
         readFile: change.readFile,
         readDirectory: change.readDirectory,
         onRelease: (release) => (change.release = release),
@@ -278,6 +279,36 @@ async function baseAllowedBundleRegistries(readFile: ReadFile, base: string): Pr
   } catch {
     return []; // too many aliases: not read, like a file that is not YAML
   }
+}
+
+/**
+ * The newest commit of the base's history that added or removed a waiver pattern in config.yaml
+ * (`git log -S`, a literal string; the pattern is there at the base, so it added it), as
+ * "<author>'s commit <hash> (<subject>)": who waived and why.
+ */
+async function waiverOrigin(repo: string, base: string, pattern: string): Promise<string | undefined> {
+  if (pattern.length === 0 || pattern.length > 200) return undefined;
+  const out = (
+    await runGit(repo, [
+      'log',
+      '-1',
+      '--reverse',
+      '--format=%an%x00%h%x00%s',
+      `-S${pattern}`,
+      base,
+      '--',
+      'config.yaml',
+    ])
+  ).toString('utf8');
+  const [author, hash, subject] = out.trim().split('\0');
+  if (!author || !hash) return undefined;
+  // Names and subjects are the repository's text: keep them to one short line.
+  const clean = (t: string, max: number): string =>
+    [...t]
+      .map((ch) => (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f || ch === '`' ? ' ' : ch))
+      .join('')
+      .slice(0, max);
+  return `${clean(author, 80)}'s commit ${clean(hash, 40)} (${clean(subject ?? '', 120)})`;
 }
 
 export function bundleSettings(config: RepoConfig): BundleSettings {
