@@ -5,7 +5,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleCheckForChange, bundleDirectories } from '../src/checks/bundle-pr.js';
+import { bundleCheckForChange, bundleDirectories, ocpIndexesOfRoots } from '../src/checks/bundle-pr.js';
+import { stringify } from 'yaml';
+import { bundleFiles, cleanBundle } from './helpers/bundle-fixture.js';
 import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
@@ -293,5 +295,54 @@ describe('which directories catalog-bot/bundle checks', () => {
     expect(check?.conclusion).toBe('failure');
     expect(check?.findings.map((d) => d.rule)).toEqual(['B-TOO-MANY']);
     expect(reads).toBe(0);
+  });
+});
+
+describe("bundles.suites: a bundle's OpenShift range on a pull request", () => {
+  it("is read against the base's OpenShift catalogs, as bundle validate reads the repository's", async () => {
+    expect(ocpIndexesOfRoots(['catalogs/v4.11', 'catalogs/v4.9', 'other', 'catalogs/v4.10'])).toEqual([
+      '4.9',
+      '4.10',
+      '4.11',
+    ]);
+    // A policy/v1beta1 PodDisruptionBudget (removed in Kubernetes 1.25) for OpenShift 4.9 and later.
+    const b = cleanBundle();
+    b.annotations['com.redhat.openshift.versions'] = 'v4.9';
+    b.csv.spec.minKubeVersion = '1.21.0';
+    b.extra['pdb.yaml'] = {
+      apiVersion: 'policy/v1beta1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'demo' },
+      spec: { minAvailable: 1 },
+    };
+    const files = bundleFiles(b);
+    const bytes = [...files.values()].reduce((n, f) => n + f.length, 0);
+    const dir = 'operators/demo-operator/1.0.0';
+    const removedApi = async (baseRoots: string[]) =>
+      (
+        await bundleCheckForChange({
+          base: 'main',
+          head: 'pr',
+          files: [`${dir}/manifests/pdb.yaml`],
+          settings: DEFAULT_BUNDLE_SETTINGS,
+          suites: ['operatorhub'],
+          ocpIndexes: ocpIndexesOfRoots(baseRoots),
+          readDirectory: async (rev, d) =>
+            rev === 'pr' && d === dir
+              ? { files, bytes, unreadable: [] }
+              : { files: new Map(), bytes: 0, unreadable: [] },
+          readFile: async (rev, path) =>
+            rev === 'main' && path.endsWith('/ci.yaml') ? stringify(b.ci) : undefined,
+        })
+      )?.findings
+        .filter((d) => d.rule === 'B-REMOVED-API')
+        .map((d) => d.level);
+    // Catalogs up to v4.11 (Kubernetes 1.24): the range reaches no Kubernetes without the API.
+    expect(await removedApi(['catalogs/v4.9', 'catalogs/v4.10', 'catalogs/v4.11'])).toEqual(['warning']);
+    // community-operators-prod's catalogs (v4.12 on): the newest runs Kubernetes 1.30.
+    const cop = Array.from({ length: 11 }, (_, i) => `catalogs/v4.${12 + i}`);
+    expect(await removedApi(cop)).toEqual(['error']);
+    // No OpenShift catalog at the base: the default list, the same as community-operators-prod's.
+    expect(await removedApi([])).toEqual(['error']);
   });
 });

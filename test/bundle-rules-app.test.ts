@@ -5,7 +5,7 @@
 // findings are those bundle-validate.test.ts reasons for that bundle, the waived one a notice.
 // Without the setting the check runs its own rules only (bundle-rules.test.ts).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +56,23 @@ beforeAll(() => {
     false,
   );
   cop.branch('pr-suites', undefined, true, 'suites');
+  // The attack: a waiver pattern that git would read as an option if it were passed as one.
+  cop.branch(
+    'suites-option',
+    () => {
+      const config = join(cop.repo, 'config.yaml');
+      writeFileSync(
+        config,
+        readFileSync(config, 'utf8').replace(
+          '^clusterpulse$',
+          `^clusterpulse$|--output=${join(cop.repo, 'pwned')}`,
+        ),
+      );
+    },
+    false,
+    'suites',
+  );
+  cop.branch('pr-suites-option', undefined, true, 'suites-option');
 }, 60_000);
 afterAll(() => cop.cleanup());
 
@@ -91,6 +108,20 @@ describe('bundles.suites on a pull request', () => {
     expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toMatch(
       /containerImage.*waived for clusterpulse: config\.yaml tests check_required_fields ignore_operators "\^clusterpulse\$"/,
     );
+    // Who waived and why: the base's commit that added the pattern to config.yaml.
+    const added = cop.git('log', '-1', '--format=%h', 'suites', '--', 'config.yaml');
+    expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toContain(
+      `The waiver came with t's commit ${added} (suites).`,
+    );
     expect(check.conclusion).toBe('success');
+  }, 120_000);
+
+  it('looks the waiver up with its pattern as a literal string, never as a git option', () => {
+    const check = bundleCheck('suites-option', 'pr-suites-option');
+    const added = cop.git('log', '-1', '--format=%h', 'suites-option', '--', 'config.yaml');
+    expect(check.findings.find((f) => f.rule === 'B-REQUIRED-FIELDS')!.message).toContain(
+      `The waiver came with t's commit ${added} (suites-option).`,
+    );
+    expect(existsSync(join(cop.repo, 'pwned'))).toBe(false);
   }, 120_000);
 });

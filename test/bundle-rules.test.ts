@@ -229,7 +229,8 @@ const cases: Case[] = [
         b.crds[0]!.apiVersion = 'apiextensions.k8s.io/v1beta1';
         b.crds[0]!.spec.version = 'v1';
       }),
-    expected: ['B-REMOVED-API:error'],
+    // And the CRD validator's: v1beta1 defaults preserveUnknownFields to true, which apiextensions refuses.
+    expected: ['B-REMOVED-API:error', 'B-CRD-DEFINITION:error'],
     upstream: 'operator-sdk:AlphaDeprecatedAPIsValidator',
   },
   {
@@ -517,6 +518,75 @@ const cases: Case[] = [
     expected: ['B-CI-CATALOG-MAPPING:error'],
     upstream: 'operator-pipelines:check_catalog_usage_ci_config',
   },
+  {
+    name: 'a CRD with two storage versions',
+    bundle: () =>
+      change((b) =>
+        b.crds[0]!.spec.versions.push({
+          name: 'v2',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object' } },
+        }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: 'operator-sdk:CustomResourceDefinitionValidator',
+  },
+  {
+    name: 'a CRD conversion webhook without conversionReviewVersions',
+    bundle: () =>
+      change(
+        (b) =>
+          (b.crds[0]!.spec.conversion = {
+            strategy: 'Webhook',
+            webhook: { clientConfig: { service: { name: 'demo-webhook', namespace: 'demo' } } },
+          }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: OSDK_HUB,
+  },
+  {
+    name: 'a CRD whose short name is no DNS label, in a kube group without approval',
+    bundle: () =>
+      change((b) => {
+        const crd = b.crds[0]!;
+        crd.spec.names.shortNames = ['Wd_1'];
+        crd.spec.group = 'demo.k8s.io';
+        crd.metadata.name = 'widgets.demo.k8s.io';
+        b.csv.spec.customresourcedefinitions.owned[0].name = 'widgets.demo.k8s.io';
+        b.csv.metadata.annotations['alm-examples'] = JSON.stringify([
+          { apiVersion: 'demo.k8s.io/v1', kind: 'Widget', metadata: { name: 'example' } },
+        ]);
+      }),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: OSDK_FW,
+  },
+  {
+    // Stricter: operator-sdk drops every error under openAPIV3Schema; the API server refuses it.
+    name: 'a v1 CRD with a property of no type (not a structural schema)',
+    bundle: () =>
+      change(
+        (b) =>
+          (b.crds[0]!.spec.versions[0].schema.openAPIV3Schema = {
+            type: 'object',
+            properties: { spec: { type: 'object', properties: { size: { description: 'how many' } } } },
+          }),
+      ),
+    expected: ['B-CRD-DEFINITION:error'],
+    upstream: 'operator-sdk:CustomResourceDefinitionValidator',
+  },
+  {
+    name: 'spec.release with a CSV not named <package>-v<version>-<release>',
+    bundle: () => change((b) => (b.csv.spec.release = 'rc.2')),
+    expected: ['B-RELEASE-NAME:error'],
+    upstream: 'operator-sdk:BundleValidator',
+  },
+  {
+    name: 'spec.release that is no release version',
+    bundle: () => change((b) => (b.csv.spec.release = '1.02')),
+    expected: ['B-RELEASE-NAME:error'],
+    upstream: 'operator-sdk:BundleValidator',
+  },
 ];
 
 describe('each rule, on a bundle that trips it', () => {
@@ -604,7 +674,7 @@ describe("the repository's waivers (config.yaml tests ignore_operators)", () => 
   });
 });
 
-describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-config.yaml', () => {
+describe('wrong types anywhere in the CSV, CRD, annotations, ci.yaml and release-config.yaml', () => {
   /** CSV fields the typed CSV declares (none a number). */
   const TYPED = [
     'metadata.name',
@@ -634,7 +704,7 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
   it('never throw, each path set to each odd value; a CSV field of another type is a B-CSV-TYPES error', () => {
     const base = withoutFbc(cleanBundle('1.0.0', 'demo-operator.v0.9.0'));
     const parts: [keyof BundleParts, string[][]][] = (
-      ['csv', 'annotations', 'ci', 'releaseConfig'] as const
+      ['csv', 'crds', 'annotations', 'ci', 'releaseConfig'] as const
     ).map((k) => [k, paths(k === 'releaseConfig' ? cleanBundle().releaseConfig : base[k])]);
     let runs = 0;
     for (const [key, list] of parts)
@@ -648,6 +718,16 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
           const where = `${key}.${path.join('.')} = ${JSON.stringify(value)}`;
           let got: ReturnType<typeof findings> = [];
           expect(() => (got = findings(b, { others: [older('0.9.0')] })), where).not.toThrow();
+          // A CRD field of another type is a finding of the CRD validator, not a crash.
+          if (
+            key === 'crds' &&
+            value === 7 &&
+            ['spec', 'metadata', 'spec.group', 'spec.versions'].includes(path.slice(1).join('.'))
+          )
+            expect(
+              got.some((f) => f.rule === 'B-CRD-DEFINITION' && f.level === 'error'),
+              where,
+            ).toBe(true);
           if (key === 'csv' && value === 7 && TYPED.includes(path.join('.')))
             expect(
               got.some((f) => f.rule === 'B-CSV-TYPES' && f.level === 'error'),
@@ -660,6 +740,30 @@ describe('wrong types anywhere in the CSV, annotations, ci.yaml and release-conf
 });
 
 describe('hostile layout', () => {
+  it('a CRD schema of 150,000 untyped properties (1.5 MB, under the file limit): one pass, its problems capped', () => {
+    const b = cleanBundle();
+    const files = bundleFiles(b);
+    const crd = structuredClone(b.crds[0]!);
+    crd.spec.versions[0].schema.openAPIV3Schema = { type: 'object', properties: { PROPS: 0 } };
+    const props = Array.from({ length: 150_000 }, (_, i) => `"p${i}":{}`).join(',');
+    const text = JSON.stringify(crd).replace('{"PROPS":0}', `{${props}}`);
+    expect(text.length).toBeGreaterThan(1_500_000);
+    files.set('manifests/crd-0.yaml', Buffer.from(text));
+    const started = Date.now();
+    const got = checkBundle({
+      dir: 'operators/demo-operator/1.0.0',
+      package: 'demo-operator',
+      version: '1.0.0',
+      files,
+      baseCiYaml: stringify(b.ci),
+      suites: ['community'],
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const problems = got.filter((f) => f.rule === 'B-CRD-DEFINITION');
+    expect(problems.length).toBe(20);
+    expect(problems[0]!.message).toMatch(/properties\[p\d+\]\.type: Required value/);
+  }, 30_000);
+
   it('a CSV padded with a million blank lines costs linear time to point at its lines', () => {
     const b = change((x) => {
       delete x.csv.spec.icon;

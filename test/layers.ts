@@ -46,6 +46,7 @@ export const LAYERS = {
     'long-chain',
     'masterminds',
     'ocp-continuity',
+    'operator-framework-api',
     'ocp-promote',
     'onboard-impact',
     'ownership',

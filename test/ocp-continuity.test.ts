@@ -1,14 +1,16 @@
 // catalog-bot/ocp-continuity: every rule with a catalog set that breaks it and one that
 // passes, and the findings on the six real community-operators packages.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { runnableBundles } from '../src/catalog/olm/ocp-continuity.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import {
+  allowedBundleRegistriesOf,
   DEFAULT_OCP_CONFIG,
   ocpContinuityCheck,
   ocpContinuityFindings,
@@ -241,6 +243,43 @@ describe('per-version rules', () => {
     expect(await findings({ 'v4.17': migrated })).toEqual([]);
   });
 
+  it('check_bundle_images_in_fbc: a bundle image outside config.yaml allowed_bundle_registries is an error, a prefix match as upstream', async () => {
+    const two = [
+      pkg(),
+      channel(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' }]),
+      bundle('1.0.0', { image: 'quay.io/org-foo/registry/bundle@sha256:123' }),
+      bundle('1.1.0', { image: 'quay.io/org-bar/registry/bundle@sha256:123' }),
+    ];
+    const run = async (allowed?: string[]) =>
+      ocpContinuityFindings({
+        catalogs: await catalogs({ 'v4.14': two }),
+        ...(allowed ? { allowedBundleRegistries: allowed } : {}),
+      });
+    // operator-pipelines' own cases: config not set, all allowed, one registry not allowed.
+    expect(await run()).toEqual([]);
+    expect(await run(['quay.io/org-foo/', 'quay.io/org-bar/'])).toEqual([]);
+    const refused = await run(['quay.io/org-foo/']);
+    expect(refused.map((d) => [d.rule, d.level, d.file])).toEqual([
+      ['OCP-BUNDLE-REGISTRY', 'error', 'catalogs/v4.14/foo/catalog.yaml'],
+    ]);
+    expect(refused[0]!.message).toContain('foo.v1.1.0');
+    expect(refused[0]!.message).toContain('quay.io/org-bar/registry/bundle@sha256:123');
+    // A prefix, not a host: quay.io/org-foo-evil/ does not start with quay.io/org-foo/.
+    const lookalike = [pkg(), channel(['foo.v1.0.0']), bundle('1.0.0', { image: 'quay.io/org-fooevil/b:1' })];
+    expect(
+      (
+        await ocpContinuityFindings({
+          catalogs: await catalogs({ 'v4.14': lookalike }),
+          allowedBundleRegistries: ['quay.io/org-foo/'],
+        })
+      ).map((d) => d.rule),
+    ).toEqual(['OCP-BUNDLE-REGISTRY']);
+    expect(allowedBundleRegistriesOf({ allowed_bundle_registries: ['quay.io/a/', 7, null] })).toEqual([
+      'quay.io/a/',
+    ]);
+    expect(allowedBundleRegistriesOf({ allowed_bundle_registries: 'quay.io/a/' })).toEqual([]);
+  });
+
   it('olm.maxOpenShiftVersion below the catalog version, or malformed', async () => {
     const one = (value: unknown): Obj[] => [
       pkg(),
@@ -388,8 +427,12 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     if (r.status !== 0) throw new Error(r.stderr);
   }
   /** main: foo in v4.20, v4.21 and v4.22 (or as `baseSpec` says); pr: `edit` applied. */
-  function repo(edit: (dir: string) => void, baseSpec = ['v4.20', 'v4.21', 'v4.22']): string {
-    const files: Record<string, string> = {};
+  function repo(
+    edit: (dir: string) => void,
+    baseSpec = ['v4.20', 'v4.21', 'v4.22'],
+    baseFiles: Record<string, string> = {},
+  ): string {
+    const files: Record<string, string> = { ...baseFiles };
     for (const v of baseSpec) files[`catalogs/${v}/foo/catalog.yaml`] = yamlStream(...base());
     files['catalogs/v4.22/bar/catalog.yaml'] = yamlStream(
       pkg('bar'),
@@ -449,6 +492,83 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     const other = repo((d) => writeFileSync(join(d, 'README.md'), 'hello\n'));
     expect(await ocpCheck(other)).toBeUndefined();
   });
+
+  it("a bundle image outside the base config.yaml's allowed_bundle_registries fails, even when the pull request allows it", async () => {
+    const dir = repo(
+      (d) => {
+        const grown = [
+          ...base().filter((o) => o.schema !== 'olm.channel'),
+          channel([
+            'foo.v1.0.0',
+            { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
+            { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
+          ]),
+          bundle('1.2.0', { image: 'docker.io/someone/foo-bundle:v1.2.0' }),
+        ];
+        writeFileSync(join(d, 'catalogs/v4.22/foo/catalog.yaml'), yamlStream(...grown));
+        // The attack: the same pull request adds its registry to config.yaml.
+        writeFileSync(
+          join(d, 'config.yaml'),
+          'allowed_bundle_registries: ["quay.io/example/", "docker.io/"]\n',
+        );
+      },
+      undefined,
+      {
+        'config.yaml':
+          'organization: community-operators\nallowed_bundle_registries:\n  - quay.io/example/\n',
+      },
+    );
+    const check = await ocpCheck(dir);
+    expect(check?.conclusion).toBe('failure');
+    expect(check?.findings.map((d) => [d.rule, d.level, d.file])).toEqual([
+      ['OCP-BUNDLE-REGISTRY', 'error', 'catalogs/v4.22/foo/catalog.yaml'],
+    ]);
+    expect(check?.findings[0]!.message).toContain('docker.io/someone/foo-bundle:v1.2.0');
+  });
+});
+
+describe.skipIf(!haveRealRepo)('check_bundle_images_in_fbc on the real catalogs', () => {
+  /** Every catalog of the snapshot, and its olm.bundle images read straight from the files. */
+  async function realCatalogs(): Promise<{ catalogs: OcpCatalog[]; images: Map<string, string[]> }> {
+    const catalogs: OcpCatalog[] = [];
+    const images = new Map<string, string[]>();
+    for (const name of readdirSync(join(REAL_REPO, 'catalogs')).sort()) {
+      const root = join(REAL_REPO, 'catalogs', name);
+      const report = await validateCatalog(new DirectorySource(root));
+      catalogs.push({ name, root: `catalogs/${name}`, model: report.model });
+      const found: string[] = [];
+      for (const pkgDir of readdirSync(root))
+        for (const file of readdirSync(join(root, pkgDir)))
+          for (const doc of parseAllDocuments(readFileSync(join(root, pkgDir, file), 'utf8'))) {
+            const o = doc.toJS() as { schema?: string; image?: string } | null;
+            if (o?.schema === 'olm.bundle' && o.image) found.push(o.image);
+          }
+      images.set(name, found);
+    }
+    return { catalogs, images };
+  }
+
+  it("community-operators-prod's config.yaml allows every bundle image; one prefix less flags exactly the images under it", async () => {
+    const config = parse(readFileSync(join(REAL_REPO, 'config.yaml'), 'utf8')) as unknown;
+    const allowed = allowedBundleRegistriesOf(config);
+    expect(allowed.length).toBeGreaterThan(1);
+    const { catalogs: real, images } = await realCatalogs();
+    const registry = (allowedBundleRegistries: string[]) =>
+      ocpContinuityFindings({ catalogs: real, allowedBundleRegistries }).filter(
+        (d) => d.rule === 'OCP-BUNDLE-REGISTRY',
+      );
+    expect(registry(allowed)).toEqual([]);
+    // What operator-pipelines would say with the first prefix alone: every image not under it.
+    const [first] = allowed;
+    const outside = [...images].flatMap(([name, list]) =>
+      list.filter((i) => !i.startsWith(first!)).map((i) => `${name} ${i}`),
+    );
+    expect(outside.length).toBeGreaterThan(0);
+    const flagged = registry([first!]).map(
+      (d) => `${/^catalog (\S+):/.exec(d.message)![1]} ${/the image (\S+),/.exec(d.message)![1]}`,
+    );
+    expect(flagged.sort()).toEqual(outside.sort());
+  }, 60_000);
 });
 
 describe.skipIf(!haveRealRepo)('catalog-bot ocp-matrix', () => {

@@ -64,6 +64,16 @@ export interface BundleChangeInput {
   settings: BundleSettings;
   /** The upstream suites whose rules the check runs too (config `bundles.suites`, docs/bundle-rules.md). */
   suites?: readonly BundleSuite[];
+  /**
+   * The OpenShift versions the base has catalogs for (like `4.12`, from `catalogs/v4.12`): what a
+   * bundle's `com.redhat.openshift.versions` is read against; the default list when absent.
+   */
+  ocpIndexes?: readonly string[];
+  /**
+   * Who added a waiver pattern to the base's root config.yaml and why (the commit that added
+   * it: author, short hash, subject); undefined when not found. A waived finding names it.
+   */
+  waiverOrigin?: (pattern: string) => Promise<string | undefined>;
   readDirectory: ReadDirectory;
   readFile: ReadFile;
   /**
@@ -71,6 +81,15 @@ export interface BundleChangeInput {
    * (what the App pushes, or proposes after the merge: docs/bundles.md).
    */
   onRelease?: (release: PendingRelease) => void;
+}
+
+/** The OpenShift versions of catalog roots named like `v4.12` (`catalogs/v4.12` -> `4.12`), in version order. */
+export function ocpIndexesOfRoots(roots: readonly string[]): string[] {
+  return roots
+    .map((r) => /(?:^|\/)v(\d+)\.(\d+)$/.exec(r))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .sort((a, b) => Number(a[1]) - Number(b[1]) || Number(a[2]) - Number(b[2]))
+    .map((m) => `${m[1]}.${m[2]}`);
 }
 
 /** The catalog update a bundle-only pull request needs: the release of its new bundles. */
@@ -196,6 +215,16 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
   }
 
   const findings: Diagnostic[] = [];
+  // One look-up per pattern, however many findings it waives.
+  const origins = new Map<string, Promise<string | undefined>>();
+  const waiverOriginOnce = (pattern: string): Promise<string | undefined> => {
+    if (!origins.has(pattern))
+      origins.set(
+        pattern,
+        input.waiverOrigin!(pattern).catch(() => undefined),
+      );
+    return origins.get(pattern)!;
+  };
   const releasable: BundleDirectory[] = [];
   const notes: string[] = [];
   const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
@@ -272,6 +301,9 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
                   return all ? { otherBundles: all.filter((o) => o.version !== b.version) } : {};
                 })()),
                 suites: input.suites,
+                ...(input.ocpIndexes && input.ocpIndexes.length > 0
+                  ? { ocpIndexes: [...input.ocpIndexes] }
+                  : {}),
                 waivers: repoConfig.waivers,
                 ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
               }
@@ -289,6 +321,12 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
           hint: `Release the change as a new version in a new directory, and leave ${b.dir} as it was.`,
         });
     }
+    if (input.waiverOrigin)
+      for (const d of own)
+        if (d.waived) {
+          const origin = await waiverOriginOnce(d.waived.pattern);
+          if (origin) d.message += ` The waiver came with ${origin}.`;
+        }
     findings.push(...own);
     if (released) continue;
     if (own.some((d) => d.level === 'error')) continue;

@@ -57,6 +57,20 @@ export interface OcpContinuityInput {
    * `fbc.catalog_mapping`): a fix hint that re-renders a catalog names its template.
    */
   templates?: readonly { template: string; outputs: readonly string[] }[];
+  /**
+   * The repository's config.yaml `allowed_bundle_registries`: prefixes every bundle image of a
+   * catalog must start with (operator-pipelines' check_bundle_images_in_fbc); empty: any image.
+   */
+  allowedBundleRegistries?: readonly string[];
+}
+
+/** config.yaml's `allowed_bundle_registries`, its strings only (upstream compares with startswith). */
+export function allowedBundleRegistriesOf(config: unknown): string[] {
+  const value =
+    typeof config === 'object' && config !== null && !Array.isArray(config)
+      ? (config as Record<string, unknown>).allowed_bundle_registries
+      : undefined;
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
 interface Versioned extends OcpCatalog {
@@ -282,6 +296,7 @@ function versionRules(
   out: Diagnostic[],
   catalogs: readonly Versioned[] = [],
   templates?: OcpContinuityInput['templates'],
+  allowedRegistries: readonly string[] = [],
 ): void {
   const pkg = c.model.get(name)!;
   const forbidFrom = config.bundleObjectForbiddenFrom
@@ -309,6 +324,20 @@ function versionRules(
           hint: bundleObjectHint(c, where.file, name, catalogs, templates),
         });
       }
+      // check_bundle_images_in_fbc: a prefix match, as upstream's str.startswith.
+      if (
+        allowedRegistries.length > 0 &&
+        blob.image !== '' &&
+        !allowedRegistries.some((prefix) => blob.image.startsWith(prefix))
+      )
+        push(out, `registry|${name}|${c.name}|${b.name}`, {
+          rule: 'OCP-BUNDLE-REGISTRY',
+          level: 'error',
+          message: `catalog ${c.name}: bundle ${b.name} of package "${name}" has the image ${blob.image}, which is in none of the registries config.yaml allows for bundle images (allowed_bundle_registries: ${allowedRegistries.join(', ')})`,
+          ...where,
+          package: name,
+          hint: 'Release the bundle to an allowed registry and render the catalog again, or ask the repository maintainers to add the registry to allowed_bundle_registries in config.yaml.',
+        });
       const values = maxOpenShiftValues(blob);
       if (values.length > 0) {
         const bad =
@@ -371,7 +400,7 @@ export function ocpContinuityFindings(input: OcpContinuityInput): Diagnostic[] {
   for (const name of [...names].sort()) {
     catalogs.forEach((c, i) => {
       if (!c.model.has(name)) return;
-      versionRules(c, name, config, out, catalogs, input.templates);
+      versionRules(c, name, config, out, catalogs, input.templates, input.allowedBundleRegistries);
       const newer = catalogs[i + 1];
       if (newer) continuity(c, newer, name, out);
     });
@@ -530,6 +559,7 @@ export async function ocpContinuityForChange(input: {
   load: (path: string) => Promise<Model>;
   config?: OcpConfig;
   templates?: OcpContinuityInput['templates'];
+  allowedBundleRegistries?: readonly string[];
 }): Promise<CheckResult | undefined> {
   const touched = input.roots.filter((r) => r.packages.size > 0 && ocpCatalogVersion(rootName(r.path)));
   if (touched.length === 0) return undefined;
@@ -556,10 +586,18 @@ export async function ocpContinuityForChange(input: {
     return out;
   };
   const config = input.config ?? DEFAULT_OCP_CONFIG;
-  const before = ocpContinuityFindings({ catalogs: await side(input.baseRoots, 'base'), packages, config });
+  const allowed = input.allowedBundleRegistries
+    ? { allowedBundleRegistries: input.allowedBundleRegistries }
+    : {};
+  const before = ocpContinuityFindings({
+    catalogs: await side(input.baseRoots, 'base'),
+    packages,
+    config,
+    ...allowed,
+  });
   const templates = input.templates ? { templates: input.templates } : {};
   return ocpContinuityCheck(
-    { catalogs: await side(input.headRoots, 'head'), packages, config, ...templates },
+    { catalogs: await side(input.headRoots, 'head'), packages, config, ...templates, ...allowed },
     before,
   );
 }

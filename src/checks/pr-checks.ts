@@ -3,6 +3,7 @@
 // check` all read it; a flow that needs only some checks names them (`/approve` runs only the permissions decision), and each
 // check does its own work, so nothing is loaded or validated for a check that is not asked
 // for. The order is the order of the results (`catalog-bot check` prints them so).
+import { parseDocument } from 'yaml';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
@@ -13,6 +14,7 @@ import { BUNDLE_CHECK } from './bundle.js';
 import {
   bundleCheckForChange,
   bundleDirectories,
+  ocpIndexesOfRoots,
   releaseMergedBundles,
   type DirectoryFiles,
   type PendingRelease,
@@ -25,7 +27,7 @@ import { bundleDirectoryManifests, gitObjectLoader } from './crd-upgrade-objects
 import { crdUpgradeCheck, CRD_UPGRADE_CHECK } from './crd-upgrade.js';
 import { dependenciesCheck, DEPENDENCIES_CHECK } from './dependencies.js';
 import { addedImageUses, imagesCheck, IMAGES_CHECK } from './images.js';
-import { OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
+import { allowedBundleRegistriesOf, OCP_CONTINUITY_CHECK, ocpContinuityForChange } from './ocp-continuity.js';
 import { normLogin } from './owners.js';
 import {
   agreedRows,
@@ -181,6 +183,8 @@ export const PR_CHECKS = [
         ),
         load: async (path) =>
           (await validateCatalog(new GitTreeSource(change.repo, change.head, path))).model,
+        // The base's root config.yaml, as operator-pipelines reads it (docs/bundle-rules.md).
+        allowedBundleRegistries: await baseAllowedBundleRegistries(change.readFile, change.base),
       }),
   },
   {
@@ -195,6 +199,9 @@ export const PR_CHECKS = [
         files: change.files,
         settings: bundleSettings(change.config),
         suites: change.config.bundles.suites,
+        // The base's OpenShift catalogs, as `bundle validate` reads the repository's (docs/bundle-rules.md).
+        ocpIndexes: ocpIndexesOfRoots(change.baseRoots),
+        waiverOrigin: (pattern) => waiverOrigin(change.repo, change.base, pattern),
         readFile: change.readFile,
         readDirectory: change.readDirectory,
         onRelease: (release) => (change.release = release),
@@ -258,6 +265,52 @@ export const ALWAYS_CHECK_NAMES: readonly PrCheckName[] = PR_CHECKS.filter((c) =
 );
 
 /** The repository config's `bundles` as the release reads them. */
+/** Larger root config.yaml files are not read (community-operators-prod's is a few KiB). */
+const MAX_ROOT_CONFIG_BYTES = 256 * 1024;
+
+/** The base's root config.yaml `allowed_bundle_registries` (none when absent or unreadable). */
+async function baseAllowedBundleRegistries(readFile: ReadFile, base: string): Promise<string[]> {
+  const text = await readFile(base, 'config.yaml');
+  if (text === undefined || text.length > MAX_ROOT_CONFIG_BYTES) return [];
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) return [];
+  try {
+    return allowedBundleRegistriesOf(doc.toJS({ maxAliasCount: 100 }));
+  } catch {
+    return []; // too many aliases: not read, like a file that is not YAML
+  }
+}
+
+/**
+ * The newest commit of the base's history that added or removed a waiver pattern in config.yaml
+ * (`git log -S`, a literal string; the pattern is there at the base, so it added it), as
+ * "<author>'s commit <hash> (<subject>)": who waived and why.
+ */
+async function waiverOrigin(repo: string, base: string, pattern: string): Promise<string | undefined> {
+  if (pattern.length === 0 || pattern.length > 200) return undefined;
+  const out = (
+    await runGit(repo, [
+      'log',
+      '-1',
+      '--reverse',
+      '--format=%an%x00%h%x00%s',
+      `-S${pattern}`,
+      base,
+      '--',
+      'config.yaml',
+    ])
+  ).toString('utf8');
+  const [author, hash, subject] = out.trim().split('\0');
+  if (!author || !hash) return undefined;
+  // Names and subjects are the repository's text: keep them to one short line.
+  const clean = (t: string, max: number): string =>
+    [...t]
+      .map((ch) => (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f || ch === '`' ? ' ' : ch))
+      .join('')
+      .slice(0, max);
+  return `${clean(author, 80)}'s commit ${clean(hash, 40)} (${clean(subject ?? '', 120)})`;
+}
+
 export function bundleSettings(config: RepoConfig): BundleSettings {
   const { bundles } = config;
   return {

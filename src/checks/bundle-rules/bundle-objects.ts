@@ -1,7 +1,8 @@
 // operator-sdk's BundleValidator (operator-framework/api pkg/validation/internal/bundle.go),
 // which every `operator-sdk bundle validate` runs: CRDs the CSV does not own, the same CRD
 // twice, a ServiceAccount manifest the CSV's deployments already name, relatedImages that are
-// no pull spec, and the bundle's compressed size (docs/bundle-rules.md).
+// no pull spec, the bundle's compressed size, and the name of a bundle with a release
+// (docs/bundle-rules.md).
 import { gzipSync } from 'node:zlib';
 import { validatePullSpec } from '../../catalog/image-ref.js';
 import {
@@ -127,4 +128,54 @@ const sizeRule: BundleRule = {
   },
 };
 
-export const BUNDLE_OBJECT_RULES: BundleRule[] = [crdsRule, serviceAccountRule, relatedImagesRule, sizeRule];
+/**
+ * Why a CSV's `spec.release` is not a release version, as operator-framework/api's
+ * OperatorRelease decodes it (dot-separated semver pre-release identifiers); null when it is.
+ */
+export function releaseProblem(release: unknown): string | null {
+  if (typeof release !== 'string') return `is ${JSON.stringify(release)}, not a string`;
+  for (const part of release.split('.')) {
+    if (part === '') return 'has an empty identifier';
+    if (!/^[0-9A-Za-z-]+$/.test(part))
+      return `has the identifier "${part}": only letters, digits and '-' are allowed`;
+    if (/^0[0-9]+$/.test(part)) return `has the number "${part}" with a leading zero`;
+  }
+  return null;
+}
+
+const PACKAGE_ANNOTATION = 'operators.operatorframework.io.bundle.package.v1';
+
+const releaseNameRule: BundleRule = {
+  id: 'B-RELEASE-NAME',
+  upstream: BUNDLE,
+  suites: DEFAULT_VALIDATOR_SUITES,
+  run(ctx, report) {
+    const release = at(ctx.csv, 'spec.release');
+    // omitzero: an absent or empty release is no release.
+    if (release === undefined || release === null || release === '') return;
+    const line = csvKeyLine(ctx, 'release');
+    const problem = releaseProblem(release);
+    if (problem !== null) {
+      report({ level: 'error', message: `spec.release ${problem}: operator-sdk cannot read the CSV`, line });
+      return;
+    }
+    // The bundle is named after its CSV; the package comes from annotations.yaml, as upstream loads it.
+    const pkg = str(ctx.annotations[PACKAGE_ANNOTATION]);
+    const expected = `${pkg}-v${str(at(ctx.csv, 'spec.version'))}-${String(release)}`;
+    const name = str(at(ctx.csv, 'metadata.name'));
+    if (name !== expected)
+      report({
+        level: 'error',
+        message: `the CSV has spec.release "${String(release)}", so it must be named "${expected}" (<package>-v<version>-<release>), not "${name}"`,
+        line: csvKeyLine(ctx, 'name'),
+      });
+  },
+};
+
+export const BUNDLE_OBJECT_RULES: BundleRule[] = [
+  crdsRule,
+  serviceAccountRule,
+  relatedImagesRule,
+  sizeRule,
+  releaseNameRule,
+];

@@ -13,6 +13,7 @@ import {
   type BundleRule,
   type BundleSuite,
 } from './context.js';
+import { CRD_RULES } from './crds.js';
 import { CSV_RULES } from './csv.js';
 import { GOOD_PRACTICE_RULES } from './good-practices.js';
 import { OPERATORHUB_RULES } from './operatorhub.js';
@@ -33,6 +34,7 @@ export const BUNDLE_RULES: readonly BundleRule[] = [
   ...OPERATORHUB_RULES,
   ...REMOVED_API_RULES,
   ...BUNDLE_OBJECT_RULES,
+  ...CRD_RULES,
   ...GOOD_PRACTICE_RULES,
   ...PIPELINES_BUNDLE_RULES,
   ...PIPELINES_PACKAGE_RULES,
