@@ -38,6 +38,7 @@ export const LAYERS = {
     'go-json-raw',
     'graph',
     'impact',
+    'impact-history',
     'index-checks',
     'index-checks-semver',
     'indexignore-size',
