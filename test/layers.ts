@@ -67,6 +67,7 @@ export const LAYERS = {
     'validate-threads',
   ],
   app: [
+    'impact-app',
     'app',
     'approve-work',
     'architecture',
