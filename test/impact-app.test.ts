@@ -168,6 +168,14 @@ describe.skipIf(!haveRealRepo)('the impact of a release pull request in the stat
     const section = after[0]!.body.slice(after[0]!.body.indexOf('#### What clusters will see'));
     expect(reply).toContain(section.slice(0, section.indexOf('\n\n<!-- catalog-bot:state')));
     expect(reply).toContain('**stranded**');
+
+    // A head the status comment has no impact for yet: computed afresh in a check worker.
+    app.gh.forcePush(2, release);
+    await app.comment('someone', '/explain impact');
+    const fresh = app.replies().at(-1)?.body ?? '';
+    expect(fresh).not.toContain('As the status comment shows');
+    expect(fresh).toContain(`(at ${release.slice(0, 12)})`);
+    expect(fresh).toContain(cli.out.trimEnd());
   });
 });
 

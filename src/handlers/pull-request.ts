@@ -352,6 +352,7 @@ export async function runChecksJob(
         ...pullTargetOf(job),
         headSha: job.headSha,
         section: impactSection(result.impact, measuredFrom, job.headSha),
+        ...(Object.keys(result.impact).length === 0 ? { empty: true } : {}),
       };
       await options.queue.enqueue({
         key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:impact`,

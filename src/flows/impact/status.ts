@@ -11,6 +11,8 @@ export { impactSection } from './section.js';
 export interface ImpactCommentJob extends PullTarget {
   headSha: string;
   section: string;
+  /** Nothing clusters would see changes: no write when the comment shows no impact yet. */
+  empty?: boolean;
 }
 
 /**
@@ -30,6 +32,8 @@ export async function impactCommentJob(
     if (pull.head.sha !== job.headSha) return;
     const status = await loadState(github, job.ref, job.number, `${slug}[bot]`);
     if (status.state.impact?.sha === job.headSha && status.impact === replyText(job.section)) return;
+    // A change without a catalog in it: nothing to say, and no write (docs/github-limits.md).
+    if (job.empty && status.impact === undefined) return;
     await saveState(github, job.ref, job.number, status, {}, { sha: job.headSha, section: job.section });
   } catch (error) {
     log.warn({ err: error, pr: job.number }, 'could not write the impact into the status comment');
