@@ -12,7 +12,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_COMMENT_CHARS, readState } from '../src/handlers/pr-state.js';
+import type { GitHub } from '../src/github/port.js';
+import {
+  IMPACT_TOO_LARGE,
+  loadState,
+  MAX_COMMENT_CHARS,
+  readState,
+  saveState,
+} from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
 import { issueCommentPayload, startAppServer } from './helpers/app-server.js';
 import { runCommand } from './helpers/cli.js';
@@ -317,5 +324,71 @@ describe('hostile names in the status comment', () => {
     const labels = [...mermaid.matchAll(/\["([^"]*)"\]/g)].map((m) => m[1]);
     expect(labels.length).toBeGreaterThan(1);
     for (const label of labels) expect(label).not.toMatch(/["[\]<>|*@]|-->/);
+  });
+});
+
+describe('the status comment keeps its impact section its own', () => {
+  /** GitHub's comments of one pull request, as the port lists and writes them. */
+  function commentsOf(bodies: { body: string; login?: string }[]) {
+    const comments = bodies.map((b, i) => ({
+      id: 100 + i,
+      body: b.body,
+      user: { login: b.login ?? 'catalog-bot[bot]', type: 'Bot' },
+    }));
+    const github = {
+      comments: {
+        list: async () => comments,
+        create: async (_ref: unknown, _n: number, body: string) => {
+          comments.push({
+            id: 100 + comments.length,
+            body,
+            user: { login: 'catalog-bot[bot]', type: 'Bot' },
+          });
+          return { id: 100 + comments.length - 1 };
+        },
+        update: async (_ref: unknown, id: number, body: string) => {
+          comments.find((c) => c.id === id)!.body = body;
+        },
+      },
+    } as unknown as GitHub;
+    return { github, comments };
+  }
+  const ref = { owner: 'o', repo: 'r' };
+  const sha = 'a'.repeat(40);
+
+  it('a save of approvals or heads keeps the section; an altered section is not the bot comment', async () => {
+    const { github, comments } = commentsOf([]);
+    const section = '#### What clusters will see after the merge\n\n- channel `stable`: head `a` → `b`';
+    await saveState(
+      github,
+      ref,
+      2,
+      await loadState(github, ref, 2, 'catalog-bot[bot]'),
+      {},
+      { sha, section },
+    );
+    const first = await loadState(github, ref, 2, 'catalog-bot[bot]');
+    expect(first.impact).toBe(section);
+    expect(first.state.impact?.sha).toBe(sha);
+    // Another job records a head: the section stays, in the same comment.
+    await saveState(github, ref, 2, first, { head: { sha, at: new Date(0).toISOString(), event: 0 } });
+    expect(comments).toHaveLength(1);
+    const second = await loadState(github, ref, 2, 'catalog-bot[bot]');
+    expect(second.impact).toBe(section);
+    expect(second.state.head?.sha).toBe(sha);
+    // The section edited by anyone (an admin can edit the bot's comment): not the bot's own words.
+    comments[0]!.body = comments[0]!.body.replace('head `a`', 'head `z`');
+    const edited = await loadState(github, ref, 2, 'catalog-bot[bot]');
+    expect(edited.id).toBeUndefined();
+    expect(edited.impact).toBeUndefined();
+  });
+
+  it('a section that would take the comment past 65,536 characters becomes one line saying so', async () => {
+    const { github, comments } = commentsOf([]);
+    const section = `#### What clusters will see after the merge\n\n${'x'.repeat(MAX_COMMENT_CHARS)}`;
+    await saveState(github, ref, 2, { state: { approvals: [] } }, {}, { sha, section });
+    expect(comments[0]!.body.length).toBeLessThanOrEqual(MAX_COMMENT_CHARS);
+    expect(comments[0]!.body).toContain(IMPACT_TOO_LARGE);
+    expect((await loadState(github, ref, 2, 'catalog-bot[bot]')).impact).toBe(IMPACT_TOO_LARGE);
   });
 });
