@@ -4,6 +4,7 @@
 // - the real clusterpulse 1.0.2 release pull request of community-operators-prod: the one
 //   status comment shows the added bundle and the new head, as `catalog-bot impact` says;
 //   a push that strands versions updates the same comment; `/explain impact` answers with it;
+// - the contributor's bundle-only pull request of that release: its catalog update's impact;
 // - an impact far larger than a comment stays within GitHub's limit, summarised per catalog;
 // - names with HTML, Markdown, @mentions, Mermaid syntax and a forged state marker render
 //   as text and forge nothing.
@@ -183,6 +184,40 @@ describe.skipIf(!haveRealRepo)('the impact of a release pull request in the stat
     expect(fresh).not.toContain('As the status comment shows');
     expect(fresh).toContain(`(at ${release.slice(0, 12)})`);
     expect(fresh).toContain(cli.out.trimEnd());
+  });
+});
+
+describe.skipIf(!haveRealRepo)('the impact of a bundle-only pull request', () => {
+  let app: App | undefined;
+  afterEach(async () => app?.stop());
+
+  it("is its catalog update's: the contributor's clusterpulse 1.0.2 bundle shows the new head in five catalogs", async () => {
+    const cop = makeCopRepo('clusterpulse/1.0.2');
+    made.push(cop.repo);
+    const bundleOnly = cop.branch('bundle');
+    // What the community's release bot then committed (the recorded catalog commit).
+    const recorded = cop.branch('recorded', () => cop.applyRelease(), true, 'main');
+    const bare = bareOf(cop.repo, ['main:refs/heads/main', 'bundle:refs/pull/2/head']);
+    app = await startApp(bare, bundleOnly, cop.reviewer);
+    await app.pullRequest('opened', bundleOnly);
+    const [status, ...more] = app.statusComments();
+    expect(more).toEqual([]);
+    expect(readState(status!.body)?.impact?.sha).toBe(bundleOnly);
+    // The same impact as the recorded release's: the bundle alone changes no catalog file.
+    const cli = await runCommand('impact', [
+      '--repo',
+      cop.repo,
+      '--base',
+      'main',
+      '--head',
+      recorded,
+      '--format',
+      'markdown',
+    ]);
+    expect(cli.out).toContain(
+      '- channel `fast-v1` (changed): head `clusterpulse.v1.0.1` → `clusterpulse.v1.0.2`',
+    );
+    expect(status!.body).toContain(cli.out.trimEnd());
   });
 });
 
