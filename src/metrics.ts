@@ -39,6 +39,13 @@ export class AppMetrics {
     help: 'Merge commits that changed a catalog and had no successful catalog-bot/publish in time, at the last reconciliation.',
     registers: [this.registry],
   });
+  /** What reconciliation did with each open pull request head lacking its runs (docs/replicas.md). */
+  readonly reconciledHeads = new Counter({
+    name: 'catalog_bot_reconciled_heads_total',
+    help: 'Pull request heads without a complete set of runs found by reconciliation: queued, or left to the checks job already queued, running or being written (busy).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly #queues: JobQueue[] = [];
 
   constructor(options: { processMetrics?: boolean } = {}) {
@@ -49,6 +56,14 @@ export class AppMetrics {
       registers: [this.registry],
       collect() {
         this.set(queues.reduce((sum, q) => sum + q.size, 0));
+      },
+    });
+    new Gauge({
+      name: 'catalog_bot_queue_ready',
+      help: 'Whether the queue can take and run jobs (1) or not (0: Redis unreachable, shutting down); as GET /healthz.',
+      registers: [this.registry],
+      collect() {
+        this.set(queues.every((q) => q.health().ready) ? 1 : 0);
       },
     });
     new Gauge({

@@ -13,6 +13,12 @@ export interface JobSpec<T = unknown> {
   kind: string;
   /** Plain JSON: what the job needs. */
   data: T;
+  /**
+   * What the job works on, when other work must not be queued for it twice: a pull request
+   * head's checks (`checksSubject`), carried from the checks job to the job writing their
+   * results. `busy(subject)` answers for every replica.
+   */
+  subject?: string;
 }
 
 export type JobRunner = (job: JobSpec) => Promise<void>;
@@ -33,6 +39,16 @@ export interface JobQueue {
   close(options?: CloseOptions): Promise<void>;
   /** Whether the queue can take and run jobs now (GET /healthz, readiness). */
   health(): QueueHealth;
+  /**
+   * Whether a job with this `subject` is waiting, delayed or running (in any replica). Work
+   * that only catches up (reconciliation) queues nothing for a busy subject.
+   */
+  busy(subject: string): Promise<boolean>;
+}
+
+/** The subject of a pull request head's checks and of the job writing their results. */
+export function checksSubject(repoId: number, number: number, headSha: string): string {
+  return `checks:${repoId}:${number}:${headSha}`;
 }
 
 export interface CloseOptions {
@@ -67,6 +83,8 @@ export interface InProcessQueueOptions {
 export class InProcessQueue implements JobQueue {
   readonly #groups = new Map<string, JobSpec[]>();
   readonly #active = new Set<string>();
+  /** subject -> keys of its jobs not finished yet. */
+  readonly #subjects = new Map<string, Set<string>>();
   readonly #finished = new Set<string>();
   readonly #remember: number;
   readonly #attempts: number;
@@ -100,6 +118,10 @@ export class InProcessQueue implements JobQueue {
   add(job: JobSpec): boolean {
     if (this.#closed || this.#active.has(job.key) || this.#finished.has(job.key)) return false;
     this.#active.add(job.key);
+    if (job.subject !== undefined) {
+      const keys = this.#subjects.get(job.subject) ?? new Set<string>();
+      this.#subjects.set(job.subject, keys.add(job.key));
+    }
     this.#count++;
     const group = job.group ?? `key:${job.key}`;
     const waiting = this.#groups.get(group);
@@ -139,6 +161,10 @@ export class InProcessQueue implements JobQueue {
     return this.#closed ? { ready: false, reason: 'shutting down' } : { ready: true };
   }
 
+  async busy(subject: string): Promise<boolean> {
+    return (this.#subjects.get(subject)?.size ?? 0) > 0;
+  }
+
   readonly #draining = new Set<string>();
 
   async #drain(group: string): Promise<void> {
@@ -166,7 +192,7 @@ export class InProcessQueue implements JobQueue {
       if (failed) this.#retryOrFinish(job, attempt, failure);
       else {
         this.#started.delete(job.key);
-        this.#finish(job.key);
+        this.#finish(job);
       }
     }
     this.#groups.delete(group);
@@ -182,7 +208,7 @@ export class InProcessQueue implements JobQueue {
   #retryOrFinish(job: JobSpec, attempt: number, error?: unknown): void {
     if (attempt >= this.#attempts || this.#closed) {
       this.#started.delete(job.key);
-      this.#finish(job.key);
+      this.#finish(job);
       return;
     }
     this.#started.set(job.key, attempt);
@@ -201,8 +227,13 @@ export class InProcessQueue implements JobQueue {
     timer.unref?.();
   }
 
-  #finish(key: string): void {
+  #finish({ key, subject }: JobSpec): void {
     this.#active.delete(key);
+    if (subject !== undefined) {
+      const keys = this.#subjects.get(subject);
+      keys?.delete(key);
+      if (keys?.size === 0) this.#subjects.delete(subject);
+    }
     this.#count--;
     if (this.#remember <= 0) return;
     this.#finished.add(key);

@@ -1,6 +1,7 @@
 // Reconciliation (issue: missed webhooks and crashes lose nothing): at start and then
 // periodically, every open pull request whose head lacks a completed catalog-bot check
-// run for a check that applies is queued for its checks, and every default branch whose head has no
+// run for a check that applies, and no checks job queued, running or being written, is
+// queued for its checks, and every default branch whose head has no
 // `catalog-bot/publish` run, or a failed one, while its config publishes is queued for
 // publishing (so a registry that was down gets another try). The publish watchdog looks
 // further back: merge commits of the default branch that changed a catalog and still have
@@ -16,10 +17,13 @@ import { resultsFor, unanswered } from './handlers/merge.js';
 import { enqueueChecks, type PrHandlerOptions, type PrJob } from './handlers/pull-request.js';
 import type { PublishJob } from './handlers/push.js';
 import { PUBLISH_CHECK } from './publish/report.js';
+import { checksSubject } from './queue.js';
 
 export interface ReconcileSummary {
   repositories: number;
   checksQueued: number;
+  /** Heads left alone because their checks were already queued, running or being written. */
+  checksBusy: number;
   publishQueued: number;
   /** Merge commits the publish watchdog found without a successful publish in time. */
   publishOverdue: number;
@@ -74,7 +78,13 @@ function settle(key: string): void {
 
 /** One pass over every installation's repositories. Errors of one repository do not stop the rest. */
 export async function reconcile(app: Probot, options: ReconcileOptions): Promise<ReconcileSummary> {
-  const summary: ReconcileSummary = { repositories: 0, checksQueued: 0, publishQueued: 0, publishOverdue: 0 };
+  const summary: ReconcileSummary = {
+    repositories: 0,
+    checksQueued: 0,
+    checksBusy: 0,
+    publishQueued: 0,
+    publishOverdue: 0,
+  };
   const watchdog =
     options.publishWatchdog === undefined ? publishWatchdogFromEnv() : options.publishWatchdog || undefined;
   const slug = options.appSlug ? await options.appSlug() : undefined;
@@ -98,6 +108,12 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
           // Complete: a run for every check that applies (the newest record of this App for
           // this pull request and base says which; docs/github-limits.md).
           if (unanswered(resultsFor(runs, pr.base.ref, pr.number)) === undefined) continue;
+          // Queued, running or being written (by any replica): its results are on the way.
+          if (await options.queue.busy(checksSubject(repository.id, pr.number, pr.head.sha))) {
+            summary.checksBusy++;
+            options.metrics?.reconciledHeads.inc({ outcome: 'busy' });
+            continue;
+          }
           const job: PrJob = {
             ref,
             number: pr.number,
@@ -109,8 +125,10 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
           };
           if (
             await enqueueChecks(app, options, job, `reconcile:${repository.id}:${pr.number}:${pr.head.sha}`)
-          )
+          ) {
             summary.checksQueued++;
+            options.metrics?.reconciledHeads.inc({ outcome: 'queued' });
+          }
         }
 
         // Publishing: only where the default branch's config asks for it.

@@ -128,12 +128,19 @@ export class RedisQueue implements JobQueue {
     const seen = this.#key('seen', job.key);
     const claimed = await this.#connection.set(seen, 'claimed', 'EX', this.#options.dedupeSeconds, 'NX');
     if (claimed !== 'OK' && (await this.#connection.get(seen)) !== 'claimed') return false;
+    // BullMQ job ids cannot contain ':'.
+    const jobId = job.key.replace(/:/g, '_');
+    if (job.subject !== undefined) {
+      // Named before the job exists: a replica that dies in between leaves an id that is no
+      // job (not busy), never a job nobody knows the subject of.
+      const subject = this.#key('subject', job.subject);
+      await this.#connection.multi().sadd(subject, jobId).expire(subject, this.#options.dedupeSeconds).exec();
+    }
     await this.#queue.add(
       job.kind,
       { spec: job },
       {
-        // BullMQ job ids cannot contain ':'.
-        jobId: job.key.replace(/:/g, '_'),
+        jobId,
         attempts: this.#options.attempts,
         backoff: { type: 'exponential', delay: 1000 },
         removeOnComplete: { age: 3600, count: 10_000 },
@@ -201,6 +208,22 @@ export class RedisQueue implements JobQueue {
       if (this.#reachable === false || this.#closing) return;
       this.#options.onError?.(error, { key: '', kind: 'worker', data: null });
     });
+  }
+
+  /**
+   * Whether a job of `subject` is waiting, delayed or running in any replica: the queue's own
+   * state of each job named for it (a job lost with Redis's data is no longer busy). Jobs
+   * that are done are forgotten; the list itself expires with the delivery keys.
+   */
+  async busy(subject: string): Promise<boolean> {
+    const key = this.#key('subject', subject);
+    for (const id of await this.#connection.smembers(key)) {
+      const state = await this.#queue.getJobState(id);
+      if (['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'].includes(state)) return true;
+      // Not `unknown`: that is also a job another replica is adding right now.
+      if (state === 'completed' || state === 'failed') await this.#connection.srem(key, id);
+    }
+    return false;
   }
 
   /** Jobs this replica runs right now. */

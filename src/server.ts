@@ -19,6 +19,7 @@ import { octokitFromEnv } from './github/client.js';
 export { octokitFromEnv, waitOut } from './github/client.js';
 import { createApp, type AppOptions } from './app.js';
 import { defaultWorkDir } from './git-mirror.js';
+import { claimWorkDir, type WorkDirSlot } from './work-dir.js';
 import { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { RedisQueue } from './redis-queue.js';
@@ -176,14 +177,32 @@ if (isMain()) {
     );
     process.exit(2);
   }
+  let Octokit: ReturnType<typeof octokitFromEnv>;
+  try {
+    Octokit = octokitFromEnv();
+  } catch (error) {
+    console.error(`catalog-bot: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  // This replica's own slot of the work directory: replicas sharing a host or a volume
+  // never prune or re-clone each other's mirrors (docs/replicas.md).
+  let slot: WorkDirSlot;
+  try {
+    slot = await claimWorkDir(defaultWorkDir());
+  } catch (error) {
+    console.error(`catalog-bot: work directory: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  const workDir = slot.dir;
   const metrics = new AppMetrics();
   const metricsHttp = metricsServer(metrics);
   const onLog = (appLog: Probot['log']) => {
     log = appLog;
-    log.info({ config: effectiveConfig() }, `catalog-bot starting: ${describeConfig(effectiveConfig())}`);
+    const config = { ...effectiveConfig(), workDir };
+    log.info({ config }, `catalog-bot starting: ${describeConfig(config)}`);
   };
-  run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web', onLog }), {
-    Octokit: octokitFromEnv(),
+  run(serverApp({ queue, metrics, reconcileEveryMs, runJobs: role !== 'web', onLog, workDir }), {
+    Octokit,
     // Probot given REDIS_URL opens a Redis client of its own for request throttling
     // (octokitFromEnv does not use it) that logs every failed reconnection: thousands of
     // lines while Redis is down. The queue is the only user of Redis.
@@ -216,7 +235,7 @@ if (isMain()) {
           ),
       })
       .then(
-        () => process.exit(0),
+        () => slot.release().then(() => process.exit(0)),
         () => process.exit(1),
       );
   };

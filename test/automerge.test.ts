@@ -11,6 +11,7 @@ import { readState } from '../src/handlers/pr-state.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
+import { enqueueChecks } from '../src/handlers/pull-request.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
@@ -637,7 +638,13 @@ describe('comment commands: replies and permissions', () => {
     q.start(jobRunner(app, options));
     const first = await reconcile(app, options);
     await q.onIdle();
-    expect(first).toEqual({ repositories: 1, checksQueued: 1, publishQueued: 0, publishOverdue: 0 });
+    expect(first).toEqual({
+      repositories: 1,
+      checksQueued: 1,
+      checksBusy: 0,
+      publishQueued: 0,
+      publishOverdue: 0,
+    });
     // Options without a registry: no `catalog-bot/images` check.
     expect(
       gh
@@ -650,9 +657,39 @@ describe('comment commands: replies and permissions', () => {
     expect(await reconcile(app, options)).toEqual({
       repositories: 1,
       checksQueued: 0,
+      checksBusy: 0,
       publishQueued: 0,
       publishOverdue: 0,
     });
+  });
+
+  it('reconciliation leaves alone a head whose checks are already queued: one run per check, not two', async () => {
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
+    // The delivery's job is waiting (the queue not started yet, as in a replica that took it over).
+    const pr = gh.pulls.get(2)!;
+    const job = {
+      ref: { owner: gh.owner, repo: gh.repo },
+      number: 2,
+      headSha: repo.bottom,
+      author: pr.author,
+      installationId: 4242,
+      cloneUrl: gh.bare,
+      repoId: 186853002,
+    };
+    expect(await enqueueChecks(app, options, job, 'delivery:waiting')).toBe(true);
+    expect(await reconcile(app, options)).toEqual({
+      repositories: 1,
+      checksQueued: 0,
+      checksBusy: 1,
+      publishQueued: 0,
+      publishOverdue: 0,
+    });
+    q.start(jobRunner(app, options));
+    await q.onIdle();
+    const runs = gh.runsFor(repo.bottom).filter((r) => r.name === 'catalog-bot/permissions');
+    expect(runs.map((r) => r.status)).toEqual(['completed']);
   });
 
   it('reconciliation: two open pull requests on one head are each checked once, then left alone', async () => {
@@ -664,6 +701,7 @@ describe('comment commands: replies and permissions', () => {
     expect(await reconcile(app, options)).toEqual({
       repositories: 1,
       checksQueued: 2,
+      checksBusy: 0,
       publishQueued: 0,
       publishOverdue: 0,
     });
@@ -677,6 +715,7 @@ describe('comment commands: replies and permissions', () => {
     expect(await reconcile(app, restarted)).toEqual({
       repositories: 1,
       checksQueued: 0,
+      checksBusy: 0,
       publishQueued: 0,
       publishOverdue: 0,
     });

@@ -51,6 +51,7 @@ describe('comment command table', () => {
             'allow-prune': ' foo.v1.0.0',
             deprecate: ' bundle foo.v1.0.0',
             undeprecate: ' bundle foo.v1.0.0',
+            onboard: ' foo',
           }[c.name as string] ?? '';
         expect(parseComment(`/${typed}${args}`).commands.map((p) => p.name)).toEqual([c.name]);
       }

@@ -4,7 +4,7 @@
 // configuration and no secret, a log line for each job's start and end, and SIGTERM done
 // within 30 s while GitHub does not answer, the running job left to the queue. Run
 // `npx tsc -p tsconfig.build.json` first (the server runs dist/).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +71,25 @@ describe('configuration and job descriptions (pure)', () => {
     });
     expect(JSON.stringify(config)).not.toMatch(/hunter2|queue-user/);
     expect(effectiveConfig({}).queue).toBe('in-process');
+  });
+
+  it('a write pacing that is neither `off` nor milliseconds stops the server at start with the reason, exit 2', () => {
+    if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
+    const run = spawnSync(process.execPath, [server], {
+      env: {
+        PATH: process.env.PATH,
+        APP_ID: '1',
+        PRIVATE_KEY: 'x',
+        WEBHOOK_SECRET: 'x',
+        CATALOG_BOT_WRITE_PACING: 'fast',
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      'catalog-bot: CATALOG_BOT_WRITE_PACING="fast": expected `off` or the milliseconds between writes (e.g. 1000)',
+    );
   });
 
   it('SIGTERM waits at most 25 s for running jobs, whatever is configured', () => {

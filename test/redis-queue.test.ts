@@ -84,6 +84,31 @@ describe.skipIf(!haveRedis)('RedisQueue (real redis-server)', () => {
     expect(ran.map((r) => r.slice(2))).toEqual(['delivery-1']);
   });
 
+  it('a subject is busy, for every replica, from the moment its job is queued until the last of its jobs is done', async () => {
+    const a = replica();
+    const b = replica();
+    const subject = 'checks:1:2:abc';
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    expect(await b.busy(subject)).toBe(false);
+    // Queued, nobody running jobs yet: waiting counts.
+    expect(await a.enqueue({ ...job('delivery-s1', 'repo:1'), subject })).toBe(true);
+    expect(await b.busy(subject)).toBe(true);
+    // Running, then handing over to a second job of the same subject (checks -> results).
+    a.start(async (j) => {
+      if (j.key === 'delivery-s1') {
+        await a.enqueue({ ...job('delivery-s1:results', 'writes:1'), subject });
+        await held;
+      }
+    });
+    await sleep(300);
+    expect(await b.busy(subject)).toBe(true);
+    release();
+    await a.onIdle();
+    expect(await b.busy(subject)).toBe(false);
+    expect(await b.busy('checks:1:2:other')).toBe(false);
+  });
+
   it('runs one job per repository at a time across replicas, and other repositories in parallel', async () => {
     const replicas = [replica(), replica()];
     const running = new Map<string, number>();

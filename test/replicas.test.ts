@@ -130,37 +130,8 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
       for (const run of f.finalRuns(pr)) expect(run.conclusion, run.name).not.toBe('failure');
   }, 90_000);
 
-  it('(c) redis-server killed and restarted mid-load (append-only file): nothing lost', async () => {
-    const f = await start({
-      repos: 2,
-      prsPerRepo: 4,
-      headsPerPr: 3,
-      appendonly: true,
-      env: { CATALOG_BOT_LOCK_MS: '3000' },
-    });
-    const half = f.prs.map((pr) => f.advance(pr, pr.pull.number % 2));
-    await Promise.all(half);
-    // Jobs are queued and running: Redis dies (SIGKILL, no shutdown save) and comes back.
-    await f.redis.kill();
-    await sleep(1000);
-    await f.redis.restart();
-    // The rest of the pushes; a delivery a replica could not queue is answered with an
-    // error, and GitHub delivers it again (the same delivery id).
-    for (let k = 1; k < 3; k++) {
-      for (const pr of f.prs) {
-        const id = `c-${pr.repo.id}-${pr.pull.number}-${k}`;
-        let answer = await f.advance(pr, k % 2, id);
-        for (let i = 0; i < 20 && answer.status !== 200; i++) {
-          await sleep(250);
-          answer = await f.send(k % 2, 'pull_request', f.payload(pr, k), id);
-        }
-        expect(answer.status).toBe(200);
-      }
-    }
-    expect(await settle(f, 90_000)).toBe(true);
-    expect(f.verify(names)).toEqual([]);
-  }, 90_000);
-
+  // A Redis restart with an append-only file, and with a replica killed at the same time:
+  // test/replicas-crash.test.ts.
   it('(c) without persistence a Redis restart loses queued jobs: reconciliation checks every head again', async () => {
     // What the design needs when Redis keeps nothing: the webhooks were answered, so GitHub
     // will not send them again; the periodic reconciliation (every 1.2 s here) finds the open

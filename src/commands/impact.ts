@@ -8,6 +8,8 @@ import { writeJson } from './output.js';
 import { defaultBase, resolveCommit, workingTreeCommit } from './working-tree.js';
 
 export { impactOf };
+/** The Markdown form (src/flows/onboard/ quotes it in its pull request's description). */
+export { impactMarkdown as markdown };
 
 const IMPACT_USAGE = `catalog-bot impact [--base <ref>] [--head <ref>] [--repo <dir>] [--format text|json|markdown]
   What clusters will see differently after the change, for every changed catalog root:

@@ -9,6 +9,7 @@ import { decodeFile } from '../catalog/fbc/decode.js';
 import type { JsonObject } from '../catalog/templates/write.js';
 import { SCHEMA_PACKAGE } from '../catalog/property.js';
 import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
+import { onboardSettings } from '../flows/onboard/settings.js';
 import { defineCommand, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
@@ -178,14 +179,7 @@ export const command = defineCommand({
         ...(catalogs ? { catalogs } : {}),
         ...(bundleImages ? { bundleImages } : {}),
         ...(index.size > 0 ? { index } : {}),
-        settings: {
-          path: config.bundles.path,
-          imageTemplate: config.bundles.imageTemplate,
-          opmVersion: config.bundles.renderer.opmVersion,
-          ...(config.bundles.renderer.csvMetadataFrom !== undefined
-            ? { csvMetadataFrom: config.bundles.renderer.csvMetadataFrom }
-            : {}),
-        },
+        settings: onboardSettings(config),
       });
     } catch (problem) {
       if (problem instanceof OnboardRefusal) return fail(1, problem.message, problem.file);

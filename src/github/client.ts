@@ -1,6 +1,7 @@
 // Probot's GitHub client as the App configures it: write pacing and rate-limit waits
 // (docs/github-limits.md).
 import { ProbotOctokit } from 'probot';
+import { writeGapMs, writePacing } from './write-pacing.js';
 
 /**
  * The GitHub client. Each replica throttles its own requests: given REDIS_URL, Probot would
@@ -9,26 +10,19 @@ import { ProbotOctokit } from 'probot';
  * good, with `ERR SETTINGS_KEY_NOT_FOUND`. The queue already keeps one job per repository
  * across replicas.
  *
- * CATALOG_BOT_WRITE_PACING=off: no pause between write requests. Probot's throttling spaces
- * every POST/PATCH/PUT/DELETE a second apart (GitHub.com's advice against its secondary
- * rate limits): about one pull-request head per 12 s per replica. A GitHub Enterprise
- * Server without rate limits (or a test host) does not need it. Rate-limit answers are
- * still waited out, or the job is retried.
+ * Writes are paced (write-pacing.ts): every POST/PATCH/PUT/DELETE a second apart, GitHub.com's
+ * advice against its secondary rate limits (about one pull-request head per 12 s per
+ * replica). CATALOG_BOT_WRITE_PACING sets the gap in milliseconds, or `off` for a GitHub
+ * Enterprise Server without such limits (or a test host). Rate-limit answers are still
+ * waited out, or the job is retried.
  *
  * Rate-limit answers are waited out as GitHub asks, within bounds (waitOut), and logged.
  */
 export function octokitFromEnv(env: NodeJS.ProcessEnv = process.env): typeof ProbotOctokit {
-  const paced = env.CATALOG_BOT_WRITE_PACING !== 'off';
+  const pacing = writePacing(writeGapMs(env.CATALOG_BOT_WRITE_PACING));
   // CATALOG_BOT_RATE_LIMIT_WAIT_SECONDS: the longest one request waits out a rate limit (default 300).
   const wait = Number(env.CATALOG_BOT_RATE_LIMIT_WAIT_SECONDS ?? 300);
   const maxWaitSeconds = Number.isFinite(wait) && wait >= 0 ? wait : 300;
-  // plugin-throttling takes its write limiter from `throttle.write`: one that never waits.
-  const unpaced = {
-    key: () => ({
-      schedule: (_options: unknown, task: (...args: unknown[]) => unknown, ...args: unknown[]) =>
-        task(...args),
-    }),
-  };
   return ProbotOctokit.defaults((options: Record<string, unknown>) => {
     const {
       connection: _connection,
@@ -41,7 +35,8 @@ export function octokitFromEnv(env: NodeJS.ProcessEnv = process.env): typeof Pro
         ...throttle,
         onSecondaryRateLimit: waitOut('secondary rate limit', maxWaitSeconds),
         onRateLimit: waitOut('rate limit', maxWaitSeconds),
-        ...(paced ? {} : { write: unpaced }),
+        write: pacing.write,
+        notifications: pacing.notifications,
       },
     };
   });

@@ -6,6 +6,7 @@ import type { GitHub, RepoRef } from '../github/port.js';
 import { addedCommands, parseComment, type ParsedComment } from './commands.js';
 import {
   commandNamed,
+  commandTyped,
   COSTLY_COMMANDS,
   helpText,
   type Command,
@@ -41,15 +42,32 @@ export interface CommentJob extends PullTarget {
   writtenAt?: string;
   /** A reply that needs no command run: an edit by someone other than the comment's author. */
   notice?: string;
+  /** Written on an issue, not a pull request: only commands with `onIssue` are in it. */
+  onIssue?: boolean;
 }
 
 export function issueCommentHandler(options: PrHandlerOptions): (context: CommentContext) => Promise<void> {
   return async (context) => {
     const { payload } = context;
-    if (!payload.issue.pull_request) return; // commands work on pull requests only
     const { comment } = payload;
     // The bot's own comments and other bots' never command anything.
     if (comment.user?.type === 'Bot' || payload.sender?.type === 'Bot') return;
+    // On an issue only the commands made for issues (`/onboard`), newly written; any other
+    // line is the issue's own text.
+    if (!payload.issue.pull_request) {
+      if (payload.action !== 'created') return;
+      const parsed = parseComment(comment.body ?? '');
+      const issueParsed: ParsedComment = {
+        commands: parsed.commands.filter((c) => commandNamed(c.name).onIssue),
+        problems: parsed.problems.filter((p) => {
+          const name = /^\/([A-Za-z][A-Za-z-]*)/.exec(p.text)?.[1]?.toLowerCase();
+          return name !== undefined && commandTyped(name)?.onIssue !== undefined;
+        }),
+      };
+      if (issueParsed.commands.length + issueParsed.problems.length > 0)
+        await enqueueIssueCommands(context, options, issueParsed);
+      return;
+    }
     // What a comment records (an `/approve`, an `/allow-prune`) goes when the comment does.
     const approves = (body: string) =>
       parseComment(body).commands.some(
@@ -114,6 +132,40 @@ export function issueCommentHandler(options: PrHandlerOptions): (context: Commen
   };
 }
 
+/** An issue's commands, in the repository's queue as a pull request's are (one costly command per comment). */
+async function enqueueIssueCommands(
+  context:
+    Context<'issue_comment.created'> | Context<'issue_comment.edited'> | Context<'issue_comment.deleted'>,
+  options: PrHandlerOptions,
+  parsed: ParsedComment,
+): Promise<void> {
+  const { commands } = parsed;
+  const { payload } = context;
+  const key = `delivery:${context.id}`;
+  const commenter = payload.comment.user?.login ?? '';
+  const base = { ...pullTarget(payload, payload.issue.number), commentId: payload.comment.id, commenter };
+  if (commands.length > 0 && !costlyCommands.take(commenter, key)) {
+    const notice = `@${commenter} ${commands.map((c) => `\`/${c.name}\``).join(', ')} not run: you have ${costlyCommands.max} comments with commands that load catalogs (${COSTLY_COMMANDS.join(', ')}) waiting or running. Write it again once one has been answered.`;
+    const job: CommentJob = {
+      ...base,
+      parsed: { commands: [], problems: [] },
+      withdraw: false,
+      notice,
+      onIssue: true,
+    };
+    await options.queue.enqueue({ key, kind: 'commands', data: job });
+    return;
+  }
+  const job: CommentJob = { ...base, parsed, withdraw: false, onIssue: true };
+  const queued = await options.queue.enqueue({
+    key,
+    group: `repo:${job.repoId}`,
+    kind: 'commands',
+    data: job,
+  });
+  if (!queued) costlyCommands.release(commenter, key);
+}
+
 /** The same GitHub account: the same login (both are current in one payload) and, when both carry one, the same id. */
 function sameUser(
   a: { id?: number; login?: string } | null | undefined,
@@ -135,7 +187,8 @@ export async function runCommandsJob(
   key: string,
 ): Promise<void> {
   try {
-    await runCommands(context, options, job, key);
+    if (job.onIssue) await runIssueCommands(context, options, job);
+    else await runCommands(context, options, job, key);
   } finally {
     // Its catalog work is done: it no longer counts against the commenter (./command-limit.ts).
     costlyCommands.release(job.commenter, key);
@@ -230,6 +283,41 @@ async function runCommands(
   } catch (error) {
     log.error({ err: error, pr: number }, 'comment commands failed');
     await github.comments.react(ref, job.commentId, 'confused').catch(() => undefined);
+  }
+}
+
+/** The commands of a comment on an issue: each entry's `onIssue`, one costly command per comment. */
+async function runIssueCommands(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: CommentJob,
+): Promise<void> {
+  const { github, log } = context;
+  try {
+    const outcomes: Outcome[] = [];
+    for (const [i, command] of job.parsed.commands.entries()) {
+      const entry = commandNamed(command.name);
+      if (!entry.onIssue) continue;
+      if (entry.costly && i > 0) {
+        outcomes.push({
+          command,
+          ok: false,
+          say: `\`/${command.name}\`: one command that edits or explains catalogs per comment (${COSTLY_COMMANDS.join(', ')}); write it in another comment.`,
+        });
+        continue;
+      }
+      const run = {
+        context,
+        options,
+        commenter: job.commenter,
+        target: { ...pullTargetOf(job), commenter: job.commenter },
+      };
+      outcomes.push({ command, ...(await entry.onIssue(run, command)) });
+    }
+    await acknowledge(context, job, outcomes);
+  } catch (error) {
+    log.error({ err: error, issue: job.number }, 'comment commands failed');
+    await github.comments.react(job.ref, job.commentId, 'confused').catch(() => undefined);
   }
 }
 

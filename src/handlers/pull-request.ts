@@ -7,7 +7,7 @@ import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
-import type { JobQueue } from '../queue.js';
+import { checksSubject, type JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
@@ -126,6 +126,7 @@ export async function enqueueChecks(
     group: `repo:${job.repoId}`,
     kind: 'pr-checks',
     data,
+    subject: checksSubject(job.repoId, job.number, job.headSha),
   });
   if (!accepted) context.log.info({ key }, 'duplicate delivery ignored');
   return accepted;
@@ -376,6 +377,8 @@ export async function runChecksJob(
       group: writeGroup(job),
       kind: 'pr-results',
       data: results,
+      // The head stays busy until its results are written (reconciliation waits for them).
+      subject: checksSubject(job.repoId, job.number, job.headSha),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -120,12 +120,13 @@ export interface IndexRepo {
 /**
  * A repository laid out like community-operators-prod with one package still on the bundle
  * index (an onboarding case's `before/`), main without the bundle directory `withhold`: a
- * branch that adds it back is that bundle's pull request.
+ * branch that adds it back is that bundle's pull request. Without `withhold`, main holds
+ * every bundle directory (the package as it is, ready to onboard) and branches add none.
  */
-export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRepo {
+export function makeIndexRepo(onboardingCase: string, withhold?: string): IndexRepo {
   const before = join(ONBOARDING, onboardingCase, 'before');
   const pkg = onboardingCase;
-  const bundleDir = `operators/${pkg}/${withhold}`;
+  const bundleDir = withhold === undefined ? `operators/${pkg}` : `operators/${pkg}/${withhold}`;
   const repo = mkdtempSync(join(tmpdir(), 'index-repo-'));
   const stash = mkdtempSync(join(tmpdir(), 'index-repo-stash-'));
   const git = (...args: string[]): string => {
@@ -139,10 +140,12 @@ export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRe
   cpSync(before, repo, { recursive: true });
   mkdirSync(join(repo, '.github'));
   writeFileSync(join(repo, '.github', 'catalog-bot.yml'), COP_CONFIG);
-  cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
-  rmSync(join(repo, bundleDir), { recursive: true });
+  if (withhold !== undefined) {
+    cpSync(join(repo, bundleDir), join(stash, withhold), { recursive: true });
+    rmSync(join(repo, bundleDir), { recursive: true });
+  }
   git('add', '-A');
-  git('commit', '-qm', `before ${pkg} ${withhold}`);
+  git('commit', '-qm', `before ${pkg} ${withhold ?? ''}`);
   return {
     repo,
     pkg,
@@ -150,7 +153,7 @@ export function makeIndexRepo(onboardingCase: string, withhold: string): IndexRe
     git,
     branch: (name, edit) => {
       git('checkout', '-q', '-b', name, 'main');
-      cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
+      if (withhold !== undefined) cpSync(join(stash, withhold), join(repo, bundleDir), { recursive: true });
       edit?.(repo);
       git('add', '-A');
       git('commit', '-qm', name);

@@ -415,19 +415,27 @@ export class FakeGitHub {
       .query(true)
       .reply(
         checked(200, (uri) => {
-          // `head=owner:branch`: the pull requests the App opened from that branch.
-          const head = new URL(uri, API).searchParams.get('head');
+          // `head=owner:branch`: the pull requests the App opened from that branch (in the
+          // state a registered one is in now), and others' pull requests from it.
+          const query = new URL(uri, API).searchParams;
+          const head = query.get('head');
+          const state = query.get('state') ?? 'open';
           if (head !== null)
-            return this.created
-              .filter((c) => `${this.owner}:${c.head}` === head)
-              .map((c) => ({
-                number: c.number,
-                state: 'open',
-                user: { login: `${this.slug}[bot]`, type: 'Bot' },
-                head: { ref: c.head },
-                base: { ref: c.base },
-                labels: (c.labels ?? []).map((name) => ({ name })),
-              }));
+            return [
+              ...this.created
+                .filter((c) => `${this.owner}:${c.head}` === head)
+                .map((c) => ({
+                  number: c.number,
+                  state: this.pulls.get(c.number)?.state ?? 'open',
+                  user: { login: `${this.slug}[bot]`, type: 'Bot' },
+                  head: { ref: c.head },
+                  base: { ref: c.base },
+                  labels: (c.labels ?? []).map((name) => ({ name })),
+                })),
+              ...[...this.pulls.values()]
+                .filter((p) => !p.bot && !p.fork && `${this.owner}:${p.headRef ?? `pr-${p.number}`}` === head)
+                .map((p) => this.#pullJson(p)),
+            ].filter((p) => state === 'all' || p.state === state);
           return [...this.pulls.values()].filter((p) => p.state === 'open').map((p) => this.#pullJson(p));
         }),
       )

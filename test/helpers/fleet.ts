@@ -209,6 +209,7 @@ export function makeBareRepo(
 export interface Replica {
   index: number;
   port: number;
+  metricsPort: number;
   child: ChildProcess;
   log: string;
   alive: boolean;
@@ -222,6 +223,8 @@ export interface FleetOptions {
   automerge?: boolean;
   /** redis-server with an append-only file (a restart keeps the queue). */
   appendonly?: boolean;
+  /** One CATALOG_BOT_WORKDIR for every replica, as on a shared host or volume (default: one each). */
+  sharedWorkDir?: boolean;
   /** Extra environment for the replicas. */
   env?: Record<string, string>;
   /** CATALOG_BOT_ROLE per replica (`web`, `worker`, `all`); default all. */
@@ -313,6 +316,8 @@ export class Fleet {
   /** Start replica `index` (again, after a kill: same port and work directory). */
   async startReplica(index: number): Promise<Replica> {
     const port = this.replicas[index]?.port ?? (await freePort());
+    // Each replica its own metrics port, as on one host (docs/replicas.md).
+    const metricsPort = this.replicas[index]?.metricsPort ?? (await freePort());
     const log = join(this.dir, `replica-${index}.log`);
     const out = createWriteStream(log, { flags: 'a' });
     this.#logs.push(out);
@@ -327,7 +332,8 @@ export class Fleet {
         GHE_HOST: this.gh.host,
         GHE_PROTOCOL: 'http',
         REDIS_URL: this.redis.url,
-        CATALOG_BOT_WORKDIR: join(this.dir, `work-${index}`),
+        CATALOG_BOT_WORKDIR: join(this.dir, this.options.sharedWorkDir ? 'work' : `work-${index}`),
+        CATALOG_BOT_METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'info',
         LOG_FORMAT: 'json',
         NODE_ENV: 'test',
@@ -344,7 +350,7 @@ export class Fleet {
     if (this.options.roles?.[index] === 'worker' && child.pid !== undefined) setPriority(child.pid, 10);
     child.stdout!.pipe(out, { end: false });
     child.stderr!.pipe(out, { end: false });
-    const replica: Replica = { index, port, child, log, alive: true };
+    const replica: Replica = { index, port, metricsPort, child, log, alive: true };
     child.once('exit', () => (replica.alive = false));
     this.replicas[index] = replica;
     const up = await until(
@@ -367,6 +373,12 @@ export class Fleet {
     const exited = new Promise((resolve) => replica.child.once('exit', resolve));
     replica.child.kill('SIGKILL');
     await exited;
+  }
+
+  /** A replica's GET /metrics, as text. */
+  async metricsOf(index: number): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${this.replicas[index]!.metricsPort}/metrics`);
+    return res.text();
   }
 
   logOf(index: number): string {

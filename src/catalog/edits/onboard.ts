@@ -446,12 +446,13 @@ export async function onboardPackage(input: OnboardInput): Promise<OnboardResult
     );
   const ciPath = `${packageDir}/ci.yaml`;
   const ciText = tree.read(ciPath);
+  // ci.yaml first: a package on FBC already has directories (catalog-templates/) that are no bundles.
+  const mode = readMode(ciPath, ciText);
   const bundles = readBundles(tree, pkg, settings);
   if (bundles.length === 0)
     throw new OnboardRefusal(
       `${packageDir} holds no bundle directory of ${pkg} (${settings.path}); nothing to onboard`,
     );
-  const mode = readMode(ciPath, ciText);
 
   // ---- the catalogs
   const roots = new Map<string, string>();

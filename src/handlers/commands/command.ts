@@ -38,7 +38,8 @@ export type Command =
   | ({ name: 'deprecate' | 'undeprecate'; kind: DeprecationKind; target: string; message?: string } & At)
   | ({ name: 'ocp-promote'; from: string; to: string } & At)
   | ({ name: 'default-channel'; package: string; channel: string } & At)
-  | ({ name: 'explain'; bundle: string; from?: string; root?: string; impact?: true } & At);
+  | ({ name: 'explain'; bundle: string; from?: string; root?: string; impact?: true } & At)
+  | ({ name: 'onboard'; package: string } & At);
 
 export type CommandName = Command['name'];
 export type CommandOf<N extends CommandName> = Extract<Command, { name: N }>;
@@ -101,6 +102,9 @@ export interface CommandRun {
   helpText: string;
 }
 
+/** A comment's commands on an issue (not a pull request): the few commands that work there. */
+export type IssueCommandRun = Pick<CommandRun, 'context' | 'options' | 'commenter' | 'target'>;
+
 export interface CommandOutcome {
   ok: boolean;
   /** A line for the reply: why it was refused, or what it produced. */
@@ -122,6 +126,8 @@ export interface CommentCommand<N extends CommandName> {
   /** Undefined when the commenter may use it; otherwise the refusal. */
   mayUse(run: CommandRun, command: CommandOf<N>): Promise<string | undefined>;
   act(run: CommandRun, command: CommandOf<N>): Promise<CommandOutcome>;
+  /** What it does when written on an issue; commands without it do nothing there. */
+  onIssue?(run: IssueCommandRun, command: CommandOf<N>): Promise<CommandOutcome>;
 }
 
 /** A command of the table, its own type closed over. */
@@ -133,6 +139,7 @@ export interface TableCommand {
   parse(args: string[], typed: string, at: At): Command | { problem: string };
   mayUse(run: CommandRun, command: Command): Promise<string | undefined>;
   act(run: CommandRun, command: Command): Promise<CommandOutcome>;
+  onIssue?(run: IssueCommandRun, command: Command): Promise<CommandOutcome>;
 }
 
 export function defineCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
@@ -152,6 +159,14 @@ export function defineCommand<N extends CommandName>(def: CommentCommand<N>): Ta
       if (!mine(command)) throw other(command);
       return def.act(run, command);
     },
+    ...(def.onIssue
+      ? {
+          onIssue: async (run: IssueCommandRun, command: Command) => {
+            if (!mine(command)) throw other(command);
+            return def.onIssue!(run, command);
+          },
+        }
+      : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import { help } from './help.js';
 import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
 import { ocpPromote } from './ocp-promote.js';
+import { onboard } from '../../flows/onboard/command.js';
 import { promote } from './promote.js';
 import { render } from './render.js';
 import { retest } from './retest.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly TableCommand[] = [
   undeprecate,
   defaultChannel,
   ocpPromote,
+  onboard,
   explain,
   help,
 ];

@@ -1,0 +1,136 @@
+// Issue 36: replicas on Redis never run a head's checks twice and never lose one. Two
+// `node dist/server.js` replicas on one redis-server with an append-only file, webhooks
+// spread round robin as a load balancer does, reconciliation on (a pass at every start), the
+// fake GitHub API as an HTTP server. Run `npx tsc -p tsconfig.build.json` first.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
+import { Fleet, haveRedis, sleep, until } from './helpers/fleet.js';
+
+const server = fileURLToPath(new URL('../dist/server.js', import.meta.url));
+const names = CATALOG_CHANGE_CHECKS;
+
+/** Every head (final or superseded) with more than one completed run of a check. */
+function duplicates(f: Fleet): string[] {
+  const out: string[] = [];
+  for (const pr of f.prs)
+    for (const head of pr.heads.slice(0, pr.sent + 1)) {
+      const runs = f.gh.runsFor(f.fullName(pr), head).filter((r) => r.status === 'completed');
+      for (const name of names) {
+        const n = runs.filter((r) => r.name === name).length;
+        if (n > 1) out.push(`${f.fullName(pr)}#${pr.pull.number}@${head.slice(0, 8)} ${name} x${n}`);
+      }
+    }
+  return out;
+}
+
+describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36)', () => {
+  let fleet: Fleet | undefined;
+  afterEach(async () => {
+    await fleet?.stop(1000);
+    fleet = undefined;
+  });
+
+  it('a burst, one replica SIGKILLed and restarted mid-burst, Redis restarted: one completed set per final head, no duplicate run', async () => {
+    if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
+    const f = (fleet = await Fleet.start({
+      server,
+      repos: 2,
+      prsPerRepo: 5,
+      headsPerPr: 2,
+      appendonly: true,
+      // Both on one work directory, as replicas sharing a host or a volume.
+      sharedWorkDir: true,
+      env: {
+        CATALOG_BOT_LOCK_MS: '3000',
+        CATALOG_BOT_RECONCILE_MINUTES: '15',
+        CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600',
+      },
+    }));
+    const started = Date.now();
+    // Opened, round robin.
+    const opened = await Promise.all(f.prs.map((pr, i) => f.advance(pr, i % 2)));
+    expect(opened.map((a) => a.status)).toEqual(f.prs.map(() => 200));
+    // One push each, round robin the other way; replica 1 dies in the middle and comes back.
+    const half = Math.floor(f.prs.length / 2);
+    for (const [i, pr] of f.prs.slice(0, half).entries())
+      expect((await f.advance(pr, (i + 1) % 2)).status).toBe(200);
+    await f.killReplica(1);
+    for (const pr of f.prs.slice(half)) expect((await f.advance(pr, 0)).status).toBe(200);
+    await f.startReplica(1);
+    // Then Redis stops (SIGKILL) and comes back on the same data.
+    await f.redis.kill();
+    await sleep(1000);
+    await f.redis.restart();
+    const settled = await until(() => f.settled(names) && f.queueIdle(), 120_000, 250);
+    const figures = {
+      deliveries: f.answers.length,
+      runs: f.gh.checkRuns.length,
+      writes: f.gh.writes.length,
+      settleMs: Date.now() - started,
+    };
+    console.log(`replicas-crash: ${JSON.stringify(figures)}`);
+    expect(settled).toBe(true);
+    expect(duplicates(f)).toEqual([]);
+    expect(f.verify(names)).toEqual([]);
+    // Each replica in its own slot of the shared work directory; the restarted one took its
+    // slot back (its mirrors were still there).
+    const slots = [0, 1].map((i) =>
+      [...f.logOf(i).matchAll(/catalog-bot starting: .*?workDir=(\S+)/g)].map((m) =>
+        m[1]!.replace(f.dir, ''),
+      ),
+    );
+    expect(slots).toEqual([['/work/replica-0'], ['/work/replica-1', '/work/replica-1']]);
+    // Both ready, and what an operator watches: reconciliation left the busy heads alone.
+    const metrics = await Promise.all([0, 1].map((i) => f.metricsOf(i)));
+    for (const text of metrics) expect(text).toMatch(/^catalog_bot_queue_ready 1$/m);
+    const busy = metrics.map((t) =>
+      Number(/catalog_bot_reconciled_heads_total\{outcome="busy"\} (\d+)/.exec(t)?.[1] ?? 0),
+    );
+    expect(busy[0]! + busy[1]!).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('Redis stopped for 30 s mid-burst: no job lost, no duplicate, readiness follows Redis, a bounded log', async () => {
+    if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
+    const f = (fleet = await Fleet.start({
+      server,
+      repos: 2,
+      prsPerRepo: 3,
+      headsPerPr: 2,
+      appendonly: true,
+      env: { CATALOG_BOT_LOCK_MS: '3000', CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600' },
+    }));
+    const started = Date.now();
+    const opened = await Promise.all(f.prs.map((pr, i) => f.advance(pr, i % 2)));
+    expect(opened.map((a) => a.status)).toEqual(f.prs.map(() => 200));
+    const linesBefore = [0, 1].map((i) => f.logOf(i).split('\n').length);
+    await f.redis.kill();
+    const ready = async (i: number) =>
+      (await fetch(`http://127.0.0.1:${f.replicas[i]!.port}/healthz`).catch(() => undefined))?.status;
+    expect(await until(async () => (await ready(0)) === 503 && (await ready(1)) === 503, 10_000, 200)).toBe(
+      true,
+    );
+    // Pushes while Redis is away: not accepted (GitHub keeps the delivery and sends it again).
+    const refused = await Promise.all(f.prs.map((pr, i) => f.advance(pr, (i + 1) % 2, `outage-${i}`)));
+    expect(refused.every((a) => a.status >= 500)).toBe(true);
+    await sleep(30_000);
+    const outageLines = [0, 1].map((i) => f.logOf(i).split('\n').length - linesBefore[i]!);
+    await f.redis.restart();
+    expect(await until(async () => (await ready(0)) === 200 && (await ready(1)) === 200, 20_000, 200)).toBe(
+      true,
+    );
+    // GitHub's redelivery of the refused pushes (same delivery ids).
+    for (const [i, pr] of f.prs.entries())
+      expect((await f.send(i % 2, 'pull_request', f.payload(pr, 1), `outage-${i}`)).status).toBe(200);
+    const settled = await until(() => f.settled(names) && f.queueIdle(), 90_000, 250);
+    console.log(
+      `replicas-outage: ${JSON.stringify({ runs: f.gh.checkRuns.length, writes: f.gh.writes.length, outageLogLines: outageLines, settleMs: Date.now() - started })}`,
+    );
+    expect(settled).toBe(true);
+    expect(duplicates(f)).toEqual([]);
+    expect(f.verify(names)).toEqual([]);
+    // Told once that Redis went away (and once per job it could not finish), not once per retry.
+    for (const n of outageLines) expect(n).toBeLessThan(30);
+  }, 180_000);
+});
