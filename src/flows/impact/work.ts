@@ -1,4 +1,4 @@
-// The catalog work of `/explain impact` (./explain.ts), in a check worker: both sides'
+// The catalog work of `/explain impact` (./flow.ts), in a check worker: both sides'
 // catalogs are loaded whole, as big as a pull request makes them (docs/security.md,
 // bounded work). Reads the mirror's git objects only.
 import { impactOf } from './impact.js';

@@ -1,7 +1,7 @@
 // `/explain impact`: what the pull request means for clusters (docs/impact.md). When the
 // status comment already shows the impact of the pull request's head, the answer is that
 // section (nothing is loaded again); otherwise the catalogs of the merge base and the head
-// are compared in a check worker (./explain-work.ts), off the App's event loop.
+// are compared in a check worker (./work.ts), off the App's event loop.
 import { commandInWorker, workModule } from '../../handlers/command-worker.js';
 import type { StatusComment } from '../../handlers/pr-state.js';
 import {
@@ -10,7 +10,7 @@ import {
   type SessionContext,
   type SessionOptions,
 } from '../../handlers/session.js';
-import type { ImpactWork } from './explain-work.js';
+import type { ImpactWork } from './work.js';
 
 interface PullShas {
   number: number;
@@ -32,11 +32,6 @@ export async function explainImpact(
   const commits = { fetch: [base, `refs/pull/${pr.number}/head`], blobs: [base, head] };
   return openSession(context, options, target, 'explain', commits, async (session) => {
     const work: ImpactWork = { dir: session.dir, base: await session.mergeBase(base, head), head };
-    return commandInWorker(
-      '`/explain impact`',
-      workModule(import.meta.url, 'explain-work'),
-      'impactInRepo',
-      work,
-    );
+    return commandInWorker('`/explain impact`', workModule(import.meta.url, 'work'), 'impactInRepo', work);
   });
 }
