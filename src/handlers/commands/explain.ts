@@ -1,5 +1,6 @@
 // `/explain <bundle> [from <version>] [in <catalog>]`: whether and how clusters get a bundle,
-// in plain words with a Mermaid path (the answer: ../explain.ts). Read-only, so anyone may ask.
+// in plain words with a Mermaid path (the answer: ../explain.ts); `/explain impact`: what the
+// pull request changes for clusters (src/flows/impact/flow.ts). Read-only, so anyone may ask.
 import { explainImpact } from '../../flows/impact/flow.js';
 import { explainFromComment } from '../explain.js';
 import { inlineCode } from '../quote.js';
