@@ -30,6 +30,7 @@ import type { PullTarget, RepoTarget } from './handlers/session.js';
 import { ConditionalCache } from './github/conditional-requests.js';
 import { probotGitHubApp } from './github/adapter.js';
 import type { JobRunner, JobSpec } from './queue.js';
+import { impactCommentJob, type ImpactCommentJob } from './flows/impact/status.js';
 
 type JobOptions = PrHandlerOptions & { appSlug: () => Promise<string> };
 
@@ -129,6 +130,13 @@ export const JOB_KINDS: Record<string, Runner> = {
     is: (v): v is HeadJob => isRecord(v) && isRecord(v.ref) && typeof v.number === 'number',
     installation: own,
     run: (context, options, data) => noteHeadJob(context, options, data),
+  }),
+  // The impact section of the status comment, in the repository's queue (docs/impact.md).
+  'pr-impact': kind<ImpactCommentJob>({
+    is: (v): v is ImpactCommentJob =>
+      isPullTarget(v) && typeof v.headSha === 'string' && typeof v.section === 'string',
+    installation: own,
+    run: (context, options, data) => impactCommentJob(context, options, data),
   }),
   merge: kind<MergeTarget>({
     is: isPullTarget,

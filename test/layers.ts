@@ -38,6 +38,7 @@ export const LAYERS = {
     'go-json-raw',
     'graph',
     'impact',
+    'impact-history',
     'index-checks',
     'index-checks-semver',
     'indexignore-size',
@@ -71,6 +72,7 @@ export const LAYERS = {
     'write-pacing',
   ],
   app: [
+    'impact-app',
     'app',
     'approve-work',
     'architecture',

@@ -151,8 +151,8 @@ describe('onboardBody: the description of the pull request', () => {
     };
     const told = onboardBody(planOf(result, impact), request);
     expect(told).not.toContain(NOTHING_CHANGES);
-    expect(told).toContain('### catalogs/v4.19');
-    expect(told).toContain('default channel alpha \\-\\> beta');
+    expect(told).toContain('### `catalogs/v4.19`');
+    expect(told).toContain('default channel `alpha` → `beta`');
   }, 60_000);
 
   it('names from the bundle directories render as nothing but text: no HTML, no Markdown link, no mention, no hidden comment', () => {
@@ -201,9 +201,9 @@ describe('onboardBody: the description of the pull request', () => {
     };
     const body = onboardBody(plan, request);
     const rendered = outsideCode(body);
-    // Markdown shows a backslash-escaped character as itself: no tag, no link, no comment.
+    // Outside code no tag or link is left; the impact report quotes the name as code.
     expect(rendered).not.toMatch(/(?<!\\)<|(?<!\\)\]\(/);
-    expect(rendered).toContain('\\<img src=x');
+    expect(body).toContain('- channel `<img src=x onerror=alert(1)>` (changed)');
     // The only mention is the requester's.
     expect([...rendered.matchAll(/(?<![\w`])@[A-Za-z0-9-]+/g)].map((m) => m[0])).toEqual(['@owner']);
     expect(body).not.toContain('<!--');

@@ -1,5 +1,6 @@
 // What the checks of a pull request are given and what they give back (pr.ts runs them,
 // isolate.ts carries them to and from the worker thread).
+import type { CatalogsImpact } from '../catalog/olm/impact-report.js';
 import type { MergedRelease, PendingRelease } from './bundle-pr.js';
 import type { CheckResult } from './check.js';
 import type { ExplainedCause } from './findings.js';
@@ -78,6 +79,11 @@ export interface PrCheckInput {
    * loop it would stall every repository (docs/security.md, bounded work).
    */
   releaseMerged?: { changed: string[] };
+  /**
+   * Also say what the change means for clusters (docs/impact.md), from the catalogs the
+   * checks loaded: the App shows it in its status comment.
+   */
+  impact?: boolean;
 }
 
 export interface PrCheckResult {
@@ -111,6 +117,12 @@ export interface PrCheckResult {
    * the catalogs the index will serve, emulated and checked (docs/bundles.md).
    */
   indexed?: string[];
+  /**
+   * With `impact`: what clusters will see differently, per changed catalog root (of the
+   * change with its release applied, for a bundle-only change); absent when no check loaded
+   * the catalogs.
+   */
+  impact?: CatalogsImpact;
   /** With `releaseMerged`: the directories released and what their release writes (or why not). */
   mergedRelease?: { dirs: string[]; release: MergedRelease };
 }

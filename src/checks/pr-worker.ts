@@ -67,6 +67,7 @@ port.on('message', (message: ToWorker) => {
           ...(result.causes ? { causes: result.causes } : {}),
           ...(result.releasedRoots ? { releasedRoots: result.releasedRoots } : {}),
           ...(result.indexed ? { indexed: result.indexed } : {}),
+          ...(result.impact ? { impact: result.impact } : {}),
         },
       }),
     (error: unknown) => post({ type: 'done', ok: false, error: toPlainError(error) }),

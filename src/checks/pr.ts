@@ -51,6 +51,8 @@ import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
 import { emulateIndexPackages, presenter } from './index-packages.js';
+import { catalogImpact } from '../catalog/olm/impact.js';
+import type { CatalogsImpact } from '../catalog/olm/impact-report.js';
 
 // The input and result types live apart so that the worker runner (isolate.ts) can name
 // them without importing this module.
@@ -134,6 +136,8 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ? await checkReleased(input, readFile, change, selected, checks)
     : undefined;
   if (released?.causes) causes.push(...released.causes);
+  // From the catalogs the checks loaded: nothing is loaded or compared twice (docs/impact.md).
+  const impact = input.impact ? (released?.impact ?? impactOfRoots(change.loaded)) : undefined;
   const listAll = `\`catalog-bot check --base ${base} --head ${head}${input.author !== undefined ? ` --author ${input.author}` : ''}\` in a clone of the repository`;
   return {
     roots: change.loaded ?? [],
@@ -146,7 +150,19 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
     ...(causes.length > 0 ? { causes } : {}),
     ...(released ? { releasedRoots: released.roots.map((r) => r.path) } : {}),
     ...(released?.indexed ? { indexed: released.indexed } : {}),
+    ...(impact ? { impact } : {}),
   };
+}
+
+/** The impact of the loaded roots, each compared only in the packages that differ. */
+function impactOfRoots(roots: CheckedRoot[] | undefined): CatalogsImpact | undefined {
+  if (!roots) return undefined;
+  const out: CatalogsImpact = {};
+  for (const r of roots) {
+    const packages = catalogImpact(r.base?.model ?? new Map(), r.head?.model ?? new Map(), r.packages);
+    if (Object.keys(packages).length > 0) out[r.path] = { packages };
+  }
+  return out;
 }
 
 /** Checks whose annotations are their findings, one each: those are regrouped. */

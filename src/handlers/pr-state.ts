@@ -1,6 +1,7 @@
 // The state of a pull request lives on GitHub, so the App stays stateless: labels people
 // can see, and one status comment of the bot's whose hidden part records each `/approve`
 // with the content it saw (docs/security.md "Approvals are what the approver saw").
+import { createHash } from 'node:crypto';
 import type { GitHub, RepoRef } from '../github/port.js';
 
 export const LABELS = {
@@ -53,13 +54,27 @@ export interface RecordedHold {
   comment: number;
 }
 
+/**
+ * The impact section the status comment shows (docs/impact.md): the head it was computed
+ * for, and a digest of the section, so the body is still exactly what the bot wrote.
+ */
+export interface RecordedImpact {
+  sha: string;
+  digest: string;
+}
+
 export interface PrState {
   approvals: RecordedApproval[];
   head?: SeenHead;
   hold?: RecordedHold;
   /** Absent until the first `/allow-prune` (older status comments read the same). */
   allowPrunes?: RecordedAllowPrune[];
+  /** Absent until the checks first said what the change means for clusters. */
+  impact?: RecordedImpact;
 }
+
+/** GitHub's limit on a comment body, in characters (docs/github-limits.md). */
+export const MAX_COMMENT_CHARS = 65_536;
 
 const MARKER = '<!-- catalog-bot:state ';
 const MARKER_END = ' -->';
@@ -77,6 +92,7 @@ export function readState(body: string | null | undefined): PrState | undefined 
       head?: Partial<SeenHead> | null;
       hold?: Partial<RecordedHold> | null;
       allowPrunes?: unknown;
+      impact?: Partial<RecordedImpact> | null;
     };
     if (!Array.isArray(data.approvals)) return undefined;
     const approvals = data.approvals.filter(
@@ -116,19 +132,28 @@ export function readState(body: string | null | undefined): PrState | undefined 
             a.subjects !== null,
         )
       : undefined;
+    const impact =
+      data.impact && typeof data.impact.sha === 'string' && typeof data.impact.digest === 'string'
+        ? { sha: data.impact.sha, digest: data.impact.digest }
+        : undefined;
     return {
       approvals,
       ...(seen ? { head: seen } : {}),
       ...(hold ? { hold } : {}),
       ...(allowPrunes !== undefined ? { allowPrunes } : {}),
+      ...(impact ? { impact } : {}),
     };
   } catch {
     return undefined;
   }
 }
 
-/** The status comment: what people read, then the state (JSON cannot contain `-->`: `>` is escaped). */
-export function stateCommentBody(state: PrState): string {
+/**
+ * The status comment: what people read (the approvals, a hold, allowed removals, then the
+ * impact section when the state records one and it is given), then the state (JSON cannot
+ * contain `-->`: `>` is escaped).
+ */
+export function stateCommentBody(state: PrState, impactSection?: string): string {
   const rows = state.approvals.map(
     (a) =>
       `| @${a.login} | ${Object.keys(a.subjects)
@@ -163,14 +188,35 @@ export function stateCommentBody(state: PrState): string {
     ...(state.head ? { head: state.head } : {}),
     ...(state.hold ? { hold: state.hold } : {}),
     ...(state.allowPrunes ? { allowPrunes: state.allowPrunes } : {}),
+    ...(state.impact ? { impact: state.impact } : {}),
   };
   const json = JSON.stringify(canonical).replace(/>/g, '\\u003e');
-  return `${visible}${held}${pruning}\n\n${MARKER}${json}${MARKER_END}`;
+  const impact = state.impact && impactSection !== undefined ? `\n\n${impactSection}` : '';
+  return `${visible}${held}${pruning}${impact}\n\n${MARKER}${json}${MARKER_END}`;
+}
+
+/** The digest a state records for an impact section. */
+export const sectionDigest = (section: string): string => createHash('sha256').update(section).digest('hex');
+
+/**
+ * The impact section of a status comment body holding `state`: the text between what
+ * stateCommentBody writes before it and the state, when its digest is the recorded one.
+ */
+function impactSectionOf(body: string, state: PrState): string | undefined {
+  if (!state.impact) return undefined;
+  const bare = stateCommentBody(state);
+  const split = bare.lastIndexOf(`\n\n${MARKER}`);
+  const [before, after] = [bare.slice(0, split), bare.slice(split)];
+  if (!body.startsWith(`${before}\n\n`) || !body.endsWith(after)) return undefined;
+  const section = body.slice(before.length + 2, body.length - after.length);
+  return sectionDigest(section) === state.impact.digest ? section : undefined;
 }
 
 export interface StatusComment {
   id?: number;
   state: PrState;
+  /** The impact section it shows (docs/impact.md), kept when another job saves the state. */
+  impact?: string;
 }
 
 /**
@@ -189,7 +235,11 @@ export async function loadState(
   for (const c of comments) {
     if (c.user?.type !== 'Bot' || c.user.login !== botLogin) continue;
     const state = readState(c.body);
-    if (state && stateCommentBody(state) === c.body) return { id: c.id, state };
+    if (!state) continue;
+    const impact = impactSectionOf(c.body ?? '', state);
+    if (state.impact && impact === undefined) continue;
+    if (stateCommentBody(state, impact) === c.body)
+      return { id: c.id, state, ...(impact !== undefined ? { impact } : {}) };
   }
   return { state: { approvals: [] } };
 }
@@ -208,15 +258,33 @@ export async function reply(github: GitHub, ref: RepoRef, number: number, body: 
   await github.comments.create(ref, number, replyText(body));
 }
 
+/** What stands in for an impact section that would take the comment past GitHub's limit. */
+export const IMPACT_TOO_LARGE =
+  '**What clusters will see:** too large for this comment; `catalog-bot impact --format markdown` in a clone prints it.';
+
 export async function saveState(
   github: GitHub,
   ref: RepoRef,
   number: number,
   current: StatusComment,
   state: Partial<PrState>,
+  /** A new impact section, for the head `sha` (docs/impact.md); without it the shown one stays. */
+  impact?: { sha: string; section: string },
 ): Promise<void> {
   // What is not given stays as it was (approvals and the seen head are saved by different jobs).
-  const body = stateCommentBody({ ...current.state, ...state });
+  const next: PrState = { ...current.state, ...state };
+  let section = current.impact;
+  if (impact) {
+    // An impact section never opens an HTML comment: it cannot hide text or forge a state.
+    section = replyText(impact.section);
+    next.impact = { sha: impact.sha, digest: sectionDigest(section) };
+  }
+  let body = stateCommentBody(next, section);
+  if (body.length > MAX_COMMENT_CHARS && next.impact) {
+    section = IMPACT_TOO_LARGE;
+    next.impact = { sha: next.impact.sha, digest: sectionDigest(section) };
+    body = stateCommentBody(next, section);
+  }
   if (current.id !== undefined) {
     await github.comments.update(ref, current.id, body);
   } else {

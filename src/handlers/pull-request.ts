@@ -11,6 +11,8 @@ import { checksSubject, type JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
+import { impactSection } from '../flows/impact/section.js';
+import type { ImpactCommentJob } from '../flows/impact/status.js';
 import {
   openSession,
   pullTarget,
@@ -275,12 +277,14 @@ export async function runChecksJob(
       verify: [base, job.headSha],
       blobs: [base, job.headSha],
     };
+    let measuredFrom = base;
     const work = openSession(context, options, job, 'pr-checks', commits, async (session) => {
       against.config = await blobAt(session.dir, base, CONFIG_PATH);
+      measuredFrom = await session.mergeBase(base, job.headSha);
       // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
       // how it combines with newer base commits is checked right before a merge.
       return session.run({
-        base: await session.mergeBase(base, job.headSha),
+        base: measuredFrom,
         rules: base,
         head: job.headSha,
         author,
@@ -289,6 +293,8 @@ export async function runChecksJob(
         allowPrunes: status?.state.allowPrunes ?? [],
         // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
         checkRelease: true,
+        // What the change means for clusters, for the status comment (docs/impact.md).
+        impact: slug !== undefined,
         ...(derivedRelease ? { derivedRelease: { changed: derivedRelease.changed } } : {}),
         ...(options.images ? { images: options.images } : {}),
         ...(options.published ? { published: options.published } : {}),
@@ -341,6 +347,21 @@ export async function runChecksJob(
         title: 'Not run',
         summary: `${name} did not run on this change.`,
       };
+    if (slug && result.impact && options.queue) {
+      // In the repository's queue, where approvals and heads are saved: one save at a time.
+      const impact: ImpactCommentJob = {
+        ...pullTargetOf(job),
+        headSha: job.headSha,
+        section: impactSection(result.impact, measuredFrom, job.headSha),
+        ...(Object.keys(result.impact).length === 0 ? { empty: true } : {}),
+      };
+      await options.queue.enqueue({
+        key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:impact`,
+        group: `repo:${job.repoId}`,
+        kind: 'pr-impact',
+        data: impact,
+      });
+    }
     const results: ResultsJob = {
       job,
       checked: { ...against, checks: applying },

@@ -188,10 +188,17 @@ export function packageImpact(
   };
 }
 
-/** Every package of two models that changed, by name. */
-export function catalogImpact(before: Model, after: Model): Record<string, PackageImpact> {
+/**
+ * Every package of two models that changed, by name. `only`: the packages known to differ
+ * (the checks' change detection), so the others are not compared again.
+ */
+export function catalogImpact(
+  before: Model,
+  after: Model,
+  only?: Iterable<string>,
+): Record<string, PackageImpact> {
   const out: Record<string, PackageImpact> = {};
-  for (const name of sorted(new Set([...before.keys(), ...after.keys()]))) {
+  for (const name of sorted(only ?? new Set([...before.keys(), ...after.keys()]))) {
     const p = packageImpact(before.get(name), after.get(name));
     if (p) out[name] = p;
   }

@@ -38,7 +38,7 @@ export type Command =
   | ({ name: 'deprecate' | 'undeprecate'; kind: DeprecationKind; target: string; message?: string } & At)
   | ({ name: 'ocp-promote'; from: string; to: string } & At)
   | ({ name: 'default-channel'; package: string; channel: string } & At)
-  | ({ name: 'explain'; bundle: string; from?: string; root?: string } & At)
+  | ({ name: 'explain'; bundle: string; from?: string; root?: string; impact?: true } & At)
   | ({ name: 'onboard'; package: string } & At)
   | ({ name: 'remove'; package: string; bundle?: string } & At);
 

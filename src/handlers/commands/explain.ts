@@ -1,5 +1,7 @@
 // `/explain <bundle> [from <version>] [in <catalog>]`: whether and how clusters get a bundle,
-// in plain words with a Mermaid path (the answer: ../explain.ts). Read-only, so anyone may ask.
+// in plain words with a Mermaid path (the answer: ../explain.ts); `/explain impact`: what the
+// pull request changes for clusters (src/flows/impact/flow.ts). Read-only, so anyone may ask.
+import { explainImpact } from '../../flows/impact/flow.js';
 import { explainFromComment } from '../explain.js';
 import { inlineCode } from '../quote.js';
 import { defineCommand } from './command.js';
@@ -13,8 +15,13 @@ export const explain = defineCommand({
   name: 'explain',
   costly: true,
   help: {
-    line: '`/explain <bundle> [from <version>] [in <catalog>]` says whether and how clusters get a bundle',
+    line: '`/explain <bundle> [from <version>] [in <catalog>]` says whether and how clusters get a bundle; `/explain impact` what the pull request changes for clusters',
     rows: [
+      {
+        usage: '`/explain impact`',
+        who: 'anyone',
+        what: "answers what the pull request changes for clusters, per catalog (identical ones grouped), package and channel: bundles and edges added and removed, heads and default channel before and after, installed versions stranded or newly reaching the head, with a Mermaid graph per changed channel; the status comment's impact section when it is for the head. Writes nothing",
+      },
       {
         usage: '`/explain <bundle> [from <version>] [in <catalog>]`',
         who: 'anyone',
@@ -24,6 +31,9 @@ export const explain = defineCommand({
   },
   parse: (args, _typed, at) => {
     const [bundle, ...rest] = args;
+    // `/explain impact` alone asks about the whole change (a bundle named so: add `in <catalog>`).
+    if (bundle?.toLowerCase() === 'impact' && rest.length === 0)
+      return { name: 'explain', bundle, impact: true, ...at };
     if (bundle === undefined || rest.length % 2 !== 0 || rest.length > 4) return { problem: USAGE };
     if (!SAFE_ARGUMENT.test(bundle) || bundle.includes('/'))
       return { problem: `${inlineCode(bundle, 100)} is not a bundle name` };
@@ -42,6 +52,7 @@ export const explain = defineCommand({
   },
   mayUse: async () => undefined,
   act: (run, command) => {
+    if (command.impact) return explainImpact(run.context, run.options, run.job, run.pr, run.status);
     return explainFromComment(run.context, run.options, run.job, run.pr, {
       bundle: command.bundle,
       ...(command.from !== undefined ? { from: command.from } : {}),
