@@ -57,6 +57,7 @@ export const LAYERS = {
     'release-refusals',
     'remove',
     'remove-index',
+    'site',
     'source',
     'tar',
     'templates-check',
