@@ -135,6 +135,7 @@ export const LAYERS = {
     'replicas',
     'runnable-hints',
     'semver',
+    'site-browser',
     'templates',
     'templates-roundtrip',
     'upgrade-graph-single',

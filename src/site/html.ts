@@ -70,6 +70,7 @@ export function page(frame: PageFrame): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>${text(frame.title)} · catalog-bot</title>
 <link rel="stylesheet" href="${link(STYLESHEET)}">
 ${frame.search ? `<script src="${link(SEARCH_SCRIPT)}" defer></script>\n` : ''}</head>
