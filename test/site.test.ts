@@ -128,6 +128,93 @@ describe('catalog-bot site', () => {
     expect(existsSync(join(out, 'matrix.html'))).toBe(false);
   });
 
+  it("shows a bundle's image, related images, owned CRDs, provided APIs and which bundles require it", async () => {
+    const gvk = { group: 'foo.example.com', version: 'v1', kind: 'Foo' };
+    const catalog = tree({
+      'foo/catalog.yaml': yamlStream(
+        pkg('foo'),
+        channel(['foo.v1.0.0', { name: 'foo.v2.0.0', replaces: 'foo.v1.0.0' }]),
+        bundle('1.0.0'),
+        bundle('2.0.0', {
+          relatedImages: [{ name: 'operator', image: 'quay.io/example/foo-operator:v2' }],
+          properties: [
+            { type: 'olm.package', value: { packageName: 'foo', version: '2.0.0' } },
+            { type: 'olm.gvk', value: gvk },
+            {
+              type: 'olm.csv.metadata',
+              value: {
+                displayName: 'Foo Operator',
+                crdDescriptions: { owned: [{ name: 'foos.foo.example.com', ...gvk, displayName: 'Foo' }] },
+              },
+            },
+          ],
+        }),
+      ),
+      'bar/catalog.yaml': yamlStream(
+        pkg('bar'),
+        channel(['bar.v1.0.0'], { package: 'bar' }),
+        bundle(
+          '1.0.0',
+          {
+            properties: [
+              { type: 'olm.package', value: { packageName: 'bar', version: '1.0.0' } },
+              { type: 'olm.package.required', value: { packageName: 'foo', versionRange: '>=2.0.0' } },
+            ],
+          },
+          'bar',
+        ),
+        bundle(
+          '1.0.0',
+          {
+            name: 'baz.v1.0.0',
+            properties: [
+              { type: 'olm.package', value: { packageName: 'baz', version: '1.0.0' } },
+              { type: 'olm.gvk.required', value: gvk },
+            ],
+          },
+          'baz',
+        ),
+        pkg('baz'),
+        channel(['baz.v1.0.0'], { package: 'baz' }),
+      ),
+    });
+    const out = outDir();
+    const r = await runCommand('site', [catalog, '-o', out]);
+    expect(r.code, r.err).toBe(0);
+    const page = (b: string): string =>
+      readFileSync(
+        join(
+          out,
+          files(out).find((f) => f.endsWith(`/bundles/${b}.html`))!,
+        ),
+        'utf8',
+      );
+    const v2 = page('foo.v2.0.0');
+    expect(v2).toContain('<code>quay.io/example/foo-bundle:v2.0.0</code>');
+    expect(v2).toContain(
+      '<td><code>operator</code></td><td><code>quay.io/example/foo-operator:v2</code></td>',
+    );
+    expect(v2).toContain(
+      '<td><code>foos.foo.example.com</code></td><td><code>Foo</code></td><td><code>v1</code></td>',
+    );
+    expect(v2).toContain('<dd>Foo Operator</dd>');
+    expect(v2).toContain('<li><code>Foo v1 (foo.example.com)</code></li>');
+    const users = /What requires it in this catalog:<\/p><ul>(.*?)<\/ul>/.exec(v2)![1]!;
+    expect(
+      [...users.matchAll(/<a href="([^"]*)">([^<]*)<\/a>/g)].map((m) => [
+        m[1]!.split('/').slice(-3).join('/'),
+        m[2],
+      ]),
+    ).toEqual([
+      ['bar/bundles/bar.v1.0.0.html', 'bar.v1.0.0'],
+      ['baz/bundles/baz.v1.0.0.html', 'baz.v1.0.0'],
+    ]);
+    // foo.v1.0.0 is outside bar's range and provides no API: nothing requires it.
+    expect(page('foo.v1.0.0')).toMatch(/What requires it in this catalog:<\/p><p>Nothing\.<\/p>/);
+    expect(page('bar.v1.0.0')).toMatch(/What it requires:<\/p><ul><li>[^<]*foo[^<]*&gt;=2\.0\.0/);
+    expect(brokenLinks(out)).toEqual([]);
+  });
+
   it('escapes hostile names everywhere, keeps every file inside the output directory, and says the catalog fails', async () => {
     const evilPkg = '<img src=x onerror=alert(1)>';
     const evilChannel = '"><script>alert(2)</script>';

@@ -106,6 +106,7 @@ a:focus-visible, [tabindex]:focus-visible, input:focus-visible { outline: 3px so
 .crumbs li + li::before { content: "/"; margin-right: 0.25rem; color: var(--muted); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; }
+caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
 th, td { border: 1px solid #d0d7de; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 .table-wrap { overflow-x: auto; }

@@ -244,11 +244,11 @@ interface CrdRow {
   displayName?: unknown;
 }
 
-/** The CRDs the CSV owns, from `olm.csv.metadata` (what OperatorHub lists). */
+/** The CRDs the CSV owns, from `olm.csv.metadata` `crdDescriptions` (what OperatorHub lists). */
 function ownedCrds(b: ModelBundle): CrdRow[] {
   const meta = b.properties.find((p) => p.type === PROPERTY_CSV_METADATA)?.value as
-    { customresourcedefinitions?: { owned?: unknown } } | undefined;
-  const owned = meta?.customresourcedefinitions?.owned;
+    { crdDescriptions?: { owned?: unknown } } | undefined;
+  const owned = meta?.crdDescriptions?.owned;
   return Array.isArray(owned) ? owned.filter((o): o is CrdRow => typeof o === 'object' && o !== null) : [];
 }
 
@@ -295,6 +295,12 @@ export function bundlePage(catalog: SiteCatalog, pkg: ModelPackage, entries: Mod
     ({ bundle, text: why }) =>
       `<li>${anchor(path, bundlePath(catalog.name, bundle.package, bundle.name), bundle.name)} (${text(bundle.package)}): ${text(why)}</li>`,
   );
+  const displayName = str(
+    (
+      first.properties.find((p) => p.type === PROPERTY_CSV_METADATA)?.value as
+        { displayName?: unknown } | undefined
+    )?.displayName,
+  );
   const properties = first.properties.map(
     (p) => `<details><summary>${code(p.type)}</summary>${jsonBlock(p.value)}</details>`,
   );
@@ -312,6 +318,7 @@ ${invalidBanner(catalog, undefined, path)}
 <dl>
 <dt>Package</dt><dd>${anchor(path, packagePath(catalog.name, pkg.name), pkg.name)}</dd>
 <dt>Version</dt><dd>${text(bundleVersion(first))}</dd>
+${displayName ? `<dt>Display name</dt><dd>${text(displayName)}</dd>` : ''}
 <dt>Image</dt><dd>${first.image ? code(first.image) : 'none (the catalog carries its manifests)'}</dd>
 </dl>
 <h2>Channels</h2>
