@@ -263,6 +263,40 @@ describe('catalog-bot site', () => {
     expect(brokenLinks(out)).toEqual([]);
   });
 
+  it('lists, without drawing, a channel whose skipRanges would make a quadratic graph (bounded work)', async () => {
+    // 150 entries, each replacing the one before and with a skipRange holding every version:
+    // 150 x 149 skipRange edges.
+    const versions = Array.from({ length: 150 }, (_, i) => `1.${i}.0`);
+    const catalog = tree({
+      'foo/catalog.yaml': yamlStream(
+        pkg('foo'),
+        channel(
+          versions.map((v, i) => ({
+            name: `foo.v${v}`,
+            ...(i > 0 ? { replaces: `foo.v${versions[i - 1]}` } : {}),
+            skipRange: '>=0.0.0',
+          })),
+        ),
+        ...versions.map((v) => bundle(v)),
+      ),
+    });
+    const out = outDir();
+    const r = await runCommand('site', [catalog, '-o', out]);
+    expect(r.code, r.err).toBe(0);
+    const html = readFileSync(
+      join(
+        out,
+        files(out).find((f) => f.endsWith('/foo/index.html'))!,
+      ),
+      'utf8',
+    );
+    expect(html).toContain('Too large to draw');
+    expect(html).not.toContain('<svg');
+    // Every entry is still listed with where it goes next; the page stays small.
+    expect(html.match(/<tr><th scope="row"><a href="[^"]*\/bundles\//g)?.length).toBe(150);
+    expect(html.length).toBeLessThan(200_000);
+  });
+
   it('adds the package x OpenShift-version matrix for two OpenShift catalogs, each cell a link to the package', async () => {
     const parent = tree({
       'v4.20/foo/catalog.yaml': yamlStream(pkg('foo'), channel(['foo.v1.0.0']), bundle('1.0.0')),

@@ -23,9 +23,10 @@ export interface ChannelEdge {
 /**
  * Every edge among the channel's entries: `replaces` and `skips` naming an entry, and a
  * skipRange edge to every other entry whose version the range holds. Edges to bundles the
- * channel does not list have no node to end at; `missingTargets` lists them.
+ * channel does not list have no node to end at; `missingTargets` lists them. Undefined when
+ * there are more than `limit`.
  */
-export function channelEdges(channel: ModelChannel): ChannelEdge[] {
+export function channelEdges(channel: ModelChannel, limit = Infinity): ChannelEdge[] | undefined {
   const out: ChannelEdge[] = [];
   const seen = new Set<string>();
   const add = (e: ChannelEdge): void => {
@@ -43,6 +44,8 @@ export function channelEdges(channel: ModelChannel): ChannelEdge[] {
     for (const n of channel.bundles.values())
       if (n.name !== b.name && n.version && range.range.covers(n.version))
         add({ from: b.name, to: n.name, kind: 'skipRange' });
+    // skipRanges holding every older entry grow with the square of the channel: stop early.
+    if (out.length > limit) return undefined;
   }
   return out;
 }

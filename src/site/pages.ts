@@ -33,6 +33,11 @@ export const bundlePath = (c: string, p: string, b: string): string =>
   `${pathSegment(c)}/${pathSegment(p)}/bundles/${pathSegment(b)}.html`;
 
 const MAX_LISTED_FINDINGS = 200;
+// The largest real channel (v4.21) has 30 entries and 282 edges; a contributor's channel of
+// thousands of entries whose skipRanges hold every older one must not make pages of millions
+// of edges (docs/security.md, bounded work): it is listed, not drawn.
+const MAX_DRAWN_ENTRIES = 1000;
+const MAX_DRAWN_EDGES = 5000;
 const code = (s: string): string => `<code>${text(s)}</code>`;
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -151,21 +156,24 @@ function edgeSentence(e: ChannelEdge, absent = false): string {
 function channelSection(catalog: SiteCatalog, pkg: ModelPackage, channel: ModelChannel, n: number): string {
   const path = packagePath(catalog.name, pkg.name);
   const graph = channelGraph(pkg, channel);
-  const edges = channelEdges(channel);
+  const drawable = channel.bundles.size <= MAX_DRAWN_ENTRIES;
+  const edges = (drawable && channelEdges(channel, MAX_DRAWN_EDGES)) || undefined;
   const stranded = strandedEntries(channel, graph.head);
   const deprecated = new Set([...channel.bundles.values()].filter((b) => b.deprecation).map((b) => b.name));
   const isDefault = channel.name === pkg.defaultChannel?.name;
   const heading = `ch${n}`;
-  const svg = channelSvg(
-    channel,
-    edges,
-    { head: graph.head, stranded, deprecated },
-    { title: `g${n}-title`, desc: `g${n}-desc`, arrow: `g${n}-arrow` },
-    {
-      title: `Upgrade graph of channel ${channel.name}`,
-      desc: `${plural(channel.bundles.size, 'entry')}, ${plural(edges.length, 'edge')}; head ${graph.head ?? 'none'}. The same graph as text follows.`,
-    },
-  );
+  const svg =
+    edges &&
+    channelSvg(
+      channel,
+      edges,
+      { head: graph.head, stranded, deprecated },
+      { title: `g${n}-title`, desc: `g${n}-desc`, arrow: `g${n}-arrow` },
+      {
+        title: `Upgrade graph of channel ${channel.name}`,
+        desc: `${plural(channel.bundles.size, 'entry')}, ${plural(edges.length, 'edge')}; head ${graph.head ?? 'none'}. The same graph as text follows.`,
+      },
+    );
   const rows = [...channel.bundles.values()].map((b) => {
     const e = graph.entries[b.name]!;
     const tags = [
@@ -192,13 +200,17 @@ function channelSection(catalog: SiteCatalog, pkg: ModelPackage, channel: ModelC
 <h2 id="${heading}">Channel ${text(channel.name)}${isDefault ? ' <span class="tag">default</span>' : ''}</h2>
 <p>Head: ${graph.head ? code(graph.head) : 'none'}. Fresh install: classic OLM ${graph.classicInstall ? code(graph.classicInstall) : 'nothing'}, OLM v1 ${graph.v1Install ? code(graph.v1Install) : 'nothing'}.</p>
 ${notes}
-<div class="graph" tabindex="0" role="group" aria-label="${attr(`Upgrade graph of channel ${channel.name}, scrollable`)}">
+${
+  edges && svg
+    ? `<div class="graph" tabindex="0" role="group" aria-label="${attr(`Upgrade graph of channel ${channel.name}, scrollable`)}">
 ${svg}
 </div>
 <p class="legend">Arrows point the way clusters upgrade. Solid: replaces; dashed: skips; dotted: skipRange. Thick green border: head; red: stranded; dashed orange border: deprecated.</p>
 <details><summary>The graph as text: ${plural(edges.length, 'edge')}${missing.length > 0 ? `, ${missing.length} to bundles not in the channel` : ''}</summary>
 <ul>${edges.map((e) => edgeSentence(e)).join('')}${missing.map((e) => edgeSentence(e, true)).join('')}</ul>
-</details>
+</details>`
+    : `<p class="note">Too large to draw: more than ${MAX_DRAWN_ENTRIES} entries or ${MAX_DRAWN_EDGES} edges. The entries and where each goes next follow.</p>`
+}
 <div class="table-wrap"><table><caption>Entries of channel ${text(channel.name)}: where each goes next</caption><thead><tr><th scope="col">entry</th><th scope="col">version</th><th scope="col">marks</th><th scope="col">classic OLM next</th><th scope="col">OLM v1 next</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>
 </section>`;
 }
