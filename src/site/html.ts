@@ -101,6 +101,7 @@ body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: v
 a { color: var(--accent); }
 a:focus-visible, [tabindex]:focus-visible, input:focus-visible { outline: 3px solid #bf3989; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .skip:focus { left: 1rem; top: 0.5rem; background: #fff; padding: 0.25rem 0.5rem; }
 .crumbs { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 0.25rem; }
 .crumbs li + li::before { content: "/"; margin-right: 0.25rem; color: var(--muted); }

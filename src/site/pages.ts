@@ -359,7 +359,7 @@ export function matrixPage(matrix: OcpMatrix, catalogs: SiteCatalog[]): string {
   const rows = matrix.packages.map((p) => {
     const cells = matrix.catalogs.map((c) => {
       const cell = p.cells[c];
-      if (!cell) return '<td><span aria-label="not in this catalog">–</span></td>';
+      if (!cell) return '<td>–<span class="sr-only"> not in this catalog</span></td>';
       const label = cell.version ?? cell.head ?? 'no head';
       const mark = cell.level ? ` <strong>(${MARK_TEXT[cell.level]})</strong>` : '';
       return `<td${cell.level ? ` class="cell-${cell.level === 'notice' ? 'warning' : cell.level}"` : ''}>${anchor(path, packagePath(c, p.package), label)}${mark}</td>`;
@@ -374,7 +374,7 @@ export function matrixPage(matrix: OcpMatrix, catalogs: SiteCatalog[]): string {
       ['Packages by OpenShift version', path],
     ],
     body: `<h1>Packages by OpenShift version</h1>
-<p>The version of the head of each package's default channel in each OpenShift catalog; “–” where the package is not in the catalog. Cells the OpenShift-continuity check finds a problem in are marked (docs: ocp-lifecycle).</p>
+<p>The version of the head of each package's default channel in each OpenShift catalog; “–” where the package is not in the catalog. Cells where the OpenShift-continuity check (<code>catalog-bot ocp-matrix</code>) finds a problem are marked with its level.</p>
 <div class="table-wrap"><table><caption>${plural(matrix.packages.length, 'package')} × ${plural(matrix.catalogs.length, 'catalog')}</caption><thead><tr><th scope="col">package</th>${header.join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>
 <h2>Findings</h2>
 ${matrix.findings.length > 0 ? findingsList(matrix.findings) : '<p>None.</p>'}`,
