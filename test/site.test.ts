@@ -320,6 +320,23 @@ describe('catalog-bot site', () => {
     expect(brokenLinks(out)).toEqual([]);
   });
 
+  it("keeps a root named like the site's own files (assets, index.html) apart from them", async () => {
+    const parent = tree({
+      'assets/site.css/catalog.yaml': yamlStream(
+        pkg('site.css'),
+        channel(['site.css.v1.0.0'], { package: 'site.css' }),
+        bundle('1.0.0', {}, 'site.css'),
+      ),
+      'index.html/foo/catalog.yaml': yamlStream(pkg('foo'), channel(['foo.v1.0.0']), bundle('1.0.0')),
+    });
+    const out = outDir();
+    const r = await runCommand('site', [join(parent, 'assets'), join(parent, 'index.html'), '-o', out]);
+    expect(r.code, r.err).toBe(0);
+    expect(readFileSync(join(out, 'assets', 'site.css'), 'utf8')).toMatch(/^:root/);
+    expect(statSync(join(out, 'index.html')).isFile()).toBe(true);
+    expect(brokenLinks(out)).toEqual([]);
+  });
+
   it('refuses two roots of one name and a missing -o, writing nothing', async () => {
     const parent = tree({ 'a/v4.21/x.yaml': '', 'b/v4.21/x.yaml': '' });
     const out = outDir();

@@ -27,10 +27,14 @@ export interface SiteCatalog {
 
 export const INDEX = 'index.html';
 export const MATRIX = 'matrix.html';
-export const catalogPath = (c: string): string => `${pathSegment(c)}/index.html`;
-export const packagePath = (c: string, p: string): string => `${pathSegment(c)}/${pathSegment(p)}/index.html`;
+// A root named like one of the site's own top-level files gets the hex form (see pathSegment).
+const TOP_LEVEL = new Set(['assets', INDEX, MATRIX]);
+const rootSegment = (c: string): string =>
+  TOP_LEVEL.has(c) ? `_${Buffer.from(c, 'utf8').toString('hex')}` : pathSegment(c);
+export const catalogPath = (c: string): string => `${rootSegment(c)}/index.html`;
+export const packagePath = (c: string, p: string): string => `${rootSegment(c)}/${pathSegment(p)}/index.html`;
 export const bundlePath = (c: string, p: string, b: string): string =>
-  `${pathSegment(c)}/${pathSegment(p)}/bundles/${pathSegment(b)}.html`;
+  `${rootSegment(c)}/${pathSegment(p)}/bundles/${pathSegment(b)}.html`;
 
 const MAX_LISTED_FINDINGS = 200;
 // The largest real channel (v4.21) has 30 entries and 282 edges; a contributor's channel of
