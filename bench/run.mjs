@@ -178,6 +178,7 @@ function runScript(script, args) {
 const PARTS = [
   'validate',
   'graph',
+  'site',
   'app',
   'bundle',
   'bundle-rules',
@@ -292,6 +293,26 @@ async function benchGraph() {
     '|---|---:|---:|',
     `| every graph check and the skipRange lint on every package | ${graph.allChecks.toFixed(1)} | ${graph.findings} |`,
     `| old vs new + graph checks for a change to one package (${graph.onePackageName}) | ${graph.onePackage.toFixed(2)} | ${graph.compareCount} |`,
+  ];
+}
+
+// The static catalog site for v4.21 (docs/site.md): every package, channel and bundle page.
+async function benchSite() {
+  const site = runScript('site.mjs', [v421.path, opm, String(Math.min(runs, 3))]);
+  const s = (ms) => (ms / 1000).toFixed(1);
+  return [
+    '## Catalog pages',
+    '',
+    `\`catalog-bot site\` on ${v421.name}: ${site.packages} packages, ${site.channels} channels (one SVG graph each), ${site.entries} channel entries; ${site.files} files, ${(site.bytes / 1e6).toFixed(1)} MB, the largest page ${(site.largestPage / 1e3).toFixed(0)} kB (median of ${Math.min(runs, 3)}):`,
+    '',
+    '| what | time (s) |',
+    '|---|---:|',
+    `| the whole site: \`catalog-bot site\` as a process (load, validate, lay out and write every page) | ${s(site.cliMs)} |`,
+    `| the pages alone, on a loaded catalog (warm, in process) | ${s(site.pagesMs)} |`,
+    `| for comparison: \`opm alpha render-graph\` on the same root (Mermaid text of every channel; drawing it needs mermaid-cli, and there are no pages) | ${s(site.opmMs)} |`,
+    '',
+    'Without the pages a reviewer reads the channel blobs of the catalog file (thousands of lines for the',
+    'largest packages) or pastes render-graph output into a Mermaid renderer, one package at a time.',
   ];
 }
 
@@ -479,6 +500,7 @@ async function benchReplicas() {
 const benches = {
   validate: benchValidate,
   graph: benchGraph,
+  site: benchSite,
   app: benchApp,
   bundle: benchBundle,
   'bundle-rules': benchBundleRules,

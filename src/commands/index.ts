@@ -251,6 +251,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./impact.js'),
   },
   {
+    name: 'site',
+    help: `  site <root>... -o <dir>
+                       Write static catalog pages into <dir>: index with search, catalogs,
+                       packages with their upgrade graphs (SVG), bundles, and the package x
+                       OpenShift-version matrix (exit 0 written, 2 usage/IO)
+`,
+    readsPath: ['-o', 'OUT', 'DIR'],
+    load: () => import('./site.js'),
+  },
+  {
     name: 'onboard',
     help: `  onboard <package> [--repo <dir>] [--catalogs <v>,<v>...] [--bundle-images <file>]
           [--index <v>=<root>]... [--dry-run] [--format text|json]
