@@ -35,6 +35,8 @@ function rendered(markdown: string): string {
     .replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, '');
 }
 
+const ISSUE = 7; // an issue of the repository, not a pull request
+
 describe.skipIf(!haveRealRepo || !haveRegistryTools)('/remove through the App', { timeout: 240_000 }, () => {
   let registry: RunningRegistry;
   let client: RegistryClient;
@@ -80,6 +82,7 @@ describe.skipIf(!haveRealRepo || !haveRegistryTools)('/remove through the App', 
 
   async function comment(number: number, login: string, body: string): Promise<void> {
     const payload = issueCommentPayload({ bare, number, id: ++commentId, login, body, at: gh.tick() });
+    if (number === ISSUE) delete payload.issue.pull_request;
     expect(await app!.send('issue_comment', payload, `remove-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
@@ -267,10 +270,11 @@ describe.skipIf(!haveRealRepo || !haveRegistryTools)('/remove through the App', 
     expect(gh.merges.map((m) => [m.number, m.sha])).toEqual([[pull.number, head]]);
     expect(bareGit('ls-tree', '-r', '--name-only', 'main', `operators/${pkg}/1.0.3`)).toBe('');
 
-    // The whole package, from the new main: its own branch and pull request, only its directory
-    // deleted, and every OpenShift index it was in loses all of its channels.
-    await comment(2, owner, `/remove ${pkg}`);
-    expect(gh.created, lastReply(2)).toHaveLength(2);
+    // The whole package, asked on an issue, from the new main: its own branch and pull request,
+    // only its directory deleted, and every OpenShift index it was in loses all of its channels.
+    await comment(ISSUE, owner, `/remove ${pkg}`);
+    expect(gh.created, lastReply(ISSUE)).toHaveLength(2);
+    expect(lastReply(ISSUE)).toContain(`#${gh.created[1]!.number}`);
     const whole = gh.created[1]!;
     expect(whole.head).toBe(`catalog-bot/remove-${pkg}/package`);
     const wholeHead = gh.pulls.get(whole.number)!.head;

@@ -18,7 +18,7 @@ export const remove = defineCommand({
       {
         usage: '`/remove <package>[/<bundle>]`',
         who: 'owners of the package, maintainers (decided as for a change the commenter made)',
-        what: 'removes a package, or one bundle (its directory name or its name in the catalogs), as `catalog-bot remove` does on the default branch: catalog entries, templates and bundle directories, for packages on file-based catalogs and on the bundle index. Opens one pull request whose description says, per catalog (identical ones together), the bundles, channels and heads lost and the installed versions stranded; asking again while it is open points to it. It is checked like any other: `catalog-bot/prune` holds it until an owner says `/allow-prune`',
+        what: 'on an issue or a pull request: removes a package, or one bundle (its directory name or its name in the catalogs), as `catalog-bot remove` does on the default branch: catalog entries, templates and bundle directories, for packages on file-based catalogs and on the bundle index. Opens one pull request whose description says, per catalog (identical ones together), the bundles, channels and heads lost and the installed versions stranded; asking again while it is open points to it. It is checked like any other: `catalog-bot/prune` holds it until an owner says `/allow-prune`',
       },
     ],
   },
@@ -41,6 +41,12 @@ export const remove = defineCommand({
   },
   mayUse: async () => undefined,
   act: (run, command) =>
+    removeFromComment(run.context, run.options, run.target, {
+      package: command.package,
+      ...(command.bundle !== undefined ? { bundle: command.bundle } : {}),
+    }),
+  // On an issue as on a pull request: the removal is its own pull request either way.
+  onIssue: (run, command) =>
     removeFromComment(run.context, run.options, run.target, {
       package: command.package,
       ...(command.bundle !== undefined ? { bundle: command.bundle } : {}),
