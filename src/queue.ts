@@ -46,6 +46,14 @@ export interface JobQueue {
   busy(subject: string): Promise<boolean>;
 }
 
+/**
+ * The queue cannot take a job now (Redis unreachable). Work that meets it is not done and not
+ * failed: the job is tried again once the queue is back (docs/replicas.md).
+ */
+export class QueueUnavailableError extends Error {
+  override name = 'QueueUnavailableError';
+}
+
 /** The subject of a pull request head's checks and of the job writing their results. */
 export function checksSubject(repoId: number, number: number, headSha: string): string {
   return `checks:${repoId}:${number}:${headSha}`;

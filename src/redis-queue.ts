@@ -14,7 +14,14 @@
 import { DelayedError, Queue, Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import type { CloseOptions, JobQueue, JobRunner, JobSpec, QueueHealth } from './queue.js';
+import {
+  QueueUnavailableError,
+  type CloseOptions,
+  type JobQueue,
+  type JobRunner,
+  type JobSpec,
+  type QueueHealth,
+} from './queue.js';
 
 export interface RedisQueueOptions {
   url: string;
@@ -120,7 +127,7 @@ export class RedisQueue implements JobQueue {
     // Without Redis a webhook would wait for it (commands are held until it is back):
     // answer at once instead; GitHub records the failed delivery and reconciliation catches up.
     if (this.#connection.status !== 'ready' && this.#reachable === false)
-      throw new Error(`the queue cannot take jobs: ${this.health().reason}`);
+      throw new QueueUnavailableError(`the queue cannot take jobs: ${this.health().reason}`);
     // The claim is `claimed` until the job is in the queue, then `queued`. A claim whose add
     // never finished (Redis failing in between, the replica dying, or the add throwing: the
     // webhook is answered with an error and GitHub delivers it again) is not a duplicate: it

@@ -197,7 +197,8 @@ describe.skipIf(!haveRedis())('the server process (real redis-server)', () => {
       expect(config).toMatchObject({
         queue: 'redis',
         redis: `redis://127.0.0.1:${redis.port}`,
-        workDir: join(dir, 'work'),
+        // This replica's own slot of the work directory (docs/replicas.md).
+        workDir: join(dir, 'work', 'replica-0'),
         metrics: `127.0.0.1:${metricsPort}`,
         logLevel: 'info',
         github: 'http://127.0.0.1:1',
@@ -281,8 +282,12 @@ describe.skipIf(!haveRedis())('the server process (real redis-server)', () => {
       const hang = fleet.gh.hold(() => true);
       expect((await fleet.advance(pr, 0)).status).toBe(200);
       await hang.waitFor(1);
-      // The job's start is logged at info level with its pull request and commit.
-      const started = jobLines(0).find((l) => String(l.msg).startsWith('job started: pr-checks'));
+      // The job's start is logged at info level with its pull request and commit (whichever of
+      // the pull request's jobs took the repository's turn first: pr-checks or note-head).
+      const startLine = () =>
+        jobLines(0).find((l) => /^job started: (pr-checks|note-head) /.test(String(l.msg)));
+      await until(() => startLine() !== undefined, 10_000, 50);
+      const started = startLine();
       expect(started, fleet.logOf(0)).toMatchObject({ level: 30, repository: fleet.fullName(pr) });
       expect(String(started!.msg)).toContain(`#${pr.pull.number} @${sha.slice(0, 8)}`);
       const replica = fleet.replicas[0]!;

@@ -250,8 +250,10 @@ images:
     // A status record with an allow by `login`, as if an older bot had written it.
     const record = (login: string) => {
       const status = gh.botComments(2).find((c) => readState(c.body))!;
+      // An older bot's record: no impact section (docs/impact.md) to keep.
+      const { impact: _impact, ...state } = readState(status.body)!;
       status.body = stateCommentBody({
-        ...readState(status.body)!,
+        ...state,
         allowPrunes: [
           {
             login,

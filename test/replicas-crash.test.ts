@@ -5,24 +5,40 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { Fleet, haveRedis, sleep, until } from './helpers/fleet.js';
 
 const server = fileURLToPath(new URL('../dist/server.js', import.meta.url));
 const names = CATALOG_CHANGE_CHECKS;
 
-/** Every head (final or superseded) with more than one completed run of a check. */
+/** Every head (final or superseded) with more than one completed run of any check. */
 function duplicates(f: Fleet): string[] {
   const out: string[] = [];
   for (const pr of f.prs)
     for (const head of pr.heads.slice(0, pr.sent + 1)) {
       const runs = f.gh.runsFor(f.fullName(pr), head).filter((r) => r.status === 'completed');
-      for (const name of names) {
+      for (const name of PR_CHECK_NAMES) {
         const n = runs.filter((r) => r.name === name).length;
         if (n > 1) out.push(`${f.fullName(pr)}#${pr.pull.number}@${head.slice(0, 8)} ${name} x${n}`);
       }
     }
   return out;
+}
+
+/**
+ * What keeps a final head from one completed set: fleet's verify(), less a check that does
+ * not apply shown once as "Not run" (a head whose checks were shown in progress first,
+ * docs/github-limits.md): that is not a second run of anything.
+ */
+function setProblems(f: Fleet): string[] {
+  const notRun = (problem: string) => {
+    const m = /^(.*)#(\d+)@\w+: unexpected run (\S+)$/.exec(problem);
+    const pr = m && f.prs.find((p) => f.fullName(p) === m[1] && p.pull.number === Number(m[2]));
+    const runs = pr ? f.finalRuns(pr).filter((r) => r.name === m![3]) : [];
+    return runs.length === 1 && runs[0]!.conclusion === 'neutral' && runs[0]!.output?.title === 'Not run';
+  };
+  return f.verify(names).filter((p) => !notRun(p));
 }
 
 describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36)', () => {
@@ -49,6 +65,9 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
       },
     }));
     const started = Date.now();
+    // GitHub holds the check runs' writes until replica 1 is back: however fast the machine,
+    // every head's results are still on their way when it reconciles.
+    const writes = f.gh.hold((r) => r.method === 'POST' && r.path.endsWith('/check-runs'));
     // Opened, round robin.
     const opened = await Promise.all(f.prs.map((pr, i) => f.advance(pr, i % 2)));
     expect(opened.map((a) => a.status)).toEqual(f.prs.map(() => 200));
@@ -58,7 +77,15 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
       expect((await f.advance(pr, (i + 1) % 2)).status).toBe(200);
     await f.killReplica(1);
     for (const pr of f.prs.slice(half)) expect((await f.advance(pr, 0)).status).toBe(200);
+    await writes.waitFor(1);
+    // Its reconciliation at start finds every final head without runs, and every one of them
+    // already on its way (the old code queued all ten again).
+    const passes = () => [...f.logOf(1).matchAll(/"checksQueued":(\d+),"checksBusy":(\d+)/g)];
+    const before = passes().length;
     await f.startReplica(1);
+    expect(await until(() => passes().length > before, 60_000, 200)).toBe(true);
+    expect(passes()[before]!.slice(1).map(Number)).toEqual([0, f.prs.length]);
+    writes.release();
     // Then Redis stops (SIGKILL) and comes back on the same data.
     await f.redis.kill();
     await sleep(1000);
@@ -73,7 +100,7 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
     console.log(`replicas-crash: ${JSON.stringify(figures)}`);
     expect(settled).toBe(true);
     expect(duplicates(f)).toEqual([]);
-    expect(f.verify(names)).toEqual([]);
+    expect(setProblems(f)).toEqual([]);
     // Each replica in its own slot of the shared work directory; the restarted one took its
     // slot back (its mirrors were still there).
     const slots = [0, 1].map((i) =>
@@ -82,13 +109,12 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
       ),
     );
     expect(slots).toEqual([['/work/replica-0'], ['/work/replica-1', '/work/replica-1']]);
-    // Both ready, and what an operator watches: reconciliation left the busy heads alone.
+    // Both ready; what an operator watches shows the heads reconciliation left alone.
     const metrics = await Promise.all([0, 1].map((i) => f.metricsOf(i)));
     for (const text of metrics) expect(text).toMatch(/^catalog_bot_queue_ready 1$/m);
-    const busy = metrics.map((t) =>
-      Number(/catalog_bot_reconciled_heads_total\{outcome="busy"\} (\d+)/.exec(t)?.[1] ?? 0),
+    expect(metrics[1]).toMatch(
+      new RegExp(`^catalog_bot_reconciled_heads_total\\{outcome="busy"\\} ${f.prs.length}$`, 'm'),
     );
-    expect(busy[0]! + busy[1]!).toBeGreaterThan(0);
   }, 180_000);
 
   it('Redis stopped for 30 s mid-burst: no job lost, no duplicate, readiness follows Redis, a bounded log', async () => {
@@ -129,7 +155,7 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
     );
     expect(settled).toBe(true);
     expect(duplicates(f)).toEqual([]);
-    expect(f.verify(names)).toEqual([]);
+    expect(setProblems(f)).toEqual([]);
     // Told once that Redis went away (and once per job it could not finish), not once per retry.
     for (const n of outageLines) expect(n).toBeLessThan(30);
   }, 180_000);

@@ -1,11 +1,14 @@
 // Each replica's own slot of a shared work directory (src/work-dir.ts, docs/replicas.md):
-// replicas on one host or volume never share mirrors, and slots of dead replicas are reused.
+// replicas on one host or volume never share mirrors, slots of dead replicas are reused; and
+// a Redis outage is retried by a checks job, not reported as a failure.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pruneMirrors } from '../src/git-mirror.js';
 import { claimWorkDir } from '../src/work-dir.js';
+import { isTransient } from '../src/handlers/pull-request.js';
+import { QueueUnavailableError } from '../src/queue.js';
 
 const LOCK = 'catalog-bot-replica.lock';
 let base: string;
@@ -71,5 +74,20 @@ describe('work directory slots', () => {
     expect(await pruneMirrors(a.dir, 0)).toEqual([join(a.dir, 'mirrors', 'github.com-1.git')]);
     expect(existsSync(join(b.dir, 'mirrors', 'github.com-1.git', 'HEAD'))).toBe(true);
     await Promise.all([a.release(), b.release()]);
+  });
+});
+
+describe('what a checks job retries instead of reporting as a failure', () => {
+  it('the queue away and failed connections are transient; a plain error is not', () => {
+    expect(isTransient(new QueueUnavailableError('the queue cannot take jobs: Redis unreachable'))).toBe(
+      true,
+    );
+    expect(
+      isTransient(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })),
+    ).toBe(true);
+    expect(isTransient(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))).toBe(true);
+    expect(isTransient(Object.assign(new Error('Server Error'), { status: 502 }))).toBe(true);
+    expect(isTransient(new Error('fatal: bad object'))).toBe(false);
+    expect(isTransient(Object.assign(new Error('Not Found'), { status: 404 }))).toBe(false);
   });
 });

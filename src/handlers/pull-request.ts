@@ -7,7 +7,7 @@ import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
 import type { RegistryClient } from '../publish/registry.js';
-import { checksSubject, type JobQueue } from '../queue.js';
+import { checksSubject, QueueUnavailableError, type JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
@@ -158,11 +158,26 @@ export function approveGraceMsFromEnv(env: NodeJS.ProcessEnv = process.env): num
   return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 60_000;
 }
 
+/** Error codes of a connection that failed, not of a request GitHub or Redis refused. */
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+
 /**
- * GitHub answering 5xx or rate limited (after Octokit's own retries): worth another try
+ * GitHub answering 5xx or rate limited (after Octokit's own retries), a connection failing,
+ * or the queue unreachable (Redis away, docs/replicas.md): worth another try
  * later. Anything else (git, a bad repository) would fail the same way again.
  */
 export function isTransient(error: unknown): boolean {
+  // The queue (Redis) away, or the network between: nothing about the change itself.
+  if (error instanceof QueueUnavailableError) return true;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
   const e = error as { status?: number; message?: string; response?: { headers?: Record<string, string> } };
   if (typeof e?.status !== 'number') return false;
   if (e.status >= 500 || e.status === 429) return true;
