@@ -17,6 +17,7 @@ import type { JobSpec } from '../src/queue.js';
 import { issueCommentPayload, startAppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
+import { outsideCode } from './helpers/markdown.js';
 
 // Each command runs the real checks on 11 real OpenShift catalogs: seconds on a quiet machine,
 // much more on a busy one.
@@ -115,28 +116,6 @@ async function startApp(bare: string, { held = false } = {}) {
   };
 }
 type App = Awaited<ReturnType<typeof startApp>>;
-
-/** The text of a GitHub comment that Markdown renders as such: fenced blocks and code spans taken out. */
-function outsideCode(markdown: string): string {
-  const kept: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
-    if (fence === undefined && m) {
-      fence = m[1];
-      continue;
-    }
-    if (fence !== undefined) {
-      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length && line.trim() === m[1])
-        fence = undefined;
-      continue;
-    }
-    // Code spans: a run of backticks up to the next run of the same length.
-    kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
-  }
-  expect(fence, 'every fence is closed').toBeUndefined();
-  return kept.join('\n');
-}
 
 describe.skipIf(!haveRealRepo)(
   '/default-channel and /explain on the real community-operators-prod packages',

@@ -27,6 +27,7 @@ import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
+import { outsideCode } from './helpers/markdown.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -75,21 +76,6 @@ async function startApp(bare: string, head: string, author: string) {
   };
 }
 type App = Awaited<ReturnType<typeof startApp>>;
-
-/** Markdown with fenced blocks and code spans taken out: what GitHub renders as Markdown. */
-function outsideCode(markdown: string): string {
-  const kept: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const m = /^ {0,3}(`{3,})/.exec(line);
-    if (fence === undefined && m) fence = m[1];
-    else if (fence !== undefined && m && m[1]!.length >= fence.length && line.trim() === m[1])
-      fence = undefined;
-    else if (fence === undefined) kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
-  }
-  expect(fence, 'every fence is closed').toBeUndefined();
-  return kept.join('\n');
-}
 
 /** A bare repository holding the given refs of `repo`. */
 function bareOf(repo: string, refspecs: string[]): string {

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
+import { outsideCode } from './helpers/markdown.js';
 
 describe.skipIf(!haveRealRepo)('catalog-bot impact on community-operators-prod history', () => {
   const cop = makeCopRepo('clusterpulse/1.0.2');
@@ -141,17 +142,6 @@ describe.skipIf(!haveRealRepo)('catalog-bot impact on community-operators-prod h
     expect(await impact(head, 'text')).toBe('no change that clusters would see\n');
   });
 });
-
-/** Markdown with fenced blocks and code spans taken out: what GitHub renders as Markdown. */
-function outsideCode(markdown: string): string {
-  const kept: string[] = [];
-  let fence = false;
-  for (const line of markdown.split('\n')) {
-    if (/^```/.test(line)) fence = !fence;
-    else if (!fence) kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
-  }
-  return kept.join('\n');
-}
 
 describe('catalog-bot impact with hostile names', () => {
   it('escapes Markdown, HTML and Mermaid syntax in every name it prints', async () => {

@@ -14,6 +14,7 @@ import { issueCommentPayload, startAppServer, type AppServer } from './helpers/a
 import { COP_CONFIG, makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { blobsOf, graphOf, ONBOARDING, onboardingCases } from './helpers/onboarding-cases.js';
+import { outsideCode } from './helpers/markdown.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -311,24 +312,3 @@ describe('/onboard through the App: names from the bundle directories in the des
     expect(gh.created).toHaveLength(1);
   });
 });
-
-/** What GitHub renders as Markdown: fenced blocks and code spans taken out. */
-function outsideCode(markdown: string): string {
-  const kept: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
-    if (fence === undefined && m) {
-      fence = m[1];
-      continue;
-    }
-    if (fence !== undefined) {
-      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length && line.trim() === m[1])
-        fence = undefined;
-      continue;
-    }
-    kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
-  }
-  expect(fence, 'every fence is closed').toBeUndefined();
-  return kept.join('\n');
-}

@@ -15,6 +15,7 @@ import { workingTree } from '../src/commands/working-tree.js';
 import { MAX_BODY, NOTHING_CHANGES, onboardBody } from '../src/flows/onboard/body.js';
 import type { OnboardPlan } from '../src/flows/onboard/work.js';
 import { onboardingCases, type OnboardingCase } from './helpers/onboarding-cases.js';
+import { outsideCode } from './helpers/markdown.js';
 
 type Planned = Exclude<OnboardPlan, { refused: string }>;
 
@@ -62,27 +63,6 @@ const planOf = (result: OnboardResult, impact: Planned['impact']): Planned => ({
   impact,
 });
 const request = { package: 'p', commenter: 'owner', number: 7, base: 'main', parent: 'a'.repeat(40) };
-
-/** What GitHub renders as Markdown: fenced blocks and code spans taken out. */
-function outsideCode(markdown: string): string {
-  const kept: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const m = /^ {0,3}(`{3,}|~{3,})/.exec(line);
-    if (fence === undefined && m) {
-      fence = m[1];
-      continue;
-    }
-    if (fence !== undefined) {
-      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length && line.trim() === m[1])
-        fence = undefined;
-      continue;
-    }
-    kept.push(line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, ''));
-  }
-  expect(fence, 'every fence is closed').toBeUndefined();
-  return kept.join('\n');
-}
 
 describe('onboardingImpact: the index today against the converted catalogs', () => {
   it('nothing changes for the exact cases of both modes (replaces-mode, semver-mode)', async () => {
