@@ -1,139 +1,35 @@
 // A bundle pull request through the real Probot server: a signed pull_request webhook for a
 // branch that adds a real bundle directory (test/helpers/bundle-repo.ts) ends with a
 // completed `catalog-bot/bundle` run that shows the catalog update the merge needs.
-import nock from 'nock';
-import { createHmac } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
-import { InProcessQueue } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
+import { bareOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import { BUNDLE_DIR, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
-import { privateKey, prPayload, quietLog, TestOctokit } from './helpers/github.js';
-
-const API = 'https://api.github.com';
-const REPO = '/repos/Codertocat/Hello-World';
-const secret = 'bundle-secret';
-
-interface Update {
-  status?: string;
-  conclusion?: string;
-  output: { title: string; summary: string };
-}
 
 describe('catalog-bot app: a bundle pull request', () => {
   let made: BundleRepo;
-  let bare: string;
-  let base: string;
+  let origin: { bare: string; cleanup: () => void };
   let head: string;
-  let workDir: string;
-  let server: Server;
-  let queue: InProcessQueue;
-  let url: string;
+  let app: AppHarness;
 
   beforeAll(async () => {
     made = makeBundleRepo();
-    base = made.git('rev-parse', 'main');
     head = made.branch('bundle-only');
-    bare = mkdtempSync(join(tmpdir(), 'bundle-pr-origin-'));
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    made.git('push', '-q', bare, 'main:refs/heads/main', `${head}:refs/pull/1/head`);
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    queue = new InProcessQueue({ backoffMs: 20 });
-    // Probot's Server treats port 0 as "default 3000": take a free port first.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
-    server = new Server({
-      Probot: Probot.defaults({
-        appId: 123,
-        privateKey: privateKey(),
-        secret,
-        Octokit: TestOctokit,
-        logLevel: 'fatal',
-      }),
-      host: '127.0.0.1',
-      port,
-      log: await quietLog(),
-    });
-    // Runs shown in progress at once, then completed: the mocks below expect both.
-    await server.load(serverApp({ queue, workDir, announceAfterMs: 0 }));
-    await server.start();
-    url = `http://127.0.0.1:${server.port}`;
+    origin = bareOrigin(made.repo, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
+    app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
   }, 60_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await app?.stop();
     made?.cleanup();
-    rmSync(bare, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
-    nock.cleanAll();
-    nock.enableNetConnect();
+    origin?.cleanup();
   });
 
   it('completes catalog-bot/bundle with the catalog update and its command', async () => {
-    const ids = new Map<string, number>();
-    const updates = new Map<number, Update>();
-    const scope = nock(API)
-      .post('/app/installations/4242/access_tokens')
-      .reply(201, { token: 'ghs_test', expires_at: new Date(Date.now() + 3600_000).toISOString() })
-      .post(`${REPO}/check-runs`)
-      .times(PR_CHECK_NAMES.length)
-      .reply(201, (_uri, body) => {
-        const { name } = body as { name: string };
-        ids.set(name, 100 + ids.size);
-        return { id: ids.get(name), name };
-      })
-      .get(`${REPO}/pulls/1`)
-      .reply(200, { number: 1, head: { sha: head }, base: { sha: base, ref: 'main' }, labels: [] })
-      .patch(/\/repos\/Codertocat\/Hello-World\/check-runs\/\d+$/)
-      .times(PR_CHECK_NAMES.length)
-      .reply(200, (uri, body) => {
-        updates.set(Number(uri.split('/').pop()), body as Update);
-        return {};
-      });
-    nock(API)
-      .get('/app')
-      .optionally()
-      .reply(200, { id: 123, slug: 'catalog-bot' })
-      .get(`${REPO}/issues/1/comments`)
-      .query(true)
-      .optionally()
-      .reply(200, [])
-      .post(`${REPO}/issues/1/labels`)
-      .optionally()
-      .reply(200, []);
-    const body = JSON.stringify(
-      prPayload({ bare, base, head, newer: head, cleanup: () => undefined }, { author: 'alice' }),
-    );
-    const res = await fetch(`${url}/api/github/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'pull_request',
-        'x-github-delivery': 'bundle-1',
-        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-      },
-      body,
-    });
-    expect(res.status).toBe(200);
-    await queue.onIdle();
-    expect(scope.isDone()).toBe(true);
-    const bundle = updates.get(ids.get('catalog-bot/bundle')!);
+    await app.pullRequest(1, 'opened', head);
+    const bundle = app.gh.runsFor(head, 'catalog-bot/bundle')[0];
     expect(bundle).toMatchObject({ status: 'completed', conclusion: 'success' });
-    expect(bundle?.output.title).toMatch(/the merge needs the catalog update of 6 files/);
-    expect(bundle?.output.summary).toContain(`catalog-bot release ${BUNDLE_DIR}`);
-    expect(bundle?.output.summary).toContain('+- name: jumpstarter-operator.v0.9.0\n');
+    expect(bundle?.output?.title).toMatch(/the merge needs the catalog update of 6 files/);
+    expect(bundle?.output?.summary).toContain(`catalog-bot release ${BUNDLE_DIR}`);
+    expect(bundle?.output?.summary).toContain('+- name: jumpstarter-operator.v0.9.0\n');
   }, 60_000);
 });

@@ -1,0 +1,83 @@
+// One App test set-up for the flows that talk to the stateful GitHub fake: a bare origin
+// holding the refs a test needs, the real Probot server (app-server.ts) with signed
+// webhooks, and deliveries that resolve once every job they caused is done.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { AppOptions } from '../../src/app.js';
+import { InProcessQueue } from '../../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './app-server.js';
+import { FakeGitHub, type FakePull } from './fake-github.js';
+import { webhookExample, type Payload } from './github.js';
+
+/** A bare repository (default branch `main`) holding `refspecs` pushed from `source`. */
+export function bareOrigin(source: string, refspecs: string[]): { bare: string; cleanup: () => void } {
+  const bare = mkdtempSync(join(tmpdir(), 'catalog-bot-origin-'));
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  if (refspecs.length) execFileSync('git', ['-C', source, 'push', '-q', bare, ...refspecs]);
+  return { bare, cleanup: () => rmSync(bare, { recursive: true, force: true }) };
+}
+
+export interface AppHarness {
+  gh: FakeGitHub;
+  queue: InProcessQueue;
+  server: AppServer;
+  /** A pull_request delivery for pull request `number` at `sha`; resolves when its jobs are done. */
+  pullRequest(
+    number: number,
+    action: 'opened' | 'synchronize',
+    sha: string,
+    edit?: (p: Payload) => void,
+  ): Promise<void>;
+  /** `login` comments `body` on issue or pull request `number`; resolves when its jobs are done. */
+  comment(number: number, login: string, body: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The App against a fake GitHub for Codertocat/Hello-World cloned from `bare`, with `pulls`
+ * open. Work directories are removed on stop().
+ */
+export async function startAppHarness(
+  bare: string,
+  pulls: FakePull[],
+  options: Partial<AppOptions> = {},
+): Promise<AppHarness> {
+  const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+  for (const pull of pulls) gh.addPull(pull);
+  const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+  const queue = new InProcessQueue({ backoffMs: 20 });
+  const server = await startAppServer(gh, { queue, workDir, announceAfterMs: 60_000, ...options });
+  let delivery = 0;
+  let commentId = 7000;
+  return {
+    gh,
+    queue,
+    server,
+    async pullRequest(number, action, sha, edit) {
+      const payload = webhookExample('pull_request', 'opened');
+      payload.action = action;
+      payload.installation = { id: 4242 };
+      payload.repository.clone_url = bare;
+      payload.number = payload.pull_request.number = number;
+      payload.pull_request.user.login = gh.pulls.get(number)?.author ?? payload.pull_request.user.login;
+      payload.pull_request.head.sha = sha;
+      edit?.(payload);
+      expect(await server.send('pull_request', payload, `pr-${++delivery}`)).toBe(200);
+      await queue.onIdle();
+    },
+    async comment(number, login, body) {
+      const id = ++commentId;
+      const payload = issueCommentPayload({ bare, number, id, login, body, at: gh.tick() });
+      expect(await server.send('issue_comment', payload, `comment-${id}`)).toBe(200);
+      await queue.onIdle();
+    },
+    async stop() {
+      await server.stop();
+      await queue.close();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
