@@ -9,22 +9,13 @@
 //   head only;
 // - a release that is refused writes nothing anywhere.
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import nock from 'nock';
-import { Probot, Server } from 'probot';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InProcessQueue } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bareOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import { BUNDLE_DIR, BUNDLE_PKG, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
-import { FakeGitHub } from './helpers/fake-github.js';
-import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
 
-const secret = 'release-secret';
 const CONFIG = `catalogs: [catalogs/*]
 maintainers: [alice]
 automerge:
@@ -41,19 +32,10 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
   let made: BundleRepo;
   /** The real release's catalogs and template (the community's catalog commit), path -> text. */
   let realRelease: Map<string, string>;
+  let origin: { bare: string; cleanup: () => void };
   let bare: string;
-  let workDir: string;
+  let app: AppHarness;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let server: Server;
-  let url: string;
-  let delivery = 0;
-
-  beforeAll(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
 
   beforeEach(async () => {
     made = makeBundleRepo();
@@ -66,93 +48,31 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     // What the community's release bot committed for 0.9.0 (the real catalog commit).
     made.branch('real-release', made.applyRelease);
     realRelease = new Map([...CATALOGS, TEMPLATE].map((p) => [p, made.git('show', `real-release:${p}`)]));
-    bare = mkdtempSync(join(tmpdir(), 'release-origin-'));
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    made.git('push', '-q', bare, 'main:refs/heads/main');
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-    gh.registerCreatedPulls = true;
-    queue = new InProcessQueue();
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
-    server = new Server({
-      Probot: Probot.defaults({
-        appId: 123,
-        privateKey: privateKey(),
-        secret,
-        Octokit: TestOctokit,
-        logLevel: (process.env.LOG_LEVEL as 'info' | undefined) ?? 'fatal',
-      }),
-      host: '127.0.0.1',
-      port,
-      log: await quietLog(),
-    });
-    await server.load(
-      serverApp({
-        queue,
-        workDir,
-        // No registry in a test: every image exists; bundle images are never pulled.
-        images: async (refs) =>
-          new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
-        bundles: {
-          resolveBundle: async (image) => {
-            throw new Error(`no registry in this test (${image})`);
-          },
-          manifests: async (image) => {
-            throw new Error(`no registry in this test (${image})`);
-          },
+    origin = bareOrigin(made.repo, ['main:refs/heads/main']);
+    bare = origin.bare;
+    app = await startAppHarness(bare, [], {
+      announceAfterMs: undefined,
+      // No registry in a test: every image exists; bundle images are never pulled.
+      images: async (refs) =>
+        new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
+      bundles: {
+        resolveBundle: async (image) => {
+          throw new Error(`no registry in this test (${image})`);
         },
-      }),
-    );
-    await server.start();
-    url = `http://127.0.0.1:${port}`;
+        manifests: async (image) => {
+          throw new Error(`no registry in this test (${image})`);
+        },
+      },
+    });
+    gh = app.gh;
+    gh.registerCreatedPulls = true;
   }, 60_000);
 
   afterEach(async () => {
-    await server?.stop();
-    nock.cleanAll();
+    await app?.stop();
     made?.cleanup();
-    rmSync(bare, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
+    origin?.cleanup();
   });
-
-  async function send(event: string, payload: object) {
-    const body = JSON.stringify(payload);
-    const res = await fetch(`${url}/api/github/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': event,
-        'x-github-delivery': `release-${++delivery}`,
-        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-      },
-      body,
-    });
-    expect(res.status).toBe(200);
-    await queue.onIdle();
-  }
-
-  function pullPayload(number: number, action: 'opened' | 'closed') {
-    const pull = gh.pulls.get(number)!;
-    const payload = webhookExample('pull_request', 'opened');
-    payload.action = action;
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = bare;
-    payload.number = number;
-    Object.assign(payload.pull_request, {
-      number,
-      merged: pull.merged ?? false,
-      merge_commit_sha: pull.mergeCommit ?? null,
-    });
-    payload.pull_request.user.login = pull.author;
-    payload.pull_request.head.sha = pull.head;
-    payload.pull_request.base.ref = 'main';
-    return payload;
-  }
 
   /** A contributor's pull request: `branch` of the work repository as pull request `number`. */
   function contribute(number: number, branch: string, options: { fork?: boolean } = {}) {
@@ -179,7 +99,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
   it("a fork's bundle-only pull request: checked, merged, then the App's release pull request updates every catalog", async () => {
     made.branch('bundle-only');
     const head = contribute(1, 'bundle-only', { fork: true });
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     const bundle = gh.runsFor(head, 'catalog-bot/bundle').at(-1)!;
     expect(bundle.conclusion).toBe('success');
     expect(bundle.output?.title).toMatch(/the merge needs the catalog update of 6 files/);
@@ -194,7 +114,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
 
     // GitHub tells of the merge; from here to the catalogs on main.
     const started = performance.now();
-    await send('pull_request', pullPayload(1, 'closed'));
+    await app.pullRequest(1, 'closed');
     const seconds = (performance.now() - started) / 1000;
 
     expect(gh.created).toHaveLength(1);
@@ -226,9 +146,9 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     // before the merge: the App took the branch for an earlier delivery's and proposed nothing.
     const squatted = execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
     execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/catalog-bot/release-1', squatted]);
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
-    await send('pull_request', pullPayload(1, 'closed'));
+    await app.pullRequest(1, 'closed');
     expect(gh.created).toHaveLength(1);
     expect(gh.created[0]).toMatchObject({ number: 100, base: 'main', head: 'catalog-bot/release-1' });
     const releasePull = gh.pulls.get(100)!;
@@ -241,7 +161,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
   it('the release after a merge is computed in the checks worker, within its deadline: past it nothing is written and the pull request is told', async () => {
     made.branch('bundle-only');
     const head = contribute(1, 'bundle-only', { fork: true });
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'merge' }]);
     // A release costs what the bundle check's did (up to the check deadline, in the worker).
     // Computed on the App's event loop, that time stalled every repository's webhooks and
@@ -249,7 +169,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     const deadline = process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
     process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '1';
     try {
-      await send('pull_request', pullPayload(1, 'closed'));
+      await app.pullRequest(1, 'closed');
     } finally {
       if (deadline === undefined) delete process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
       else process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = deadline;
@@ -262,7 +182,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
   it('a bundle-only pull request from a branch of the repository gets the checked update pushed onto its branch', async () => {
     made.branch('bundle-only');
     const head = contribute(1, 'bundle-only');
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     expect(conclusion(head, 'catalog-bot/bundle')).toBe('success');
     expect(gh.refUpdates.map((u) => u.ref)).toEqual(['pr-1']);
     const pushed = gh.refUpdates[0]!.sha;
@@ -298,7 +218,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
       execFileSync('git', ['-C', bare, 'update-ref', 'refs/heads/pr-1', newer]);
       gh.pulls.get(1)!.head = newer;
     };
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     expect(conclusion(head, 'catalog-bot/bundle')).toBe('success');
     expect(gh.refUpdates).toEqual([]);
     expect(
@@ -314,7 +234,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
       writeFileSync(file, readFileSync(file, 'utf8').replace('channels: [alpha]', 'channels: [nightly]'));
     });
     const head = contribute(1, 'bad-channel');
-    await send('pull_request', pullPayload(1, 'opened'));
+    await app.pullRequest(1, 'opened');
     const bundle = gh.runsFor(head, 'catalog-bot/bundle').at(-1)!;
     expect(bundle.conclusion).toBe('failure');
     expect(bundle.output?.summary).toContain('nightly');
@@ -326,7 +246,7 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     Object.assign(pull, { state: 'closed', merged: true, mergeCommit: gh.mergeForReal('main', head) });
     const merged = pull.mergeCommit!;
     expect(merged).not.toBe(main);
-    await send('pull_request', pullPayload(1, 'closed'));
+    await app.pullRequest(1, 'closed');
     expect(gh.created).toEqual([]);
     expect(gh.refUpdates).toEqual([]);
     expect(execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim()).toBe(merged);

@@ -20,17 +20,19 @@ export function bareOrigin(source: string, refspecs: string[]): { bare: string; 
   return { bare, cleanup: () => rmSync(bare, { recursive: true, force: true }) };
 }
 
+export type PullAction = 'opened' | 'synchronize' | 'closed' | 'reopened' | 'edited';
+
 export interface AppHarness {
   gh: FakeGitHub;
   queue: InProcessQueue;
   server: AppServer;
-  /** A pull_request delivery for pull request `number` at `sha`; resolves when its jobs are done. */
-  pullRequest(
-    number: number,
-    action: 'opened' | 'synchronize',
-    sha: string,
-    edit?: (p: Payload) => void,
-  ): Promise<void>;
+  /**
+   * A pull_request delivery for the fake's pull request `number` (at `sha`, else its head;
+   * merged and its merge commit as the fake has them); resolves when its jobs are done.
+   */
+  pullRequest(number: number, action: PullAction, sha?: string, edit?: (p: Payload) => void): Promise<void>;
+  /** Any signed delivery; resolves when its jobs are done. */
+  deliver(event: string, payload: Payload): Promise<void>;
   /** `login` comments `body` on issue or pull request `number`; resolves when its jobs are done. */
   comment(number: number, login: string, body: string): Promise<void>;
   stop(): Promise<void>;
@@ -52,27 +54,37 @@ export async function startAppHarness(
   const server = await startAppServer(gh, { queue, workDir, announceAfterMs: 60_000, ...options });
   let delivery = 0;
   let commentId = 7000;
+  const deliver = async (event: string, payload: Payload) => {
+    expect(await server.send(event, payload, `delivery-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+  };
   return {
     gh,
     queue,
     server,
     async pullRequest(number, action, sha, edit) {
+      const pull = gh.pulls.get(number);
       const payload = webhookExample('pull_request', 'opened');
       payload.action = action;
       payload.installation = { id: 4242 };
       payload.repository.clone_url = bare;
-      payload.number = payload.pull_request.number = number;
-      payload.pull_request.user.login = gh.pulls.get(number)?.author ?? payload.pull_request.user.login;
-      payload.pull_request.head.sha = sha;
+      payload.number = number;
+      Object.assign(payload.pull_request, {
+        number,
+        merged: pull?.merged ?? false,
+        merge_commit_sha: pull?.mergeCommit ?? null,
+      });
+      if (pull) payload.pull_request.user.login = pull.author;
+      payload.pull_request.head.sha = sha ?? pull?.head;
+      payload.pull_request.base.ref = pull?.base ?? 'main';
       edit?.(payload);
-      expect(await server.send('pull_request', payload, `pr-${++delivery}`)).toBe(200);
-      await queue.onIdle();
+      await deliver('pull_request', payload);
     },
+    deliver,
     async comment(number, login, body) {
       const id = ++commentId;
       const payload = issueCommentPayload({ bare, number, id, login, body, at: gh.tick() });
-      expect(await server.send('issue_comment', payload, `comment-${id}`)).toBe(200);
-      await queue.onIdle();
+      await deliver('issue_comment', payload);
     },
     async stop() {
       await server.stop();
