@@ -51,7 +51,6 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     origin = bareOrigin(made.repo, ['main:refs/heads/main']);
     bare = origin.bare;
     app = await startAppHarness(bare, [], {
-      announceAfterMs: undefined,
       // No registry in a test: every image exists; bundle images are never pulled.
       images: async (refs) =>
         new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),

@@ -2,38 +2,18 @@
 // with signed webhooks, a real bare repository, the real mirror and checks, GitHub's API as a
 // small stateful fake (nock). The edit is checked
 // as the commenter's own change and written like `/promote` (docs/deprecate.md).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readState } from '../src/handlers/pr-state.js';
-import { InProcessQueue } from '../src/queue.js';
-import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
+import {
+  fooBundle as bundle,
+  fooConfig,
+  FOO_OWNERS,
+  FOO_ROOT as ROOT,
+  WorkRepo,
+} from './helpers/foo-repo.js';
 
-const CONFIG = `catalogs: [catalogs/*]
-maintainers: [alice]
-ownership:
-  ownersFiles: true
-  packageOwners: operators/{package}/OWNERS
-  newPackages: maintainers
-# The tests have no network: quay.io cannot be asked.
-images:
-  unverifiableRegistries: [quay.io]
-`;
-const ROOT = 'catalogs/v4.21/foo';
-const bundle = (version: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: quay.io/example/foo-bundle:v${version}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
 // Hand-written, with a comment: the edit must leave it as it is.
 const CATALOG = `---
 # foo's package and channel
@@ -53,73 +33,45 @@ entries:
 `;
 
 function makeRepo() {
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-deprecate-'));
-  const work = join(root, 'work');
-  const bare = join(root, 'origin.git');
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const commit = (message: string, files: Record<string, string>) => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), text);
-    }
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', message);
-    return git(work, 'rev-parse', 'HEAD');
-  };
-  execFileSync('git', ['init', '-q', '-b', 'main', work]);
-  const base = commit('base', {
-    '.github/catalog-bot.yml': CONFIG,
-    'operators/foo/OWNERS': 'approvers: [bob]\n',
+  const repo = new WorkRepo('catalog-bot-deprecate-');
+  repo.commit('base', {
+    '.github/catalog-bot.yml': fooConfig(),
+    [FOO_OWNERS]: 'approvers: [bob]\n',
     'README.md': 'catalog\n',
     [`${ROOT}/catalog.yaml`]: CATALOG,
     [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
     [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
     [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
   });
-  git(work, 'checkout', '-q', '-b', 'pr', base);
-  const pr = commit('notes', { 'README.md': 'catalog, with notes\n' });
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git(work, 'push', '-q', bare, 'main:refs/heads/main', `${pr}:refs/pull/2/head`, `${pr}:refs/heads/pr-2`);
+  repo.push(repo.git('rev-parse', 'HEAD'), 'refs/heads/main');
+  const pr = repo.commit('notes', { 'README.md': 'catalog, with notes\n' });
+  repo.push(pr, 'refs/pull/2/head', 'refs/heads/pr-2');
   return {
-    bare,
+    bare: repo.bare,
     pr,
-    show: (rev: string, path: string) => git(bare, 'show', `${rev}:${path}`),
-    parent: (rev: string) => git(bare, 'rev-parse', `${rev}^`),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    show: (rev: string, path: string) => repo.show(rev, path),
+    parent: (rev: string) => repo.gitIn(repo.bare, 'rev-parse', `${rev}^`),
+    cleanup: () => repo.cleanup(),
   };
 }
 
 describe('/deprecate and /undeprecate through the App', () => {
   let repo: ReturnType<typeof makeRepo>;
-  let workDir: string;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let app: AppServer;
-  let commentId = 7000;
+  let app: AppHarness;
   beforeEach(async () => {
     repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    gh.addPull({ number: 2, head: repo.pr, author: 'carol', mergeable_state: 'blocked' });
-    queue = new InProcessQueue();
-    app = await startAppServer(gh, { queue, workDir });
+    app = await startAppHarness(repo.bare, [
+      { number: 2, head: repo.pr, author: 'carol', mergeable_state: 'blocked' },
+    ]);
+    gh = app.gh;
   });
   afterEach(async () => {
     await app.stop();
     repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
   });
 
-  async function send(login: string, body: string): Promise<number> {
-    const id = ++commentId;
-    const payload = issueCommentPayload({ bare: repo.bare, number: 2, id, login, body, at: gh.tick() });
-    expect(await app.send('issue_comment', payload, `d-${id}`)).toBe(200);
-    await queue.onIdle();
-    return id;
-  }
+  const send = (login: string, body: string): Promise<number> => app.comment(2, login, body);
   const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
   const lastReply = () =>
     gh

@@ -33,8 +33,8 @@ export interface AppHarness {
   pullRequest(number: number, action: PullAction, sha?: string, edit?: (p: Payload) => void): Promise<void>;
   /** Any signed delivery; resolves when its jobs are done. */
   deliver(event: string, payload: Payload): Promise<void>;
-  /** `login` comments `body` on issue or pull request `number`; resolves when its jobs are done. */
-  comment(number: number, login: string, body: string): Promise<void>;
+  /** `login` comments `body` on issue or pull request `number`; resolves to the comment's id when its jobs are done. */
+  comment(number: number, login: string, body: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -51,7 +51,7 @@ export async function startAppHarness(
   for (const pull of pulls) gh.addPull(pull);
   const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
   const queue = new InProcessQueue({ backoffMs: 20 });
-  const server = await startAppServer(gh, { queue, workDir, announceAfterMs: 60_000, ...options });
+  const server = await startAppServer(gh, { queue, workDir, ...options });
   let delivery = 0;
   let commentId = 7000;
   const deliver = async (event: string, payload: Payload) => {
@@ -85,6 +85,7 @@ export async function startAppHarness(
       const id = ++commentId;
       const payload = issueCommentPayload({ bare, number, id, login, body, at: gh.tick() });
       await deliver('issue_comment', payload);
+      return id;
     },
     async stop() {
       await server.stop();
