@@ -2,55 +2,27 @@
 // write to a branch the bot must not push to (docs/security.md). End to end through the App:
 // signed webhooks, a real bare repository, GitHub's API as a stateful fake (nock).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runPrChecks } from '../src/checks/pr.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
-import { InProcessQueue } from '../src/queue.js';
-import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { issueCommentPayload } from './helpers/app-server.js';
+import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
+import {
+  fooBundle as bundle,
+  fooCatalogFiles,
+  fooChannel,
+  fooConfig,
+  FOO_OWNERS,
+  FOO_ROOT,
+  WorkRepo,
+} from './helpers/foo-repo.js';
 import { webhookExample, type Payload } from './helpers/github.js';
 
-const CONFIG = `catalogs: [catalogs/*]
-maintainers: [alice]
-ownership:
-  ownersFiles: true
-  packageOwners: operators/{package}/OWNERS
-  newPackages: maintainers
-automerge:
-  enabled: true
-  method: squash
-# The tests have no network: quay.io cannot be asked, which may not block a merge here.
-images:
-  unverifiableRegistries: [quay.io]
-`;
-const ROOT = 'catalogs/v4.21/foo';
-const bundle = (version: string, image = `quay.io/example/foo-bundle:v${version}`) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: ${image}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
-const channel = (extra = '') => `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.0.1
-    replaces: foo.v1.0.0
-${extra}`;
+const ROOT = FOO_ROOT;
+const channel = (extra = '') => fooChannel(['1.0.0', '1.0.1'], extra);
 
 interface Repo {
   bare: string;
@@ -66,97 +38,57 @@ interface Repo {
 }
 
 function makeRepo(): Repo {
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
-  const work = join(root, 'work');
-  const bare = join(root, 'origin.git');
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const commit = (message: string, files: Record<string, string>) => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), text);
-    }
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', message);
-    return git(work, 'rev-parse', 'HEAD');
-  };
-  execFileSync('git', ['init', '-q', '-b', 'main', work]);
-  const base = commit('base', {
-    '.github/catalog-bot.yml': CONFIG,
-    'operators/foo/OWNERS': 'approvers: [bob]\n',
-    [`${ROOT}/catalog.yaml`]: channel(),
-    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
-    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
+  const repo = new WorkRepo('catalog-bot-trust-');
+  const base = repo.commit('base', {
+    '.github/catalog-bot.yml': fooConfig({ automerge: 'squash' }),
+    [FOO_OWNERS]: 'approvers: [bob]\n',
+    ...fooCatalogFiles(['1.0.0', '1.0.1']),
   });
   const added = { [`${ROOT}/catalog.yaml`]: channel('  - name: foo.v1.1.0\n    replaces: foo.v1.0.1\n') };
-  git(work, 'checkout', '-q', '-b', 'pr', base);
-  const reviewed = commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0') });
-  const evil = bundle('1.1.0', 'quay.io/carol/anything:latest');
-  const swapped = commit('tweak', { [`${ROOT}/bundle-1.1.0.yaml`]: evil });
-  git(work, 'checkout', '-q', '-b', 'other', base);
-  const rewritten = commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: evil });
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git(
-    work,
-    'push',
-    '-q',
-    bare,
-    'main:refs/heads/main',
-    `${reviewed}:refs/pull/2/head`,
-    `${reviewed}:refs/heads/pr-2`,
-    `${swapped}:refs/heads/swapped`,
-    `${rewritten}:refs/heads/rewritten`,
+  const reviewed = repo.commit(
+    'add 1.1.0',
+    { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0') },
+    base,
   );
+  const evil = bundle('1.1.0', 'quay.io/carol/anything:latest');
+  const swapped = repo.commit('tweak', { [`${ROOT}/bundle-1.1.0.yaml`]: evil }, reviewed);
+  const rewritten = repo.commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: evil }, base);
+  repo.push(base, 'refs/heads/main');
+  repo.push(reviewed, 'refs/pull/2/head', 'refs/heads/pr-2');
+  repo.push(swapped, 'refs/heads/swapped');
+  repo.push(rewritten, 'refs/heads/rewritten');
   return {
-    bare,
+    bare: repo.bare,
     base,
     reviewed,
     swapped,
     rewritten,
-    git: (...args) => git(bare, ...args),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    git: (...args) => repo.gitIn(repo.bare, ...args),
+    cleanup: () => repo.cleanup(),
   };
 }
 
 describe('comment commands: who wrote them, what they saw, where they write', () => {
   let repo: Repo;
-  let workDir: string;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let app: AppServer;
-  let delivery = 0;
+  let app: AppHarness;
   let commentId = 7000;
   /** GitHub account ids: an edit is told apart by id as well as by login. */
   const ids: Record<string, number> = { alice: 11, bob: 12, carol: 13, dave: 14 };
 
   beforeEach(async () => {
     repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    app = await startAppHarness(repo.bare, []);
+    gh = app.gh;
     gh.permissions.set('dave', 'write');
-    queue = new InProcessQueue();
-    app = await startAppServer(gh, { queue, workDir });
   });
   afterEach(async () => {
     await app.stop();
     repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
   });
 
   /** A `pull_request` delivery for the head the pull request has now. */
-  async function prEvent(action: 'opened' | 'synchronize', number = 2) {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.action = action;
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = repo.bare;
-    payload.number = payload.pull_request.number = number;
-    payload.pull_request.user.login = gh.pulls.get(number)!.author;
-    payload.pull_request.head.sha = gh.pulls.get(number)!.head;
-    expect(await app.send('pull_request', payload, `t-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
+  const prEvent = (action: 'opened' | 'synchronize', number = 2) => app.pullRequest(number, action);
 
   /** A comment as GitHub has it: written (created_at) now on GitHub's clock, delivered by deliver(). */
   function write(login: string, body: string, number = 2): Payload {
@@ -184,8 +116,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
   }
 
   async function deliver(payload: Payload) {
-    expect(await app.send('issue_comment', payload, `t-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+    await app.deliver('issue_comment', payload);
   }
 
   let reviewId = 9000;
@@ -210,8 +141,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
       submitted_at: gh.tick().toISOString(),
     });
     payload.sender = user;
-    expect(await app.send('pull_request_review', payload, `t-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+    await app.deliver('pull_request_review', payload);
     return payload.review.id as number;
   }
 
