@@ -15,6 +15,7 @@ import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
+import { fooBundle as bundle, FOO_ROOT as ROOT } from './helpers/foo-repo.js';
 import { webhookExample } from './helpers/github.js';
 import {
   freePort,
@@ -24,18 +25,6 @@ import {
   type RunningRegistry,
 } from './helpers/registry.js';
 
-const ROOT = 'catalogs/v4.21/foo';
-const bundle = (version: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: quay.io/example/foo-bundle:v${version}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
 const channels = (stable: string[], fast = true) => `---
 schema: olm.package
 name: foo

@@ -39,6 +39,7 @@ import {
   type RunningRegistry,
 } from './helpers/registry.js';
 import { cliCommand } from './helpers/cli.js';
+import { fooBundle, fooChannel } from './helpers/foo-repo.js';
 
 const buildCommand = cliCommand('build');
 
@@ -522,28 +523,8 @@ describe('images the bot cannot ask about', () => {
 
 // ---- bundle pulls of the CRD check -----------------------------------------------------
 
-const bundle = (version: string, image: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: ${image}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
-const CHANNEL = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-`;
+const bundle = fooBundle;
+const CHANNEL = fooChannel(['1.0.0']);
 
 function gitRepo(config: string, image: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
