@@ -54,6 +54,7 @@ export const LAYERS = {
     'permissions',
     'promote',
     'promote-cli',
+    'property',
     'prune',
     'range-lint',
     'release-history',

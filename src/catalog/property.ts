@@ -92,3 +92,61 @@ export type MaxOpenShiftVersionValue = string;
 
 /** The CSV annotation holding extra properties as a JSON list. */
 export const CSV_PROPERTIES_ANNOTATION = 'olm.properties';
+
+// ---- reading property values: the one place that knows where each value lives
+
+/** What every property has: the FBC's, a CSV annotation's and a rendered bundle's alike. */
+export interface PropertyLike {
+  type?: unknown;
+  value?: unknown;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/**
+ * The version of the first `olm.package` property, when it is a string. opm allows exactly
+ * one such property; a bundle with more is the validate check's finding.
+ */
+export function packageVersion(properties: readonly PropertyLike[]): string | undefined {
+  const value = properties.find((p) => p?.type === PROPERTY_PACKAGE)?.value;
+  const version = isRecord(value) ? value.version : undefined;
+  return typeof version === 'string' ? version : undefined;
+}
+
+/** The packageName of every `olm.package` property that has one. */
+export function packageNames(properties: readonly PropertyLike[]): string[] {
+  return properties.flatMap((p) =>
+    p?.type === PROPERTY_PACKAGE && isRecord(p.value) && typeof p.value.packageName === 'string'
+      ? [p.value.packageName]
+      : [],
+  );
+}
+
+/**
+ * Where a bundle declares `olm.maxOpenShiftVersion`: its own properties, and the CSV's
+ * `olm.properties` annotation (what OLM reads from the installed operator), each value as
+ * written. OLM goes by the CSV; catalogs by the property; a broken annotation is the
+ * validate check's finding, read here as none.
+ */
+export function maxOpenShiftVersions<P extends PropertyLike>(
+  properties: readonly P[],
+): { own: P[]; fromCsv: unknown[] } {
+  const own = properties.filter((p) => p.type === PROPERTY_MAX_OPENSHIFT_VERSION);
+  const fromCsv: unknown[] = [];
+  for (const p of properties) {
+    if (p.type !== PROPERTY_CSV_METADATA || !isRecord(p.value)) continue;
+    const annotations = p.value.annotations;
+    const raw = isRecord(annotations) ? annotations[CSV_PROPERTIES_ANNOTATION] : undefined;
+    if (typeof raw !== 'string') continue;
+    let list: unknown;
+    try {
+      list = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(list)) continue;
+    for (const item of list)
+      if (isRecord(item) && item.type === PROPERTY_MAX_OPENSHIFT_VERSION) fromCsv.push(item.value);
+  }
+  return { own, fromCsv };
+}

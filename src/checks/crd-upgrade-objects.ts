@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
 import type { Bundle } from '../catalog/fbc/declcfg.js';
-import { PROPERTY_BUNDLE_OBJECT, PROPERTY_PACKAGE } from '../catalog/property.js';
+import { packageVersion, PROPERTY_BUNDLE_OBJECT } from '../catalog/property.js';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_FILE_BYTES } from './bundle.js';
 import type { DirectoryFiles } from './bundle-pr.js';
 import { loadCatalog } from '../catalog/fbc/load.js';
@@ -117,10 +117,7 @@ const oneSegment = (s: string): boolean => s !== '' && s !== '.' && s !== '..' &
 
 /** The bundle's version as its `olm.package` property gives it (the directory name by `bundles.path`). */
 function bundleVersion(bundle: Bundle): string | undefined {
-  const value = bundle.properties.find((p) => p.type === PROPERTY_PACKAGE)?.value;
-  const version =
-    typeof value === 'object' && value !== null ? (value as { version?: unknown }).version : undefined;
-  return typeof version === 'string' ? version : undefined;
+  return packageVersion(bundle.properties);
 }
 
 /**

@@ -37,7 +37,7 @@ import {
 import { readSemverTemplate, type Archetype } from '../templates/semver.js';
 import { opmBehavioursFor, renderAsCommitted } from '../templates/behaviours.js';
 import { CiYamlError, templateMappingsFromCiYaml, type TemplateMapping } from '../templates/ci-yaml.js';
-import { PROPERTY_PACKAGE, SCHEMA_BASIC_TEMPLATE, SCHEMA_CHANNEL, SCHEMA_PACKAGE } from '../property.js';
+import { SCHEMA_BASIC_TEMPLATE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, packageVersion } from '../property.js';
 
 /** Read access to a repository's files (a working tree or a git tree). */
 export interface FileTree {
@@ -547,9 +547,8 @@ export function applySemverPromotion(
 /** A bundle's `olm.package` version, when it has a valid one. */
 export function bundleVersion(r: CatalogReport, name: string): Version | undefined {
   const blob = r.config.bundles.find((b) => b.name === name);
-  const prop = blob?.properties.find((p) => p.type === PROPERTY_PACKAGE);
-  const v = (prop?.value as { version?: unknown } | undefined)?.version;
-  if (typeof v !== 'string') return undefined;
+  const v = blob && packageVersion(blob.properties);
+  if (v === undefined) return undefined;
   try {
     return parseVersion(v);
   } catch {

@@ -18,6 +18,8 @@ import {
   SCHEMA_CHANNEL,
   SCHEMA_PACKAGE,
   SCHEMA_SEMVER_TEMPLATE,
+  packageVersion,
+  type PropertyLike,
 } from '../property.js';
 import type { ModelBundle, ModelChannel } from '../fbc/model.js';
 import { channelImpact } from '../olm/impact.js';
@@ -224,10 +226,7 @@ function catalogView(texts: readonly string[], pkg: string): PackageView {
 
 /** The version of an `olm.package` property. */
 function packageVersionOf(properties: unknown): string | undefined {
-  if (!Array.isArray(properties)) return undefined;
-  for (const p of properties as { type?: unknown; value?: unknown }[])
-    if (p?.type === PROPERTY_PACKAGE) return str((p.value as { version?: unknown } | null)?.version);
-  return undefined;
+  return Array.isArray(properties) ? packageVersion(properties as PropertyLike[]) : undefined;
 }
 
 /** A bundle directory as the index pipeline reads it. */

@@ -11,7 +11,7 @@ import { goQuote } from '../go/gostrings.js';
 import type { ModelBundle, ModelChannel } from '../fbc/model.js';
 import { tryParseRange, type VersionRange } from '../versions/range.js';
 import { parseVersionTolerant, SemverError, type Version } from '../versions/semver.js';
-import { PROPERTY_PACKAGE } from '../property.js';
+import { packageVersion } from '../property.js';
 
 /** The installed CSV: its name and `spec.version`, which need not be in the catalog. */
 export interface InstalledBundle {
@@ -233,9 +233,8 @@ function installedVersion(channel: ModelChannel, installed: InstalledBundle): Ve
  */
 function entryVersion(entry: ModelBundle): Version | undefined {
   if (entry.version !== undefined) return entry.version;
-  const property = entry.properties.find((p) => p.type === PROPERTY_PACKAGE);
-  const raw = (property?.value as { version?: unknown } | undefined)?.version;
-  if (typeof raw !== 'string') return undefined;
+  const raw = packageVersion(entry.properties);
+  if (raw === undefined) return undefined;
   try {
     return parseVersionTolerant(raw);
   } catch (err) {

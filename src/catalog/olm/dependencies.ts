@@ -39,6 +39,8 @@ import {
   PROPERTY_LABEL_REQUIRED,
   PROPERTY_PACKAGE,
   PROPERTY_PACKAGE_REQUIRED,
+  packageNames,
+  packageVersion,
 } from '../property.js';
 
 export interface GVK {
@@ -545,15 +547,11 @@ export function matches(c: Constraint, b: CatalogBundle): boolean {
 
 /** pkgPredicate: an `olm.package` property names it, or the entry belongs to it. */
 function providesPackage(b: CatalogBundle, name: string): boolean {
-  return b.package === name || packageNames(b).includes(name);
+  return b.package === name || bundlePackageNames(b).includes(name);
 }
 
-function packageNames(b: CatalogBundle): string[] {
-  return b.properties.flatMap((p) =>
-    p.type === PROPERTY_PACKAGE && isObj(p.value) && typeof p.value.packageName === 'string'
-      ? [p.value.packageName]
-      : [],
-  );
+function bundlePackageNames(b: CatalogBundle): string[] {
+  return packageNames(b.properties);
 }
 
 /** Met by something outside the catalog? (Listed packages count at any version.) */
@@ -682,8 +680,7 @@ export class DependencyIndex {
     const properties = mb.properties;
     let version = mb.version;
     if (version === undefined) {
-      const pkgProp = properties.find((p) => p.type === PROPERTY_PACKAGE);
-      const text = isObj(pkgProp?.value) ? str(pkgProp.value.version) : '';
+      const text = packageVersion(properties) ?? '';
       try {
         version = parseVersionTolerant(text);
       } catch {

@@ -5,11 +5,7 @@ import { classicChannel, classicNext } from './classic.js';
 import type { Bundle } from '../fbc/declcfg.js';
 import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
 import { v1Chosen } from './v1.js';
-import {
-  CSV_PROPERTIES_ANNOTATION,
-  PROPERTY_CSV_METADATA,
-  PROPERTY_MAX_OPENSHIFT_VERSION,
-} from '../property.js';
+import { maxOpenShiftVersions } from '../property.js';
 
 /** An OpenShift `major.minor`. */
 export interface OcpMinor {
@@ -103,28 +99,8 @@ export function wayForward(next: ModelPackage, channel: ModelChannel, b: ModelBu
 
 /** The `olm.maxOpenShiftVersion` values of a bundle (its properties, else its CSV's `olm.properties`). */
 export function maxOpenShiftValues(blob: Bundle): unknown[] {
-  const own = blob.properties.filter((p) => p.type === PROPERTY_MAX_OPENSHIFT_VERSION).map((p) => p.value);
-  if (own.length > 0) return own;
-  const fromCsv: unknown[] = [];
-  for (const p of blob.properties) {
-    if (p.type !== PROPERTY_CSV_METADATA) continue;
-    const raw = (p.value as { annotations?: Record<string, unknown> } | null)?.annotations?.[
-      CSV_PROPERTIES_ANNOTATION
-    ];
-    if (typeof raw !== 'string') continue;
-    try {
-      const list = JSON.parse(raw) as unknown;
-      if (!Array.isArray(list)) continue;
-      for (const item of list) {
-        if ((item as { type?: unknown })?.type === PROPERTY_MAX_OPENSHIFT_VERSION) {
-          fromCsv.push((item as { value?: unknown }).value);
-        }
-      }
-    } catch {
-      // A broken annotation is the validate check's business.
-    }
-  }
-  return fromCsv;
+  const { own, fromCsv } = maxOpenShiftVersions(blob.properties);
+  return own.length > 0 ? own.map((p) => p.value) : fromCsv;
 }
 
 /** The bundle's max OpenShift version, when it declares exactly one readable value. */

@@ -36,11 +36,9 @@ import {
 } from '../../catalog/versions/semver.js';
 import { v1Chosen, v1Path, v1Successors } from '../../catalog/olm/v1.js';
 import {
-  CSV_PROPERTIES_ANNOTATION,
+  maxOpenShiftVersions,
   PROPERTY_CONSTRAINT,
-  PROPERTY_CSV_METADATA,
   PROPERTY_GVK_REQUIRED,
-  PROPERTY_MAX_OPENSHIFT_VERSION,
   PROPERTY_PACKAGE_REQUIRED,
 } from '../../catalog/property.js';
 
@@ -977,30 +975,10 @@ function rankMinor(m: Minor): number {
 }
 
 function maxOpenShiftValues(blob: Bundle): { values: { value: unknown; prop?: Property }[]; count: number } {
-  const fromProps = blob.properties
-    .filter((p) => p.type === PROPERTY_MAX_OPENSHIFT_VERSION)
-    .map((p) => ({ value: p.value, prop: p }));
-  // The CSV's `olm.properties` annotation is what OLM reads from the installed operator.
-  const fromCsv: { value: unknown }[] = [];
-  for (const p of blob.properties) {
-    if (p.type !== PROPERTY_CSV_METADATA) continue;
-    const annotations = (p.value as { annotations?: Record<string, unknown> } | null)?.annotations;
-    const raw = annotations?.[CSV_PROPERTIES_ANNOTATION];
-    if (typeof raw !== 'string') continue;
-    try {
-      const list = JSON.parse(raw) as unknown;
-      if (!Array.isArray(list)) continue;
-      for (const item of list) {
-        if ((item as { type?: unknown })?.type === PROPERTY_MAX_OPENSHIFT_VERSION) {
-          fromCsv.push({ value: (item as { value?: unknown }).value });
-        }
-      }
-    } catch {
-      // A broken annotation is not this check's business.
-    }
-  }
-  const values = fromProps.length > 0 ? fromProps : fromCsv;
-  return { values, count: Math.max(fromProps.length, fromCsv.length) };
+  const { own, fromCsv } = maxOpenShiftVersions(blob.properties);
+  const values =
+    own.length > 0 ? own.map((p) => ({ value: p.value, prop: p })) : fromCsv.map((value) => ({ value }));
+  return { values, count: Math.max(own.length, fromCsv.length) };
 }
 
 function checkMaxOpenShift(
