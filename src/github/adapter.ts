@@ -152,6 +152,32 @@ export function octokitGitHub(octokit: Octokit): GitHub {
           await octokit.paginate(octokit.rest.teams.listMembersInOrg, { org, team_slug: team, per_page: 100 })
         ).map((m) => m.login),
     },
+    mergeQueue: {
+      enqueue: async (pullRequestId, expectedHeadOid) => {
+        await octokit.graphql(
+          `mutation($pullRequestId: ID!, $expectedHeadOid: GitObjectID) {
+            enqueuePullRequest(input: { pullRequestId: $pullRequestId, expectedHeadOid: $expectedHeadOid }) {
+              mergeQueueEntry { id }
+            }
+          }`,
+          { pullRequestId, expectedHeadOid },
+        );
+      },
+      dequeue: async (pullRequestId) => {
+        await octokit
+          .graphql(
+            `mutation($pullRequestId: ID!) {
+              dequeuePullRequest(input: { id: $pullRequestId }) { mergeQueueEntry { id } }
+            }`,
+            { pullRequestId },
+          )
+          .catch((e: unknown) => {
+            // Not (or no longer) queued: nothing to take out.
+            if (!/not (in|on) the merge queue|not queued/i.test(e instanceof Error ? e.message : String(e)))
+              throw e;
+          });
+      },
+    },
     installation: {
       token: () => installationToken(octokit),
       repositories: () =>

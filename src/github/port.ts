@@ -137,6 +137,17 @@ export interface Permissions {
   teamMembers(org: string, team: string): Promise<string[]>;
 }
 
+/**
+ * GitHub's merge queue (GraphQL only: REST has no merge-queue API). A pull request is named
+ * by its node id (`node_id` of the REST pull request). docs/merge-queue.md.
+ */
+export interface MergeQueue {
+  /** Queue the pull request; GitHub refuses when its head is no longer `expectedHeadOid`. */
+  enqueue(pullRequestId: string, expectedHeadOid: string): Promise<void>;
+  /** Take the pull request out of the queue; one not in it is no error. */
+  dequeue(pullRequestId: string): Promise<void>;
+}
+
 /** The installation the port acts as. */
 export interface Installation {
   /** An installation access token, for git over HTTPS. */
@@ -154,5 +165,6 @@ export interface GitHub {
   git: GitData;
   repos: Repositories;
   permissions: Permissions;
+  mergeQueue: MergeQueue;
   installation: Installation;
 }
