@@ -90,6 +90,7 @@ export const LAYERS = {
     'conditional-requests',
     'deprecate-app',
     'index-checks-app',
+    'merge-queue-app',
     'onboard-app',
     'queue',
     'templates-pr',

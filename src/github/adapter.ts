@@ -153,6 +153,13 @@ export function octokitGitHub(octokit: Octokit): GitHub {
         ).map((m) => m.login),
     },
     mergeQueue: {
+      isQueued: async (pullRequestId) => {
+        const data = await octokit.graphql<{ node: { isInMergeQueue?: boolean } | null }>(
+          `query($pullRequestId: ID!) { node(id: $pullRequestId) { ... on PullRequest { isInMergeQueue } } }`,
+          { pullRequestId },
+        );
+        return data.node?.isInMergeQueue === true;
+      },
       enqueue: async (pullRequestId, expectedHeadOid) => {
         await octokit.graphql(
           `mutation($pullRequestId: ID!, $expectedHeadOid: GitObjectID) {
@@ -164,18 +171,12 @@ export function octokitGitHub(octokit: Octokit): GitHub {
         );
       },
       dequeue: async (pullRequestId) => {
-        await octokit
-          .graphql(
-            `mutation($pullRequestId: ID!) {
-              dequeuePullRequest(input: { id: $pullRequestId }) { mergeQueueEntry { id } }
-            }`,
-            { pullRequestId },
-          )
-          .catch((e: unknown) => {
-            // Not (or no longer) queued: nothing to take out.
-            if (!/not (in|on) the merge queue|not queued/i.test(e instanceof Error ? e.message : String(e)))
-              throw e;
-          });
+        await octokit.graphql(
+          `mutation($pullRequestId: ID!) {
+            dequeuePullRequest(input: { id: $pullRequestId }) { mergeQueueEntry { id } }
+          }`,
+          { pullRequestId },
+        );
       },
     },
     installation: {

@@ -142,9 +142,11 @@ export interface Permissions {
  * by its node id (`node_id` of the REST pull request). docs/merge-queue.md.
  */
 export interface MergeQueue {
+  /** Whether the pull request is in its base branch's merge queue. */
+  isQueued(pullRequestId: string): Promise<boolean>;
   /** Queue the pull request; GitHub refuses when its head is no longer `expectedHeadOid`. */
   enqueue(pullRequestId: string, expectedHeadOid: string): Promise<void>;
-  /** Take the pull request out of the queue; one not in it is no error. */
+  /** Take the pull request out of the queue (GitHub refuses one that is not in it). */
   dequeue(pullRequestId: string): Promise<void>;
 }
 

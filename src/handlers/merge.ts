@@ -198,6 +198,8 @@ export async function mergeIfReady(
     // queued, and the queue's merge groups are checked on their own (docs/merge-queue.md).
     if (await requiresMergeQueue(github, ref, pr.base.ref)) {
       try {
+        if (await github.mergeQueue.isQueued(pr.node_id))
+          return { merged: false, reason: 'already in the merge queue', queued: true };
         await github.mergeQueue.enqueue(pr.node_id, head);
         log.info({ pr: number, head }, 'enqueued in the merge queue');
         return { merged: false, reason: `queued at ${head.slice(0, 12)} in the merge queue`, queued: true };

@@ -177,7 +177,8 @@ export async function mergeGroupJob(
       ].join('\n'),
     );
     // GitHub takes the group's own pull request out; one ahead of it only the App does.
-    await github.mergeQueue.dequeue(culprit.member.node_id);
+    if (await github.mergeQueue.isQueued(culprit.member.node_id))
+      await github.mergeQueue.dequeue(culprit.member.node_id);
   }
   log.info({ head: job.headSha, culprit: culprit?.member.number }, 'merge group checked');
 }

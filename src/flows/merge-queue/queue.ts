@@ -29,10 +29,11 @@ export interface QueuedPull {
 /**
  * Take a pull request out of the merge queue when its base branch has one (a `/hold`, an
  * approval lost): a queued pull request would otherwise merge once its group is green.
- * Returns whether it was asked.
+ * Returns whether it was taken out.
  */
 export async function dequeueIfQueued(github: GitHub, ref: RepoRef, pull: QueuedPull): Promise<boolean> {
   if (!(await requiresMergeQueue(github, ref, pull.base.ref))) return false;
+  if (!(await github.mergeQueue.isQueued(pull.node_id))) return false;
   await github.mergeQueue.dequeue(pull.node_id);
   return true;
 }
