@@ -4,7 +4,8 @@
 // combined with the CURRENT base (two pull requests that are fine alone can break a channel
 // together). The merge passes the head sha that was checked, so a push in between is never
 // merged unchecked. Runs in the repository's queue group, so merges in one repository never
-// overlap.
+// overlap. On a branch that requires GitHub's merge queue the checked head is queued
+// instead (docs/merge-queue.md).
 import type { Context } from 'probot';
 import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
