@@ -309,6 +309,25 @@ describe('GitHub merge queue', () => {
     expect(gh.pulls.get(3)!.state).toBe('open');
   });
 
+  it('an attack: the author pushes after the approved head was queued; the group fails on permissions, names the pull request, and it leaves the queue unmerged', async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    await opened(1);
+    const [group] = mq.entries;
+    // The head moves under the queue (the model keeps the group, as a slow GitHub would).
+    gh.forcePush(1, repo.bottom);
+    open();
+    await settle();
+    const permissions = groupRuns(group!.head).find((r) => r.name === 'catalog-bot/permissions');
+    expect(permissions?.conclusion).toBe('failure');
+    expect(permissions?.output?.title).toContain('#1');
+    expect(permissions?.output?.summary).toContain(`not ${repo.top.slice(0, 12)} as merged in the group`);
+    expect(mq.dequeued).toEqual([1]);
+    expect(mq.mergedPulls).toEqual([]);
+    expect(failedJobs).toEqual([]);
+  });
+
   it('a group destroyed while it is checked gets no run; the next group merges', async () => {
     addPulls();
     let open!: () => void;
