@@ -328,63 +328,55 @@ describe('GitHub merge queue', () => {
     expect(failedJobs).toEqual([]);
   });
 
-  it('a group destroyed while it is checked gets no run; the next group merges', async () => {
+  it('bad input: a queue branch deleted mid-check, a group destroyed while it is checked, a group whose base moved: no crash, no stale green run, and the queue still merges', async () => {
     addPulls();
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
     await opened(1);
     await opened(3);
-    const [first] = mq.entries;
-    // While the group of 1 is checked, 1 is taken out of the queue (GitHub destroys its group).
-    let done = false;
-    midCheck = (flow) => {
-      if (flow !== 'merge-group' || done) return;
-      done = true;
-      mq.graphql({ query: 'mutation { dequeuePullRequest }', variables: { pullRequestId: 'PR_kwDOfake1' } });
-    };
-    open();
-    await settle();
-    expect(done).toBe(true);
-    expect(groupRuns(first!.head)).toEqual([]);
-    expect(mq.dequeued).toEqual([1]);
-    expect(mq.mergedPulls).toEqual([3]);
-    expect(failedJobs).toEqual([]);
-  });
-
-  it('a queue branch deleted mid-check gets no run, and a group whose base moved gets no green run', async () => {
-    addPulls();
-    let open!: () => void;
-    gate = new Promise((resolve) => (open = resolve));
-    await opened(1);
-    const [first] = mq.entries;
-    let step = 0;
+    const [first, second] = mq.entries;
+    // While the group of 1 is checked its queue branch is deleted, with no event; while the
+    // group of 1 and 3 is checked GitHub destroys it (3 taken out of the queue).
+    const seen: string[] = [];
     midCheck = (flow) => {
       if (flow !== 'merge-group') return;
-      // The queue branch is deleted under the job, with no event.
-      if (step++ === 0) repo.git('update-ref', '-d', `refs/heads/${first!.branch}`);
+      seen.push(flow);
+      if (seen.length === 1) repo.git('update-ref', '-d', `refs/heads/${first!.branch}`);
+      if (seen.length === 2)
+        mq.graphql({
+          query: 'mutation { dequeuePullRequest }',
+          variables: { pullRequestId: 'PR_kwDOfake3' },
+        });
     };
     open();
     await settle();
-    expect(step).toBeGreaterThan(0);
+    expect(seen.length).toBe(2);
     expect(groupRuns(first!.head)).toEqual([]);
+    expect(groupRuns(second!.head)).toEqual([]);
+    expect(mq.events).toContainEqual(
+      expect.objectContaining({ action: 'destroyed', reason: 'dequeued', number: 3 }),
+    );
     expect(failedJobs).toEqual([]);
-    // GitHub would take it out on its timeout.
-    mq.graphql({ query: 'mutation { dequeuePullRequest }', variables: { pullRequestId: 'PR_kwDOfake1' } });
-    await settle();
-
-    // A group whose base then moves outside the queue (a push that bypassed it).
+    midCheck = () => undefined;
+    // GitHub takes 1 out on its timeout; 3 is queued again, and main moves under its group
+    // (a push that bypassed the queue) before it is checked.
     gate = new Promise((resolve) => (open = resolve));
-    await opened(3);
+    mq.graphql({ query: 'mutation { dequeuePullRequest }', variables: { pullRequestId: 'PR_kwDOfake1' } });
+    mq.graphql({
+      query: 'mutation { enqueuePullRequest }',
+      variables: { pullRequestId: 'PR_kwDOfake3', expectedHeadOid: repo.readme },
+    });
     const stale = mq.entries.find((e) => e.number === 3)!;
     const moved = repo.git('commit-tree', `${repo.readme2}^{tree}`, '-p', mainSha(), '-m', 'bypass');
     repo.git('update-ref', 'refs/heads/main', moved);
     open();
     await settle();
-    expect(groupRuns(stale.head).filter((r) => r.conclusion === 'success')).toEqual([]);
+    expect(groupRuns(stale.head)).toEqual([]);
     expect(failedJobs).toEqual([]);
-    // Rebuilt on the moved base, the queue merges it.
+    // Built again on the moved base (as GitHub does), the group is checked and merges.
     mq.baseMoved();
     await settle();
     expect(mq.mergedPulls).toEqual([3]);
+    expect(await mainValid()).toBe(true);
   });
 });

@@ -226,6 +226,8 @@ async function checkGroup(
   const { checks } = await run(job.headSha);
   const brokenBy = (list: CheckResult[]) => list.filter((c) => c.conclusion === 'failure');
   const verdict: GroupVerdict = { members: members.members, checks, permissions };
+  const fails = brokenBy(checks).length > 0 || permissions.some((p) => p.problem !== undefined);
+  if (!fails) return verdict;
   // The culprit: the first pull request, in queue order, whose prefix of the group fails.
   for (const member of pending) {
     const permission = permissions.find((p) => p.member === member)?.problem;
