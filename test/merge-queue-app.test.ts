@@ -5,7 +5,8 @@
 // - three pull requests into a branch that requires the queue, two of which give a channel
 //   two heads together (each fine alone): the group holding both fails and names the later
 //   one, which leaves the queue; the other two merge; main ends valid;
-// - `/hold` takes a queued pull request out of the queue;
+// - `/hold` and a withdrawn approval take a queued pull request out of the queue;
+// - an attack: a push after the approved head was queued fails the group on permissions;
 // - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
 //   group whose base moved: no crash, no stale green run, and the queue still merges.
 import { execFileSync } from 'node:child_process';
@@ -294,7 +295,7 @@ describe('GitHub merge queue', () => {
     expect(failedJobs).toEqual([]);
   });
 
-  it('the REST merge is refused on the branch, and /hold takes a queued pull request out of the queue', async () => {
+  it('the REST merge is refused on the branch; /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
     addPulls();
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
@@ -303,10 +304,22 @@ describe('GitHub merge queue', () => {
     await comment(3, 'alice', '/hold');
     expect(mq.entries).toEqual([]);
     expect(mq.dequeued).toEqual([3]);
+    // carol's pull request is queued once bob (an owner of foo) approves, and leaves the
+    // queue when he withdraws the approval.
+    repo.git('update-ref', 'refs/pull/4/head', repo.bottom);
+    gh.addPull({ number: 4, head: repo.bottom, author: 'carol' });
+    await opened(4);
+    expect(mq.entries.map((e) => e.number)).toEqual([]);
+    await comment(4, 'bob', '/approve');
+    expect(mq.entries.map((e) => e.number)).toEqual([4]);
+    await comment(4, 'bob', '/approve cancel');
+    expect(mq.entries).toEqual([]);
+    expect(mq.dequeued).toEqual([3, 4]);
     open();
     await settle();
     expect(mq.mergedPulls).toEqual([]);
     expect(gh.pulls.get(3)!.state).toBe('open');
+    expect(gh.merges).toEqual([]);
   });
 
   it('an attack: the author pushes after the approved head was queued; the group fails on permissions, names the pull request, and it leaves the queue unmerged', async () => {
