@@ -155,11 +155,13 @@ export async function mergeGroupJob(
     log.info({ head: job.headSha }, 'merge group destroyed while checked: dropped');
     return;
   }
+  const { culprit } = verdict;
+  // Told once: a culprit no longer queued (another group named it first) hears nothing again.
+  const culpritQueued = culprit ? await github.mergeQueue.isQueued(culprit.member.node_id) : false;
   const completions = groupCompletions(verdict);
   for (const name of PR_CHECK_NAMES)
     await createCompletedRun(github, job.ref, job.headSha, name, completions[name]!, { externalId: key });
-  const { culprit } = verdict;
-  if (culprit && culprit.member.node_id) {
+  if (culprit && culpritQueued) {
     const ahead = verdict.members
       .slice(0, verdict.members.indexOf(culprit.member))
       .map((m) => `#${m.number}`);
