@@ -295,7 +295,7 @@ describe('GitHub merge queue', () => {
     expect(failedJobs).toEqual([]);
   });
 
-  it('the REST merge is refused on the branch; /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
+  it('no REST merge on the branch (the queue instead); /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
     addPulls();
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
