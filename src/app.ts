@@ -6,6 +6,7 @@ import { INSTALLATION_EVENTS, installationHandler } from './handlers/installatio
 import { COMMENT_EVENTS, issueCommentHandler } from './handlers/issue-comment.js';
 import { HEAD_EVENTS, headEventHandler } from './handlers/heads.js';
 import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
+import { MERGE_GROUP_EVENTS, mergeGroupHandler } from './flows/merge-queue/flow.js';
 import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
 import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
@@ -139,6 +140,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
     app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
     app.on([...REVIEW_EVENTS], reviewHandler(handlerOptions));
     app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
+    app.on([...MERGE_GROUP_EVENTS], mergeGroupHandler(handlerOptions));
     app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
     app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));
     if (options.reconcileEveryMs)

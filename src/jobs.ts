@@ -31,6 +31,7 @@ import { ConditionalCache } from './github/conditional-requests.js';
 import { probotGitHubApp } from './github/adapter.js';
 import type { JobRunner, JobSpec } from './queue.js';
 import { impactCommentJob, type ImpactCommentJob } from './flows/impact/status.js';
+import { mergeGroupJob, type MergeGroupJob } from './flows/merge-queue/flow.js';
 
 type JobOptions = PrHandlerOptions & { appSlug: () => Promise<string> };
 
@@ -142,6 +143,17 @@ export const JOB_KINDS: Record<string, Runner> = {
     is: isPullTarget,
     installation: own,
     run: (context, options, data) => mergeJob(context, options, data),
+  }),
+  // The checks of a merge group of GitHub's merge queue (docs/merge-queue.md).
+  'merge-group': kind<MergeGroupJob>({
+    is: (v): v is MergeGroupJob =>
+      isRepoTarget(v) &&
+      typeof v.headSha === 'string' &&
+      typeof v.headRef === 'string' &&
+      typeof v.baseRef === 'string' &&
+      typeof v.baseSha === 'string',
+    installation: own,
+    run: (context, options, data, { key }) => mergeGroupJob(context, options, data, key),
   }),
   'check-open-pulls': kind<OpenPullsJob>({
     is: (v): v is OpenPullsJob =>

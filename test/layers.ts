@@ -91,6 +91,7 @@ export const LAYERS = {
     'conditional-requests',
     'deprecate-app',
     'index-checks-app',
+    'merge-queue-app',
     'onboard-app',
     'queue',
     'templates-pr',

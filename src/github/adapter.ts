@@ -152,6 +152,33 @@ export function octokitGitHub(octokit: Octokit): GitHub {
           await octokit.paginate(octokit.rest.teams.listMembersInOrg, { org, team_slug: team, per_page: 100 })
         ).map((m) => m.login),
     },
+    mergeQueue: {
+      isQueued: async (pullRequestId) => {
+        const data = await octokit.graphql<{ node: { isInMergeQueue?: boolean } | null }>(
+          `query($pullRequestId: ID!) { node(id: $pullRequestId) { ... on PullRequest { isInMergeQueue } } }`,
+          { pullRequestId },
+        );
+        return data.node?.isInMergeQueue === true;
+      },
+      enqueue: async (pullRequestId, expectedHeadOid) => {
+        await octokit.graphql(
+          `mutation($pullRequestId: ID!, $expectedHeadOid: GitObjectID) {
+            enqueuePullRequest(input: { pullRequestId: $pullRequestId, expectedHeadOid: $expectedHeadOid }) {
+              mergeQueueEntry { id }
+            }
+          }`,
+          { pullRequestId, expectedHeadOid },
+        );
+      },
+      dequeue: async (pullRequestId) => {
+        await octokit.graphql(
+          `mutation($pullRequestId: ID!) {
+            dequeuePullRequest(input: { id: $pullRequestId }) { mergeQueueEntry { id } }
+          }`,
+          { pullRequestId },
+        );
+      },
+    },
     installation: {
       token: () => installationToken(octokit),
       repositories: () =>

@@ -137,6 +137,19 @@ export interface Permissions {
   teamMembers(org: string, team: string): Promise<string[]>;
 }
 
+/**
+ * GitHub's merge queue (GraphQL only: REST has no merge-queue API). A pull request is named
+ * by its node id (`node_id` of the REST pull request). docs/merge-queue.md.
+ */
+export interface MergeQueue {
+  /** Whether the pull request is in its base branch's merge queue. */
+  isQueued(pullRequestId: string): Promise<boolean>;
+  /** Queue the pull request; GitHub refuses when its head is no longer `expectedHeadOid`. */
+  enqueue(pullRequestId: string, expectedHeadOid: string): Promise<void>;
+  /** Take the pull request out of the queue (GitHub refuses one that is not in it). */
+  dequeue(pullRequestId: string): Promise<void>;
+}
+
 /** The installation the port acts as. */
 export interface Installation {
   /** An installation access token, for git over HTTPS. */
@@ -154,5 +167,6 @@ export interface GitHub {
   git: GitData;
   repos: Repositories;
   permissions: Permissions;
+  mergeQueue: MergeQueue;
   installation: Installation;
 }

@@ -4,7 +4,8 @@
 // combined with the CURRENT base (two pull requests that are fine alone can break a channel
 // together). The merge passes the head sha that was checked, so a push in between is never
 // merged unchecked. Runs in the repository's queue group, so merges in one repository never
-// overlap.
+// overlap. On a branch that requires GitHub's merge queue the checked head is queued
+// instead (docs/merge-queue.md).
 import type { Context } from 'probot';
 import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
@@ -17,6 +18,7 @@ import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
+import { requiresMergeQueue } from '../flows/merge-queue/queue.js';
 import {
   openSession,
   pullTarget,
@@ -35,7 +37,8 @@ export interface MergeOptions extends SessionOptions {
   appSlug: () => Promise<string>;
 }
 
-export type MergeOutcome = { merged: true; sha: string } | { merged: false; reason: string; told?: boolean };
+export type MergeOutcome =
+  { merged: true; sha: string } | { merged: false; reason: string; told?: boolean; queued?: boolean };
 
 type Ctx = SessionContext;
 
@@ -192,6 +195,27 @@ export async function mergeIfReady(
       (now.base.ref !== pr.base.ref ? `the base changed to ${now.base.ref}` : undefined);
     if (late) return { merged: false, reason: late };
 
+    // A branch that requires GitHub's merge queue takes no REST merge: the checked head is
+    // queued, and the queue's merge groups are checked on their own (docs/merge-queue.md).
+    if (await requiresMergeQueue(github, ref, pr.base.ref)) {
+      try {
+        if (await github.mergeQueue.isQueued(pr.node_id))
+          return { merged: false, reason: 'already in the merge queue', queued: true };
+        await github.mergeQueue.enqueue(pr.node_id, head);
+        log.info({ pr: number, head }, 'enqueued in the merge queue');
+        return { merged: false, reason: `queued at ${head.slice(0, 12)} in the merge queue`, queued: true };
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        await reply(
+          github,
+          ref,
+          number,
+          `GitHub refused to add ${head.slice(0, 12)} to the merge queue: ${message.slice(0, 500)}\n\ncatalog-bot tries again after the next push, \`/retest\` or approval.`,
+        );
+        return { merged: false, reason: `GitHub refused to queue: ${message}`, told: true };
+      }
+    }
+
     try {
       const data = await github.pulls.merge(ref, number, {
         sha: head, // GitHub refuses if the head moved: only the checked commit is merged
@@ -218,7 +242,7 @@ export async function mergeIfReady(
 }
 
 /** The first errors of each check, as list items. */
-function errorLines(checks: CheckResult[]): string[] {
+export function errorLines(checks: CheckResult[]): string[] {
   return checks.flatMap((c) =>
     c.findings
       .filter((f) => f.level === 'error')

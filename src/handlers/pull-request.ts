@@ -11,6 +11,7 @@ import { checksSubject, QueueUnavailableError, type JobQueue } from '../queue.js
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
 import { releaseSourceOf } from './release-source.js';
+import { dequeueIfQueued } from '../flows/merge-queue/queue.js';
 import { impactSection } from '../flows/impact/section.js';
 import type { ImpactCommentJob } from '../flows/impact/status.js';
 import {
@@ -512,6 +513,11 @@ export async function writeResultsJob(
     const slug = options.appSlug ? await options.appSlug() : undefined;
     // The `approved` label mirrors the permissions decision, for people to see.
     const permissions = data.completions[PERMISSIONS_CHECK];
+    // An approval lost: out of GitHub's merge queue, where the head may wait (docs/merge-queue.md).
+    if (slug && permissions && permissions.conclusion !== 'success' && labels.includes(LABELS.approved)) {
+      const pull = await github.pulls.get(job.ref, job.number);
+      if (pull.head.sha === job.headSha) await dequeueIfQueued(github, job.ref, pull);
+    }
     if (permissions && slug)
       await setLabel(
         github,

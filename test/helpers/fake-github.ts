@@ -5,6 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import nock from 'nock';
 import { underContract } from './github-contract.js';
+import { webhookExample } from './github.js';
+import { MergeQueueModel, mergeQueueRule, pullNodeId, QUEUE_REFUSAL } from './merge-queue.js';
 
 export const API = 'https://api.github.com';
 /** What GitHub's error answers point to (its 422 answers always carry one). */
@@ -108,6 +110,8 @@ export class FakeGitHub {
   readonly protectedBranches = new Set<string>();
   /** branch -> repository rules (rulesets) that apply to it. */
   readonly branchRules = new Map<string, { type: string }[]>();
+  /** GitHub's merge queue of the branch requireMergeQueue() named (merge-queue.ts). */
+  mergeQueue?: MergeQueueModel;
   /** Called when a branch is looked up (GET .../branches/:name), e.g. to change things mid-job. */
   onBranch?: (name: string) => void;
   /**
@@ -192,6 +196,56 @@ export class FakeGitHub {
     });
   }
 
+  /**
+   * `branch` requires GitHub's merge queue (a ruleset's `merge_queue` rule): the REST merge
+   * into it is refused, and the queue (merge-queue.ts) merges once `required` checks are green.
+   */
+  requireMergeQueue(branch: string, required: readonly string[]): MergeQueueModel {
+    this.branchRules.set(branch, [
+      ...(this.branchRules.get(branch) ?? []),
+      mergeQueueRule(this.owner, this.repo),
+    ]);
+    this.mergeQueue = new MergeQueueModel(
+      {
+        git: (...args) => this.#git(...args),
+        pull: (number) => {
+          const p = this.pulls.get(number);
+          return (
+            p && {
+              head: p.head,
+              headRef: p.headRef ?? `pr-${p.number}`,
+              title: `p${p.number}`,
+              state: p.state ?? 'open',
+            }
+          );
+        },
+        merged: (number, commit) => {
+          const p = this.pulls.get(number);
+          if (!p) return;
+          Object.assign(p, { state: 'closed', merged: true, mergeCommit: commit });
+        },
+        latestRuns: (sha) => {
+          const latest = new Map<string, { status: string; conclusion: string | null }>();
+          for (const r of this.runsFor(sha)) latest.set(r.name, r);
+          return latest;
+        },
+        repository: () => {
+          const repository = webhookExample('pull_request', 'opened').repository;
+          repository.clone_url = this.bare;
+          return repository;
+        },
+      },
+      branch,
+      required,
+    );
+    return this.mergeQueue;
+  }
+
+  /** Whether `branch` requires the merge queue (its rules say so). */
+  #queued(branch: string): boolean {
+    return (this.branchRules.get(branch) ?? []).some((r) => r.type === 'merge_queue');
+  }
+
   addPull(pull: FakePull): void {
     this.pulls.set(pull.number, { state: 'open', labels: [], mergeable_state: 'clean', ...pull });
   }
@@ -218,6 +272,7 @@ export class FakeGitHub {
     };
     return {
       number: p.number,
+      node_id: pullNodeId(p.number),
       state: p.state,
       merged: p.merged ?? false,
       draft: p.draft ?? false,
@@ -274,6 +329,16 @@ export class FakeGitHub {
     nock(API)
       .defaultReplyHeaders({ date: () => this.now().toUTCString() })
       .persist()
+      // GraphQL is not in GitHub's REST description: the merge queue model checks what it takes.
+      .post('/graphql')
+      .reply((_uri, body) =>
+        this.mergeQueue
+          ? (this.mergeQueue.graphql(body as { query?: string; variables?: Record<string, unknown> }) as [
+              number,
+              nock.Body,
+            ])
+          : [200, { data: null, errors: [{ type: 'NOT_FOUND', message: 'no merge queue in this fake' }] }],
+      )
       .get(new RegExp(`^${repoPath}/rules/branches/.+`))
       .query(true)
       .reply(
@@ -371,6 +436,7 @@ export class FakeGitHub {
             ...(b.output ? { output: b.output } : {}),
           };
           this.checkRuns.push(run);
+          this.mergeQueue?.evaluate();
           return run;
         }),
       )
@@ -379,6 +445,7 @@ export class FakeGitHub {
         checked(200, (uri, body) => {
           const run = this.checkRuns.find((r) => r.id === num(uri, /check-runs\/(\d+)$/));
           if (run) Object.assign(run, body as object);
+          this.mergeQueue?.evaluate();
           return run ?? {};
         }),
       )
@@ -455,6 +522,7 @@ export class FakeGitHub {
           if (!p) return [404, { message: 'Not Found' }];
           if (b.sha !== undefined && b.sha !== p.head)
             return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
+          if (this.#queued(p.base ?? 'main')) return [405, { message: QUEUE_REFUSAL }];
           try {
             const sha = p.onMerge ? p.onMerge(b) : '0'.repeat(40);
             p.mergeCommit = sha;

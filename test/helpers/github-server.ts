@@ -696,6 +696,8 @@ export class GitHubServer {
         },
       ];
     }
+    // No rulesets here: no branch requires the merge queue (its model is merge-queue.ts, in fake-github.ts).
+    if (method === 'GET' && /^\/rules\/branches\/.+$/.test(rest)) return [200, []];
     if (method === 'GET' && (m = /^\/collaborators\/([^/]+)\/permission$/.exec(rest)))
       return [200, { permission: repo.permissions.get(decodeURIComponent(m[1]!)) ?? 'none' }];
 

@@ -1,6 +1,8 @@
-// `/hold`, `/hold cancel`, `/unhold`: the `do-not-merge/hold` label; a held pull request is never merged.
+// `/hold`, `/hold cancel`, `/unhold`: the `do-not-merge/hold` label; a held pull request is never
+// merged, and one in GitHub's merge queue is taken out of it.
 // A hold is lifted only by whoever put it on or by someone with write access, so the author
 // cannot lift a reviewer's hold and let the pull request merge (docs/security.md "Holds").
+import { dequeueIfQueued } from '../../flows/merge-queue/queue.js';
 import { LABELS, lastLabeledBy, setLabel } from '../pr-state.js';
 import { authorWriterOrOwner, cancelable, defineCommand, type CommandRun } from './command.js';
 
@@ -52,6 +54,8 @@ export const hold = defineCommand({
   act: async (run, command) => {
     const { context, job, labels } = run;
     await setLabel(context.github, job.ref, job.number, labels, LABELS.hold, !command.cancel);
+    // A queued pull request leaves GitHub's merge queue (docs/merge-queue.md).
+    if (!command.cancel) await dequeueIfQueued(context.github, job.ref, run.pr);
     if (command.cancel) {
       delete run.hold;
       run.recheck = true; // the hold may have been all that kept it from merging

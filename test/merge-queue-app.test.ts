@@ -1,0 +1,395 @@
+// GitHub's merge queue (docs/merge-queue.md), through the real Probot server with signed
+// webhooks, a real bare repository, the real mirror and checks, and GitHub as the nock fake
+// with the queue model of helpers/merge-queue.ts (merge groups as queue branches, the
+// `merge_group` deliveries, the REST refusal, the GraphQL mutations):
+// - three pull requests into a branch that requires the queue, two of which give a channel
+//   two heads together (each fine alone): the group holding both fails and names the later
+//   one, which leaves the queue; the other two merge; main ends valid;
+// - `/hold` and a withdrawn approval take a queued pull request out of the queue;
+// - an attack: a push after the approved head was queued fails the group on permissions;
+// - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
+//   group whose base moved: no crash, no stale green run, and the queue still merges.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { webhookExample } from './helpers/github.js';
+import type { MergeQueueModel } from './helpers/merge-queue.js';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const CONFIG = `catalogs: [catalogs/*]
+maintainers: [alice]
+ownership:
+  ownersFiles: true
+  packageOwners: operators/{package}/OWNERS
+  newPackages: maintainers
+automerge:
+  enabled: true
+  method: merge
+# The tests have no network: quay.io cannot be asked, which may not block a merge here.
+images:
+  unverifiableRegistries: [quay.io]
+`;
+
+const bundle = (version: string) => `---
+schema: olm.bundle
+package: foo
+name: foo.v${version}
+image: quay.io/example/foo-bundle:v${version}
+properties:
+  - type: olm.package
+    value:
+      packageName: foo
+      version: ${version}
+`;
+
+const CHANNEL = `---
+schema: olm.package
+name: foo
+defaultChannel: stable
+---
+schema: olm.channel
+package: foo
+name: stable
+entries:
+  - name: foo.v1.0.0
+  - name: foo.v1.0.1
+    replaces: foo.v1.0.0
+  - name: foo.v1.0.2
+    replaces: foo.v1.0.1
+`;
+const ROOT = 'catalogs/v4.21/foo';
+/** What branch protection requires on the queue's groups. */
+const REQUIRED = ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/permissions'];
+
+interface Repo {
+  bare: string;
+  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
+  top: string;
+  /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
+  bottom: string;
+  /** alice (maintainer) changes the README. */
+  readme: string;
+  /** alice changes the README another way (a push to main outside the queue). */
+  readme2: string;
+  git: (...args: string[]) => string;
+  cleanup: () => void;
+}
+
+function makeRepo(): Repo {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-mq-'));
+  const work = join(root, 'work');
+  const bare = join(root, 'origin.git');
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+      encoding: 'utf8',
+    }).trim();
+  const write = (files: Record<string, string>) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), text);
+    }
+  };
+  const commit = (message: string) => {
+    git(work, 'add', '-A');
+    git(work, 'commit', '-qm', message);
+    return git(work, 'rev-parse', 'HEAD');
+  };
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  write({
+    '.github/catalog-bot.yml': CONFIG,
+    'operators/foo/OWNERS': 'approvers: [bob]\n',
+    'README.md': 'catalog\n',
+    'NOTES.md': 'notes\n',
+    [`${ROOT}/catalog.yaml`]: CHANNEL,
+    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
+    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
+    [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+  });
+  const base = commit('base');
+  git(work, 'checkout', '-q', '-b', 'top');
+  write({
+    [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+      'entries:\n',
+      'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+    ),
+    [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+  });
+  const top = commit('top');
+  git(work, 'checkout', '-q', '-b', 'bottom', base);
+  write({
+    [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+  });
+  const bottom = commit('bottom');
+  git(work, 'checkout', '-q', '-b', 'readme', base);
+  write({ 'README.md': 'catalog, with notes\n' });
+  const readme = commit('readme');
+  git(work, 'checkout', '-q', '-b', 'readme2', base);
+  write({ 'NOTES.md': 'more notes\n' });
+  const readme2 = commit('readme2');
+  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+  git(
+    work,
+    'push',
+    '-q',
+    bare,
+    'main:refs/heads/main',
+    `${top}:refs/pull/1/head`,
+    `${bottom}:refs/pull/2/head`,
+    `${readme}:refs/pull/3/head`,
+    `${readme2}:refs/heads/readme2`,
+  );
+  return {
+    bare,
+    top,
+    bottom,
+    readme,
+    readme2,
+    git: (...args) => git(bare, ...args),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+describe('GitHub merge queue', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let mq: MergeQueueModel;
+  let queue: InProcessQueue;
+  let server: AppServer;
+  let delivery = 0;
+  /** Deliveries of the queue wait for this (to fill the queue before any group is checked). */
+  let gate: Promise<void> = Promise.resolve();
+  /** Called when a flow's checks are done (mid-job), with the flow's name. */
+  let midCheck: (flow: string) => void = () => undefined;
+  const failedJobs: unknown[] = [];
+
+  beforeEach(async () => {
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    mq = gh.requireMergeQueue('main', REQUIRED);
+    queue = new InProcessQueue();
+    const start = queue.start.bind(queue);
+    queue.start = (run, onError) =>
+      start(run, (error, job) => {
+        failedJobs.push({ error, job: job.key });
+        onError?.(error, job);
+      });
+    server = await startAppServer(gh, {
+      queue,
+      workDir,
+      approveGraceMs: 0,
+      observeChecks: (flow) => midCheck(flow),
+    });
+    mq.deliver = async (event, payload, id) => {
+      await gate;
+      expect(await server.send(event, payload, id)).toBe(200);
+    };
+  });
+  afterEach(async () => {
+    await server.stop();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+    midCheck = () => undefined;
+    gate = Promise.resolve();
+    failedJobs.length = 0;
+  });
+
+  /** Until the queue's deliveries and the App's jobs are all done. */
+  async function settle() {
+    for (;;) {
+      await mq.delivered();
+      await queue.onIdle();
+      if (mq.idle) return;
+    }
+  }
+
+  async function opened(number: number) {
+    const pull = gh.pulls.get(number)!;
+    const payload = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    payload.repository.clone_url = repo.bare;
+    payload.number = number;
+    Object.assign(payload.pull_request, { number, draft: false });
+    payload.pull_request.user.login = pull.author;
+    payload.pull_request.head.sha = pull.head;
+    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+  }
+
+  async function comment(number: number, login: string, body: string) {
+    const payload = issueCommentPayload({
+      bare: repo.bare,
+      number,
+      id: 5000 + ++delivery,
+      login,
+      body,
+      at: gh.tick(),
+    });
+    expect(await server.send('issue_comment', payload, `d-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+  }
+
+  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
+  const groupRuns = (head: string) => gh.runsFor(head);
+  const mainSha = () => repo.git('rev-parse', 'refs/heads/main');
+
+  async function mainValid(): Promise<boolean> {
+    const report = await validateCatalog(new GitTreeSource(repo.bare, mainSha(), 'catalogs/v4.21'));
+    return report.valid;
+  }
+
+  function addPulls() {
+    gh.addPull({ number: 1, head: repo.top, author: 'bob' });
+    gh.addPull({ number: 2, head: repo.bottom, author: 'bob' });
+    gh.addPull({ number: 3, head: repo.readme, author: 'alice' });
+  }
+
+  it('three pull requests, two of which give a channel two heads together: that group fails and names the later one, which leaves the queue; the other two merge; main is valid', async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    for (const n of [1, 2, 3]) await opened(n);
+    // Each was fine alone and queued with the head that was checked, not merged through REST.
+    expect(gh.merges).toEqual([]);
+    expect(mq.entries.map((e) => e.number)).toEqual([1, 2, 3]);
+    const groups = [...mq.entries];
+    open();
+    await settle();
+
+    // The group holding 1 and 2 failed and names 2; the group of 1 alone passed.
+    const both = groups[1]!;
+    const validate = groupRuns(both.head).find((r) => r.name === 'catalog-bot/validate');
+    expect(validate?.conclusion).toBe('failure');
+    expect(validate?.output?.title).toContain('broken by #2');
+    expect(groupRuns(groups[0]!.head).find((r) => r.name === 'catalog-bot/validate')?.conclusion).toBe(
+      'success',
+    );
+    // The group of 1, 2 and 3 was destroyed before it was checked: no run on its head.
+    expect(groupRuns(groups[2]!.head)).toEqual([]);
+    // Every check name is on a group's head (any of them can be required).
+    expect(new Set(groupRuns(groups[0]!.head).map((r) => r.name)).size).toBeGreaterThanOrEqual(
+      REQUIRED.length,
+    );
+
+    expect(mq.dequeued).toEqual([2]);
+    expect(mq.mergedPulls).toEqual([1, 3]);
+    expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    const said = replies(2).at(-1)?.body ?? '';
+    expect(said).toContain('Taken out of the merge queue');
+    expect(said).toMatch(/multiple channel heads|C-MULTIPLE-HEADS|more than one head/i);
+    // main holds 1 and 3, not 2, and is valid.
+    expect(repo.git('merge-base', '--is-ancestor', repo.top, 'main')).toBe('');
+    expect(repo.git('merge-base', '--is-ancestor', repo.readme, 'main')).toBe('');
+    expect(() => repo.git('merge-base', '--is-ancestor', repo.bottom, 'main')).toThrow();
+    expect(await mainValid()).toBe(true);
+    expect(failedJobs).toEqual([]);
+  });
+
+  it('no REST merge on the branch (the queue instead); /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    await opened(3);
+    expect(mq.entries.map((e) => e.number)).toEqual([3]);
+    await comment(3, 'alice', '/hold');
+    expect(mq.entries).toEqual([]);
+    expect(mq.dequeued).toEqual([3]);
+    // carol's pull request is queued once bob (an owner of foo) approves, and leaves the
+    // queue when he withdraws the approval.
+    repo.git('update-ref', 'refs/pull/4/head', repo.bottom);
+    gh.addPull({ number: 4, head: repo.bottom, author: 'carol' });
+    await opened(4);
+    expect(mq.entries.map((e) => e.number)).toEqual([]);
+    await comment(4, 'bob', '/approve');
+    expect(mq.entries.map((e) => e.number)).toEqual([4]);
+    await comment(4, 'bob', '/approve cancel');
+    expect(mq.entries).toEqual([]);
+    expect(mq.dequeued).toEqual([3, 4]);
+    open();
+    await settle();
+    expect(mq.mergedPulls).toEqual([]);
+    expect(gh.pulls.get(3)!.state).toBe('open');
+    expect(gh.merges).toEqual([]);
+  });
+
+  it('an attack: the author pushes after the approved head was queued; the group fails on permissions, names the pull request, and it leaves the queue unmerged', async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    await opened(1);
+    const [group] = mq.entries;
+    // The head moves under the queue (the model keeps the group, as a slow GitHub would).
+    gh.forcePush(1, repo.bottom);
+    open();
+    await settle();
+    const permissions = groupRuns(group!.head).find((r) => r.name === 'catalog-bot/permissions');
+    expect(permissions?.conclusion).toBe('failure');
+    expect(permissions?.output?.title).toContain('#1');
+    expect(permissions?.output?.summary).toContain(`not ${repo.top.slice(0, 12)} as merged in the group`);
+    expect(mq.dequeued).toEqual([1]);
+    expect(mq.mergedPulls).toEqual([]);
+    expect(failedJobs).toEqual([]);
+  });
+
+  it('bad input: a queue branch deleted mid-check, a group destroyed while it is checked, a group whose base moved: no crash, no stale green run, and the queue still merges', async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    await opened(1);
+    await opened(3);
+    const [first, second] = mq.entries;
+    // While the group of 1 is checked its queue branch is deleted, with no event; while the
+    // group of 1 and 3 is checked GitHub destroys it (3 taken out of the queue).
+    const seen: string[] = [];
+    midCheck = (flow) => {
+      if (flow !== 'merge-group') return;
+      seen.push(flow);
+      if (seen.length === 1) repo.git('update-ref', '-d', `refs/heads/${first!.branch}`);
+      if (seen.length === 2)
+        mq.graphql({
+          query: 'mutation { dequeuePullRequest }',
+          variables: { pullRequestId: 'PR_kwDOfake3' },
+        });
+    };
+    open();
+    await settle();
+    expect(seen.length).toBe(2);
+    expect(groupRuns(first!.head)).toEqual([]);
+    expect(groupRuns(second!.head)).toEqual([]);
+    expect(mq.events).toContainEqual(
+      expect.objectContaining({ action: 'destroyed', reason: 'dequeued', number: 3 }),
+    );
+    expect(failedJobs).toEqual([]);
+    midCheck = () => undefined;
+    // GitHub takes 1 out on its timeout; 3 is queued again, and main moves under its group
+    // (a push that bypassed the queue) before it is checked.
+    gate = new Promise((resolve) => (open = resolve));
+    mq.graphql({ query: 'mutation { dequeuePullRequest }', variables: { pullRequestId: 'PR_kwDOfake1' } });
+    mq.graphql({
+      query: 'mutation { enqueuePullRequest }',
+      variables: { pullRequestId: 'PR_kwDOfake3', expectedHeadOid: repo.readme },
+    });
+    const stale = mq.entries.find((e) => e.number === 3)!;
+    const moved = repo.git('commit-tree', `${repo.readme2}^{tree}`, '-p', mainSha(), '-m', 'bypass');
+    repo.git('update-ref', 'refs/heads/main', moved);
+    open();
+    await settle();
+    expect(groupRuns(stale.head)).toEqual([]);
+    expect(failedJobs).toEqual([]);
+    // Built again on the moved base (as GitHub does), the group is checked and merges.
+    mq.baseMoved();
+    await settle();
+    expect(mq.mergedPulls).toEqual([3]);
+    expect(await mainValid()).toBe(true);
+  });
+});
