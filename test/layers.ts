@@ -91,6 +91,7 @@ export const LAYERS = {
     'deprecate-app',
     'index-checks-app',
     'onboard-app',
+    'pages-app',
     'queue',
     'templates-pr',
     'trust-mergegate',
