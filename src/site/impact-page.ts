@@ -51,7 +51,7 @@ ${
     ? `<div class="graph" tabindex="0" role="group" aria-label="${attr(`Change to channel ${name}, scrollable`)}">
 ${svg}
 </div>
-<p class="legend">Arrows point the way clusters upgrade. Thick green: edge added; dashed red: edge removed. Green box: bundle added; dashed red box: bundle removed; red: stranded.</p>`
+<p class="legend">Arrows point the way clusters upgrade. Thick green: edge added; thin dotted red: edge removed (each edge's kind is in the table below). Green box: bundle added; dashed red box: bundle removed; red: stranded.</p>`
     : ''
 }
 <div class="table-wrap"><table><caption>Channel ${text(name)}: what changes</caption><tbody>${rows.map(([k, v]) => `<tr><th scope="row">${k}</th><td>${v}</td></tr>`).join('')}</tbody></table></div>
