@@ -9,9 +9,12 @@
 //   with the added and removed edges marked; its names, hostile ones, are shown as text
 //   there and on the default branch's pages;
 // - a private repository: every page answers 404, as for a repository the App is not on,
-//   and no check run links to a page.
+//   and no check run links to a page;
+// - bounded work: one page rendered at a time, made-up paths of a known commit answered
+//   without a worker, repositories looked up on GitHub at most so many a minute.
 import { execFileSync } from 'node:child_process';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -20,6 +23,7 @@ import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { v1Chosen } from '../src/catalog/olm/v1.js';
 import { catalogRoots } from '../src/checks/changes.js';
 import { impactOf } from '../src/flows/impact/impact.js';
+import { pagesRoutes } from '../src/flows/pages/routes.js';
 import { buildSite, type SiteCatalog } from '../src/site/site.js';
 import { InProcessQueue } from '../src/queue.js';
 import { startAppServer } from './helpers/app-server.js';
@@ -309,6 +313,74 @@ describe('pages of a private repository', () => {
     for (const path of paths) {
       const page = await app.get(`${PAGES}${path}`);
       expect([page.status, page.body], path).toEqual([404, elsewhere.body]);
+    }
+  });
+});
+
+describe('bounded work for whoever asks', () => {
+  it('renders one page at a time, answers unknown paths of a known commit without a worker, and limits lookups of GitHub', async () => {
+    const { bare } = hostileRepo();
+    const sha = execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    made.push(workDir);
+    let running = 0;
+    let most = 0;
+    const rendered: string[] = [];
+    const looked: string[] = [];
+    const work = await import('../src/flows/pages/work.js');
+    const handler = pagesRoutes({
+      workDir,
+      lookupsPerMinute: 5,
+      repository: async (owner, repo) => {
+        looked.push(`${owner}/${repo}`);
+        return { repoId: 7, private: false, cloneUrl: bare, defaultBranch: 'main', sha };
+      },
+      // The real page work, in this thread, counted.
+      render: async (input) => {
+        rendered.push(input.path);
+        most = Math.max(most, ++running);
+        try {
+          // As slow as a large catalog: requests overlap.
+          await new Promise((done) => setTimeout(done, 300));
+          return await work.renderPage(input);
+        } finally {
+          running--;
+        }
+      },
+    });
+    const server = createServer((req, res) => {
+      void handler(req, res).then((handled) => {
+        if (!handled) res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/catalog-bot/pages/o/r/`;
+    try {
+      // Many pages at once: one render at a time.
+      const index = await fetch(base);
+      expect(index.status).toBe(200);
+      const links = [...(await index.text()).matchAll(/href="(v4\.21\/[^"]+)"/g)].map((m) => m[1]!);
+      expect(links.length).toBeGreaterThan(1);
+      const statuses = await Promise.all(
+        [...links, ...links].map(async (l) => (await fetch(base + l)).status),
+      );
+      expect(statuses.every((s) => s === 200)).toBe(true);
+      expect(most).toBe(1);
+      // The commit's paths are known now: made-up ones cost no render.
+      const before = rendered.length;
+      for (let i = 0; i < 20; i++) {
+        expect((await fetch(`${base}v4.21/nothing-${i}/index.html`)).status).toBe(404);
+        expect((await fetch(`${base}no-root-${i}/index.html`)).status).toBe(404);
+      }
+      expect(rendered.length).toBe(before);
+      // Repositories asked of GitHub: at most 5 new ones a minute here; the rest wait.
+      const others = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => (await fetch(base.replace('/o/r/', `/o/r${i}/`))).status),
+      );
+      expect(looked.length).toBe(5);
+      expect(others.filter((s) => s === 503).length).toBe(4);
+    } finally {
+      await new Promise((done) => server.close(done));
     }
   });
 });

@@ -98,3 +98,18 @@ export function sitePage(
   }
   return undefined;
 }
+
+/** Every page path of a catalog (its catalog, package and bundle pages). */
+export function catalogPaths(catalog: SiteCatalog): string[] {
+  const out = [catalogPath(catalog.name)];
+  for (const pkg of catalog.model.values()) {
+    out.push(packagePath(catalog.name, pkg.name));
+    const bundles = new Set<string>();
+    for (const ch of pkg.channels.values()) for (const b of ch.bundles.keys()) bundles.add(b);
+    for (const b of bundles) out.push(bundlePath(catalog.name, pkg.name, b));
+  }
+  return out;
+}
+
+/** The first path segment of a catalog's pages. */
+export const catalogSegment = (name: string): string => rootSegment(name);

@@ -14,7 +14,7 @@ import { impactPage } from '../../site/impact-page.js';
 import { INDEX } from '../../site/pages.js';
 import { loadImpact } from './store.js';
 import { PAGES_PREFIX } from './urls.js';
-import type { PageWork } from './work.js';
+import type { PageWork, RenderedPage } from './work.js';
 
 /** A repository whose pages may be shown, as GitHub describes it now. */
 export interface PagesRepository {
@@ -33,22 +33,26 @@ export interface PagesOptions {
   /** The repository, or undefined when the App is not installed on it (or it does not exist). */
   repository(owner: string, repo: string): Promise<PagesRepository | undefined>;
   /** One site page at a commit of the pages mirror (default: in a check worker, ./work.ts). */
-  render?: (work: PageWork) => Promise<{ ok: boolean; say: string }>;
+  render?: (work: PageWork) => Promise<RenderedPage>;
   /** How long a repository's lookup (and so its default branch's commit) is kept (default 60 s). */
   lookupTtlMs?: number;
   /** Told why a page could not be made (the answer itself says only that). */
   onError?: (error: unknown) => void;
+  /** Repositories not seen in the last minute that may be asked of GitHub per minute (default 60). */
+  lookupsPerMinute?: number;
 }
 
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
 const REPO = /^[A-Za-z0-9._-]{1,100}$/;
 // Site paths are made of plain or hex segments only (src/site/html.ts pathSegment).
-const SITE_PATH = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}(?:\/[A-Za-z0-9_][A-Za-z0-9._-]{0,199}){0,3}$/;
+const SITE_PATH = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}(?:\/[A-Za-z0-9_][A-Za-z0-9._-]{0,254}){0,3}$/;
 const PULL = /^pull\/([1-9][0-9]{0,9})\/([0-9a-f]{40}|[0-9a-f]{64})$/;
 
 /** Rendered pages kept, by repository, commit and path (bytes, about). */
 const CACHE_BYTES = 64 * 1024 * 1024;
 const MAX_LOOKUPS = 1000;
+/** Commits whose site's paths are kept (what the catalogs hold: a few thousand names each). */
+const MAX_KNOWN = 64;
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -65,7 +69,7 @@ export function pagesRoutes(options: PagesOptions) {
     options.render ??
     ((work: PageWork) =>
       // Not commandInWorker: a page is no comment, and bounding it to a comment's size would cut it.
-      runTaskIsolated<{ ok: boolean; say: string }>({
+      runTaskIsolated<RenderedPage>({
         module: workModule(import.meta.url, 'work'),
         fn: 'renderPage',
         input: work,
@@ -74,7 +78,16 @@ export function pagesRoutes(options: PagesOptions) {
   const lookups = new Map<string, { at: number; value: Promise<PagesRepository | undefined> }>();
   const pages = new Map<string, string>();
   let cachedBytes = 0;
-  const rendering = new Map<string, Promise<{ ok: boolean; say: string }>>();
+  const rendering = new Map<string, Promise<RenderedPage>>();
+  // One page is rendered at a time: however many are asked for, pages take at most one of
+  // the check workers' turns (docs/security.md, bounded work).
+  let renderTurn: Promise<unknown> = Promise.resolve();
+  // What each commit's site holds, once a page of it was made: unknown paths answer 404
+  // without a worker.
+  const known = new Map<string, { segments: Set<string>; paths: Map<string, Set<string>> }>();
+  // Repositories not looked up in the last minute cost a GitHub request each: at most so many a minute.
+  const perMinute = options.lookupsPerMinute ?? 60;
+  let lookupWindow = { start: Date.now(), count: 0 };
   /** Commits each repository's pages mirror has, and the mirror work queued per repository. */
   const fetched = new Set<string>();
   const mirrorTurns = new Map<number, Promise<unknown>>();
@@ -84,6 +97,8 @@ export function pagesRoutes(options: PagesOptions) {
     const key = `${owner}/${repo}`.toLowerCase();
     const hit = lookups.get(key);
     if (hit && Date.now() - hit.at < ttl) return hit.value;
+    if (Date.now() - lookupWindow.start >= 60_000) lookupWindow = { start: Date.now(), count: 0 };
+    if (++lookupWindow.count > perMinute) return Promise.reject(new Error('too many repositories looked up'));
     const value = options.repository(owner, repo);
     lookups.delete(key);
     lookups.set(key, { at: Date.now(), value });
@@ -108,6 +123,7 @@ export function pagesRoutes(options: PagesOptions) {
           async (dir) => {
             // The branch may have moved since GitHub was asked: the commit asked for must be here.
             if ((await revParse(dir, `${r.sha}^{commit}`)) !== r.sha) throw new Error('commit not fetched');
+            if (fetched.size >= 10_000) fetched.clear();
             fetched.add(`${r.repoId}:${r.sha}`);
             return dir;
           },
@@ -119,7 +135,12 @@ export function pagesRoutes(options: PagesOptions) {
   };
 
   const sitePage = async (r: PagesRepository, path: string): Promise<string | undefined> => {
-    const key = `${r.repoId}\0${r.sha}\0${path}`;
+    const commit = `${r.repoId}\0${r.sha}`;
+    const key = `${commit}\0${path}`;
+    const site = known.get(commit);
+    const segment = path.split('/')[0]!;
+    if (site && path.includes('/') && !site.segments.has(segment)) return undefined;
+    if (site?.paths.has(segment) && !site.paths.get(segment)!.has(path)) return undefined;
     const hit = pages.get(key);
     if (hit !== undefined) {
       pages.delete(key);
@@ -128,12 +149,21 @@ export function pagesRoutes(options: PagesOptions) {
     }
     let running = rendering.get(key);
     if (!running) {
-      const started = mirror(r).then((dir) => render({ dir, sha: r.sha, path }));
+      const started = mirror(r).then((dir) => {
+        const turn = renderTurn.catch(() => undefined).then(() => render({ dir, sha: r.sha, path }));
+        renderTurn = turn;
+        return turn;
+      });
       rendering.set(key, started);
       void started.finally(() => rendering.delete(key)).catch(() => undefined);
       running = started;
     }
     const outcome = await running;
+    const entry = known.get(commit) ?? { segments: new Set(outcome.segments), paths: new Map() };
+    for (const [seg, paths] of Object.entries(outcome.paths)) entry.paths.set(seg, new Set(paths));
+    known.delete(commit);
+    known.set(commit, entry);
+    if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
     if (!outcome.ok) return outcome.say ? Promise.reject(new Error(outcome.say)) : undefined;
     if (!pages.has(key)) {
       pages.set(key, outcome.say);

@@ -7,7 +7,13 @@ import { basename } from 'node:path';
 import { validateCatalog } from '../../catalog/index.js';
 import { GitTreeSource } from '../../catalog/fbc/source.js';
 import { catalogRoots, readRepoConfig } from '../../checks/changes.js';
-import { catalogsForPage, sitePage, type SiteCatalog } from '../../site/site.js';
+import {
+  catalogPaths,
+  catalogSegment,
+  catalogsForPage,
+  sitePage,
+  type SiteCatalog,
+} from '../../site/site.js';
 
 export interface PageWork {
   /** The pages mirror (a bare repository). */
@@ -21,7 +27,17 @@ export interface PageWork {
 // As `catalog-bot site`: a broken catalog's findings are listed, not a million of them.
 const MAX_FINDINGS = 1000;
 
-export async function renderPage(work: PageWork): Promise<{ ok: boolean; say: string }> {
+/** A page (`say`, when `ok`), and what the site of that commit holds, so unknown paths need no worker. */
+export interface RenderedPage {
+  ok: boolean;
+  say: string;
+  /** The first path segment of every catalog of the commit. */
+  segments: string[];
+  /** Every page path of the catalogs loaded for this page, by their first segment. */
+  paths: Record<string, string[]>;
+}
+
+export async function renderPage(work: PageWork): Promise<RenderedPage> {
   // The rules of the commit shown: which directories are catalog roots.
   const { config } = await readRepoConfig(work.dir, work.sha);
   // Pages name a root by its directory name (as `catalog-bot site` does); the first of two
@@ -45,5 +61,9 @@ export async function renderPage(work: PageWork): Promise<{ ok: boolean; say: st
     });
   }
   const html = sitePage(catalogs, work.path, names);
-  return html === undefined ? { ok: false, say: '' } : { ok: true, say: html };
+  const known = {
+    segments: names.map(catalogSegment),
+    paths: Object.fromEntries(catalogs.map((c) => [catalogSegment(c.name), catalogPaths(c)])),
+  };
+  return html === undefined ? { ok: false, say: '', ...known } : { ok: true, say: html, ...known };
 }
