@@ -179,6 +179,7 @@ const PARTS = [
   'validate',
   'graph',
   'site',
+  'impact',
   'app',
   'bundle',
   'bundle-rules',
@@ -313,6 +314,30 @@ async function benchSite() {
     '',
     'Without the pages a reviewer reads the channel blobs of the catalog file (thousands of lines for the',
     'largest packages) or pastes render-graph output into a Mermaid renderer, one package at a time.',
+  ];
+}
+
+// `catalog-bot impact` on a real release pull request (docs/impact.md), against opm render
+// of both sides of every changed catalog and a diff of the renders, in the same run.
+async function benchImpact() {
+  const r = runScript('impact.mjs', [
+    join(shared, 'data', 'real-repo', 'community-operators-prod'),
+    opm,
+    String(Math.min(runs, 3)),
+  ]);
+  const s = (ms) => (ms / 1000).toFixed(1);
+  return [
+    '## Impact of a release pull request',
+    '',
+    `The real ${r.release} release of community-operators-prod: its catalog commit rewrites ${r.catalogs} identical catalogs, a git diff of ${r.gitDiffLines} lines (median of ${Math.min(runs, 3)}):`,
+    '',
+    '| what | time (s) | what a reviewer reads |',
+    '|---|---:|---|',
+    `| \`catalog-bot impact --format json\` as a process (both commits' changed catalogs loaded, validated, compared) | ${s(r.impactMs)} | ${r.impactMarkdownLines} lines of Markdown (${r.impactJsonBytes} bytes of JSON): the ${r.catalogs} catalogs grouped, heads, the added bundle and edges |`,
+    `| for comparison: \`opm render\` of every changed catalog at both commits, then \`diff -u\` of the renders | ${s(r.opmDiffMs)} | ${r.renderDiffLines} lines of rendered JSON diff, no heads, no stranded versions |`,
+    '',
+    'The App computes the same impact inside the pull-request checks from the catalogs they already',
+    'loaded, so on a pull request it costs no second load (docs/impact.md).',
   ];
 }
 
@@ -501,6 +526,7 @@ const benches = {
   validate: benchValidate,
   graph: benchGraph,
   site: benchSite,
+  impact: benchImpact,
   app: benchApp,
   bundle: benchBundle,
   'bundle-rules': benchBundleRules,

@@ -25,6 +25,7 @@ import {
 } from './handlers/pull-request.js';
 import type { ObserveChecks } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
+import { publicUrlFromEnv } from './flows/pages/urls.js';
 import { startReconciler, type PublishWatchdog } from './reconcile.js';
 
 export interface AppOptions {
@@ -54,6 +55,8 @@ export interface AppOptions {
   approveGraceMs?: number;
   /** The reconciliation's publish watchdog (default: from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES; docs/publishing.md). */
   publishWatchdog?: PublishWatchdog | false;
+  /** The App's public URL: check runs link to impact pages (default CATALOG_BOT_PUBLIC_URL; docs/site.md). */
+  publicUrl?: string;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
   observeChecks?: ObserveChecks;
 }
@@ -131,6 +134,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       bundles,
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
       approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
+      publicUrl: options.publicUrl ?? publicUrlFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
     };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));

@@ -18,6 +18,9 @@ import { octokitFromEnv } from './github/client.js';
 // The App's GitHub client, as bench/github-app.mjs and the tests build it.
 export { octokitFromEnv, waitOut } from './github/client.js';
 import { createApp, type AppOptions } from './app.js';
+import { probotGitHubApp } from './github/adapter.js';
+import { pagesRepository } from './flows/pages/repository.js';
+import { pagesRoutes } from './flows/pages/routes.js';
 import { defaultWorkDir } from './git-mirror.js';
 import { claimWorkDir, type WorkDirSlot } from './work-dir.js';
 import { AppMetrics } from './metrics.js';
@@ -61,6 +64,14 @@ export function serverApp(
   const app = createApp({ ...options, queue, metrics });
   return async (probot, appOptions) => {
     appOptions.addHandler(healthRoutes(queue));
+    // Catalog pages of the public repositories the App is installed on (docs/site.md).
+    appOptions.addHandler(
+      pagesRoutes({
+        workDir: options.workDir ?? defaultWorkDir(),
+        repository: pagesRepository(probotGitHubApp(probot)),
+        onError: (error) => probot.log.warn({ err: error }, 'a catalog page could not be made'),
+      }),
+    );
     options.onLog?.(probot.log);
     await app(probot, appOptions);
   };

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import type { CatalogsImpact } from '../src/catalog/olm/impact-report.js';
+import { impactSection, MAX_IMPACT_SECTION } from '../src/flows/impact/section.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
 import { outsideCode } from './helpers/markdown.js';
@@ -217,5 +219,40 @@ describe('catalog-bot impact with hostile names', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the status comment's impact section and the impact page", () => {
+  it('names the page only when the section had to be summarised', () => {
+    const page = 'https://catalog-bot.example.com/catalog-bot/pages/o/r/pull/2/' + 'a'.repeat(40);
+    const channel = (i: number) => ({
+      status: 'changed' as const,
+      headOld: `p.v${i}.0.0`,
+      headNew: `p.v${i}.1.0`,
+      bundlesAdded: [`p.v${i}.1.0`],
+      bundlesRemoved: [],
+      edgesAdded: [{ from: `p.v${i}.1.0`, to: `p.v${i}.0.0`, kind: 'replaces' as const }],
+      edgesRemoved: [],
+      skipRangeChanged: [],
+      stranded: [],
+      newlyReachable: [],
+    });
+    const impact = (packages: number): CatalogsImpact => ({
+      'catalogs/v4.21': {
+        packages: Object.fromEntries(
+          Array.from({ length: packages }, (_, i) => [
+            `package-${i}`,
+            { status: 'changed' as const, defaultChannel: null, channels: { stable: channel(i) } },
+          ]),
+        ),
+      },
+    });
+    const small = impactSection(impact(1), 'b'.repeat(40), 'a'.repeat(40), MAX_IMPACT_SECTION, page);
+    expect(small).toContain('`p.v0.1.0`');
+    expect(small).not.toContain(page);
+    const large = impactSection(impact(2000), 'b'.repeat(40), 'a'.repeat(40), MAX_IMPACT_SECTION, page);
+    expect(large.length).toBeLessThanOrEqual(MAX_IMPACT_SECTION);
+    expect(large).toContain('a summary');
+    expect(large).toContain(`The whole impact, with a graph per changed channel: ${page}`);
   });
 });

@@ -93,6 +93,7 @@ export const LAYERS = {
     'index-checks-app',
     'merge-queue-app',
     'onboard-app',
+    'pages-app',
     'queue',
     'templates-pr',
     'trust-mergegate',

@@ -6,9 +6,10 @@
 // console error, failed request or error status; each channel's SVG holds exactly the
 // channel's entries and edges, computed here from the catalog; axe-core finds no serious or
 // critical violation (on a sample: see AUDIT_EVERY). Every link of every visited page resolves. Screenshots go to
-// docs/images/ for the README and docs/site.md.
+// docs/images/ for the README and docs/site.md. The pull-request impact page of the real
+// clusterpulse 1.0.2 release is visited the same way, written beside the site.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { Model } from '../src/catalog/fbc/model.js';
 import { tryParseRange } from '../src/catalog/versions/range.js';
+import { groupRoots } from '../src/catalog/olm/impact-report.js';
+import { impactOf } from '../src/flows/impact/impact.js';
+import { impactPage, impactPath } from '../src/site/impact-page.js';
+import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
 import { removeTree, SHARED_DATA } from './helpers/oracle.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -253,6 +258,52 @@ describe('the catalog site in chromium (community v4.21)', () => {
       `site-browser: built in ${(buildMs / 1000).toFixed(1)} s; visited ${2 + model.size + Math.ceil(distinct.length / step)} pages, ${graphs} graphs, ${links.size} links of ${distinct.length} bundle pages and more; loading ${(timing.load / 1000).toFixed(1)} s, axe ${(timing.axe / 1000).toFixed(1)} s, links ${(linkMs / 1000).toFixed(1)} s\n`,
     );
   }, 120_000);
+});
+
+describe.skipIf(!haveRealRepo)('the pull-request impact page in chromium', () => {
+  it('shows the real clusterpulse 1.0.2 release: loads cleanly, draws exactly the changed edges, passes axe', async () => {
+    // The page the App serves at pull/<n>/<head>, written beside the site (its links are relative).
+    const cop = makeCopRepo('clusterpulse/1.0.2');
+    try {
+      const release = cop.branch('release', () => cop.applyRelease());
+      const catalogs = await impactOf(cop.repo, 'main', release);
+      const path = `${impactPath(9837, release)}.html`;
+      mkdirSync(join(site, 'pull', '9837'), { recursive: true });
+      writeFileSync(
+        join(site, path),
+        impactPage({ number: 9837, head: release, base: cop.git('rev-parse', 'main'), catalogs }),
+      );
+      const v = await visit(path, true);
+      expect(v.problems).toEqual([]);
+      // The breadcrumb's link to the page itself is the App's path (no .html); every other resolves here.
+      const own = base + impactPath(9837, release);
+      expect(v.links).toContain(own);
+      for (const l of v.links.filter((l) => l !== own))
+        expect((await fetch(l, { method: 'HEAD' })).status, l).toBe(200);
+      const drawn = await page.$$eval('[data-impact-channel] svg [data-change][data-from]', (els) =>
+        els
+          .map(
+            (e) =>
+              `${e.getAttribute('data-from')} ${e.getAttribute('data-kind')} ${e.getAttribute('data-to')} ${e.getAttribute('data-change')}`,
+          )
+          .sort(),
+      );
+      const groups = groupRoots(catalogs);
+      const expected = groups.flatMap((g) =>
+        Object.values(g.impact.packages).flatMap((p) =>
+          Object.values(p.channels).flatMap((c) => [
+            ...c.edgesAdded.map((e) => `${e.from} ${e.kind} ${e.to} added`),
+            ...c.edgesRemoved.map((e) => `${e.from} ${e.kind} ${e.to} removed`),
+          ]),
+        ),
+      );
+      expect(expected.length).toBeGreaterThan(0);
+      expect(drawn).toEqual(expected.sort());
+      await page.screenshot({ path: join(images, 'site-impact.png'), fullPage: true });
+    } finally {
+      cop.cleanup();
+    }
+  }, 60_000);
 });
 
 mkdirSync(images, { recursive: true });

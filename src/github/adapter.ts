@@ -207,6 +207,8 @@ export interface GitHubApp {
   /** The App's slug: its bot user is `<slug>[bot]`. */
   slug(): Promise<string>;
   installations(): Promise<{ id: number }[]>;
+  /** The installation on a repository; undefined when the App is not installed there. */
+  installationOn(ref: { owner: string; repo: string }): Promise<number | undefined>;
   as(installationId: number | undefined): Promise<GitHub>;
 }
 
@@ -220,6 +222,15 @@ export function probotGitHubApp(app: Probot, cache?: ConditionalCache): GitHubAp
     installations: async () => {
       const octokit = await app.auth();
       return octokit.paginate(octokit.rest.apps.listInstallations, { per_page: 100 });
+    },
+    installationOn: async (ref) => {
+      const octokit = await app.auth();
+      try {
+        return (await octokit.rest.apps.getRepoInstallation(ref)).data.id;
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return undefined;
+        throw error;
+      }
     },
     as: async (installationId) => {
       const octokit = await app.auth(installationId);

@@ -133,6 +133,8 @@ export interface Completion {
   annotations?: Annotation[];
   /** What the result was computed against (results without it never count for a merge). */
   checked?: CheckedAgainst;
+  /** The run's "Details" link: the pull request's impact page (docs/site.md). */
+  detailsUrl?: string;
 }
 
 /** The output of a completed run, its annotations in batches of 50 (GitHub's limit per request). */
@@ -180,6 +182,7 @@ export async function completeCheckRun(
   for (const [i, batch] of batches.entries()) {
     const last = i === batches.length - 1;
     await github.checks.update(ref, id, {
+      ...(c.detailsUrl ? { details_url: c.detailsUrl } : {}),
       ...(last
         ? { status: 'completed' as const, conclusion: c.conclusion, completed_at: new Date().toISOString() }
         : {}),
@@ -207,6 +210,7 @@ export async function createCompletedRun(
     head_sha: headSha,
     status: 'completed',
     conclusion: c.conclusion,
+    ...(c.detailsUrl ? { details_url: c.detailsUrl } : {}),
     ...(options.startedAt ? { started_at: options.startedAt } : {}),
     completed_at: new Date().toISOString(),
     ...(options.externalId !== undefined ? { external_id: options.externalId } : {}),

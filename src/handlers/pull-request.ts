@@ -2,7 +2,7 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import type { PrCheckInput } from '../checks/pr.js';
-import { blobAt } from '../git-mirror.js';
+import { blobAt, defaultWorkDir } from '../git-mirror.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
@@ -14,6 +14,9 @@ import { releaseSourceOf } from './release-source.js';
 import { dequeueIfQueued } from '../flows/merge-queue/queue.js';
 import { impactSection } from '../flows/impact/section.js';
 import type { ImpactCommentJob } from '../flows/impact/status.js';
+import { storeImpact } from '../flows/pages/store.js';
+import { pageUrl } from '../flows/pages/urls.js';
+import { impactPath } from '../site/impact-page.js';
 import {
   openSession,
   pullTarget,
@@ -69,6 +72,8 @@ export interface PrHandlerOptions extends SessionOptions {
    * (default: approveGraceMsFromEnv(); docs/security.md "Approvals are what the approver saw").
    */
   approveGraceMs?: number;
+  /** The App's public URL: check runs link to the pull request's impact page (docs/site.md). */
+  publicUrl?: string;
 }
 
 /** What a job runs with: an installation's client and a logger. */
@@ -363,12 +368,38 @@ export async function runChecksJob(
         title: 'Not run',
         summary: `${name} did not run on this change.`,
       };
+    // The whole impact, kept for the pull request's page; the runs' "Details" link there
+    // when the App knows its address and serves the repository's pages (docs/site.md).
+    let detailsUrl: string | undefined;
+    if (result.impact) {
+      const stored = await storeImpact(options.workDir ?? defaultWorkDir(), job.repoId, {
+        number: job.number,
+        head: job.headSha,
+        base: measuredFrom,
+        catalogs: result.impact,
+      }).then(
+        () => true,
+        (error: unknown) => {
+          log.warn({ err: error, pr: job.number }, 'could not store the impact for its page');
+          return false;
+        },
+      );
+      if (stored && options.publicUrl && current.base.repo.private === false) {
+        detailsUrl = pageUrl(
+          options.publicUrl,
+          job.ref.owner,
+          job.ref.repo,
+          impactPath(job.number, job.headSha),
+        );
+        for (const c of Object.values(completions)) c.detailsUrl = detailsUrl;
+      }
+    }
     if (slug && result.impact && options.queue) {
       // In the repository's queue, where approvals and heads are saved: one save at a time.
       const impact: ImpactCommentJob = {
         ...pullTargetOf(job),
         headSha: job.headSha,
-        section: impactSection(result.impact, measuredFrom, job.headSha),
+        section: impactSection(result.impact, measuredFrom, job.headSha, undefined, detailsUrl),
         ...(Object.keys(result.impact).length === 0 ? { empty: true } : {}),
       };
       await options.queue.enqueue({

@@ -10,7 +10,7 @@ import { tryParseRange } from '../catalog/versions/range.js';
 import { compareVersions, formatVersion } from '../catalog/versions/semver.js';
 import { attr, text } from './html.js';
 
-export type EdgeKind = 'replaces' | 'skips' | 'skipRange';
+export type EdgeKind = 'replaces' | 'skips' | 'skipRange' | 'v1';
 
 export interface ChannelEdge {
   /** The entry that declares the edge (the newer bundle). */
@@ -62,6 +62,27 @@ export function missingTargets(channel: ModelChannel): ChannelEdge[] {
 }
 
 /**
+ * OLM v1's upgrade edges in one channel (docs/olm-upgrades.md "OLM v1"): for every entry
+ * with a version, the bundle operator-controller would move a cluster running it to, with
+ * the ClusterExtension's channels set to this one channel and no version range
+ * (src/catalog/olm/v1.ts v1Chosen, already computed as the graph's `v1Chosen`). `from` is the
+ * bundle chosen, `to` the installed entry, as for the classic edges. Chosen bundles outside
+ * the channel cannot be (the channel filter keeps to it).
+ */
+export function v1Edges(
+  channel: ModelChannel,
+  chosen: Record<string, { v1Chosen: string | null }>,
+): ChannelEdge[] {
+  const out: ChannelEdge[] = [];
+  for (const b of channel.bundles.values()) {
+    const next = chosen[b.name]?.v1Chosen;
+    if (next && next !== b.name && channel.bundles.has(next))
+      out.push({ from: next, to: b.name, kind: 'v1' });
+  }
+  return out;
+}
+
+/**
  * Entries from which classic OLM never reaches the channel's head (docs/olm-upgrades.md):
  * clusters running them stay there. Empty when the channel has no single head.
  */
@@ -107,7 +128,14 @@ export function channelSvg(
   marks: NodeMarks,
   ids: { title: string; desc: string; arrow: string },
   labels: { title: string; desc: string },
+  /**
+   * `v1`: the OLM v1 drawing, its nodes and edges carrying `data-v1-bundle`, `data-v1-from`
+   * and `data-v1-to`, so the classic graph's markup (the design's contract) stays the only
+   * `data-bundle`/`data-from` of a channel.
+   */
+  drawing: 'classic' | 'v1' = 'classic',
 ): string {
+  const data = drawing === 'v1' ? 'data-v1-' : 'data-';
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 48, marginx: MARGIN, marginy: MARGIN });
   g.setDefaultEdgeLabel(() => ({}));
@@ -164,7 +192,7 @@ export function channelSvg(
       d = `M${round(x1)},${round(y1)} Q${round((x1 + x2) / 2)},${round(Math.min(y1, y2) - bow)} ${round(x2)},${round(y2)}`;
     }
     parts.push(
-      `<g class="edge ${e.kind}" data-from="${attr(e.from)}" data-to="${attr(e.to)}" data-kind="${e.kind}"><path d="${d}" marker-end="url(#${attr(ids.arrow)})"/></g>`,
+      `<g class="edge ${e.kind}" ${data}from="${attr(e.from)}" ${data}to="${attr(e.to)}" data-kind="${e.kind}"><path d="${d}" marker-end="url(#${attr(ids.arrow)})"/></g>`,
     );
   });
   for (const b of channel.bundles.values()) {
@@ -177,7 +205,7 @@ export function channelSvg(
     ].join(' ');
     const version = b.version ? formatVersion(b.version) : 'no version';
     parts.push(
-      `<g class="${cls}" data-bundle="${attr(b.name)}" transform="translate(${round(n.x - n.width / 2)},${round(n.y - n.height / 2)})">` +
+      `<g class="${cls}" ${data}bundle="${attr(b.name)}" transform="translate(${round(n.x - n.width / 2)},${round(n.y - n.height / 2)})">` +
         `<rect width="${round(n.width)}" height="${round(n.height)}" rx="5"/>` +
         `<text x="8" y="16">${text(b.name)}</text><text x="8" y="32">${text(version)}</text></g>`,
     );

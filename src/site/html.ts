@@ -44,6 +44,8 @@ export interface PageFrame {
   body: string;
   /** Adds the search script (the page works without it). */
   search?: boolean;
+  /** What wrote the page, for the footer (default: `catalog-bot site`). */
+  writer?: string;
 }
 
 export const STYLESHEET = 'assets/site.css';
@@ -80,7 +82,7 @@ ${frame.search ? `<script src="${link(SEARCH_SCRIPT)}" defer></script>\n` : ''}<
 <main id="main" tabindex="-1">
 ${frame.body}
 </main>
-<footer><p>Written by <code>catalog-bot site</code>. Static pages: they need no script.</p></footer>
+<footer><p>Written by <code>${text(frame.writer ?? 'catalog-bot site')}</code>. Static pages: they need no script.</p></footer>
 </body>
 </html>
 `;
@@ -125,6 +127,11 @@ th { background: #f6f8fa; }
 .graph .edge path { fill: none; stroke: #424a53; stroke-width: 1.5; }
 .graph .edge.skips path { stroke-dasharray: 6 4; stroke: #6639ba; }
 .graph .edge.skipRange path { stroke-dasharray: 2 3; stroke: #8c959f; }
+.graph .edge.added path { stroke: var(--ok); stroke-width: 3; }
+.graph .edge.removed path { stroke: var(--bad); stroke-dasharray: 3 3; }
+.graph .node.added rect { fill: var(--head-bg); stroke: var(--ok); stroke-width: 2; }
+.graph .node.removed rect { fill: var(--bad-bg); stroke: var(--bad); stroke-dasharray: 6 3; }
+.graph .edge.v1 path { stroke: #0550ae; }
 .legend { font-size: 0.9em; color: var(--muted); }
 .search { margin: 0.5rem 0 1rem; }
 .search input { font: inherit; padding: 0.25rem 0.5rem; width: min(30rem, 100%); }

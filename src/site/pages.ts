@@ -9,7 +9,14 @@ import { dependencyIndex, formatGvk, matches, type CatalogBundle } from '../cata
 import { formatVersion } from '../catalog/versions/semver.js';
 import { PROPERTY_CSV_METADATA, PROPERTY_GVK } from '../catalog/property.js';
 import type { OcpMatrix } from '../checks/ocp-continuity.js';
-import { channelEdges, channelSvg, missingTargets, strandedEntries, type ChannelEdge } from './graph.js';
+import {
+  channelEdges,
+  channelSvg,
+  missingTargets,
+  strandedEntries,
+  v1Edges,
+  type ChannelEdge,
+} from './graph.js';
 import { anchor, attr, page, pathSegment, text } from './html.js';
 
 /** One catalog root as the site shows it. */
@@ -29,7 +36,7 @@ export const INDEX = 'index.html';
 export const MATRIX = 'matrix.html';
 // A root named like one of the site's own top-level files gets the hex form (see pathSegment).
 const TOP_LEVEL = new Set(['assets', INDEX, MATRIX]);
-const rootSegment = (c: string): string =>
+export const rootSegment = (c: string): string =>
   TOP_LEVEL.has(c) ? `_${Buffer.from(c, 'utf8').toString('hex')}` : pathSegment(c);
 export const catalogPath = (c: string): string => `${rootSegment(c)}/index.html`;
 export const packagePath = (c: string, p: string): string => `${rootSegment(c)}/${pathSegment(p)}/index.html`;
@@ -178,6 +185,21 @@ function channelSection(catalog: SiteCatalog, pkg: ModelPackage, channel: ModelC
         desc: `${plural(channel.bundles.size, 'entry')}, ${plural(edges.length, 'edge')}; head ${graph.head ?? 'none'}. The same graph as text follows.`,
       },
     );
+  // OLM v1's edges: where operator-controller moves each entry (docs/olm-upgrades.md "OLM v1").
+  const v1 = edges ? v1Edges(channel, graph.entries) : undefined;
+  const v1Svg =
+    v1 &&
+    channelSvg(
+      channel,
+      v1,
+      { head: graph.head, stranded: new Set(), deprecated },
+      { title: `g${n}v1-title`, desc: `g${n}v1-desc`, arrow: `g${n}v1-arrow` },
+      {
+        title: `OLM v1 upgrade graph of channel ${channel.name}`,
+        desc: `${plural(v1.length, 'entry')} that OLM v1 moves to another; fresh install ${graph.v1Install ?? 'none'}. The table below says the same.`,
+      },
+      'v1',
+    );
   const rows = [...channel.bundles.values()].map((b) => {
     const e = graph.entries[b.name]!;
     const tags = [
@@ -212,7 +234,12 @@ ${svg}
 <p class="legend">Arrows point the way clusters upgrade. Solid: replaces; dashed: skips; dotted: skipRange. Thick green border: head; red: stranded; dashed orange border: deprecated.</p>
 <details><summary>The graph as text: ${plural(edges.length, 'edge')}${missing.length > 0 ? `, ${missing.length} to bundles not in the channel` : ''}</summary>
 <ul>${edges.map((e) => edgeSentence(e)).join('')}${missing.map((e) => edgeSentence(e, true)).join('')}</ul>
-</details>`
+</details>
+<h3 id="${heading}-v1">OLM v1 upgrades</h3>
+<p>OLM v1 (operator-controller) follows no chain: from an installed entry it moves straight to the highest version among the entries that replace it, skip it or whose skipRange holds its version (deprecated ones last), within this channel. One arrow per entry that moves; the table's “OLM v1 next” column says the same.</p>
+<div class="graph" tabindex="0" role="group" aria-label="${attr(`OLM v1 upgrade graph of channel ${channel.name}, scrollable`)}">
+${v1Svg}
+</div>`
     : `<p class="note">Too large to draw: more than ${MAX_DRAWN_ENTRIES} entries or ${MAX_DRAWN_EDGES} edges. The entries and where each goes next follow.</p>`
 }
 <div class="table-wrap"><table><caption>Entries of channel ${text(channel.name)}: where each goes next</caption><thead><tr><th scope="col">entry</th><th scope="col">version</th><th scope="col">marks</th><th scope="col">classic OLM next</th><th scope="col">OLM v1 next</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>

@@ -16,6 +16,8 @@ import type { GitHubServer, ServerPull, ServerRepo } from './github-server.js';
 export interface AppServer {
   /** Send a signed webhook; resolves to the HTTP status. */
   send(event: string, payload: unknown, id: string): Promise<number>;
+  /** The server's address, like http://127.0.0.1:12345 (for its other routes). */
+  url: string;
   stop(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startAppServer(
   await server.load(serverApp({ reconcileEveryMs: 0, ...options }));
   await server.start();
   return {
+    url: `http://127.0.0.1:${port}`,
     async send(event, payload, id) {
       const body = JSON.stringify(payload);
       // A kept-alive connection the server just closed: GitHub delivers again, so does this.

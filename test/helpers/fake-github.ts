@@ -45,6 +45,8 @@ export interface FakeCheckRun {
   external_id?: string;
   started_at?: string;
   output?: { title?: string; summary?: string; text?: string };
+  /** The run's "Details" link. */
+  details_url?: string;
 }
 
 export interface FakeComment {
@@ -119,6 +121,8 @@ export class FakeGitHub {
    * `refs/pull/<n>/head` set), merged for real into their base when GitHub is asked to.
    */
   registerCreatedPulls = false;
+  /** The repository is private (GET .../repos/:owner/:repo and its pull requests say so). */
+  isPrivate = false;
   #id = 1000;
   /** GitHub's clock runs this far ahead of the test's (tick() moves it): `Date` headers and event times. */
   #clockOffset = 0;
@@ -269,6 +273,7 @@ export class FakeGitHub {
       name: this.repo,
       full_name: `${this.owner}/${this.repo}`,
       clone_url: this.bare,
+      private: this.isPrivate,
     };
     return {
       number: p.number,
@@ -419,7 +424,10 @@ export class FakeGitHub {
       .post(`${repoPath}/check-runs`)
       .reply(
         checked(201, (_u, body) => {
-          const b = body as Pick<FakeCheckRun, 'name' | 'head_sha' | 'status' | 'external_id' | 'output'> & {
+          const b = body as Pick<
+            FakeCheckRun,
+            'name' | 'head_sha' | 'status' | 'external_id' | 'output' | 'details_url'
+          > & {
             conclusion?: string;
             started_at?: string;
           };
@@ -434,6 +442,7 @@ export class FakeGitHub {
             app: { slug: this.slug },
             ...(b.external_id !== undefined ? { external_id: b.external_id } : {}),
             ...(b.output ? { output: b.output } : {}),
+            ...(b.details_url !== undefined ? { details_url: b.details_url } : {}),
           };
           this.checkRuns.push(run);
           this.mergeQueue?.evaluate();
@@ -564,7 +573,19 @@ export class FakeGitHub {
           name: this.repo,
           full_name: `${this.owner}/${this.repo}`,
           default_branch: 'main',
+          clone_url: this.bare,
+          private: this.isPrivate,
+          visibility: this.isPrivate ? 'private' : 'public',
         })),
+      )
+      // The App's installation on a repository (app-level authentication): this one only.
+      .get(/^\/repos\/[^/]+\/[^/]+\/installation$/)
+      .reply(
+        checked((uri) =>
+          uri.toLowerCase() === `${repoPath}/installation`.toLowerCase()
+            ? [200, { id: 4242, account: { login: this.owner } }]
+            : [404, { message: 'Not Found', documentation_url: DOCS }],
+        ),
       )
       // the git data API, carried out on the bare repository
       .post(`${repoPath}/git/trees`)

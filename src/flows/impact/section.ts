@@ -14,8 +14,11 @@ export function impactSection(
   base: string,
   head: string,
   max = MAX_IMPACT_SECTION,
+  /** The pull request's impact page, when the App serves it (docs/site.md): named in a summary. */
+  page?: string,
 ): string {
-  const whole = `\`catalog-bot impact --base ${base.slice(0, 12)} --head ${head.slice(0, 12)} --format markdown\` in a clone of the repository prints the whole answer (\`--format json\` for tools).`;
+  const link = page ? `The whole impact, with a graph per changed channel: ${page}\n\n` : '';
+  const whole = `${link}\`catalog-bot impact --base ${base.slice(0, 12)} --head ${head.slice(0, 12)} --format markdown\` in a clone of the repository prints the whole answer (\`--format json\` for tools).`;
   const heading = `#### What clusters will see after the merge (at ${head.slice(0, 12)})\n\n`;
   return `${heading}${impactMarkdownWithin(catalogs, max - heading.length, whole).trimEnd()}`;
 }
