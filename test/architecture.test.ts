@@ -1,6 +1,7 @@
-// The layers of src/ (README, Development): catalog <- checks <- handlers, commands, the
-// CLI and the server; publish implements what checks declare and may read catalog and
-// checks, and checks never import publish; promotion runs catalog edits past the checks. This test reads every import of src/ (static,
+// The layers of src/ (docs/architecture.md): catalog <- checks <- handlers, commands, flows,
+// the CLI and the server; publish implements what checks declare and may read catalog and
+// checks, and checks never import publish; a flow's plan.ts (src/flows/<flow>/plan.ts) runs
+// catalog edits past the checks and imports only catalog, checks and other plans. This test reads every import of src/ (static,
 // type-only, re-exports and dynamic import()) and fails on an import cycle, naming it, and
 // on an import against the layers. eslint.config.js holds the same rule per folder, so an
 // editor shows it at the line; this test also sees cycles, which eslint cannot.
@@ -11,20 +12,21 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
-type Layer = 'catalog' | 'checks' | 'publish' | 'promotion' | 'app';
+type Layer = 'catalog' | 'checks' | 'publish' | 'plan' | 'app';
 
 /** What each layer may import, besides itself and npm packages. */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   catalog: [],
   checks: ['catalog'],
   publish: ['catalog', 'checks'],
-  promotion: ['catalog', 'checks'],
-  app: ['catalog', 'checks', 'publish', 'promotion'],
+  plan: ['catalog', 'checks'],
+  app: ['catalog', 'checks', 'publish', 'plan'],
 };
 
 function layerOf(file: string): Layer {
+  if (/^flows\/[^/]+\/plan\.ts$/.test(file)) return 'plan';
   const top = file.split('/')[0];
-  return top === 'catalog' || top === 'checks' || top === 'publish' || top === 'promotion' ? top : 'app';
+  return top === 'catalog' || top === 'checks' || top === 'publish' ? top : 'app';
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {
@@ -217,11 +219,15 @@ describe('architecture of src/', () => {
       ['catalog/b.ts', ['checks/c.ts']],
       ['checks/c.ts', ['catalog/a.ts', 'publish/p.ts']],
       ['publish/p.ts', []],
+      ['flows/x/plan.ts', ['flows/y/plan.ts', 'flows/x/flow.ts']],
+      ['flows/y/plan.ts', ['checks/c.ts']],
+      ['flows/x/flow.ts', []],
     ]);
     expect(importCycles(bad)).toEqual([['catalog/a.ts', 'catalog/b.ts', 'checks/c.ts', 'catalog/a.ts']]);
     expect(layerViolations(bad)).toEqual([
       'catalog/b.ts (catalog) imports checks/c.ts (checks)',
       'checks/c.ts (checks) imports publish/p.ts (publish)',
+      'flows/x/plan.ts (plan) imports flows/x/flow.ts (app)',
     ]);
   });
 });

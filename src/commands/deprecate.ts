@@ -9,9 +9,9 @@ import {
   templateMappingsFromTree,
   unifiedDiff,
 } from '../catalog/edits/promote.js';
-import { deprecate } from '../promotion/deprecate.js';
+import { deprecate } from '../flows/deprecate/plan.js';
 import { CommandFailure, defineCommand, NothingToDo, UsageError } from './command.js';
-import { editedFiles } from './promote.js';
+import { editedFiles } from '../flows/promote/cli.js';
 import { writeJson } from './output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
 

@@ -156,7 +156,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
     readsPath: ['some.v1.0.0', 'stable', '--repo', 'DIR'],
-    load: () => import('./promote.js'),
+    load: () => import('../flows/promote/cli.js'),
   },
   {
     name: 'ocp-promote',
@@ -190,7 +190,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        1 refused, 2 usage/IO)
 `,
     readsPath: ['some-package', 'stable', '--repo', 'DIR'],
-    load: () => import('./default-channel.js'),
+    load: () => import('../flows/default-channel/cli.js'),
   },
   {
     name: 'deprecate',
@@ -227,7 +227,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        to do, 1 cannot render, 2 usage)
 `,
     readsPath: ['FILE'],
-    load: () => import('./render-template.js'),
+    load: () => import('../flows/render/cli.js'),
   },
   {
     name: 'release',

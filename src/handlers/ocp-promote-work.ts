@@ -14,7 +14,7 @@ import { runGit } from '../catalog/fbc/source.js';
 import { readRepoConfig } from '../checks/changes.js';
 import { parsePackageOwners } from '../checks/owners.js';
 import { commitFiles } from '../git-mirror.js';
-import { gitFileTree } from './edit-work.js';
+import { gitFileTree } from '../flows/catalog-edit/work.js';
 import { inlineCode } from './quote.js';
 import type { PullTarget, RepoTarget } from './session.js';
 

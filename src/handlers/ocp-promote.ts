@@ -19,7 +19,7 @@ import {
   type OcpPlanned,
   type OcpPromoteWork,
 } from './ocp-promote-work.js';
-import type { EditTarget } from './promote.js';
+import type { EditTarget } from '../flows/catalog-edit/flow.js';
 import { commitFilesOn } from './branch-commit.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 import { inlineCode } from './quote.js';

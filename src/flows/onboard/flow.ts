@@ -10,7 +10,7 @@ import { CheckLimitError, runTaskIsolated } from '../../checks/isolate.js';
 import { commitFiles } from '../../git-mirror.js';
 import { commitFilesOn } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
-import type { EditTarget } from '../../handlers/promote.js';
+import type { EditTarget } from '../catalog-edit/flow.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions } from '../../handlers/pull-request.js';
 import { inlineCode } from '../../handlers/quote.js';
 import { openSession, pullTargetOf } from '../../handlers/session.js';

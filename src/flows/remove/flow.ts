@@ -13,7 +13,7 @@ import { commitFiles } from '../../git-mirror.js';
 import { commitFilesOn } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
 import type { CommandOutcome } from '../../handlers/commands/command.js';
-import type { EditTarget } from '../../handlers/promote.js';
+import type { EditTarget } from '../catalog-edit/flow.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions } from '../../handlers/pull-request.js';
 import type { HeadJob } from '../../handlers/heads.js';
 import { inlineCode } from '../../handlers/quote.js';

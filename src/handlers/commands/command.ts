@@ -11,7 +11,7 @@ import {
   type SeenHead,
   type StatusComment,
 } from '../pr-state.js';
-import type { EditTarget } from '../promote.js';
+import type { EditTarget } from '../../flows/catalog-edit/flow.js';
 import type { PullTarget } from '../session.js';
 import type { DeprecationKind } from '../../catalog/edits/deprecate.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';

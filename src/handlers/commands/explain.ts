@@ -5,7 +5,7 @@ import { explainImpact } from '../../flows/impact/flow.js';
 import { explainFromComment } from '../explain.js';
 import { inlineCode } from '../quote.js';
 import { defineCommand } from './command.js';
-import { SAFE_ARGUMENT } from './promote.js';
+import { SAFE_ARGUMENT } from '../../flows/promote/command.js';
 
 const USAGE = 'usage: `/explain <bundle> [from <version>] [in <catalog>]`';
 // What people type as a version: `1.2.3`, `v1.2.3-rc.1+build`; the semver parser decides the rest.

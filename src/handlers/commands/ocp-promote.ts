@@ -4,7 +4,7 @@
 import { ocpPromoteFromComment } from '../ocp-promote.js';
 import { inlineCode } from '../quote.js';
 import { defineCommand } from './command.js';
-import { SAFE_ARGUMENT } from './promote.js';
+import { SAFE_ARGUMENT } from '../../flows/promote/command.js';
 
 export const ocpPromote = defineCommand({
   name: 'ocp-promote',

@@ -11,7 +11,7 @@ import {
   removeDeprecationText,
   type DeprecationKind,
   type DeprecationPlan,
-} from '../catalog/edits/deprecate.js';
+} from '../../catalog/edits/deprecate.js';
 import {
   AlreadyDone,
   PromoteError,
@@ -20,8 +20,8 @@ import {
   type FileEdit,
   type PromoteInput,
   type PromoteResult,
-} from '../catalog/edits/promote.js';
-import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from './checked-edit.js';
+} from '../../catalog/edits/promote.js';
+import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from '../catalog-edit/plan.js';
 
 export interface DeprecateRequest {
   kind: DeprecationKind;

@@ -1,9 +1,9 @@
 // `catalog-bot default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]`:
 // set a package's default channel where it is written, checked before anything is written.
-import { CONFIG_PATH } from '../checks/config.js';
-import { setDefaultChannel } from '../promotion/default-channel.js';
-import { defineCommand } from './command.js';
-import { CHANNEL_EDIT_OPTIONS, editChannel } from './promote.js';
+import { CONFIG_PATH } from '../../checks/config.js';
+import { setDefaultChannel } from './plan.js';
+import { defineCommand } from '../../commands/command.js';
+import { CHANNEL_EDIT_OPTIONS, editChannel } from '../promote/cli.js';
 
 const DEFAULT_CHANNEL_USAGE = `catalog-bot default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
       [--format text|json]

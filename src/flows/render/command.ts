@@ -1,7 +1,7 @@
 // `/render`: render the templates the pull request changed into their committed outputs
 // (the edit: ../promote.ts). Who may ask is decided on the edit itself.
-import { renderFromComment } from '../promote.js';
-import { defineCommand, plain } from './command.js';
+import { renderFromComment } from './flow.js';
+import { defineCommand, plain } from '../../handlers/commands/command.js';
 
 export const render = defineCommand({
   name: 'render',

@@ -1,8 +1,8 @@
 // `/promote <bundle-name> <channel> [<catalog-root>]`: add an existing bundle to a channel
-// (the edit: ../promote.ts). Who may ask is decided on the edit itself, as for a change
+// (the App's flow: ./flow.ts; the edit: ./plan.ts). Who may ask is decided on the edit itself, as for a change
 // the commenter made.
-import { promoteFromComment } from '../promote.js';
-import { defineCommand } from './command.js';
+import { promoteFromComment } from './flow.js';
+import { defineCommand } from '../../handlers/commands/command.js';
 
 // Names as they appear in catalogs and repository paths; no `..` path segments.
 export const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;

@@ -1,8 +1,8 @@
 // `catalog-bot promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run]`: the
 // `/promote` edit on a local working tree. Prints what it did and a diff of every file.
-import { CONFIG_PATH } from '../checks/config.js';
-import { promote } from '../promotion/promote.js';
-import { lineDiff } from '../catalog/edits/promote-diff.js';
+import { CONFIG_PATH } from '../../checks/config.js';
+import { promote } from './plan.js';
+import { lineDiff } from '../../catalog/edits/promote-diff.js';
 import {
   AlreadyDone,
   PromoteError,
@@ -10,10 +10,10 @@ import {
   unifiedDiff,
   type PromoteInput,
   type PromoteResult,
-} from '../catalog/edits/promote.js';
-import { CommandFailure, defineCommand, NothingToDo, type CommandIO } from './command.js';
-import { writeJson } from './output.js';
-import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
+} from '../../catalog/edits/promote.js';
+import { CommandFailure, defineCommand, NothingToDo, type CommandIO } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
+import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
 const PROMOTE_USAGE = `catalog-bot promote <bundle> <channel> [--root <root>] [--repo <dir>] [--dry-run] [--format text|json]
   Add a bundle the catalog already has to a channel (creating the channel if needed),

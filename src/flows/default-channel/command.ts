@@ -1,11 +1,11 @@
 // `/default-channel <package> <channel>`: set a package's default channel where it is written
-// (the edit: ../promote.ts, src/promotion/default-channel.ts). Who may ask is decided on the
+// (the edit: ../promote.ts, src/flows/default-channel/plan.ts). Who may ask is decided on the
 // edit itself, as for a change the commenter made; the reply says what changes for new
 // installs under classic OLM and OLM v1 (docs/default-channel.md).
-import { defaultChannelFromComment } from '../promote.js';
-import { inlineCode } from '../quote.js';
-import { defineCommand } from './command.js';
-import { SAFE_ARGUMENT } from './promote.js';
+import { defaultChannelFromComment } from './flow.js';
+import { inlineCode } from '../../handlers/quote.js';
+import { defineCommand } from '../../handlers/commands/command.js';
+import { SAFE_ARGUMENT } from '../promote/command.js';
 
 export const defaultChannel = defineCommand({
   name: 'default-channel',

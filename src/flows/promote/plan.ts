@@ -5,7 +5,7 @@
 // tree and returns the edited files. Where a package is rendered from a template, the
 // template is edited and the outputs are re-rendered (bundles come from the committed
 // outputs).
-import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { Diagnostic } from '../../catalog/diagnostics.js';
 import {
   AlreadyThere,
   applyChannelEdit,
@@ -22,17 +22,17 @@ import {
   type PromoteInput,
   type PromoteRequest,
   type PromoteResult,
-} from '../catalog/edits/promote.js';
-import type { CatalogReport } from '../catalog/index.js';
+} from '../../catalog/edits/promote.js';
+import type { CatalogReport } from '../../catalog/index.js';
 import {
   parseTemplate,
   templateKind,
   TemplateError,
   type SemverOptions,
-} from '../catalog/templates/index.js';
-import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
-import type { Version } from '../catalog/versions/semver.js';
-import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
+} from '../../catalog/templates/index.js';
+import type { TemplateMapping } from '../../catalog/templates/ci-yaml.js';
+import type { Version } from '../../catalog/versions/semver.js';
+import { SCHEMA_SEMVER_TEMPLATE } from '../../catalog/property.js';
 import {
   describeProblems,
   editRefusal,
@@ -40,7 +40,7 @@ import {
   notFound,
   reRenderOutput,
   searchedRoots,
-} from './checked-edit.js';
+} from '../catalog-edit/plan.js';
 
 interface Found {
   root: string;

@@ -1,24 +1,22 @@
-// Comment commands that edit files: `/promote <bundle> <channel> [<root>]`,
-// `/default-channel <package> <channel>` and `/render`.
-// The edit is planned on the branch it goes to, committed in the mirror and run through
+// What the comment commands that edit files share (`/promote`, `/default-channel`,
+// `/deprecate`, `/undeprecate`, `/render`; each flow's own part is in its folder). The edit is planned on the branch it goes to, committed in the mirror and run through
 // every pull-request check with the commenter as author (so only those who may change
 // what it touches may ask for it, and an edit that breaks a check is refused), then
 // written to GitHub: onto the pull request's branch when it is open and in this
 // repository, otherwise as a new pull request from the default branch.
-import type { PullRequest } from '../github/types.js';
-import { unifiedDiff } from '../catalog/edits/promote.js';
-import { CheckLimitError, runTaskIsolated, type Callbacks } from '../checks/isolate.js';
-import type { PolicyBundles } from '../publish/exists.js';
-import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { commitFiles } from '../git-mirror.js';
-import { commitFilesOn, hasRules } from './branch-commit.js';
-import { workModule } from './command-worker.js';
-import type { CatalogEdit, CatalogEditWork, Plan, RenderWork } from './edit-work.js';
-import type { JobContext, PrHandlerOptions } from './pull-request.js';
-import { bounded, codeBlock, inlineCode } from './quote.js';
-import { openSession, type PullTarget } from './session.js';
+import type { PullRequest } from '../../github/types.js';
+import { unifiedDiff } from '../../catalog/edits/promote.js';
+import { CheckLimitError, runTaskIsolated, type Callbacks } from '../../checks/isolate.js';
+import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
+import { commitFiles } from '../../git-mirror.js';
+import { commitFilesOn, hasRules } from '../../handlers/branch-commit.js';
+import { workModule } from '../../handlers/command-worker.js';
+import type { CatalogEdit, CatalogEditWork, Plan } from './work.js';
+import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
+import { bounded, codeBlock, inlineCode } from '../../handlers/quote.js';
+import { openSession, type PullTarget } from '../../handlers/session.js';
 
-export { gitFileTree, type Plan } from './edit-work.js';
+export { gitFileTree, type Plan } from './work.js';
 
 export interface EditTarget extends PullTarget {
   commenter: string;
@@ -34,59 +32,20 @@ export interface EditOutcome {
 
 const MAX_DIFF = 20_000;
 
-/** `/promote`: add an existing bundle to a channel (src/promotion/promote.ts). */
-export function promoteFromComment(
-  context: JobContext,
-  options: PrHandlerOptions,
-  target: EditTarget,
-  pr: Pull,
-  request: { bundle: string; channel: string; root?: string },
-): Promise<EditOutcome> {
-  return editFromComment(
-    context,
-    options,
-    target,
-    pr,
-    '/promote',
-    catalogEdit('/promote', { edit: 'promote', request }, `Promote ${request.bundle} to ${request.channel}`),
-  );
-}
-
-/** `/default-channel`: set a package's default channel where it is written (docs/default-channel.md). */
-export function defaultChannelFromComment(
-  context: JobContext,
-  options: PrHandlerOptions,
-  target: EditTarget,
-  pr: Pull,
-  request: { package: string; channel: string },
-): Promise<EditOutcome> {
-  return editFromComment(
-    context,
-    options,
-    target,
-    pr,
-    '/default-channel',
-    catalogEdit(
-      '/default-channel',
-      { edit: 'default-channel', request },
-      `Set the default channel of ${request.package} to ${request.channel}`,
-    ),
-  );
-}
-
 /**
- * A plan made by `fn` of ./edit-work.ts in a check worker: an edit stopped at a limit is
+ * A plan made by `fn` of `module` (./work.ts, ../render/work.ts) in a check worker: an edit stopped at a limit is
  * refused naming it.
  */
-async function planInWorker(
+export async function planInWorker(
   command: string,
+  module: URL,
   fn: string,
   input: unknown,
   callbacks: Callbacks = {},
 ): Promise<Plan> {
   try {
     return await runTaskIsolated<Plan>({
-      module: workModule(import.meta.url, 'edit-work'),
+      module,
       fn,
       input,
       callbacks,
@@ -98,7 +57,7 @@ async function planInWorker(
   }
 }
 
-/** A plan made by a catalog edit of src/promotion/ (./edit-work.ts), in a check worker. */
+/** A plan made by a catalog edit (a flow's plan.ts, run by ./work.ts), in a check worker. */
 export function catalogEdit(
   command: string,
   change: CatalogEdit,
@@ -106,31 +65,8 @@ export function catalogEdit(
 ): (dir: string, parent: string) => Promise<Plan> {
   return (dir, parent) => {
     const work: CatalogEditWork = { dir, parent, change, title };
-    return planInWorker(command, 'planCatalogEdit', work);
+    return planInWorker(command, workModule(import.meta.url, 'work'), 'planCatalogEdit', work);
   };
-}
-
-/** `/render`: render the templates the pull request changed into their committed outputs. */
-export function renderFromComment(
-  context: JobContext,
-  options: PrHandlerOptions,
-  target: EditTarget,
-  pr: Pull,
-  resolveBundle: PolicyBundles['resolveBundle'] | undefined,
-): Promise<EditOutcome> {
-  return editFromComment(
-    context,
-    options,
-    target,
-    pr,
-    '/render',
-    (dir, parent) => {
-      const work: RenderWork = { dir, parent, base: pr.base.sha };
-      // Bundle images are pulled on this thread, for the worker (registry access stays here).
-      return planInWorker('/render', 'planRender', work, resolveBundle ? { resolveBundle } : {});
-    },
-    'permissions',
-  );
 }
 
 export async function editFromComment(

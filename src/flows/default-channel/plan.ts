@@ -3,7 +3,7 @@
 // whose outputs are then re-rendered), with the machinery of `promote`
 // (src/catalog/edits/promote.ts, ./promote.ts): edits keep comments and layout, and every
 // result is validated and checked against the upgrade-graph rules before it is returned.
-import { classicChannel } from '../catalog/olm/classic.js';
+import { classicChannel } from '../../catalog/olm/classic.js';
 import {
   packageSite,
   AlreadyDone,
@@ -13,7 +13,7 @@ import {
   type FileEdit,
   type PromoteInput,
   type PromoteResult,
-} from '../catalog/edits/promote.js';
+} from '../../catalog/edits/promote.js';
 import {
   addPair,
   applySplices,
@@ -23,9 +23,9 @@ import {
   pairOf,
   parseNodes,
   setScalar,
-} from '../catalog/edits/promote-edit.js';
-import type { ModelPackage } from '../catalog/fbc/model.js';
-import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from './checked-edit.js';
+} from '../../catalog/edits/promote-edit.js';
+import type { ModelPackage } from '../../catalog/fbc/model.js';
+import { editWhereWritten, notFound, searchedRoots, type SingleEdit } from '../catalog-edit/plan.js';
 
 export interface DefaultChannelRequest {
   package: string;

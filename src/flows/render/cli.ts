@@ -11,12 +11,12 @@ import {
   semverOptionsForOpm,
   TemplateError,
   type BundleResolver,
-} from '../catalog/templates/index.js';
-import { bundleResolverFromRegistry } from '../publish/bundle-render.js';
-import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
-import { diffStat } from '../catalog/edits/promote-diff.js';
-import { CommandFailure, defineCommand, NothingToDo, UsageError } from './command.js';
-import { writeFileAtomic } from './working-tree.js';
+} from '../../catalog/templates/index.js';
+import { bundleResolverFromRegistry } from '../../publish/bundle-render.js';
+import { credentialHostsFromEnv, RegistryClient } from '../../publish/registry.js';
+import { diffStat } from '../../catalog/edits/promote-diff.js';
+import { CommandFailure, defineCommand, NothingToDo, UsageError } from '../../commands/command.js';
+import { writeFileAtomic } from '../../commands/working-tree.js';
 
 const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <file|dir>]...
       [--migrate-level bundle-object-to-csv-metadata] [--opm-version <version>]

@@ -2,7 +2,7 @@
 // searches, the check of an edited file against validation and the upgrade-graph rules, and
 // the re-render of a template's committed outputs after the template is edited (each output
 // as it was rendered before: its opm behaviour, its own bundles).
-import type { Diagnostic } from '../catalog/diagnostics.js';
+import type { Diagnostic } from '../../catalog/diagnostics.js';
 import {
   outputBehaviour,
   packageFiles,
@@ -12,11 +12,11 @@ import {
   type FileEdit,
   type FileTree,
   type PromoteInput,
-} from '../catalog/edits/promote.js';
-import { EditError } from '../catalog/edits/promote-edit.js';
-import type { CatalogReport } from '../catalog/index.js';
-import type { ModelPackage } from '../catalog/fbc/model.js';
-import type { TemplateMapping } from '../catalog/templates/ci-yaml.js';
+} from '../../catalog/edits/promote.js';
+import { EditError } from '../../catalog/edits/promote-edit.js';
+import type { CatalogReport } from '../../catalog/index.js';
+import type { ModelPackage } from '../../catalog/fbc/model.js';
+import type { TemplateMapping } from '../../catalog/templates/ci-yaml.js';
 import {
   bundleResolverFromCatalog,
   parseTemplate,
@@ -24,9 +24,9 @@ import {
   templateKind,
   TemplateError,
   type SemverOptions,
-} from '../catalog/templates/index.js';
-import { upgradeGraphCheck } from '../checks/upgrade-graph/index.js';
-import { SCHEMA_SEMVER_TEMPLATE } from '../catalog/property.js';
+} from '../../catalog/templates/index.js';
+import { upgradeGraphCheck } from '../../checks/upgrade-graph/index.js';
+import { SCHEMA_SEMVER_TEMPLATE } from '../../catalog/property.js';
 
 /**
  * What the promotion broke: validation errors and upgrade-graph errors of the package
