@@ -1,7 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// The layers of src/ (docs/architecture.md): catalog <- checks <- handlers, commands, flows
+// The layers of src/ (docs/architecture.md): git <- catalog <- checks <- handlers, commands, flows
 // and the server; publish implements what checks declare; a flow's plan.ts (the catalog
 // edit run past the checks, shared by App and CLI) imports only catalog, checks and other
 // plans. Each folder may import only the folders named here (npm packages always): a
@@ -9,11 +9,12 @@ import tseslint from 'typescript-eslint';
 // test/architecture.test.ts checks the same rule over every import, dynamic ones included,
 // and that there is no import cycle.
 const LAYERS = {
-  catalog: [],
-  checks: ['catalog'],
-  publish: ['catalog', 'checks'],
+  git: [],
+  catalog: ['git'],
+  checks: ['catalog', 'git'],
+  publish: ['catalog', 'checks', 'git'],
 };
-// src/flows/<flow>/plan.ts: catalog and checks two folders up, only plan.ts one folder up or here.
+// src/flows/<flow>/plan.ts: git, catalog and checks two folders up, only plan.ts one folder up or here.
 const planRule = {
   files: ['src/flows/*/plan.ts'],
   rules: {
@@ -23,9 +24,9 @@ const planRule = {
         patterns: [
           {
             regex:
-              '^\\.\\./\\.\\./(?!(catalog|checks)/)|^\\.\\./[^./][^/]*/(?!plan\\.js$)|^\\./(?!plan\\.js$)',
+              '^\\.\\./\\.\\./(?!(catalog|checks|git)/)|^\\.\\./[^./][^/]*/(?!plan\\.js$)|^\\./(?!plan\\.js$)',
             message:
-              "a flow's plan.ts may import only src/catalog, src/checks and other plan.ts (docs/architecture.md, Layers)",
+              "a flow's plan.ts may import only src/git, src/catalog, src/checks and other plan.ts (docs/architecture.md, Layers)",
           },
         ],
       },

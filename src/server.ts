@@ -18,7 +18,7 @@ import { octokitFromEnv } from './github/client.js';
 // The App's GitHub client, as bench/github-app.mjs and the tests build it.
 export { octokitFromEnv, waitOut } from './github/client.js';
 import { createApp, type AppOptions } from './app.js';
-import { defaultWorkDir } from './git-mirror.js';
+import { defaultWorkDir } from './git/mirror.js';
 import { claimWorkDir, type WorkDirSlot } from './work-dir.js';
 import { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';

@@ -1,4 +1,4 @@
-// The layers of src/ (docs/architecture.md): catalog <- checks <- handlers, commands, flows,
+// The layers of src/ (docs/architecture.md): git <- catalog <- checks <- handlers, commands, flows,
 // the CLI and the server; publish implements what checks declare and may read catalog and
 // checks, and checks never import publish; a flow's plan.ts (src/flows/<flow>/plan.ts) runs
 // catalog edits past the checks and imports only catalog, checks and other plans. This test reads every import of src/ (static,
@@ -12,21 +12,22 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
-type Layer = 'catalog' | 'checks' | 'publish' | 'plan' | 'app';
+type Layer = 'git' | 'catalog' | 'checks' | 'publish' | 'plan' | 'app';
 
 /** What each layer may import, besides itself and npm packages. */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
-  catalog: [],
-  checks: ['catalog'],
-  publish: ['catalog', 'checks'],
-  plan: ['catalog', 'checks'],
-  app: ['catalog', 'checks', 'publish', 'plan'],
+  git: [],
+  catalog: ['git'],
+  checks: ['catalog', 'git'],
+  publish: ['catalog', 'checks', 'git'],
+  plan: ['catalog', 'checks', 'git'],
+  app: ['git', 'catalog', 'checks', 'publish', 'plan'],
 };
 
 function layerOf(file: string): Layer {
   if (/^flows\/[^/]+\/plan\.ts$/.test(file)) return 'plan';
   const top = file.split('/')[0];
-  return top === 'catalog' || top === 'checks' || top === 'publish' ? top : 'app';
+  return top === 'git' || top === 'catalog' || top === 'checks' || top === 'publish' ? top : 'app';
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {

@@ -10,12 +10,12 @@ import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { runGit } from '../catalog/fbc/source.js';
-import { blobAt } from '../git-mirror.js';
+import { runGit } from '../git/run.js';
+import { blobAt } from '../git/mirror.js';
 import type { JobQueue } from '../queue.js';
 import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
-import { releaseSourceOf } from './release-source.js';
+import { releaseSourceOf } from '../flows/release/source.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
 import {
   openSession,

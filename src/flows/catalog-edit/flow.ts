@@ -8,7 +8,7 @@ import type { PullRequest } from '../../github/types.js';
 import { unifiedDiff } from '../../catalog/edits/promote.js';
 import { CheckLimitError, runTaskIsolated, type Callbacks } from '../../checks/isolate.js';
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
-import { commitFiles } from '../../git-mirror.js';
+import { commitFiles } from '../../git/tree.js';
 import { commitFilesOn, hasRules } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
 import type { CatalogEdit, CatalogEditWork, Plan } from './work.js';
@@ -117,7 +117,7 @@ export async function editFromComment(
     const { checks } = await session.run(asked);
     return { result, message, checks };
   });
-  // Refusals quote the catalogs (names, channel lists): in a code span (./quote.ts).
+  // Refusals quote the catalogs (names, channel lists): in a code span (src/handlers/quote.ts).
   if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${inlineCode(planned.refused, 3000)}` };
   const { result, message, checks } = planned;
   const permissions = checks.find((c) => c.name === PERMISSIONS_CHECK);
@@ -161,7 +161,7 @@ export async function editFromComment(
   }
   let diff = result.edits.map((e) => unifiedDiff(e.path, e.before, e.after)).join('\n');
   if (diff.length > MAX_DIFF) diff = diff.slice(0, MAX_DIFF) + '\n… (diff truncated)';
-  // The notes and the diff quote names from the catalogs: in code blocks (./quote.ts).
+  // The notes and the diff quote names from the catalogs: in code blocks (src/handlers/quote.ts).
   const notes = result.notes.length > 0 ? ['', codeBlock(bounded(result.notes.join('\n'), MAX_DIFF))] : [];
   return {
     ok: true,

@@ -1,5 +1,5 @@
 // `/default-channel <package> <channel>`: set a package's default channel where it is written
-// (the edit: ../promote.ts, src/flows/default-channel/plan.ts). Who may ask is decided on the
+// (the App's flow: ./flow.ts; the edit: ./plan.ts). Who may ask is decided on the
 // edit itself, as for a change the commenter made; the reply says what changes for new
 // installs under classic OLM and OLM v1 (docs/default-channel.md).
 import { defaultChannelFromComment } from './flow.js';

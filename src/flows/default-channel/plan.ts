@@ -1,7 +1,7 @@
 // `default-channel <package> <channel>`: set a package's `defaultChannel` where it is
 // written (the olm.package blob of a plain catalog, or of an olm.template.basic template,
 // whose outputs are then re-rendered), with the machinery of `promote`
-// (src/catalog/edits/promote.ts, ./promote.ts): edits keep comments and layout, and every
+// (src/catalog/edits/promote.ts, ../promote/plan.ts): edits keep comments and layout, and every
 // result is validated and checked against the upgrade-graph rules before it is returned.
 import { classicChannel } from '../../catalog/olm/classic.js';
 import {

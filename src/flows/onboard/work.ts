@@ -5,7 +5,8 @@
 import { onboardPackage, OnboardRefusal } from '../../catalog/edits/onboard.js';
 import { onboardingImpact, type RootImpact } from '../../catalog/edits/onboard-impact.js';
 import type { ReleaseTree } from '../../catalog/edits/release.js';
-import { GitTreeSource, runGit } from '../../catalog/fbc/source.js';
+import { GitTreeSource } from '../../catalog/fbc/source.js';
+import { runGit } from '../../git/run.js';
 import { MAX_PACKAGE_BYTES, readSourceDirectory } from '../../checks/bundle-pr.js';
 import { catalogRoots, readRepoConfig } from '../../checks/changes.js';
 import { onboardSettings, packageDirOf } from './settings.js';

@@ -9,7 +9,7 @@ import type { RemoveRequest } from '../../catalog/edits/remove.js';
 import { CheckLimitError, runTaskIsolated } from '../../checks/isolate.js';
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
 import type { GitHub, RepoRef } from '../../github/port.js';
-import { commitFiles } from '../../git-mirror.js';
+import { commitFiles } from '../../git/tree.js';
 import { commitFilesOn } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
 import type { CommandOutcome } from '../../handlers/commands/command.js';

@@ -1,5 +1,5 @@
 // `/render`: render the templates the pull request changed into their committed outputs
-// (the edit: ../promote.ts). Who may ask is decided on the edit itself.
+// (the flow: ./flow.ts). Who may ask is decided on the edit itself.
 import { renderFromComment } from './flow.js';
 import { defineCommand, plain } from '../../handlers/commands/command.js';
 

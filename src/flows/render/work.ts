@@ -1,11 +1,11 @@
 // The catalog work of `/render` (./flow.ts): it reads the pull request's templates and renders
 // them, so it runs in a check worker, off the App's event loop and under its deadline and heap
 // cap (docs/security.md, bounded work). Reads the mirror's git objects only.
-import { GitFiles } from '../../catalog/fbc/source.js';
+import { GitFiles } from '../../git/files.js';
 import { changedFiles, readRepoConfig } from '../../checks/changes.js';
 import { templatesFor } from '../../checks/pr-checks.js';
 import { renderTemplateOutputs } from '../../checks/templates.js';
-import { mergeBase } from '../../git-mirror.js';
+import { mergeBase } from '../../git/mirror.js';
 import { bundlesWithPolicy, registryPolicy, type PolicyBundles } from '../../publish/exists.js';
 import type { Plan } from '../catalog-edit/work.js';
 

@@ -2,20 +2,20 @@
 // table and the comment parser (../commands.ts) all read this table.
 import { allowPrune } from './allow-prune.js';
 import { approve } from './approve.js';
-import { deprecate } from './deprecate.js';
+import { deprecate } from '../../flows/deprecate/command.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
 import { defaultChannel } from '../../flows/default-channel/command.js';
-import { explain } from './explain.js';
+import { explain } from '../../flows/explain/command.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
-import { ocpPromote } from './ocp-promote.js';
+import { ocpPromote } from '../../flows/ocp-promote/command.js';
 import { onboard } from '../../flows/onboard/command.js';
 import { promote } from '../../flows/promote/command.js';
 import { remove } from '../../flows/remove/command.js';
 import { render } from '../../flows/render/command.js';
 import { retest } from './retest.js';
-import { undeprecate } from './undeprecate.js';
+import { undeprecate } from '../../flows/deprecate/undeprecate-command.js';
 
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 

@@ -1,10 +1,10 @@
 // `/ocp-promote <from> <to>`: open a new OpenShift catalog as pull requests into the default
-// branch (the plan and the writes: ../ocp-promote.ts). Maintainers only: it is decided on the
+// branch (the plan and the writes: ./flow.ts). Maintainers only: it is decided on the
 // default branch's configuration, once the mirror is open.
-import { ocpPromoteFromComment } from '../ocp-promote.js';
-import { inlineCode } from '../quote.js';
-import { defineCommand } from './command.js';
-import { SAFE_ARGUMENT } from '../../flows/promote/command.js';
+import { ocpPromoteFromComment } from './flow.js';
+import { inlineCode } from '../../handlers/quote.js';
+import { defineCommand } from '../../handlers/commands/command.js';
+import { SAFE_ARGUMENT } from '../promote/command.js';
 
 export const ocpPromote = defineCommand({
   name: 'ocp-promote',

@@ -1,4 +1,4 @@
-// The planning of `/ocp-promote` (./ocp-promote.ts): it loads the default branch's
+// The planning of `/ocp-promote` (./flow.ts): it loads the default branch's
 // catalogs, so it runs in a check worker, off the App's event loop and under its deadline
 // and heap cap (docs/security.md, bounded work). Reads and writes only the mirror's git
 // objects; the pull requests it plans are written by the main thread's jobs.
@@ -8,15 +8,15 @@ import {
   ocpPromote,
   OcpPromoteError,
   type OcpPackageResult,
-} from '../catalog/edits/ocp-promote.js';
-import type { FileEdit } from '../catalog/edits/promote.js';
-import { runGit } from '../catalog/fbc/source.js';
-import { readRepoConfig } from '../checks/changes.js';
-import { parsePackageOwners } from '../checks/owners.js';
-import { commitFiles } from '../git-mirror.js';
-import { gitFileTree } from '../flows/catalog-edit/work.js';
-import { inlineCode } from './quote.js';
-import type { PullTarget, RepoTarget } from './session.js';
+} from '../../catalog/edits/ocp-promote.js';
+import type { FileEdit } from '../../catalog/edits/promote.js';
+import { runGit } from '../../git/run.js';
+import { readRepoConfig } from '../../checks/changes.js';
+import { parsePackageOwners } from '../../checks/owners.js';
+import { commitFiles } from '../../git/tree.js';
+import { gitFileTree } from '../catalog-edit/work.js';
+import { inlineCode } from '../../handlers/quote.js';
+import type { PullTarget, RepoTarget } from '../../handlers/session.js';
 
 export const REVIEW_NEEDED_LABEL = 'catalog-promotion/review-needed';
 

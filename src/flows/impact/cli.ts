@@ -1,11 +1,11 @@
 // `catalog-bot impact [--base <ref>] [--head <ref>]`: what clusters will see differently
 // after a change, per changed catalog root, package and channel (docs/impact.md). Same
 // defaults as `check`: head is the working tree, base where HEAD left the default branch.
-import { impactMarkdown, impactText } from '../catalog/olm/impact-report.js';
-import { impactOf } from '../flows/impact/impact.js';
-import { defineCommand, requireDirectory } from './command.js';
-import { writeJson } from './output.js';
-import { defaultBase, resolveCommit, workingTreeCommit } from './working-tree.js';
+import { impactMarkdown, impactText } from '../../catalog/olm/impact-report.js';
+import { impactOf } from './impact.js';
+import { defineCommand, requireDirectory } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
+import { defaultBase, resolveCommit, workingTreeCommit } from '../../commands/working-tree.js';
 
 export { impactOf };
 /** The Markdown form (src/flows/onboard/ quotes it in its pull request's description). */

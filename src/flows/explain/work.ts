@@ -1,14 +1,15 @@
-// The catalog work of `/explain` (./explain.ts), run in a check worker, off the App's event
+// The catalog work of `/explain` (./flow.ts), run in a check worker, off the App's event
 // loop and under its deadline and heap cap (docs/security.md, bounded work): it loads whole
 // catalogs, as big as a pull request makes them. Reads the mirror's git objects only.
-import { explainBundle, explainMermaid, findBundle, type Explanation } from '../catalog/olm/explain.js';
-import { GitTreeSource, runGit } from '../catalog/fbc/source.js';
-import { validateCatalog } from '../catalog/index.js';
-import { tryParseVersion, type Version } from '../catalog/versions/semver.js';
-import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
-import { mergeBase } from '../git-mirror.js';
-import type { CommandOutcome } from './commands/command.js';
-import { bounded, codeBlock, inlineCode } from './quote.js';
+import { explainBundle, explainMermaid, findBundle, type Explanation } from '../../catalog/olm/explain.js';
+import { GitTreeSource } from '../../catalog/fbc/source.js';
+import { runGit } from '../../git/run.js';
+import { validateCatalog } from '../../catalog/index.js';
+import { tryParseVersion, type Version } from '../../catalog/versions/semver.js';
+import { catalogRoots, changedFiles, readRepoConfig } from '../../checks/changes.js';
+import { mergeBase } from '../../git/mirror.js';
+import type { CommandOutcome } from '../../handlers/commands/command.js';
+import { bounded, codeBlock, inlineCode } from '../../handlers/quote.js';
 
 export interface ExplainRequest {
   bundle: string;

@@ -5,22 +5,22 @@
 // like any other. The logic (what the update is, whether a change is exactly it) lives in
 // src/checks; here are only the reads and writes to GitHub.
 import type { Context } from 'probot';
-import type { Diagnostic } from '../catalog/diagnostics.js';
-import { BUNDLE_CHECK } from '../checks/bundle.js';
-import { CheckLimitError } from '../checks/isolate.js';
-import { changedFiles, readRepoConfig } from '../checks/changes.js';
-import { boundedDiff } from '../catalog/edits/diff-summary.js';
-import { commitFilesOn, hasRules } from './branch-commit.js';
-import type { GitHub, RepoRef } from '../github/port.js';
-import { reply } from './pr-state.js';
-import { releaseBranch } from './release-source.js';
+import type { Diagnostic } from '../../catalog/diagnostics.js';
+import { BUNDLE_CHECK } from '../../checks/bundle.js';
+import { CheckLimitError } from '../../checks/isolate.js';
+import { changedFiles, readRepoConfig } from '../../checks/changes.js';
+import { boundedDiff } from '../../catalog/edits/diff-summary.js';
+import { commitFilesOn, hasRules } from '../../handlers/branch-commit.js';
+import type { GitHub, RepoRef } from '../../github/port.js';
+import { reply } from '../../handlers/pr-state.js';
+import { releaseBranch } from './source.js';
 import {
   enqueueChecks,
   type JobContext,
   type PrHandlerOptions,
   type ReleasePushJob,
-} from './pull-request.js';
-import { openSession, pullTarget, pullTargetOf, type PullTarget } from './session.js';
+} from '../../handlers/pull-request.js';
+import { openSession, pullTarget, pullTargetOf, type PullTarget } from '../../handlers/session.js';
 
 export const RELEASE_EVENTS = ['pull_request.closed'] as const;
 

@@ -1,16 +1,16 @@
 // `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--format text|json]`:
 // open a new OpenShift catalog on a working tree (docs/ocp-lifecycle.md).
-import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
+import { CONFIG_PATH, parseRepoConfig } from '../../checks/config.js';
 import {
   DEFAULT_CSV_METADATA_FROM,
   ocpPromote,
   OcpPromoteError,
   type OcpPackageResult,
-} from '../catalog/edits/ocp-promote.js';
-import type { FileTree } from '../catalog/edits/promote.js';
-import { defineCommand, UsageError } from './command.js';
-import { writeJson } from './output.js';
-import { openWorkingTree, writeEdits } from './working-tree.js';
+} from '../../catalog/edits/ocp-promote.js';
+import type { FileTree } from '../../catalog/edits/promote.js';
+import { defineCommand, UsageError } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
+import { openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
 const OCP_PROMOTE_USAGE = `catalog-bot ocp-promote <from> <to> [--repo <dir>] [--package <pkg>]... [--dry-run]
       [--format text|json]

@@ -5,28 +5,28 @@
 // package (labelled, its owners mentioned). Each pull request is written by its own job in
 // the installation's write queue, at GitHub's pace (docs/github-limits.md); branch names are
 // fixed by the versions and the package, so asking again updates them instead of opening more.
-import type { OcpPackageResult } from '../catalog/edits/ocp-promote.js';
-import { readRepoConfig } from '../checks/changes.js';
-import { CheckLimitError, runTaskIsolated } from '../checks/isolate.js';
-import { isTeam, normLogin } from '../checks/owners.js';
-import type { GitHub, RepoRef } from '../github/port.js';
-import type { CommandOutcome } from './commands/command.js';
-import { workModule } from './command-worker.js';
+import type { OcpPackageResult } from '../../catalog/edits/ocp-promote.js';
+import { readRepoConfig } from '../../checks/changes.js';
+import { CheckLimitError, runTaskIsolated } from '../../checks/isolate.js';
+import { isTeam, normLogin } from '../../checks/owners.js';
+import type { GitHub, RepoRef } from '../../github/port.js';
+import type { CommandOutcome } from '../../handlers/commands/command.js';
+import { workModule } from '../../handlers/command-worker.js';
 import {
   MAX_LISTED,
   REVIEW_NEEDED_LABEL,
   type EditPullJob,
   type OcpPlanned,
   type OcpPromoteWork,
-} from './ocp-promote-work.js';
-import type { EditTarget } from '../flows/catalog-edit/flow.js';
-import { commitFilesOn } from './branch-commit.js';
-import type { JobContext, PrHandlerOptions } from './pull-request.js';
-import { inlineCode } from './quote.js';
-import { openSession } from './session.js';
-import { teamMembers } from './teams.js';
+} from './work.js';
+import type { EditTarget } from '../catalog-edit/flow.js';
+import { commitFilesOn } from '../../handlers/branch-commit.js';
+import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
+import { inlineCode } from '../../handlers/quote.js';
+import { openSession } from '../../handlers/session.js';
+import { teamMembers } from '../../handlers/teams.js';
 
-export { promotionBranch, REVIEW_NEEDED_LABEL, type EditPullJob } from './ocp-promote-work.js';
+export { promotionBranch, REVIEW_NEEDED_LABEL, type EditPullJob } from './work.js';
 
 async function isMaintainer(
   github: GitHub,
@@ -78,7 +78,7 @@ export async function ocpPromoteFromComment(
       const work: OcpPromoteWork = { dir, parent, baseTree, base, target, request };
       try {
         return await runTaskIsolated<OcpPlanned>({
-          module: workModule(import.meta.url, 'ocp-promote-work'),
+          module: workModule(import.meta.url, 'work'),
           fn: 'planOcpPromote',
           input: work,
           what: 'the /ocp-promote plan',

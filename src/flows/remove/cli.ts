@@ -2,8 +2,8 @@
 // the removal planned by the core (src/catalog/edits/remove.ts, docs/remove.md) applied to a
 // working tree. Nothing is written unless every file could be computed and no path to delete
 // or write passes through a symbolic link.
-import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import { lineDiff } from '../catalog/edits/promote-diff.js';
+import { CONFIG_PATH, parseRepoConfig } from '../../checks/config.js';
+import { lineDiff } from '../../catalog/edits/promote-diff.js';
 import {
   packageDirOf,
   parseRemovalTarget,
@@ -11,16 +11,16 @@ import {
   RemovalRefusal,
   clusterLosses,
   type RemovalResult,
-} from '../catalog/edits/remove.js';
-import { defineCommand } from './command.js';
-import { writeJson } from './output.js';
+} from '../../catalog/edits/remove.js';
+import { defineCommand } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
 import {
   catalogRootsOf,
   linkOnPath,
   openWorkingTree,
   removeDirectories,
   writeEdits,
-} from './working-tree.js';
+} from '../../commands/working-tree.js';
 
 const REMOVE_USAGE = `catalog-bot remove <package>[/<bundle>] [--repo <dir>] [--dry-run] [--format text|json]
   Remove a package, or one bundle of it, in one change, as the repository keeps them. On

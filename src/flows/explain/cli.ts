@@ -1,10 +1,10 @@
 // `catalog-bot explain <bundle>`: whether and how clusters get a bundle, under classic OLM
 // and OLM v1, in plain words (docs/explain.md).
-import { explainBundle, explainMermaid, explainText, findBundle } from '../catalog/olm/explain.js';
-import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { formatVersion, tryParseVersion } from '../catalog/versions/semver.js';
-import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
-import { writeJson } from './output.js';
+import { explainBundle, explainMermaid, explainText, findBundle } from '../../catalog/olm/explain.js';
+import { DirectorySource, validateCatalog } from '../../catalog/index.js';
+import { formatVersion, tryParseVersion } from '../../catalog/versions/semver.js';
+import { CommandFailure, defineCommand, isDirectory, UsageError } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
 
 const USAGE = `catalog-bot explain <bundle> [--from <version>] [--catalog <root>] [--format text|json|mermaid]
   Whether a new install can get the bundle (which channel, default or not), which installed

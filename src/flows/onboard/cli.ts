@@ -3,16 +3,16 @@
 // written unless every file could be computed.
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import { onboardPackage, OnboardRefusal, type OnboardResult } from '../catalog/edits/onboard.js';
-import { decodeFile } from '../catalog/fbc/decode.js';
-import type { JsonObject } from '../catalog/templates/write.js';
-import { SCHEMA_PACKAGE } from '../catalog/property.js';
-import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
-import { onboardSettings } from '../flows/onboard/settings.js';
-import { defineCommand, UsageError } from './command.js';
-import { writeJson } from './output.js';
-import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
+import { CONFIG_PATH, parseRepoConfig } from '../../checks/config.js';
+import { onboardPackage, OnboardRefusal, type OnboardResult } from '../../catalog/edits/onboard.js';
+import { decodeFile } from '../../catalog/fbc/decode.js';
+import type { JsonObject } from '../../catalog/templates/write.js';
+import { SCHEMA_PACKAGE } from '../../catalog/property.js';
+import { ocpCatalogVersion } from '../../catalog/olm/ocp-continuity.js';
+import { onboardSettings } from './settings.js';
+import { defineCommand, UsageError } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
+import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
 const ONBOARD_USAGE = `catalog-bot onboard <package> [--repo <dir>] [--catalogs <v>,<v>...] [--bundle-images <file>]
                     [--index <v>=<root>]... [--dry-run] [--format text|json]

@@ -1,6 +1,6 @@
 // `/undeprecate <bundle|channel|package> <name>`: remove the package's olm.deprecations entry
-// (the edit: ../deprecate.ts); checked and written like `/deprecate`.
-import { deprecationCommand } from './deprecate.js';
+// (the flow: ./flow.ts; the edit: ./plan.ts); checked and written like `/deprecate`.
+import { deprecationCommand } from './command.js';
 
 export const undeprecate = deprecationCommand('undeprecate', {
   line: '`/undeprecate <bundle|channel|package> <name>` removes an olm.deprecations entry',

@@ -2,17 +2,17 @@
 // (src/catalog/olm/explain.ts) on the pull request's head catalogs, or its base's when the
 // head no longer has the bundle. Read-only. Everything the answer quotes comes from files
 // the pull request controls, so it goes out in code blocks, cut to a bounded length
-// (./quote.ts, docs/explain.md). The catalogs are loaded in a check worker, never on the
-// App's event loop (./explain-work.ts, docs/security.md, bounded work).
-import { tryParseVersion } from '../catalog/versions/semver.js';
-import type { CommandOutcome } from './commands/command.js';
-import { commandInWorker, workModule } from './command-worker.js';
-import type { ExplainRequest, ExplainWork } from './explain-work.js';
-import type { JobContext, PrHandlerOptions } from './pull-request.js';
-import { inlineCode } from './quote.js';
-import { openSession, type PullTarget } from './session.js';
+// (src/handlers/quote.ts, docs/explain.md). The catalogs are loaded in a check worker, never on the
+// App's event loop (./work.ts, docs/security.md, bounded work).
+import { tryParseVersion } from '../../catalog/versions/semver.js';
+import type { CommandOutcome } from '../../handlers/commands/command.js';
+import { commandInWorker, workModule } from '../../handlers/command-worker.js';
+import type { ExplainRequest, ExplainWork } from './work.js';
+import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
+import { inlineCode } from '../../handlers/quote.js';
+import { openSession, type PullTarget } from '../../handlers/session.js';
 
-export type { ExplainRequest } from './explain-work.js';
+export type { ExplainRequest } from './work.js';
 
 interface PullShas {
   number: number;
@@ -42,6 +42,6 @@ export async function explainFromComment(
   const commits = { fetch: [base, `refs/pull/${pr.number}/head`], blobs: [base, head] };
   return openSession(context, options, target, 'explain', commits, (session) => {
     const work: ExplainWork = { dir: session.dir, base, head, request };
-    return commandInWorker(command, workModule(import.meta.url, 'explain-work'), 'explainInRepo', work);
+    return commandInWorker(command, workModule(import.meta.url, 'work'), 'explainInRepo', work);
   });
 }

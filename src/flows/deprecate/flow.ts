@@ -1,15 +1,10 @@
 // `/deprecate` and `/undeprecate <bundle|channel|package> <name>`: the olm.deprecations edit
 // (src/flows/deprecate/plan.ts) planned on the branch it goes to and written like `/promote`
-// (./promote.ts): checked as the commenter's own change, never onto the default branch.
-import type { PullRequest } from '../github/types.js';
-import type { DeprecationKind } from '../catalog/edits/deprecate.js';
-import {
-  catalogEdit,
-  editFromComment,
-  type EditOutcome,
-  type EditTarget,
-} from '../flows/catalog-edit/flow.js';
-import type { JobContext, PrHandlerOptions } from './pull-request.js';
+// (../catalog-edit/flow.ts): checked as the commenter's own change, never onto the default branch.
+import type { PullRequest } from '../../github/types.js';
+import type { DeprecationKind } from '../../catalog/edits/deprecate.js';
+import { catalogEdit, editFromComment, type EditOutcome, type EditTarget } from '../catalog-edit/flow.js';
+import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
 
 type Pull = PullRequest;
 

@@ -2,7 +2,7 @@
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
 // A mirror follows the repository, not its name (docs/security.md): it is keyed by the
 // host and the repository id, and fetches from the payload's current `clone_url`.
-import { runGit } from './catalog/fbc/source.js';
+import { runGit } from './run.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -226,49 +226,6 @@ export async function fetchMissingBlobs(dir: string, commits: string[], token?: 
 /** The best common ancestor of two commits: where a pull request's change is measured from. */
 export async function mergeBase(dir: string, a: string, b: string): Promise<string> {
   return (await git(dir, ['merge-base', a, b], undefined)).trim();
-}
-
-/**
- * A commit in the mirror with `files` (path -> new text, null: deleted) changed on top of `parent`, made
- * with a private index: nothing is checked out. It exists to run the checks on an edit
- * before that edit goes to GitHub.
- */
-export async function commitFiles(
-  dir: string,
-  parent: string,
-  files: { path: string; text: string | null }[],
-  message: string,
-): Promise<string> {
-  const work = await mkdtemp(join(tmpdir(), 'catalog-bot-index-'));
-  const env = { ...process.env, GIT_INDEX_FILE: join(work, 'index') };
-  const run = async (args: string[], input?: string) =>
-    (await runGit(dir, args, input, { env })).toString('utf8').trim();
-  try {
-    await run(['read-tree', parent]);
-    // A deletion is an index entry of mode 0 (--force-remove wants a work tree; a mirror has none).
-    const deleted = files.filter((f) => f.text === null).map((f) => `0 ${'0'.repeat(40)}\t${f.path}\n`);
-    if (deleted.length > 0) await run(['update-index', '--index-info'], deleted.join(''));
-    for (const f of files) {
-      if (f.text === null) continue;
-      const blob = await run(['hash-object', '-w', '--stdin'], f.text);
-      await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
-    }
-    const tree = await run(['write-tree']);
-    return await run([
-      '-c',
-      'user.name=catalog-bot',
-      '-c',
-      'user.email=catalog-bot@users.noreply.github.com',
-      'commit-tree',
-      tree,
-      '-p',
-      parent,
-      '-m',
-      message,
-    ]);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
 }
 
 /** The blob id of `path` at `rev`, or '' when there is no such file. */

@@ -2,8 +2,8 @@
 // published, the merged pull request gets one comment naming each catalog and the image
 // reference (tag and digest) it was published as. A re-run edits that comment; an unchanged
 // comment costs no write (docs/github-limits.md).
-import { releaseMarker } from '../publish/report.js';
-import type { GitHub, RepoRef } from '../github/port.js';
+import { releaseMarker } from '../../publish/report.js';
+import type { GitHub, RepoRef } from '../../github/port.js';
 
 /**
  * The pull request whose merge made `sha`: GitHub's list of pull requests associated with

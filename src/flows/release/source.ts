@@ -3,7 +3,7 @@
 // as GitHub lists its files, when #n is merged into the branch the release goes into and the
 // release comes from the App's `catalog-bot/release-<n>` branch. Never the commit message:
 // anyone who can push to the branch writes that.
-import type { GitHub, RepoRef } from '../github/port.js';
+import type { GitHub, RepoRef } from '../../github/port.js';
 
 /** The App's release branch for merged pull request `number`. */
 export const releaseBranch = (number: number): string => `catalog-bot/release-${number}`;

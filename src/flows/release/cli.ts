@@ -3,12 +3,12 @@
 // added to every template its release-config.yaml names and every catalog those templates
 // map to is re-rendered. Nothing is written unless every file could be computed.
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
-import { lineDiff } from '../catalog/edits/promote-diff.js';
-import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../catalog/edits/release.js';
-import { defineCommand, UsageError } from './command.js';
-import { writeJson } from './output.js';
-import { openWorkingTree, writeEdits } from './working-tree.js';
+import { CONFIG_PATH, parseRepoConfig } from '../../checks/config.js';
+import { lineDiff } from '../../catalog/edits/promote-diff.js';
+import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../../catalog/edits/release.js';
+import { defineCommand, UsageError } from '../../commands/command.js';
+import { writeJson } from '../../commands/output.js';
+import { openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
 const RELEASE_USAGE = `catalog-bot release <bundle-dir> [--repo <dir>] [--dry-run] [--format text|json]
   Release a bundle directory (manifests/, metadata/annotations.yaml, release-config.yaml)

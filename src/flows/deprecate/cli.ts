@@ -1,19 +1,19 @@
 // `catalog-bot deprecate <bundle|channel|package> <name> [--package <p>] [--message <m>] [--undo]`:
 // write (or with --undo remove) the olm.deprecations entry where the repository keeps it,
 // checked before anything is written (docs/deprecate.md).
-import { CONFIG_PATH } from '../checks/config.js';
-import { DEPRECATION_KINDS, type DeprecationKind } from '../catalog/edits/deprecate.js';
+import { CONFIG_PATH } from '../../checks/config.js';
+import { DEPRECATION_KINDS, type DeprecationKind } from '../../catalog/edits/deprecate.js';
 import {
   AlreadyDone,
   PromoteError,
   templateMappingsFromTree,
   unifiedDiff,
-} from '../catalog/edits/promote.js';
-import { deprecate } from '../flows/deprecate/plan.js';
-import { CommandFailure, defineCommand, NothingToDo, UsageError } from './command.js';
-import { editedFiles } from '../flows/promote/cli.js';
-import { writeJson } from './output.js';
-import { catalogRootsOf, openWorkingTree, writeEdits } from './working-tree.js';
+} from '../../catalog/edits/promote.js';
+import { deprecate } from './plan.js';
+import { CommandFailure, defineCommand, NothingToDo, UsageError } from '../../commands/command.js';
+import { editedFiles } from '../promote/cli.js';
+import { writeJson } from '../../commands/output.js';
+import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
 const DEPRECATE_USAGE = `catalog-bot deprecate <bundle|channel|package> <name> [--package <package>]
         [--message <text>] [--undo] [--root <root>] [--repo <dir>] [--dry-run] [--format text|json]

@@ -1,11 +1,11 @@
 // `/explain <bundle> [from <version>] [in <catalog>]`: whether and how clusters get a bundle,
-// in plain words with a Mermaid path (the answer: ../explain.ts); `/explain impact`: what the
+// in plain words with a Mermaid path (the answer: ./flow.ts); `/explain impact`: what the
 // pull request changes for clusters (src/flows/impact/flow.ts). Read-only, so anyone may ask.
-import { explainImpact } from '../../flows/impact/flow.js';
-import { explainFromComment } from '../explain.js';
-import { inlineCode } from '../quote.js';
-import { defineCommand } from './command.js';
-import { SAFE_ARGUMENT } from '../../flows/promote/command.js';
+import { explainImpact } from '../impact/flow.js';
+import { explainFromComment } from './flow.js';
+import { inlineCode } from '../../handlers/quote.js';
+import { defineCommand } from '../../handlers/commands/command.js';
+import { SAFE_ARGUMENT } from '../promote/command.js';
 
 const USAGE = 'usage: `/explain <bundle> [from <version>] [in <catalog>]`';
 // What people type as a version: `1.2.3`, `v1.2.3-rc.1+build`; the semver parser decides the rest.

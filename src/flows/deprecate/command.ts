@@ -1,9 +1,14 @@
 // `/deprecate <bundle|channel|package> <name> [-- message]`: write the package's
-// olm.deprecations entry (the edit: ../deprecate.ts). Who may ask is decided on the edit
+// olm.deprecations entry (the flow: ./flow.ts; the edit: ./plan.ts). Who may ask is decided on the edit
 // itself, as for a change the commenter made, like `/promote`.
 import { DEPRECATION_KINDS, type DeprecationKind } from '../../catalog/edits/deprecate.js';
-import { deprecateFromComment } from '../deprecate.js';
-import { defineCommand, type At, type CommandHelp, type TableCommand } from './command.js';
+import { deprecateFromComment } from './flow.js';
+import {
+  defineCommand,
+  type At,
+  type CommandHelp,
+  type TableCommand,
+} from '../../handlers/commands/command.js';
 
 // Names as they appear in catalogs (`<package>/<channel>` for a channel); no `..` segments.
 const SAFE_NAME = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
