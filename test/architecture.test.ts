@@ -175,6 +175,22 @@ function clientOutsidePort(texts: Map<string, string>): string[] {
     .map(([file]) => file);
 }
 
+/**
+ * Files outside src/git/ that run git: Node's child_process together with the program name
+ * `'git'`. Git runs only in src/git/, behind named functions (docs/architecture.md, "src/git/").
+ */
+function gitOutsideGitFolder(texts: Map<string, string>): string[] {
+  const processes = /['"](?:node:)?child_process['"]/;
+  const git = /['"]git['"]/;
+  return [...texts]
+    .filter(([file, text]) => {
+      if (file.startsWith('git/')) return false;
+      const code = withoutComments(text);
+      return processes.test(code) && git.test(code);
+    })
+    .map(([file]) => file);
+}
+
 describe('architecture of src/', () => {
   const graph = importGraph();
 
@@ -212,6 +228,24 @@ describe('architecture of src/', () => {
       ['github/octokit.ts', 'await octokit.rest.pulls.get({});'],
     ]);
     expect(clientOutsidePort(texts)).toEqual(['handlers/a.ts', 'handlers/b.ts', 'handlers/c.ts']);
+  });
+
+  it('runs git only in src/git/', () => {
+    const texts = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
+    expect(gitOutsideGitFolder(texts)).toEqual([]);
+    // The walk sees where git does run, or the rule checks nothing.
+    expect([...texts.keys()].filter((f) => f.startsWith('git/')).length).toBeGreaterThan(3);
+  });
+
+  it('finds git run outside src/git/ when it is', () => {
+    const texts = new Map([
+      ['publish/a.ts', "import { execFile } from 'node:child_process';\nexecFile('git', ['log']);"],
+      ['commands/b.ts', "import { spawnSync } from 'child_process';\nspawnSync('git', ['-C', repo]);"],
+      ['publish/c.ts', "import { spawn } from 'node:child_process';\nspawn(opm, args); // not 'git'"],
+      ['handlers/d.ts', "import { mergeTree } from '../git/read.js'; // 'git' via child_process"],
+      ['git/run.ts', "require('node:child_process').spawn('git', args);"],
+    ]);
+    expect(gitOutsideGitFolder(texts)).toEqual(['publish/a.ts', 'commands/b.ts']);
   });
 
   it('finds a cycle and a layer violation when there is one', () => {

@@ -18,7 +18,7 @@ export interface CommandEntry {
   load(): Promise<{ command: Command }>;
 }
 
-export const COMMANDS: readonly CommandEntry[] = [
+export const CLI_COMMANDS: readonly CommandEntry[] = [
   {
     name: 'check',
     help: `  check [--base <ref>] [--head <ref>] [--repo <dir>]
@@ -284,10 +284,10 @@ export const COMMANDS: readonly CommandEntry[] = [
 ];
 
 /** `catalog-bot --help`: the usage line, every command's entry, then what applies to several. */
-export function helpText(): string {
+export function cliHelpText(): string {
   return (
     `Usage: catalog-bot <command> [options]\n\nCommands:\n` +
-    COMMANDS.map((c) => c.help).join('') +
+    CLI_COMMANDS.map((c) => c.help).join('') +
     `  help [<command>]     Show this help, or the command's (also: <command> --help)\n` +
     `  --version            Print catalog-bot's version\n` +
     `

@@ -121,3 +121,20 @@ export async function readBlobs(
   }
   return out;
 }
+
+/**
+ * Run git in `repo` and wait (the CLI, which reads the user's working tree): its stdout
+ * trimmed, or undefined when git fails; its stderr is never printed.
+ */
+export function runGitSync(
+  repo: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const run = childProcess().spawnSync('git', ['-C', repo, ...args], {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return run.status === 0 ? run.stdout.trim() : undefined;
+}

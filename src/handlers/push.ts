@@ -6,7 +6,7 @@
 // commit is still the branch head: an older job never overwrites a newer tag.
 import type { Context } from 'probot';
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
-import { runGit } from '../git/run.js';
+import { commitMessage } from '../git/read.js';
 import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
@@ -264,7 +264,7 @@ export async function publishJob(
       const body = releaseComment(job.after, publications);
       if (body !== undefined && options.appSlug)
         try {
-          const message = (await runGit(dir, ['log', '-1', '--format=%B', job.after])).toString('utf8');
+          const message = await commitMessage(dir, job.after);
           const number = await mergedPullOf(github, job.ref, job.after, message);
           if (number !== undefined)
             await writeReleaseComment(

@@ -2,7 +2,7 @@
 // set a package's default channel where it is written, checked before anything is written.
 import { CONFIG_PATH } from '../../checks/config.js';
 import { setDefaultChannel } from './plan.js';
-import { defineCommand } from '../../commands/command.js';
+import { defineCliCommand } from '../../commands/command.js';
 import { CHANNEL_EDIT_OPTIONS, editChannel } from '../promote/cli.js';
 
 const DEFAULT_CHANNEL_USAGE = `catalog-bot default-channel <package> <channel> [--root <root>] [--repo <dir>] [--dry-run]
@@ -15,7 +15,7 @@ const DEFAULT_CHANNEL_USAGE = `catalog-bot default-channel <package> <channel> [
   Exit 0 done (or nothing to do: it is the default channel already), 1 refused, 2 usage/IO.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: DEFAULT_CHANNEL_USAGE,
   options: CHANNEL_EDIT_OPTIONS,
   formats: ['text', 'json'],

@@ -4,10 +4,10 @@
 // installs under classic OLM and OLM v1 (docs/default-channel.md).
 import { defaultChannelFromComment } from './flow.js';
 import { inlineCode } from '../../handlers/quote.js';
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 import { SAFE_ARGUMENT } from '../promote/command.js';
 
-export const defaultChannel = defineCommand({
+export const defaultChannel = defineCommentCommand({
   name: 'default-channel',
   costly: true,
   help: {

@@ -10,7 +10,7 @@ import {
   unifiedDiff,
 } from '../../catalog/edits/promote.js';
 import { deprecate } from './plan.js';
-import { CommandFailure, defineCommand, NothingToDo, UsageError } from '../../commands/command.js';
+import { CommandFailure, defineCliCommand, NothingToDo, UsageError } from '../../commands/command.js';
 import { editedFiles } from '../promote/cli.js';
 import { writeJson } from '../../commands/output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
@@ -32,7 +32,7 @@ const DEPRECATE_USAGE = `catalog-bot deprecate <bundle|channel|package> <name> [
 /** A message fits on one line of a console condition, and stays readable. */
 const MAX_MESSAGE = 1000;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: DEPRECATE_USAGE,
   options: {
     package: { type: 'string' },

@@ -4,7 +4,7 @@
 import { DEPRECATION_KINDS, type DeprecationKind } from '../../catalog/edits/deprecate.js';
 import { deprecateFromComment } from './flow.js';
 import {
-  defineCommand,
+  defineCommentCommand,
   type At,
   type CommandHelp,
   type TableCommand,
@@ -52,7 +52,7 @@ export function parseDeprecation(
  * and the other removing it; who may ask is decided on the edit itself.
  */
 export function deprecationCommand(name: 'deprecate' | 'undeprecate', help: CommandHelp): TableCommand {
-  return defineCommand({
+  return defineCommentCommand({
     name,
     costly: true,
     help,

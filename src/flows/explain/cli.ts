@@ -3,7 +3,7 @@
 import { explainBundle, explainMermaid, explainText, findBundle } from '../../catalog/olm/explain.js';
 import { DirectorySource, validateCatalog } from '../../catalog/index.js';
 import { formatVersion, tryParseVersion } from '../../catalog/versions/semver.js';
-import { CommandFailure, defineCommand, isDirectory, UsageError } from '../../commands/command.js';
+import { CommandFailure, defineCliCommand, isDirectory, UsageError } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 
 const USAGE = `catalog-bot explain <bundle> [--from <version>] [--catalog <root>] [--format text|json|mermaid]
@@ -14,7 +14,7 @@ const USAGE = `catalog-bot explain <bundle> [--from <version>] [--catalog <root>
   I/O error, or an unknown bundle.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: USAGE,
   options: {
     format: { type: 'string', default: 'text' },

@@ -4,14 +4,14 @@
 import { explainImpact } from '../impact/flow.js';
 import { explainFromComment } from './flow.js';
 import { inlineCode } from '../../handlers/quote.js';
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 import { SAFE_ARGUMENT } from '../promote/command.js';
 
 const USAGE = 'usage: `/explain <bundle> [from <version>] [in <catalog>]`';
 // What people type as a version: `1.2.3`, `v1.2.3-rc.1+build`; the semver parser decides the rest.
 const VERSION_ARGUMENT = /^v?[0-9][0-9A-Za-z.+-]{0,99}$/;
 
-export const explain = defineCommand({
+export const explain = defineCommentCommand({
   name: 'explain',
   costly: true,
   help: {

@@ -3,7 +3,7 @@
 // catalogs, as big as a pull request makes them. Reads the mirror's git objects only.
 import { explainBundle, explainMermaid, findBundle, type Explanation } from '../../catalog/olm/explain.js';
 import { GitTreeSource } from '../../catalog/fbc/source.js';
-import { runGit } from '../../git/run.js';
+import { filesMentioning } from '../../git/read.js';
 import { validateCatalog } from '../../catalog/index.js';
 import { tryParseVersion, type Version } from '../../catalog/versions/semver.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../../checks/changes.js';
@@ -44,21 +44,12 @@ const byVersion = (a: string, b: string): number => a.localeCompare(b, 'en', { n
 /** The roots of `rev` whose files mention `text` (a quick filter before a root is loaded). */
 async function rootsMentioning(dir: string, rev: string, roots: string[], text: string): Promise<string[]> {
   if (roots.length === 0) return [];
-  const out = await runGit(dir, [
-    'grep',
-    '-l',
-    '-F',
-    '-e',
-    text,
+  const files = await filesMentioning(
+    dir,
     rev,
-    '--',
-    ...roots.map((r) => `${r}/`),
-  ]).catch(() => Buffer.alloc(0)); // exit 1: no match
-  const files = out
-    .toString('utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.slice(rev.length + 1));
+    text,
+    roots.map((r) => `${r}/`),
+  );
   return roots.filter((r) => files.some((f) => f.startsWith(r + '/')));
 }
 

@@ -3,7 +3,7 @@
 // defaults as `check`: head is the working tree, base where HEAD left the default branch.
 import { impactMarkdown, impactText } from '../../catalog/olm/impact-report.js';
 import { impactOf } from './impact.js';
-import { defineCommand, requireDirectory } from '../../commands/command.js';
+import { defineCliCommand, requireDirectory } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import { defaultBase, resolveCommit, workingTreeCommit } from '../../commands/working-tree.js';
 
@@ -19,7 +19,7 @@ const IMPACT_USAGE = `catalog-bot impact [--base <ref>] [--head <ref>] [--repo <
   default base: the merge-base of HEAD with the default branch. Exit 0, 2 usage/IO.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: IMPACT_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

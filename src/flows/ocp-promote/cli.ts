@@ -8,7 +8,7 @@ import {
   type OcpPackageResult,
 } from '../../catalog/edits/ocp-promote.js';
 import type { FileTree } from '../../catalog/edits/promote.js';
-import { defineCommand, UsageError } from '../../commands/command.js';
+import { defineCliCommand, UsageError } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import { openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
@@ -39,7 +39,7 @@ const LABEL: Record<OcpPackageResult['status'], string> = {
   refused: 'refused',
 };
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: OCP_PROMOTE_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

@@ -3,10 +3,10 @@
 // default branch's configuration, once the mirror is open.
 import { ocpPromoteFromComment } from './flow.js';
 import { inlineCode } from '../../handlers/quote.js';
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 import { SAFE_ARGUMENT } from '../promote/command.js';
 
-export const ocpPromote = defineCommand({
+export const ocpPromote = defineCommentCommand({
   name: 'ocp-promote',
   help: {
     line: '`/ocp-promote <from> <to>` opens OpenShift catalog `<to>` from `<from>` as pull requests',

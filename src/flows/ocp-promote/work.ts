@@ -10,7 +10,7 @@ import {
   type OcpPackageResult,
 } from '../../catalog/edits/ocp-promote.js';
 import type { FileEdit } from '../../catalog/edits/promote.js';
-import { runGit } from '../../git/run.js';
+import { blobIdsUnder, treeOf } from '../../git/read.js';
 import { readRepoConfig } from '../../checks/changes.js';
 import { parsePackageOwners } from '../../checks/owners.js';
 import { commitFiles } from '../../git/tree.js';
@@ -92,10 +92,7 @@ export async function planOcpPromote(work: OcpPromoteWork): Promise<OcpPlanned> 
     throw error;
   }
   // Blobs the default branch already has are named, not sent again (a copied catalog).
-  const listing = (await runGit(dir, ['ls-tree', '-r', parent, '--', 'catalogs/', 'operators/']))
-    .toString('utf8')
-    .split('\n');
-  const known = new Set(listing.map((line) => line.split(/\s+/)[2]).filter(Boolean));
+  const known = await blobIdsUnder(dir, parent, ['catalogs/', 'operators/']);
   const ownersPath = config.ownership.packageOwners ?? 'operators/{package}/ci.yaml';
   const promoted = result.packages.filter((p) => p.status === 'promoted');
   const always = promoted.filter((p) => p.strategy !== 'review-needed');
@@ -116,7 +113,7 @@ export async function planOcpPromote(work: OcpPromoteWork): Promise<OcpPlanned> 
       edits.map((e) => ({ path: e.path, text: e.after })),
       message,
     );
-    const treeSha = (await runGit(dir, ['rev-parse', `${commit}^{tree}`])).toString('utf8').trim();
+    const treeSha = await treeOf(dir, commit);
     const lines = [
       `Opens OpenShift catalog \`${request.to}\` for ${pkg === undefined ? 'these packages' : 'this package'}, as \`catalog-bot ocp-promote ${request.from} ${request.to}\` does (docs/ocp-lifecycle.md). ${requested}`,
       '',

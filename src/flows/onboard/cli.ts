@@ -10,7 +10,7 @@ import type { JsonObject } from '../../catalog/templates/write.js';
 import { SCHEMA_PACKAGE } from '../../catalog/property.js';
 import { ocpCatalogVersion } from '../../catalog/olm/ocp-continuity.js';
 import { onboardSettings } from './settings.js';
-import { defineCommand, UsageError } from '../../commands/command.js';
+import { defineCliCommand, UsageError } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
@@ -112,7 +112,7 @@ function printText(
   );
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: ONBOARD_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

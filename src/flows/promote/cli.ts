@@ -11,7 +11,7 @@ import {
   type PromoteInput,
   type PromoteResult,
 } from '../../catalog/edits/promote.js';
-import { CommandFailure, defineCommand, NothingToDo, type CommandIO } from '../../commands/command.js';
+import { CommandFailure, defineCliCommand, NothingToDo, type CommandIO } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import { catalogRootsOf, openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
@@ -92,7 +92,7 @@ export async function editChannel(
   return 0;
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: PROMOTE_USAGE,
   options: CHANNEL_EDIT_OPTIONS,
   formats: ['text', 'json'],

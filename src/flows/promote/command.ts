@@ -2,12 +2,12 @@
 // (the App's flow: ./flow.ts; the edit: ./plan.ts). Who may ask is decided on the edit itself, as for a change
 // the commenter made.
 import { promoteFromComment } from './flow.js';
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 
 // Names as they appear in catalogs and repository paths; no `..` path segments.
 export const SAFE_ARGUMENT = /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9][A-Za-z0-9._+/-]{0,252}$/;
 
-export const promote = defineCommand({
+export const promote = defineCommentCommand({
   name: 'promote',
   costly: true,
   help: {

@@ -6,7 +6,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { CONFIG_PATH, parseRepoConfig } from '../../checks/config.js';
 import { lineDiff } from '../../catalog/edits/promote-diff.js';
 import { releaseBundle, ReleaseRefusal, type ReleaseTree } from '../../catalog/edits/release.js';
-import { defineCommand, UsageError } from '../../commands/command.js';
+import { defineCliCommand, UsageError } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import { openWorkingTree, writeEdits } from '../../commands/working-tree.js';
 
@@ -34,7 +34,7 @@ function bundlePath(repo: string, dir: string): string {
   return dir;
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: RELEASE_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

@@ -12,7 +12,7 @@ import {
   clusterLosses,
   type RemovalResult,
 } from '../../catalog/edits/remove.js';
-import { defineCommand } from '../../commands/command.js';
+import { defineCliCommand } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
 import {
   catalogRootsOf,
@@ -50,7 +50,7 @@ function textReport(result: RemovalResult, dryRun: boolean): string[] {
   return lines;
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: REMOVE_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

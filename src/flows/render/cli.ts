@@ -15,7 +15,7 @@ import {
 import { bundleResolverFromRegistry } from '../../publish/bundle-render.js';
 import { credentialHostsFromEnv, RegistryClient } from '../../publish/registry.js';
 import { diffStat } from '../../catalog/edits/promote-diff.js';
-import { CommandFailure, defineCommand, NothingToDo, UsageError } from '../../commands/command.js';
+import { CommandFailure, defineCliCommand, NothingToDo, UsageError } from '../../commands/command.js';
 import { writeFileAtomic } from '../../commands/working-tree.js';
 
 const RENDER_TEMPLATE_USAGE = `catalog-bot render-template <template> [-o yaml|json] [--bundles-from <file|dir>]...
@@ -71,7 +71,7 @@ function currentText(path: string): string | undefined {
   }
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: RENDER_TEMPLATE_USAGE,
   options: {
     output: { type: 'string', short: 'o', default: 'json' },

@@ -1,9 +1,9 @@
 // `/render`: render the templates the pull request changed into their committed outputs
 // (the flow: ./flow.ts). Who may ask is decided on the edit itself.
 import { renderFromComment } from './flow.js';
-import { defineCommand, plain } from '../../handlers/commands/command.js';
+import { defineCommentCommand, plain } from '../../handlers/commands/command.js';
 
-export const render = defineCommand({
+export const render = defineCommentCommand({
   name: 'render',
   costly: true,
   help: {

@@ -143,7 +143,7 @@ export interface TableCommand {
   onIssue?(run: IssueCommandRun, command: Command): Promise<CommandOutcome>;
 }
 
-export function defineCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
+export function defineCommentCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
   const mine = (command: Command): command is CommandOf<N> => command.name === def.name;
   const other = (command: Command) => new Error(`/${command.name} is not /${def.name}`);
   return {

@@ -20,7 +20,7 @@ import { undeprecate } from '../../flows/deprecate/undeprecate-command.js';
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
 /** In the order `/help` and the README list them. */
-export const COMMANDS: readonly TableCommand[] = [
+export const COMMENT_COMMANDS: readonly TableCommand[] = [
   approve,
   lgtm,
   hold,
@@ -39,12 +39,12 @@ export const COMMANDS: readonly TableCommand[] = [
 ];
 
 const byTypedName = new Map<string, TableCommand>(
-  COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
+  COMMENT_COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
 );
 
 /** The command a typed name (lower case) stands for, if any. */
 /** The commands that load catalogs before they know the commenter may: one per comment. */
-export const COSTLY_COMMANDS = COMMANDS.filter((c) => c.costly).map((c) => `\`/${c.name}\``);
+export const COSTLY_COMMANDS = COMMENT_COMMANDS.filter((c) => c.costly).map((c) => `\`/${c.name}\``);
 
 export function commandTyped(name: string): TableCommand | undefined {
   return byTypedName.get(name);
@@ -58,17 +58,17 @@ export function commandNamed(name: CommandName): TableCommand {
 }
 
 /** What `/help` says. */
-export function helpText(): string {
+export function commentHelpText(): string {
   return [
     'catalog-bot commands (one per line, anywhere in a comment):',
     '',
-    ...COMMANDS.map((c) => `- ${c.help.line}`),
+    ...COMMENT_COMMANDS.map((c) => `- ${c.help.line}`),
   ].join('\n');
 }
 
 /** The rows of the README's command table. */
 export function helpRows(): HelpRow[] {
-  return COMMANDS.flatMap((c) => c.help.rows);
+  return COMMENT_COMMANDS.flatMap((c) => c.help.rows);
 }
 
 /** The README's command table, as markdown (prettier pads it). */
