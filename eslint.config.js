@@ -1,17 +1,37 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// The layers of src/ (README, Development): catalog <- checks <- handlers, commands and the
-// server; publish implements what checks declare; promotion runs catalog edits past the
-// checks. Each folder may import only the folders named here (npm packages always): a
+// The layers of src/ (docs/architecture.md): git <- catalog <- checks <- handlers, commands, flows
+// and the server; publish implements what checks declare; a flow's plan.ts (the catalog
+// edit run past the checks, shared by App and CLI) imports only catalog, checks and other
+// plans. Each folder may import only the folders named here (npm packages always): a
 // relative import that climbs out of the folder to anywhere else fails `npm run lint`.
 // test/architecture.test.ts checks the same rule over every import, dynamic ones included,
 // and that there is no import cycle.
 const LAYERS = {
-  catalog: [],
-  checks: ['catalog'],
-  publish: ['catalog', 'checks'],
-  promotion: ['catalog', 'checks'],
+  git: [],
+  catalog: ['git'],
+  checks: ['catalog', 'git'],
+  publish: ['catalog', 'checks', 'git'],
+};
+// src/flows/<flow>/plan.ts: git, catalog and checks two folders up, only plan.ts one folder up or here.
+const planRule = {
+  files: ['src/flows/*/plan.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex:
+              '^\\.\\./\\.\\./(?!(catalog|checks|git)/)|^\\.\\./[^./][^/]*/(?!plan\\.js$)|^\\./(?!plan\\.js$)',
+            message:
+              "a flow's plan.ts may import only src/git, src/catalog, src/checks and other plan.ts (docs/architecture.md, Layers)",
+          },
+        ],
+      },
+    ],
+  },
 };
 const layerRules = Object.entries(LAYERS).flatMap(([folder, allowed]) =>
   [0, 1, 2, 3].map((depth) => ({
@@ -59,4 +79,5 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  planRule,
 );

@@ -9,7 +9,7 @@ import { MERGE_EVENTS, mergeEventHandler } from './handlers/merge.js';
 import { MERGE_GROUP_EVENTS, mergeGroupHandler } from './flows/merge-queue/flow.js';
 import { PUSH_EVENTS, pushHandler } from './handlers/push.js';
 import { PR_EVENTS, pullRequestHandler } from './handlers/pull-request.js';
-import { RELEASE_EVENTS, releaseEventHandler } from './handlers/release.js';
+import { RELEASE_EVENTS, releaseEventHandler } from './flows/release/flow.js';
 import { RERUN_EVENTS, rerunHandler } from './handlers/rerun.js';
 import { REVIEW_EVENTS, reviewHandler } from './handlers/reviews.js';
 import type { AppMetrics } from './metrics.js';

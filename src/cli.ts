@@ -14,7 +14,7 @@ import {
   NothingToDo,
   UsageError,
 } from './commands/command.js';
-import { COMMANDS, helpText } from './commands/index.js';
+import { CLI_COMMANDS, cliHelpText } from './commands/index.js';
 
 export async function main(
   argv: string[],
@@ -30,12 +30,12 @@ export async function main(
   // `help <command>` is `<command> --help`.
   if (name === 'help' && args.length > 0) return main([args[0]!, '--help', ...args.slice(1)], out, err, env);
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    (name === undefined ? err : out).write(helpText());
+    (name === undefined ? err : out).write(cliHelpText());
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  const entry = COMMANDS.find((c) => c.name === name);
+  const entry = CLI_COMMANDS.find((c) => c.name === name);
   if (!entry) {
-    const known = [...COMMANDS.map((c) => c.name), 'help'];
+    const known = [...CLI_COMMANDS.map((c) => c.name), 'help'];
     const suggestion = name.startsWith('-') ? closest(name, ['--help', '--version']) : closest(name, known);
     err.write(
       `catalog-bot: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"` +

@@ -8,7 +8,7 @@ import { noteHeadJob, type HeadJob } from './handlers/heads.js';
 import { runCommandsJob, type CommentJob } from './handlers/issue-comment.js';
 import { reviewJob, type ReviewJob } from './handlers/reviews.js';
 import { mergeJob, type MergeTarget } from './handlers/merge.js';
-import { editPullJob, type EditPullJob } from './handlers/ocp-promote.js';
+import { editPullJob, type EditPullJob } from './flows/ocp-promote/flow.js';
 import {
   enqueueChecks,
   runChecksJob,
@@ -25,7 +25,7 @@ import {
   releasePushJob,
   type ReleaseFollowUpJob,
   type ReleasePushJob,
-} from './handlers/release.js';
+} from './flows/release/flow.js';
 import type { PullTarget, RepoTarget } from './handlers/session.js';
 import { ConditionalCache } from './github/conditional-requests.js';
 import { probotGitHubApp } from './github/adapter.js';

@@ -21,7 +21,7 @@ import { createApp, type AppOptions } from './app.js';
 import { probotGitHubApp } from './github/adapter.js';
 import { pagesRepository } from './flows/pages/repository.js';
 import { pagesRoutes } from './flows/pages/routes.js';
-import { defaultWorkDir } from './git-mirror.js';
+import { defaultWorkDir } from './git/mirror.js';
 import { claimWorkDir, type WorkDirSlot } from './work-dir.js';
 import { AppMetrics } from './metrics.js';
 import { InProcessQueue, type JobQueue } from './queue.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Probot, Server } from 'probot';
 import { createApp } from '../src/app.js';
-import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git-mirror.js';
+import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git/mirror.js';
 import { completeCheckRun, PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import type { GitHub } from '../src/github/port.js';
 import { InProcessQueue } from '../src/queue.js';

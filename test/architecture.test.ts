@@ -1,6 +1,7 @@
-// The layers of src/ (README, Development): catalog <- checks <- handlers, commands, the
-// CLI and the server; publish implements what checks declare and may read catalog and
-// checks, and checks never import publish; promotion runs catalog edits past the checks. This test reads every import of src/ (static,
+// The layers of src/ (docs/architecture.md): git <- catalog <- checks <- handlers, commands, flows,
+// the CLI and the server; publish implements what checks declare and may read catalog and
+// checks, and checks never import publish; a flow's plan.ts (src/flows/<flow>/plan.ts) runs
+// catalog edits past the checks and imports only catalog, checks and other plans. This test reads every import of src/ (static,
 // type-only, re-exports and dynamic import()) and fails on an import cycle, naming it, and
 // on an import against the layers. eslint.config.js holds the same rule per folder, so an
 // editor shows it at the line; this test also sees cycles, which eslint cannot.
@@ -11,20 +12,22 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
-type Layer = 'catalog' | 'checks' | 'publish' | 'promotion' | 'app';
+type Layer = 'git' | 'catalog' | 'checks' | 'publish' | 'plan' | 'app';
 
 /** What each layer may import, besides itself and npm packages. */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
-  catalog: [],
-  checks: ['catalog'],
-  publish: ['catalog', 'checks'],
-  promotion: ['catalog', 'checks'],
-  app: ['catalog', 'checks', 'publish', 'promotion'],
+  git: [],
+  catalog: ['git'],
+  checks: ['catalog', 'git'],
+  publish: ['catalog', 'checks', 'git'],
+  plan: ['catalog', 'checks', 'git'],
+  app: ['git', 'catalog', 'checks', 'publish', 'plan'],
 };
 
 function layerOf(file: string): Layer {
+  if (/^flows\/[^/]+\/plan\.ts$/.test(file)) return 'plan';
   const top = file.split('/')[0];
-  return top === 'catalog' || top === 'checks' || top === 'publish' || top === 'promotion' ? top : 'app';
+  return top === 'git' || top === 'catalog' || top === 'checks' || top === 'publish' ? top : 'app';
 }
 
 function sourceFiles(dir: string, prefix = ''): string[] {
@@ -172,6 +175,22 @@ function clientOutsidePort(texts: Map<string, string>): string[] {
     .map(([file]) => file);
 }
 
+/**
+ * Files outside src/git/ that run git: Node's child_process together with the program name
+ * `'git'`. Git runs only in src/git/, behind named functions (docs/architecture.md, "src/git/").
+ */
+function gitOutsideGitFolder(texts: Map<string, string>): string[] {
+  const processes = /['"](?:node:)?child_process['"]/;
+  const git = /['"]git['"]/;
+  return [...texts]
+    .filter(([file, text]) => {
+      if (file.startsWith('git/')) return false;
+      const code = withoutComments(text);
+      return processes.test(code) && git.test(code);
+    })
+    .map(([file]) => file);
+}
+
 describe('architecture of src/', () => {
   const graph = importGraph();
 
@@ -211,17 +230,39 @@ describe('architecture of src/', () => {
     expect(clientOutsidePort(texts)).toEqual(['handlers/a.ts', 'handlers/b.ts', 'handlers/c.ts']);
   });
 
+  it('runs git only in src/git/', () => {
+    const texts = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
+    expect(gitOutsideGitFolder(texts)).toEqual([]);
+    // The walk sees where git does run, or the rule checks nothing.
+    expect([...texts.keys()].filter((f) => f.startsWith('git/')).length).toBeGreaterThan(3);
+  });
+
+  it('finds git run outside src/git/ when it is', () => {
+    const texts = new Map([
+      ['publish/a.ts', "import { execFile } from 'node:child_process';\nexecFile('git', ['log']);"],
+      ['commands/b.ts', "import { spawnSync } from 'child_process';\nspawnSync('git', ['-C', repo]);"],
+      ['publish/c.ts', "import { spawn } from 'node:child_process';\nspawn(opm, args); // not 'git'"],
+      ['handlers/d.ts', "import { mergeTree } from '../git/read.js'; // 'git' via child_process"],
+      ['git/run.ts', "require('node:child_process').spawn('git', args);"],
+    ]);
+    expect(gitOutsideGitFolder(texts)).toEqual(['publish/a.ts', 'commands/b.ts']);
+  });
+
   it('finds a cycle and a layer violation when there is one', () => {
     const bad = new Map([
       ['catalog/a.ts', ['catalog/b.ts']],
       ['catalog/b.ts', ['checks/c.ts']],
       ['checks/c.ts', ['catalog/a.ts', 'publish/p.ts']],
       ['publish/p.ts', []],
+      ['flows/x/plan.ts', ['flows/y/plan.ts', 'flows/x/flow.ts']],
+      ['flows/y/plan.ts', ['checks/c.ts']],
+      ['flows/x/flow.ts', []],
     ]);
     expect(importCycles(bad)).toEqual([['catalog/a.ts', 'catalog/b.ts', 'checks/c.ts', 'catalog/a.ts']]);
     expect(layerViolations(bad)).toEqual([
       'catalog/b.ts (catalog) imports checks/c.ts (checks)',
       'checks/c.ts (checks) imports publish/p.ts (publish)',
+      'flows/x/plan.ts (plan) imports flows/x/flow.ts (app)',
     ]);
   });
 });

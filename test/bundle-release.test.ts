@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { releaseMergedBundles } from '../src/checks/bundle-pr.js';
 import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
-import { GitFiles, GitTreeSource } from '../src/catalog/fbc/source.js';
-import { releaseSourceOf } from '../src/handlers/release-source.js';
+import { GitTreeSource } from '../src/catalog/fbc/source.js';
+import { GitFiles } from '../src/git/files.js';
+import { releaseSourceOf } from '../src/flows/release/source.js';
 import {
   BUNDLE_DIR as DIR,
   BUNDLE_PKG as PKG,

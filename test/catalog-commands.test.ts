@@ -265,7 +265,7 @@ describe.skipIf(!haveRealRepo)(
         );
       const reply = app.lastReply();
       expect(reply).toMatch(/^@pranav-trend Pushed [0-9a-f]{12} to this pull request's branch `pr-2`\./);
-      // What changes for new installs, per catalog, under each OLM (src/promotion/default-channel.ts).
+      // What changes for new installs, per catalog, under each OLM (src/flows/default-channel/plan.ts).
       // Both channels have the same head: a new classic install gets the same bundle.
       expect(reply).toContain(
         [

@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
-import { COMMANDS } from '../src/commands/index.js';
+import { CLI_COMMANDS } from '../src/commands/index.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'cli-bad-input-'));
@@ -55,7 +55,7 @@ interface Case {
   args: string[];
 }
 
-const cases: Case[] = COMMANDS.flatMap((c): Case[] => {
+const cases: Case[] = CLI_COMMANDS.flatMap((c): Case[] => {
   const reads = c.readsPath;
   const unknownFlag = {
     command: c.name,
@@ -78,8 +78,8 @@ const cases: Case[] = COMMANDS.flatMap((c): Case[] => {
 
 describe('every command given bad input', () => {
   it('covers every command of the table', () => {
-    expect(new Set(cases.map((c) => c.command))).toEqual(new Set(COMMANDS.map((c) => c.name)));
-    expect(cases.length).toBeGreaterThan(COMMANDS.length * 3);
+    expect(new Set(cases.map((c) => c.command))).toEqual(new Set(CLI_COMMANDS.map((c) => c.name)));
+    expect(cases.length).toBeGreaterThan(CLI_COMMANDS.length * 3);
   });
 
   it.each(cases)('$command, $input: one line on stderr, nothing on stdout, exit 2', async ({ args }) => {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
-import { COMMANDS } from '../src/commands/index.js';
+import { CLI_COMMANDS } from '../src/commands/index.js';
 
 interface Row {
   name: string;
@@ -66,7 +66,7 @@ const rows = readmeRows().filter((r) => r.name !== 'help');
 
 describe('the README command table and the commands', () => {
   it('lists every command of the CLI, and only those', () => {
-    expect(rows.map((r) => r.name).sort()).toEqual(COMMANDS.map((c) => c.name).sort());
+    expect(rows.map((r) => r.name).sort()).toEqual(CLI_COMMANDS.map((c) => c.name).sort());
   });
 
   it.each(rows)('$name --help: exit 0, usage on stdout; README flags and exit codes agree', async (row) => {
@@ -74,7 +74,7 @@ describe('the README command table and the commands', () => {
     expect(help.status).toBe(0);
     expect(help.stderr).toBe('');
     expect(help.stdout).toContain(row.name);
-    const entry = COMMANDS.find((c) => c.name === row.name)!;
+    const entry = CLI_COMMANDS.find((c) => c.name === row.name)!;
     const { command } = await entry.load();
     for (const flag of row.synopsis.match(/(?<![\w-])--?[a-z][\w-]*/g) ?? []) {
       expect(command.flags, `${row.name}: README names ${flag}`).toContain(flag);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_FILE_SIZE } from '../src/catalog/index.js';
 import { main } from '../src/cli.js';
-import { COMMANDS, helpText } from '../src/commands/index.js';
+import { CLI_COMMANDS, cliHelpText } from '../src/commands/index.js';
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
 
@@ -29,14 +29,14 @@ function loadedBy(file: string, seen = new Set<string>()): Set<string> {
 
 describe('the command table', () => {
   it('writes the help: every command once, with the loader default it documents', () => {
-    const help = helpText();
-    for (const c of COMMANDS) expect(help).toContain(`\n  ${c.name} `);
-    expect(new Set(COMMANDS.map((c) => c.name)).size).toBe(COMMANDS.length);
+    const help = cliHelpText();
+    for (const c of CLI_COMMANDS) expect(help).toContain(`\n  ${c.name} `);
+    expect(new Set(CLI_COMMANDS.map((c) => c.name)).size).toBe(CLI_COMMANDS.length);
     expect(help).toContain(`(default: ${DEFAULT_MAX_FILE_SIZE})`);
   });
 
   it('runs every command through the dispatcher: a wrong option is a usage error, exit 2', async () => {
-    for (const c of COMMANDS) {
+    for (const c of CLI_COMMANDS) {
       const out = new PassThrough();
       const err = new PassThrough();
       const code = await main([c.name, '--no-such-option'], out, err);

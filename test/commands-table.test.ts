@@ -2,7 +2,12 @@
 // (src/handlers/commands/): a command added, renamed or reworded there shows here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS, commandsMarkdown, helpRows, helpText } from '../src/handlers/commands/index.js';
+import {
+  COMMENT_COMMANDS,
+  commandsMarkdown,
+  helpRows,
+  commentHelpText,
+} from '../src/handlers/commands/index.js';
 import { parseComment } from '../src/handlers/commands.js';
 
 /** The rows of the first table after `heading`, cells trimmed (prettier pads them). */
@@ -32,15 +37,15 @@ describe('comment command table', () => {
   });
 
   it('gives /help one line per command, in the table order', () => {
-    const lines = helpText()
+    const lines = commentHelpText()
       .split('\n')
       .filter((l) => l.startsWith('- '));
-    expect(lines).toEqual(COMMANDS.map((c) => `- ${c.help.line}`));
-    expect(lines.map((l) => /`\/([a-z-]+)/.exec(l)?.[1])).toEqual(COMMANDS.map((c) => c.name));
+    expect(lines).toEqual(COMMENT_COMMANDS.map((c) => `- ${c.help.line}`));
+    expect(lines.map((l) => /`\/([a-z-]+)/.exec(l)?.[1])).toEqual(COMMENT_COMMANDS.map((c) => c.name));
   });
 
   it('reads every command and alias the table names, and only those', () => {
-    for (const c of COMMANDS)
+    for (const c of COMMENT_COMMANDS)
       for (const typed of [c.name, ...c.aliases]) {
         const args =
           {

@@ -12,7 +12,7 @@ import {
   type PromoteResult,
 } from '../src/catalog/edits/promote.js';
 import { templateMappingsFromCiYaml, type TemplateMapping } from '../src/catalog/templates/ci-yaml.js';
-import { promote } from '../src/promotion/promote.js';
+import { promote } from '../src/flows/promote/plan.js';
 import type { CatalogSource } from '../src/catalog/fbc/source.js';
 import {
   bundleResolverFromCatalog,

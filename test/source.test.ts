@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import type { DecodedFile } from '../src/catalog/fbc/decode.js';
-import { GitFiles, PathTooLongError } from '../src/catalog/fbc/source.js';
+import { GitFiles, PathTooLongError } from '../src/git/files.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 

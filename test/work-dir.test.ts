@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pruneMirrors } from '../src/git-mirror.js';
+import { pruneMirrors } from '../src/git/mirror.js';
 import { claimWorkDir } from '../src/work-dir.js';
 import { isTransient } from '../src/handlers/pull-request.js';
 import { QueueUnavailableError } from '../src/queue.js';

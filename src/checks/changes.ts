@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import { blobDigest } from '../catalog/fbc/load.js';
 import { goFilepathMatch } from '../catalog/fbc/indexignore.js';
-import { readFileAt, runGit } from '../catalog/fbc/source.js';
+import { readFileAt } from '../git/files.js';
+import { runGit } from '../git/run.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
 /** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */

@@ -8,7 +8,7 @@ import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
-import { runGit } from '../catalog/fbc/source.js';
+import { runGit } from '../git/run.js';
 import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
 import { BUNDLE_CHECK } from './bundle.js';
 import {

@@ -4,11 +4,9 @@
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
-import { GitFiles, MAX_GIT_PATH_BYTES, PathTooLongError, runGit, shortPath } from '../catalog/fbc/source.js';
+import { writeTree } from '../git/tree.js';
+import { GitFiles, MAX_GIT_PATH_BYTES, PathTooLongError, shortPath } from '../git/files.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { catalogRoots, changedFiles, changedPackages, readRepoConfig } from './changes.js';
 import {
   capAnnotations,
@@ -277,11 +275,15 @@ async function checkReleased(
   });
   if (!release && !index) return undefined;
   const emulated = index && (index.headFiles.length > 0 || index.baseFiles.length > 0);
-  const head = await overlayTree(input.repo, input.head, [
-    ...(release?.files ?? []),
-    ...(index?.headFiles ?? []),
-  ]);
-  const base = emulated ? await overlayTree(input.repo, input.base, index.baseFiles) : input.base;
+  const asTree = (files: { path: string; after: string }[]) =>
+    files.map((f) => ({ path: f.path, text: f.after }));
+  // Trees, not commits: the head with the release's catalog files written over it.
+  const head = await writeTree(
+    input.repo,
+    input.head,
+    asTree([...(release?.files ?? []), ...(index?.headFiles ?? [])]),
+  );
+  const base = emulated ? await writeTree(input.repo, input.base, asTree(index.baseFiles)) : input.base;
   const released =
     release || emulated
       ? await prChecks(
@@ -380,31 +382,6 @@ const RELEASE_CHECKED = new Set<string>([
   OCP_CONTINUITY_CHECK,
   TEMPLATES_CHECK,
 ]);
-
-/**
- * A tree: `head` with `files` written over it, built with a private index in the
- * repository's object store (no ref and no work tree changes).
- */
-async function overlayTree(
-  repo: string,
-  head: string,
-  files: { path: string; after: string }[],
-): Promise<string> {
-  const work = await mkdtemp(join(tmpdir(), 'catalog-bot-release-'));
-  const env = { ...process.env, GIT_INDEX_FILE: join(work, 'index') };
-  const run = async (args: string[], input?: string) =>
-    (await runGit(repo, args, input, { env })).toString('utf8').trim();
-  try {
-    await run(['read-tree', head]);
-    for (const f of files) {
-      const blob = await run(['hash-object', '-w', '--stdin'], f.after);
-      await run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.path}`]);
-    }
-    return await run(['write-tree']);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-}
 
 /** The change as every check reads it; catalogs are loaded only when a check asks. */
 async function prepareChange(

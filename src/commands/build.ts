@@ -5,7 +5,7 @@ import { writeOciLayout } from '../publish/layout.js';
 import { buildCatalogImage, expandTags, parseTarget, pushImage } from '../publish/publish.js';
 import { credentialHostsFromEnv, credentialHostsOf, RegistryClient } from '../publish/registry.js';
 import { platformString } from '../publish/oci.js';
-import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
+import { CommandFailure, defineCliCommand, isDirectory, UsageError } from './command.js';
 
 export const DEFAULT_BASE_IMAGE = 'quay.io/operator-framework/opm:latest';
 
@@ -21,7 +21,7 @@ const BUILD_USAGE = `catalog-bot build <root> --tag <image> [--tag <image>]... [
   Exit 0 built (or pushed), 1 a build or push failure, 2 usage or I/O error.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: BUILD_USAGE,
   options: {
     tag: { type: 'string', multiple: true, default: [] },

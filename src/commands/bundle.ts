@@ -18,7 +18,7 @@ import {
 import { annotationsOf, isMap } from '../checks/bundle-rules/context.js';
 import { parseWaivers, type Waiver } from '../checks/bundle-rules/waivers.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
-import { defineCommand, requireDirectory, UsageError } from './command.js';
+import { defineCliCommand, requireDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
 import { parseDocument } from 'yaml';
 
@@ -208,7 +208,7 @@ export function validateBundleDirectory(
   return report(pkg, csvName, diagnostics);
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: BUNDLE_USAGE,
   options: {
     suite: { type: 'string', multiple: true },

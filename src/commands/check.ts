@@ -12,11 +12,11 @@ import {
   type ExplainedCause,
 } from '../checks/findings.js';
 import { runPrChecks } from '../checks/pr.js';
-import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { defineCliCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { defaultBase, resolveCommit, workingTreeCommit } from './working-tree.js';
 import { jsonFinding, paint, textFinding, useColor, writeFindings, writeJson } from './output.js';
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   options: {
     repo: { type: 'string', default: '.' },
     base: { type: 'string' },

@@ -109,7 +109,7 @@ export interface Command {
   execute(args: string[], io: CommandIO): Promise<number>;
 }
 
-export function defineCommand<const O extends Options>(spec: CommandSpec<O>): Command {
+export function defineCliCommand<const O extends Options>(spec: CommandSpec<O>): Command {
   return {
     usage: spec.usage,
     flags: Object.entries(spec.options).flatMap(([name, o]) => [

@@ -19,7 +19,7 @@ import {
   type DirectoryManifests,
 } from '../checks/crd-upgrade-objects.js';
 import type { DirectoryFiles } from '../checks/bundle-pr.js';
-import { defineCommand, EXIT_FAIL, EXIT_OK, isDirectory } from './command.js';
+import { defineCliCommand, EXIT_FAIL, EXIT_OK, isDirectory } from './command.js';
 import { writeJson } from './output.js';
 import { openWorkingTree } from './working-tree.js';
 
@@ -50,7 +50,7 @@ function describe(c: CrdChange): string {
   return [c.crd, c.version, c.path].filter(Boolean).join(' ') + `: ${c.message}`;
 }
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: `Usage:\n${CRD_DIFF_USAGE}`,
   options: {
     root: { type: 'string' },

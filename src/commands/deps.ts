@@ -2,7 +2,7 @@
 // the catalog, with the provider classic OLM prefers for each requirement and why.
 import { depsMermaid, depsText, depsTree } from '../catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
-import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
+import { CommandFailure, defineCliCommand, isDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
 
 const USAGE = `catalog-bot deps <root> <package> [--channel <name>] [--format text|json|mermaid]
@@ -13,7 +13,7 @@ const USAGE = `catalog-bot deps <root> <package> [--channel <name>] [--format te
   cluster's own APIs, other catalogs), which count as met.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: USAGE,
   options: {
     format: { type: 'string', default: 'text' },

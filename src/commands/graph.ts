@@ -5,10 +5,10 @@ import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
 import { channelGraph, dot, findChannel, graphText, mermaid } from '../catalog/olm/graph.js';
 import { InvalidVersionRangeError } from '../catalog/olm/v1.js';
-import { defineCommand, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { defineCliCommand, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { writeJson } from './output.js';
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   options: {
     channel: { type: 'string' },
     format: { type: 'string', default: 'text' },

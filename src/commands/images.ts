@@ -5,7 +5,7 @@ import { DirectorySource } from '../catalog/fbc/source.js';
 import { imagesCheck, imageUses } from '../checks/images.js';
 import { checkImages } from '../publish/exists.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
-import { CommandFailure, defineCommand, isDirectory, UsageError } from './command.js';
+import { CommandFailure, defineCliCommand, isDirectory, UsageError } from './command.js';
 import { jsonFinding, writeFindings, writeJson } from './output.js';
 
 const USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registry <host>]...
@@ -17,7 +17,7 @@ const USAGE = `catalog-bot images <root> [--format text|json] [--allowed-registr
   entries each to their own host.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: USAGE,
   options: {
     format: { type: 'string', default: 'text' },

@@ -18,7 +18,7 @@ export interface CommandEntry {
   load(): Promise<{ command: Command }>;
 }
 
-export const COMMANDS: readonly CommandEntry[] = [
+export const CLI_COMMANDS: readonly CommandEntry[] = [
   {
     name: 'check',
     help: `  check [--base <ref>] [--head <ref>] [--repo <dir>]
@@ -156,7 +156,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
     readsPath: ['some.v1.0.0', 'stable', '--repo', 'DIR'],
-    load: () => import('./promote.js'),
+    load: () => import('../flows/promote/cli.js'),
   },
   {
     name: 'ocp-promote',
@@ -168,7 +168,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        (exit 0 done or nothing to do, 1 refused, 2 usage/IO)
 `,
     readsPath: ['v4.21', 'v4.22', '--repo', 'DIR'],
-    load: () => import('./ocp-promote.js'),
+    load: () => import('../flows/ocp-promote/cli.js'),
   },
   {
     name: 'ocp-matrix',
@@ -190,7 +190,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        1 refused, 2 usage/IO)
 `,
     readsPath: ['some-package', 'stable', '--repo', 'DIR'],
-    load: () => import('./default-channel.js'),
+    load: () => import('../flows/default-channel/cli.js'),
   },
   {
     name: 'deprecate',
@@ -203,7 +203,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        to do, 1 refused, 2 usage/IO)
 `,
     readsPath: ['bundle', 'some.v1.0.0', '--repo', 'DIR'],
-    load: () => import('./deprecate.js'),
+    load: () => import('../flows/deprecate/cli.js'),
   },
   {
     name: 'explain',
@@ -214,7 +214,7 @@ export const COMMANDS: readonly CommandEntry[] = [
       --format text|json|mermaid  output format (default: text)
 `,
     readsPath: ['some.v1.0.0', '--catalog', 'DIR'],
-    load: () => import('./explain.js'),
+    load: () => import('../flows/explain/cli.js'),
   },
   {
     name: 'render-template',
@@ -227,7 +227,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        to do, 1 cannot render, 2 usage)
 `,
     readsPath: ['FILE'],
-    load: () => import('./render-template.js'),
+    load: () => import('../flows/render/cli.js'),
   },
   {
     name: 'release',
@@ -237,7 +237,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        does (exit 0 done, 1 refused, 2 usage/IO)
 `,
     readsPath: ['operators/some/1.0.0', '--repo', 'DIR'],
-    load: () => import('./release.js'),
+    load: () => import('../flows/release/cli.js'),
   },
   {
     name: 'impact',
@@ -248,7 +248,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        way to the head (same defaults as check; exit 0, 2 usage/IO)
 `,
     readsPath: ['--repo', 'DIR'],
-    load: () => import('./impact.js'),
+    load: () => import('../flows/impact/cli.js'),
   },
   {
     name: 'site',
@@ -269,7 +269,7 @@ export const COMMANDS: readonly CommandEntry[] = [
                        them, ci.yaml switched to fbc (exit 0 done, 1 refused, 2 usage/IO)
 `,
     readsPath: ['some-package', '--repo', 'DIR'],
-    load: () => import('./onboard.js'),
+    load: () => import('../flows/onboard/cli.js'),
   },
   {
     name: 'remove',
@@ -279,15 +279,15 @@ export const COMMANDS: readonly CommandEntry[] = [
                        say per catalog what clusters lose (exit 0 done, 1 refused, 2 usage/IO)
 `,
     readsPath: ['some-package', '--repo', 'DIR'],
-    load: () => import('./remove.js'),
+    load: () => import('../flows/remove/cli.js'),
   },
 ];
 
 /** `catalog-bot --help`: the usage line, every command's entry, then what applies to several. */
-export function helpText(): string {
+export function cliHelpText(): string {
   return (
     `Usage: catalog-bot <command> [options]\n\nCommands:\n` +
-    COMMANDS.map((c) => c.help).join('') +
+    CLI_COMMANDS.map((c) => c.help).join('') +
     `  help [<command>]     Show this help, or the command's (also: <command> --help)\n` +
     `  --version            Print catalog-bot's version\n` +
     `

@@ -7,7 +7,7 @@ import { ocpCatalogVersion } from '../catalog/olm/ocp-continuity.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import { templateMappingsFromTree } from '../catalog/edits/promote.js';
 import { matrixCellText, matrixMarkdown, ocpMatrix, type OcpCatalog } from '../checks/ocp-continuity.js';
-import { CommandFailure, defineCommand, UsageError } from './command.js';
+import { CommandFailure, defineCliCommand, UsageError } from './command.js';
 import { writeFindings, writeJson } from './output.js';
 import { catalogRootsOf, openWorkingTree } from './working-tree.js';
 
@@ -18,7 +18,7 @@ const OCP_MATRIX_USAGE = `catalog-bot ocp-matrix [--repo <dir>] [--package <pkg>
   (✗ error, ⚠ warning, ℹ notice), then the findings. Exit 0 no errors, 1 errors, 2 usage/IO.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: OCP_MATRIX_USAGE,
   options: {
     repo: { type: 'string', default: '.' },

@@ -2,10 +2,10 @@
 // semantics, and which versions it matches.
 import { tryParseRange } from '../catalog/versions/range.js';
 import { tryParseVersion } from '../catalog/versions/semver.js';
-import { defineCommand, EXIT_FAIL, EXIT_OK } from './command.js';
+import { defineCliCommand, EXIT_FAIL, EXIT_OK } from './command.js';
 import { writeJson } from './output.js';
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   options: { format: { type: 'string', default: 'json' } },
   formats: ['json', 'text'],
   positionals: { min: 1, max: Infinity, message: 'range needs a skipRange (quote it) and versions to test' },

@@ -1,10 +1,10 @@
 // `catalog-bot render <root>`: the catalog as a normalised JSON stream, like `opm render`.
 import { join } from 'node:path';
 import { DirectorySource, loadCatalog, renderJson } from '../catalog/index.js';
-import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory } from './command.js';
+import { defineCliCommand, EXIT_FAIL, EXIT_OK, requireDirectory } from './command.js';
 import { writeFindings } from './output.js';
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   options: {},
   positionals: { min: 1, message: 'render needs exactly one catalog root' },
   async run({ positionals }, { out, err }) {

@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DirectorySource, validateCatalog } from '../catalog/index.js';
 import { buildSite, type SiteCatalog } from '../site/site.js';
-import { defineCommand, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { defineCliCommand, EXIT_OK, requireDirectory, UsageError } from './command.js';
 
 const SITE_USAGE = `catalog-bot site <root>... -o <dir>
   Write static pages for the catalog roots into <dir>: an index with search, a page per
@@ -18,7 +18,7 @@ const SITE_USAGE = `catalog-bot site <root>... -o <dir>
 // million lines (docs/security.md, bounded work).
 const MAX_FINDINGS = 1000;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: SITE_USAGE,
   options: {
     output: { type: 'string', short: 'o' },

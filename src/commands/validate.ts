@@ -7,10 +7,10 @@ import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/in
 import type { LoadResult } from '../catalog/fbc/load.js';
 import { takeLoadHelper } from '../catalog/fbc/load-threads.js';
 import { noteCatalogBytes } from '../catalog/fbc/short-run.js';
-import { defineCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
+import { defineCliCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   options: { format: { type: 'string', default: 'text' }, 'max-file-size': { type: 'string' } },
   formats: ['text', 'json', 'github'],
   positionals: { min: 1, max: Infinity, message: 'validate needs at least one catalog root' },

@@ -9,7 +9,7 @@ import { readCatalogLayer } from '../publish/published-catalog.js';
 import { credentialHostsFromEnv, RegistryClient } from '../publish/registry.js';
 import {
   CommandFailure,
-  defineCommand,
+  defineCliCommand,
   EXIT_FAIL,
   EXIT_OK,
   EXIT_USAGE,
@@ -27,7 +27,7 @@ const USAGE = `catalog-bot verify-published <root> --image <image> [--format tex
   only for REGISTRY_INSECURE_HOSTS.
 `;
 
-export const command = defineCommand({
+export const command = defineCliCommand({
   usage: USAGE,
   options: {
     image: { type: 'string' },

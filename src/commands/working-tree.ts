@@ -1,6 +1,5 @@
 // A repository's working tree as the editing commands (promote, default-channel, release,
 // ocp-promote, ocp-matrix) read and write it: the same file view the App gets from git.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   lstatSync,
@@ -18,6 +17,7 @@ import { basename, dirname, join } from 'node:path';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import type { ReleaseTree } from '../catalog/edits/release.js';
+import { runGitSync as git } from '../git/run.js';
 import { CommandFailure } from './command.js';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -105,12 +105,6 @@ export function writeEdits(repo: string, edits: readonly { path: string; after: 
     written.push(edit.path);
   }
   return written;
-}
-
-/** Runs git in the repository; its stderr is kept for the caller, never printed. */
-function git(repo: string, args: string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const run = spawnSync('git', ['-C', repo, ...args], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return run.status === 0 ? run.stdout.trim() : undefined;
 }
 
 /** The commit a ref names, or one clear line (exit 2) when there is none (no git error text). */

@@ -1,10 +1,10 @@
 // Comment commands (README "Comment commands and auto-merge"): one per line, anywhere in
 // a comment, never inside a code block or a quote. Pure: text in, commands out; each
 // command's arguments are read by its own entry of the table (./commands/index.ts).
-import { commandTyped, helpText, type Command } from './commands/index.js';
+import { commandTyped, commentHelpText, type Command } from './commands/index.js';
 
 export type { Command, CommandName } from './commands/index.js';
-export { helpText };
+export { commentHelpText };
 
 /** A line that looks like a command but is not one we know or has the wrong arguments. */
 export interface CommandProblem {

@@ -2,7 +2,7 @@
 // there get checked, so a new installation does not wait for the next push. Removed: the
 // repository's mirror is deleted (the app may no longer read it).
 import type { Context } from 'probot';
-import { removeMirror } from '../git-mirror.js';
+import { removeMirror } from '../git/mirror.js';
 import type { PullTarget } from './session.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions, type PrJob } from './pull-request.js';
 

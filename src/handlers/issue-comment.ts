@@ -8,7 +8,7 @@ import {
   commandNamed,
   commandTyped,
   COSTLY_COMMANDS,
-  helpText,
+  commentHelpText,
   type Command,
   type CommandOutcome,
   type CommandRun,
@@ -228,7 +228,7 @@ async function runCommands(
       hasWrite: () => (write ??= writeAccess(context.github, ref, commenter)),
       ownsAll: () => (owner ??= mayApproveAll(context, job, commenter, pr.base.sha, pr.head.sha, options)),
       target: { ...pullTargetOf(job), commenter },
-      helpText: helpText(),
+      helpText: commentHelpText(),
     };
 
     const recordedAllows = run.allowPrunes;
@@ -340,7 +340,8 @@ async function acknowledge(
     ...refused.map((o) => `- ${o.say ?? ''}`),
     ...outcomes.filter((o) => o.ok && o.say).map((o) => o.say as string),
   ];
-  if (problems.length > 0 && !outcomes.some((o) => o.command.name === 'help')) lines.push('', helpText());
+  if (problems.length > 0 && !outcomes.some((o) => o.command.name === 'help'))
+    lines.push('', commentHelpText());
   if (lines.length === 0) return;
   // reply() keeps what the lines quote (package names, arguments) from forging a status comment.
   await reply(

@@ -11,12 +11,12 @@ import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { runGit } from '../catalog/fbc/source.js';
-import { blobAt } from '../git-mirror.js';
+import { mergeTree } from '../git/read.js';
+import { blobAt } from '../git/mirror.js';
 import type { JobQueue } from '../queue.js';
 import { requiredChecks, resultsFor, unanswered } from './check-runs.js';
 import { LABELS, loadState, reply } from './pr-state.js';
-import { releaseSourceOf } from './release-source.js';
+import { releaseSourceOf } from '../flows/release/source.js';
 import { enqueueChecks, type PrJob } from './pull-request.js';
 import { requiresMergeQueue } from '../flows/merge-queue/queue.js';
 import {
@@ -249,18 +249,6 @@ export function errorLines(checks: CheckResult[]): string[] {
       .slice(0, 5)
       .map((f) => `- \`${c.name}\`: ${f.file ? `${f.file}${f.line ? `:${f.line}` : ''}: ` : ''}${f.message}`),
   );
-}
-
-/** The tree of `head` merged into `base`, or undefined on a conflict. */
-async function mergeTree(dir: string, base: string, head: string): Promise<string | undefined> {
-  try {
-    const out = (await runGit(dir, ['merge-tree', '--write-tree', '--no-messages', base, head])).toString(
-      'utf8',
-    );
-    return out.split('\n')[0]?.trim() || undefined;
-  } catch {
-    return undefined; // exit 1: conflicts
-  }
 }
 
 /** After a merge the base moved: queue the other open pull requests for another look. */

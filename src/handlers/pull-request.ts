@@ -2,7 +2,7 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import type { PrCheckInput } from '../checks/pr.js';
-import { blobAt, defaultWorkDir } from '../git-mirror.js';
+import { blobAt, defaultWorkDir } from '../git/mirror.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
@@ -10,7 +10,7 @@ import type { RegistryClient } from '../publish/registry.js';
 import { checksSubject, QueueUnavailableError, type JobQueue } from '../queue.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
 import { LABELS, loadState, setLabel } from './pr-state.js';
-import { releaseSourceOf } from './release-source.js';
+import { releaseSourceOf } from '../flows/release/source.js';
 import { dequeueIfQueued } from '../flows/merge-queue/queue.js';
 import { impactSection } from '../flows/impact/section.js';
 import type { ImpactCommentJob } from '../flows/impact/status.js';

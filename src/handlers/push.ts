@@ -6,11 +6,11 @@
 // commit is still the branch head: an older job never overwrites a newer tag.
 import type { Context } from 'probot';
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
-import { runGit } from '../catalog/fbc/source.js';
+import { commitMessage } from '../git/read.js';
 import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
 import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
-import { revParse } from '../git-mirror.js';
+import { revParse } from '../git/mirror.js';
 import {
   buildBundleImage,
   bundlePushTarget,
@@ -30,7 +30,7 @@ import {
   type RootPublication,
 } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
-import { mergedPullOf, writeReleaseComment } from './release-comment.js';
+import { mergedPullOf, writeReleaseComment } from '../flows/release/comment.js';
 import { openSession, repoTarget, type RepoTarget } from './session.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
@@ -264,7 +264,7 @@ export async function publishJob(
       const body = releaseComment(job.after, publications);
       if (body !== undefined && options.appSlug)
         try {
-          const message = (await runGit(dir, ['log', '-1', '--format=%B', job.after])).toString('utf8');
+          const message = await commitMessage(dir, job.after);
           const number = await mergedPullOf(github, job.ref, job.after, message);
           if (number !== undefined)
             await writeReleaseComment(

@@ -6,7 +6,7 @@
 // runs only the permissions decision (docs/architecture.md).
 import type { Context } from 'probot';
 import { runPrChecks, type PrCheckInput, type PrCheckResult } from '../checks/pr.js';
-import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git-mirror.js';
+import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git/mirror.js';
 import type { GitHub, RepoRef } from '../github/port.js';
 import { teamMembers } from './teams.js';
 

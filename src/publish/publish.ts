@@ -1,6 +1,5 @@
 // Build a catalog image once and push it to every tag.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { commitSeconds } from '../git/read.js';
 import type { CatalogSource } from '../catalog/fbc/source.js';
 import {
   buildCacheLayer,
@@ -134,10 +133,7 @@ export async function buildCatalogImage(options: BuildCatalogOptions): Promise<B
 
 /** A commit's committer time as RFC 3339 UTC, for the image's `created` (same commit, same digest). */
 export async function commitTime(repoDir: string, rev: string): Promise<string> {
-  const { stdout } = await execFileAsync('git', ['-C', repoDir, 'log', '-1', '--format=%ct', rev, '--'], {
-    encoding: 'utf8',
-  });
-  const seconds = Number(stdout.trim());
+  const seconds = await commitSeconds(repoDir, rev);
   if (!Number.isInteger(seconds)) throw new Error(`cannot read the commit time of ${rev}`);
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -157,7 +153,6 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) 
 }
 
 const BLOB_CONCURRENCY = 4;
-const execFileAsync = promisify(execFile);
 
 /** A tag that does not read back as the image just pushed (docs/publishing.md, "Proof of publication"). */
 export class TagMismatchError extends Error {}

@@ -3,7 +3,7 @@
 // afterwards, the default message that names that way, and the format-preserving text edit
 // that adds or removes the entry (in a plain catalog file or an olm.template.basic
 // template). Pure: models and text in, text and reasons out. Running the result past the
-// validation and upgrade-graph checks is src/promotion/deprecate.ts.
+// validation and upgrade-graph checks is src/flows/deprecate/plan.ts.
 import type { DeclarativeConfig } from '../fbc/declcfg.js';
 import type { ModelBundle, ModelPackage } from '../fbc/model.js';
 import { classicChannel } from '../olm/classic.js';

@@ -3,7 +3,7 @@
 // every existing user upgradeable, and apply them to files (or to a template, whose
 // outputs are then re-rendered). Pure: it reads a virtual file tree and returns edited
 // text. Choosing among the candidates with the validation and upgrade-graph checks is
-// src/promotion/promote.ts.
+// src/flows/promote/plan.ts.
 import { validateCatalog, type CatalogReport } from '../index.js';
 import type { ModelBundle, ModelChannel, ModelPackage } from '../fbc/model.js';
 import { goStringCompare } from '../go/gostrings.js';

@@ -1,6 +1,5 @@
 // Where a catalog's files come from: a directory, or a commit of a git repository read
 // straight from its objects (no worktree, so nothing from a PR is ever checked out).
-import type { ChildProcessByStdio } from 'node:child_process';
 import {
   closeSync,
   fstatSync,
@@ -11,18 +10,11 @@ import {
   realpathSync,
   statSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { open } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { goStringCompare } from '../go/gostrings.js';
-
-// node:child_process is loaded only when git is run: it costs `catalog-bot validate`,
-// which reads directories only, a noticeable part of its start-up (README, "Benchmarks").
-const require = createRequire(import.meta.url);
-const childProcess = (): typeof import('node:child_process') =>
-  require('node:child_process') as typeof import('node:child_process');
+import { gitRecords, readBlobs } from '../../git/run.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -334,7 +326,7 @@ export class GitTreeSource implements CatalogSource {
         linkBytes += e.size;
       }
     }
-    const linkTargets = await readBlobs(this.repo, links);
+    const linkTargets = await readBlobs(this.repo, links, READ_BATCH_BYTES);
     let directories: Set<string> | undefined;
     for (const e of entries) {
       const path = this.relativePath(e.path);
@@ -408,35 +400,11 @@ export class GitTreeSource implements CatalogSource {
       if (!o) throw new Error(`${p} is not a file in ${this.label}`);
       return o;
     });
-    const blobs = await readBlobs(this.repo, objects);
+    const blobs = await readBlobs(this.repo, objects, READ_BATCH_BYTES);
     return new Map(paths.map((p, i) => [p, blobs.get(objects[i]?.object as string) ?? Buffer.alloc(0)]));
   }
 }
 
-/** The text of `path` at commit `rev`, or undefined when the commit has no such file. */
-export async function readFileAt(repo: string, rev: string, path: string): Promise<string | undefined> {
-  const files = new GitFiles(repo);
-  try {
-    return await files.read(rev, path);
-  } finally {
-    files.close();
-  }
-}
-
-/** The most bytes GitFiles reads of one file: config, OWNERS, templates are far smaller. */
-export const MAX_GIT_FILE_BYTES = 16 * 1024 * 1024;
-
-interface PendingRead {
-  resolve: (text: string | undefined) => void;
-  reject: (error: Error) => void;
-}
-
-/**
- * Files of a repository's commits, read through one `git cat-file --batch` process however
- * many are asked for (a pull request's checks read dozens of OWNERS files; a process each
- * cost more than the checks). A missing path or one that is not a file reads as undefined;
- * a file over `maxBytes` is an error, and its bytes are skipped as they stream, never held.
- */
 /** Every directory that holds an entry of a tree listing. */
 function directoriesOf(entries: readonly TreeEntry[]): Set<string> {
   const dirs = new Set<string>();
@@ -448,268 +416,4 @@ function directoriesOf(entries: readonly TreeEntry[]): Set<string> {
     }
   }
   return dirs;
-}
-
-/**
- * The longest path GitFiles reads: PATH_MAX, as git on Linux can check out. A longer one (a
- * pull request can commit one) fails only its own read, with PathTooLongError.
- */
-export const MAX_GIT_PATH_BYTES = 4096;
-
-/** The longest revision GitFiles takes: the callers' own (object ids, branch names). */
-const MAX_GIT_REV_BYTES = 256;
-
-/** The longest answer line GitFiles reads: "<rev>:<path> missing" echoes the request. */
-const MAX_HEADER_BYTES = MAX_GIT_REV_BYTES + MAX_GIT_PATH_BYTES + 64;
-
-/** A path over MAX_GIT_PATH_BYTES: not read, and the reader goes on with the next. */
-export class PathTooLongError extends Error {
-  constructor(
-    readonly path: string,
-    readonly bytes: number,
-  ) {
-    super(
-      `cannot read ${shortPath(path)}: its path is ${bytes} bytes, over the ${MAX_GIT_PATH_BYTES}-byte limit (PATH_MAX)`,
-    );
-    this.name = 'PathTooLongError';
-  }
-}
-
-/** A path for a message: a long one by its start and end. */
-export function shortPath(path: string): string {
-  return path.length <= 120 ? path : `${path.slice(0, 60)}…${path.slice(-40)}`;
-}
-
-export class GitFiles {
-  private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
-  private readonly pending: PendingRead[] = [];
-  private buffered = Buffer.alloc(0);
-  // The object being received: its type and the bytes still to come (+1 for the closing LF).
-  private body: { type: string; size: number; parts: Buffer[]; left: number } | undefined;
-  private failure: Error | undefined;
-
-  constructor(
-    private readonly repo: string,
-    private readonly maxBytes = MAX_GIT_FILE_BYTES,
-  ) {}
-
-  read(rev: string, path: string): Promise<string | undefined> {
-    // The request is one line: a line break in it would ask for something else.
-    if (/[\n\0]/.test(rev + path))
-      return Promise.reject(new Error(`cannot read ${JSON.stringify(path)}: its name has a line break`));
-    // git takes a leading ./ or ../ as relative to a work tree and ends the whole process.
-    if (/^\.\.?\//.test(path))
-      return Promise.reject(
-        new Error(`cannot read ${JSON.stringify(path)}: a path in a commit has no ./ or ../`),
-      );
-    // git answers a missing name by echoing it: the answer's line must fit the reader's bound.
-    const pathBytes = Buffer.byteLength(path);
-    if (pathBytes > MAX_GIT_PATH_BYTES) return Promise.reject(new PathTooLongError(path, pathBytes));
-    if (Buffer.byteLength(rev) > MAX_GIT_REV_BYTES)
-      return Promise.reject(new Error(`cannot read at a revision of ${Buffer.byteLength(rev)} bytes`));
-    if (this.failure) return Promise.reject(this.failure);
-    const child = this.start();
-    return new Promise((resolve, reject) => {
-      this.pending.push({ resolve, reject });
-      child.stdin.write(`${rev}:${path}\n`);
-    });
-  }
-
-  /** Ends the git process; reads still waiting fail. */
-  close(): void {
-    this.child?.stdin.end();
-    this.child = undefined;
-  }
-
-  private start(): ChildProcessByStdio<Writable, Readable, Readable> {
-    if (this.child) return this.child;
-    const child = childProcess().spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const err: Buffer[] = [];
-    child.stdin.on('error', () => undefined);
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.stdout.on('data', (d: Buffer) => {
-      try {
-        this.receive(d);
-      } catch (e) {
-        this.fail(e as Error);
-        child.kill();
-      }
-    });
-    child.on('error', (e) => this.fail(e));
-    child.on('close', () => {
-      const reason = Buffer.concat(err).toString('utf8').trim();
-      this.fail(new Error(`git cat-file ended${reason ? `: ${reason}` : ''}`));
-    });
-    this.child = child;
-    return child;
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const p of this.pending.splice(0)) p.reject(error);
-  }
-
-  private receive(data: Buffer): void {
-    let chunk = data;
-    while (chunk.length > 0) {
-      if (this.body) {
-        const take = Math.min(this.body.left, chunk.length);
-        // Bytes of a file over the limit, and of trees, are dropped as they come.
-        if (this.body.type === 'blob' && this.body.size <= this.maxBytes)
-          this.body.parts.push(chunk.subarray(0, take));
-        this.body.left -= take;
-        chunk = chunk.subarray(take);
-        if (this.body.left === 0) this.finishBody();
-        continue;
-      }
-      const nl = chunk.indexOf(0x0a);
-      if (nl === -1) {
-        this.buffered = Buffer.concat([this.buffered, chunk]);
-        if (this.buffered.length > MAX_HEADER_BYTES) throw new Error('git cat-file: header line too long');
-        return;
-      }
-      const header = Buffer.concat([this.buffered, chunk.subarray(0, nl)]).toString('utf8');
-      this.buffered = Buffer.alloc(0);
-      chunk = chunk.subarray(nl + 1);
-      // "<object> <type> <size>", or "<request> missing" (the request may hold spaces).
-      const match = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
-      if (!match) {
-        this.pending.shift()?.resolve(undefined);
-        continue;
-      }
-      const size = Number(match[2]);
-      this.body = { type: match[1] as string, size, parts: [], left: size + 1 };
-    }
-  }
-
-  private finishBody(): void {
-    const { type, size, parts } = this.body as NonNullable<GitFiles['body']>;
-    this.body = undefined;
-    const request = this.pending.shift();
-    if (!request) return;
-    if (type !== 'blob') {
-      request.resolve(undefined);
-    } else if (size > this.maxBytes) {
-      request.reject(
-        new Error(`file is ${size} bytes, over the ${this.maxBytes}-byte limit for this file; not read`),
-      );
-    } else {
-      request.resolve(Buffer.concat(parts).subarray(0, size).toString('utf8'));
-    }
-  }
-}
-
-export interface GitOptions {
-  /** The environment (default: this process's). */
-  env?: NodeJS.ProcessEnv;
-  /** Text to replace by *** in error messages (tokens). */
-  secrets?: string[];
-}
-
-/** Run git with arguments (never a shell) and return its stdout; `repo` undefined runs it in the current directory. */
-export function runGit(
-  repo: string | undefined,
-  args: string[],
-  input?: Buffer | string,
-  options: GitOptions = {},
-): Promise<Buffer> {
-  const scrub = (text: string): string =>
-    (options.secrets ?? []).reduce((t, secret) => t.split(secret).join('***'), text);
-  return new Promise((resolvePromise, reject) => {
-    const child = childProcess().spawn('git', repo === undefined ? args : ['-C', repo, ...args], {
-      env: options.env ?? process.env,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout?.on('data', (d: Buffer) => out.push(d));
-    child.stderr?.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e) => reject(new Error(scrub(e.message))));
-    child.on('close', (code) => {
-      if (code === 0) resolvePromise(Buffer.concat(out));
-      else reject(new Error(scrub(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`)));
-    });
-    if (child.stdin) {
-      // git may exit (and close its stdin) before reading it all; its exit code tells.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(input);
-    }
-  });
-}
-
-/**
- * Run git and hand its stdout to `onRecord` one NUL-terminated record at a time, holding only
- * the record being assembled (not the whole output); `onRecord` copies what it keeps.
- */
-function gitRecords(repo: string, args: string[], onRecord: (record: Buffer) => void): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = childProcess().spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let parts: Buffer[] = [];
-    const err: Buffer[] = [];
-    let failed: unknown;
-    child.stdout.on('data', (d: Buffer) => {
-      if (failed !== undefined) return;
-      try {
-        let at = 0;
-        for (let end = d.indexOf(0); end !== -1; end = d.indexOf(0, at)) {
-          const piece = d.subarray(at, end);
-          onRecord(parts.length > 0 ? Buffer.concat([...parts, piece]) : piece);
-          parts = [];
-          at = end + 1;
-        }
-        if (at < d.length) parts.push(d.subarray(at));
-      } catch (e) {
-        failed = e;
-        child.kill();
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (failed !== undefined) return reject(failed as Error);
-      if (code !== 0)
-        return reject(new Error(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`));
-      try {
-        if (parts.length > 0) onRecord(Buffer.concat(parts));
-        resolvePromise();
-      } catch (e) {
-        reject(e as Error);
-      }
-    });
-  });
-}
-
-/**
- * Read blobs through `git cat-file --batch`, one run per batch of at most READ_BATCH_BYTES (by
- * the sizes the tree gave), so no read concatenates more than that or one blob.
- */
-async function readBlobs(
-  repo: string,
-  objects: readonly { object: string; size: number }[],
-): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const unique = [...new Map(objects.map((o) => [o.object, o.size])).entries()];
-  for (let i = 0; i < unique.length;) {
-    const batch: string[] = [];
-    let bytes = 0;
-    while (i < unique.length && (batch.length === 0 || bytes + (unique[i]?.[1] ?? 0) <= READ_BATCH_BYTES)) {
-      const [object, size] = unique[i++] as [string, number];
-      batch.push(object);
-      bytes += size;
-    }
-    const data = await runGit(repo, ['cat-file', '--batch'], batch.join('\n') + '\n');
-    let pos = 0;
-    for (const object of batch) {
-      const nl = data.indexOf(0x0a, pos);
-      const header = data.subarray(pos, nl).toString('utf8');
-      const [, type, size] = header.split(' ');
-      if (type === undefined || size === undefined) throw new Error(`git cat-file: ${header}`);
-      const n = Number(size);
-      out.set(object, data.subarray(nl + 1, nl + 1 + n));
-      pos = nl + 1 + n + 1;
-    }
-  }
-  return out;
 }

@@ -12,7 +12,7 @@
 import type { Context } from 'probot';
 import type { CheckResult } from '../../checks/check.js';
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
-import { runGit } from '../../catalog/fbc/source.js';
+import { runGit } from '../../git/run.js';
 import type { GitHub } from '../../github/port.js';
 import {
   createCompletedRun,

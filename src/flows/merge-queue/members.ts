@@ -5,7 +5,7 @@
 // request's own commits are reached through second parents only, so nothing a contributor
 // writes can pose as another pull request of the group. Whether the merged head is still the
 // pull request's head is the permissions' question (flow.ts), so that the group names it.
-import { runGit } from '../../catalog/fbc/source.js';
+import { runGit } from '../../git/run.js';
 import type { GitHub, RepoRef } from '../../github/port.js';
 
 export interface GroupMember {

@@ -2,7 +2,7 @@
 // in the App"): what it converts, and what clusters see differently once it merges. Names
 // come from the bundle directories (channels, bundles), so they are quoted in code or
 // escaped by the impact report, never as Markdown, HTML or @mentions (docs/security.md).
-import { markdown as impactMarkdown } from '../../commands/impact.js';
+import { markdown as impactMarkdown } from '../impact/cli.js';
 import { bounded, codeBlock, inlineCode } from '../../handlers/quote.js';
 import { replyText } from '../../handlers/pr-state.js';
 import type { OnboardPlan } from './work.js';

@@ -2,7 +2,7 @@
 // one pull request (the flow: ./flow.ts; docs/legacy-index.md). Written on an issue or a
 // pull request of the catalog repository; who may ask is decided on the conversion itself,
 // as for a change the commenter made (the package's owners or a maintainer).
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 import { inlineCode } from '../../handlers/quote.js';
 import { onboardFromComment } from './flow.js';
 
@@ -14,7 +14,7 @@ export const safePackageName = (name: string): boolean =>
 
 const USAGE = 'usage: `/onboard <package>`';
 
-export const onboard = defineCommand({
+export const onboard = defineCommentCommand({
   name: 'onboard',
   costly: true,
   help: {

@@ -7,10 +7,10 @@
 // other; while that pull request is open, asking again points to it.
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
 import { CheckLimitError, runTaskIsolated } from '../../checks/isolate.js';
-import { commitFiles } from '../../git-mirror.js';
+import { commitFiles } from '../../git/tree.js';
 import { commitFilesOn } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
-import type { EditTarget } from '../../handlers/promote.js';
+import type { EditTarget } from '../catalog-edit/flow.js';
 import { enqueueChecks, type JobContext, type PrHandlerOptions } from '../../handlers/pull-request.js';
 import { inlineCode } from '../../handlers/quote.js';
 import { openSession, pullTargetOf } from '../../handlers/session.js';

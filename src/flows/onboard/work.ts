@@ -5,7 +5,8 @@
 import { onboardPackage, OnboardRefusal } from '../../catalog/edits/onboard.js';
 import { onboardingImpact, type RootImpact } from '../../catalog/edits/onboard-impact.js';
 import type { ReleaseTree } from '../../catalog/edits/release.js';
-import { GitTreeSource, runGit } from '../../catalog/fbc/source.js';
+import { GitTreeSource } from '../../catalog/fbc/source.js';
+import { filesUnder } from '../../git/read.js';
 import { MAX_PACKAGE_BYTES, readSourceDirectory } from '../../checks/bundle-pr.js';
 import { catalogRoots, readRepoConfig } from '../../checks/changes.js';
 import { onboardSettings, packageDirOf } from './settings.js';
@@ -51,21 +52,12 @@ async function packageTree(
     };
   const files = new Map([...read.files].map(([p, data]) => [`${packageDir}/${p}`, data]));
   // Whatever the catalogs hold of the package already (onboardPackage refuses then).
-  const inCatalogs =
-    roots.length === 0
-      ? ''
-      : (
-          await runGit(dir, [
-            'ls-tree',
-            '-r',
-            '-z',
-            '--name-only',
-            parent,
-            '--',
-            ...roots.map((r) => `${r}/${work.package}/`),
-          ])
-        ).toString('utf8');
-  const paths = [...files.keys(), ...inCatalogs.split('\0').filter(Boolean)].sort();
+  const inCatalogs = await filesUnder(
+    dir,
+    parent,
+    roots.map((r) => `${r}/${work.package}/`),
+  );
+  const paths = [...files.keys(), ...inCatalogs].sort();
   return {
     list: () => paths,
     readBytes: (p) => files.get(p),

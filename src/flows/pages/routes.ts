@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { workModule } from '../../handlers/command-worker.js';
 import { runTaskIsolated } from '../../checks/isolate.js';
-import { revParse, withMirror } from '../../git-mirror.js';
+import { revParse, withMirror } from '../../git/mirror.js';
 import { SEARCH_JS, SEARCH_SCRIPT, SITE_CSS, STYLESHEET } from '../../site/html.js';
 import { impactPage } from '../../site/impact-page.js';
 import { INDEX } from '../../site/pages.js';

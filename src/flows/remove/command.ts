@@ -3,13 +3,13 @@
 // decided on the removal itself, as for a change the commenter made: the package's owners or
 // a maintainer.
 import { parseRemovalTarget, RemovalRefusal } from '../../catalog/edits/remove.js';
-import { defineCommand } from '../../handlers/commands/command.js';
+import { defineCommentCommand } from '../../handlers/commands/command.js';
 import { inlineCode } from '../../handlers/quote.js';
 import { removeFromComment } from './flow.js';
 
 const USAGE = 'usage: `/remove <package>` or `/remove <package>/<bundle>`';
 
-export const remove = defineCommand({
+export const remove = defineCommentCommand({
   name: 'remove',
   costly: true,
   help: {

@@ -6,7 +6,7 @@
 import { parsePruneTarget, PRUNE_CHECK, targetCovers, type PruneDecision } from '../../checks/prune.js';
 import { packageSubject } from '../../checks/permissions.js';
 import { checkPullHead } from '../session.js';
-import { defineCommand, sawHeadNow, type CommandRun } from './command.js';
+import { defineCommentCommand, sawHeadNow, type CommandRun } from './command.js';
 
 /** What the prune check says of the named target with the commenter's allow, once per command. */
 interface Probe {
@@ -15,7 +15,7 @@ interface Probe {
 }
 const probes = new WeakMap<object, Promise<Probe>>();
 
-export const allowPrune = defineCommand({
+export const allowPrune = defineCommentCommand({
   name: 'allow-prune',
   costly: true,
   help: {

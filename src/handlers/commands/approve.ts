@@ -3,7 +3,7 @@
 // approver saw"). Deciding it needs only the permissions decision, with the commenter in the
 // author's place (no validation, graph or render).
 import { approveGraceMsFromEnv } from '../pull-request.js';
-import { cancelable, defineCommand, sawHeadNow, type At, type CommandOf } from './command.js';
+import { cancelable, defineCommentCommand, sawHeadNow, type At, type CommandOf } from './command.js';
 
 /** A commit named by its sha or a prefix of it, as `git log --oneline` shows it (7 or more hex digits). */
 const COMMIT = /^[0-9a-f]{7,40}$/i;
@@ -20,7 +20,7 @@ function parseApprove(args: string[], at: At): CommandOf<'approve'> | { problem:
     : parsed;
 }
 
-export const approve = defineCommand({
+export const approve = defineCommentCommand({
   name: 'approve',
   help: {
     line: '`/approve` approves the change for the packages you own (`/approve <commit>` names the head you looked at, `/approve cancel` takes it back)',

@@ -11,7 +11,7 @@ import {
   type SeenHead,
   type StatusComment,
 } from '../pr-state.js';
-import type { EditTarget } from '../promote.js';
+import type { EditTarget } from '../../flows/catalog-edit/flow.js';
 import type { PullTarget } from '../session.js';
 import type { DeprecationKind } from '../../catalog/edits/deprecate.js';
 import type { JobContext, PrHandlerOptions } from '../pull-request.js';
@@ -143,7 +143,7 @@ export interface TableCommand {
   onIssue?(run: IssueCommandRun, command: Command): Promise<CommandOutcome>;
 }
 
-export function defineCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
+export function defineCommentCommand<N extends CommandName>(def: CommentCommand<N>): TableCommand {
   const mine = (command: Command): command is CommandOf<N> => command.name === def.name;
   const other = (command: Command) => new Error(`/${command.name} is not /${def.name}`);
   return {

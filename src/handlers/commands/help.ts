@@ -1,7 +1,7 @@
 // `/help`: the commands, from the table.
-import { defineCommand, plain } from './command.js';
+import { defineCommentCommand, plain } from './command.js';
 
-export const help = defineCommand({
+export const help = defineCommentCommand({
   name: 'help',
   help: {
     line: '`/help` lists these commands',

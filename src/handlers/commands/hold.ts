@@ -4,7 +4,7 @@
 // cannot lift a reviewer's hold and let the pull request merge (docs/security.md "Holds").
 import { dequeueIfQueued } from '../../flows/merge-queue/queue.js';
 import { LABELS, lastLabeledBy, setLabel } from '../pr-state.js';
-import { authorWriterOrOwner, cancelable, defineCommand, type CommandRun } from './command.js';
+import { authorWriterOrOwner, cancelable, defineCommentCommand, type CommandRun } from './command.js';
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -23,7 +23,7 @@ async function holder(run: CommandRun): Promise<string | undefined> {
   return same(by, run.commenter) ? undefined : by;
 }
 
-export const hold = defineCommand({
+export const hold = defineCommentCommand({
   name: 'hold',
   aliases: ['unhold'],
   help: {

@@ -2,25 +2,25 @@
 // table and the comment parser (../commands.ts) all read this table.
 import { allowPrune } from './allow-prune.js';
 import { approve } from './approve.js';
-import { deprecate } from './deprecate.js';
+import { deprecate } from '../../flows/deprecate/command.js';
 import type { CommandName, HelpRow, TableCommand } from './command.js';
-import { defaultChannel } from './default-channel.js';
-import { explain } from './explain.js';
+import { defaultChannel } from '../../flows/default-channel/command.js';
+import { explain } from '../../flows/explain/command.js';
 import { help } from './help.js';
 import { hold } from './hold.js';
 import { lgtm } from './lgtm.js';
-import { ocpPromote } from './ocp-promote.js';
+import { ocpPromote } from '../../flows/ocp-promote/command.js';
 import { onboard } from '../../flows/onboard/command.js';
-import { promote } from './promote.js';
+import { promote } from '../../flows/promote/command.js';
 import { remove } from '../../flows/remove/command.js';
-import { render } from './render.js';
+import { render } from '../../flows/render/command.js';
 import { retest } from './retest.js';
-import { undeprecate } from './undeprecate.js';
+import { undeprecate } from '../../flows/deprecate/undeprecate-command.js';
 
 export type { Command, CommandName, CommandRun, CommandOutcome, TableCommand } from './command.js';
 
 /** In the order `/help` and the README list them. */
-export const COMMANDS: readonly TableCommand[] = [
+export const COMMENT_COMMANDS: readonly TableCommand[] = [
   approve,
   lgtm,
   hold,
@@ -39,12 +39,12 @@ export const COMMANDS: readonly TableCommand[] = [
 ];
 
 const byTypedName = new Map<string, TableCommand>(
-  COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
+  COMMENT_COMMANDS.flatMap((c) => [c.name, ...c.aliases].map((n) => [n, c])),
 );
 
 /** The command a typed name (lower case) stands for, if any. */
 /** The commands that load catalogs before they know the commenter may: one per comment. */
-export const COSTLY_COMMANDS = COMMANDS.filter((c) => c.costly).map((c) => `\`/${c.name}\``);
+export const COSTLY_COMMANDS = COMMENT_COMMANDS.filter((c) => c.costly).map((c) => `\`/${c.name}\``);
 
 export function commandTyped(name: string): TableCommand | undefined {
   return byTypedName.get(name);
@@ -58,17 +58,17 @@ export function commandNamed(name: CommandName): TableCommand {
 }
 
 /** What `/help` says. */
-export function helpText(): string {
+export function commentHelpText(): string {
   return [
     'catalog-bot commands (one per line, anywhere in a comment):',
     '',
-    ...COMMANDS.map((c) => `- ${c.help.line}`),
+    ...COMMENT_COMMANDS.map((c) => `- ${c.help.line}`),
   ].join('\n');
 }
 
 /** The rows of the README's command table. */
 export function helpRows(): HelpRow[] {
-  return COMMANDS.flatMap((c) => c.help.rows);
+  return COMMENT_COMMANDS.flatMap((c) => c.help.rows);
 }
 
 /** The README's command table, as markdown (prettier pads it). */

@@ -1,8 +1,8 @@
 // `/lgtm`, `/lgtm cancel`: the `lgtm` label, said by someone other than the author.
 import { LABELS, setLabel } from '../pr-state.js';
-import { cancelable, defineCommand } from './command.js';
+import { cancelable, defineCommentCommand } from './command.js';
 
-export const lgtm = defineCommand({
+export const lgtm = defineCommentCommand({
   name: 'lgtm',
   help: {
     line: '`/lgtm` says the change looks good to you (`/lgtm cancel` takes it back)',

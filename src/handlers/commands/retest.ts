@@ -1,7 +1,7 @@
 // `/retest`: run the checks again on the current head.
-import { authorWriterOrOwner, defineCommand, plain } from './command.js';
+import { authorWriterOrOwner, defineCommentCommand, plain } from './command.js';
 
-export const retest = defineCommand({
+export const retest = defineCommentCommand({
   name: 'retest',
   help: {
     line: '`/retest` runs the checks again on the current head',
