@@ -104,6 +104,7 @@ export const LAYERS = {
     'bundle-rules-app',
     'bundle-validate',
     'burst',
+    'burst-publish',
     'classic',
     'cli',
     'cli-bad-input',

@@ -32,6 +32,8 @@ import {
 import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
 import { mergedPullOf, writeReleaseComment } from './release-comment.js';
 import { openSession, repoTarget, type RepoTarget } from './session.js';
+import { publishInBatch } from '../flows/publish-batch/flow.js';
+import { publishBatchesFromEnv } from '../publish/batch.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
 export const PUSH_EVENTS = ['push'] as const;
@@ -80,10 +82,19 @@ export function pushHandler(options: PrHandlerOptions): (context: Context<'push'
 
 /** The catalog roots a push changed, read from the pushed commit's config. */
 async function changedRoots(dir: string, job: PublishJob, config: RepoConfig): Promise<string[]> {
-  const roots = await catalogRoots(dir, job.after, config.catalogs);
-  const before = await previousCommit(dir, job);
+  return rootsChangedBetween(dir, await previousCommit(dir, job), job.after, config);
+}
+
+/** The catalog roots at `after` that `before..after` changed ('' before: all of them). */
+export async function rootsChangedBetween(
+  dir: string,
+  before: string,
+  after: string,
+  config: RepoConfig,
+): Promise<string[]> {
+  const roots = await catalogRoots(dir, after, config.catalogs);
   if (before === '') return roots;
-  const files = await changedFiles(dir, before, job.after);
+  const files = await changedFiles(dir, before, after);
   return roots.filter((root) => files.some((f) => f.startsWith(root + '/')));
 }
 
@@ -98,13 +109,22 @@ async function previousCommit(dir: string, job: PublishJob): Promise<string> {
  * and none at the previous one. A branch's first push adds none (it is not a merge).
  */
 async function addedBundles(dir: string, job: PublishJob, config: RepoConfig): Promise<BundleDirectory[]> {
-  const before = await previousCommit(dir, job);
+  return bundlesAddedBetween(dir, await previousCommit(dir, job), job.after, config);
+}
+
+/** The bundle directories `before..after` adds (none without a `before`). */
+export async function bundlesAddedBetween(
+  dir: string,
+  before: string,
+  after: string,
+  config: RepoConfig,
+): Promise<BundleDirectory[]> {
   if (before === '') return [];
-  const dirs = bundleDirectories(await changedFiles(dir, before, job.after), config.bundles.path);
+  const dirs = bundleDirectories(await changedFiles(dir, before, after), config.bundles.path);
   const added: BundleDirectory[] = [];
   for (const b of dirs) {
     const [now, then] = await Promise.all([
-      new GitTreeSource(dir, job.after, b.dir).list(),
+      new GitTreeSource(dir, after, b.dir).list(),
       new GitTreeSource(dir, before, b.dir).list(),
     ]);
     if (now.length > 0 && then.length === 0) added.push(b);
@@ -113,9 +133,9 @@ async function addedBundles(dir: string, job: PublishJob, config: RepoConfig): P
 }
 
 /** Build and push each added bundle's image; never throws for one bundle (it is reported). */
-async function publishBundles(
+export async function publishBundles(
   dir: string,
-  job: PublishJob,
+  job: Pick<PublishJob, 'after' | 'repoUrl'>,
   config: RepoConfig,
   bundles: BundleDirectory[],
   client: RegistryClient,
@@ -157,8 +177,14 @@ export async function publishJob(
   // The check a failure is reported on: the one whose work was under way.
   let failing: string = job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK;
   try {
+    // A merge that is no longer the branch head is published in a batch up to the head
+    // (docs/publishing.md, "Batches"); a re-run or a retry publishes its own commit.
+    const batches =
+      job.before !== '' && !ZERO.test(job.before) && (options.publishBatches ?? publishBatchesFromEnv());
+    const head = batches ? (await github.repos.branch(job.ref, job.branch)).commit.sha : job.after;
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
+    if (head !== job.after) fetch.push(head);
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -183,6 +209,11 @@ export async function publishJob(
             ...(bundleRegistry ? [bundleRegistry] : []),
           ]);
       };
+
+      if (batches && images.length > 0 && !dispatch) {
+        const start = { head, roots, bundles, config, client: scopedClient };
+        if (await publishInBatch(context, options, job, session, start)) return;
+      }
 
       if (bundles.length > 0) {
         failing = BUNDLE_IMAGE_CHECK;
@@ -220,36 +251,8 @@ export async function publishJob(
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       const client = scopedClient();
       const publications: RootPublication[] = [];
-      for (const root of roots) {
-        const source = new GitTreeSource(dir, job.after, root);
-        const report = await validateCatalog(source);
-        if (!report.valid) {
-          const errors = report.diagnostics.filter((d) => d.level === 'error').length;
-          publications.push({
-            root,
-            error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
-          });
-          continue;
-        }
-        try {
-          const results =
-            tags.length === 0
-              ? []
-              : await publishCatalog({
-                  source,
-                  root,
-                  tags,
-                  baseImage,
-                  repoUrl: job.repoUrl,
-                  commit: job.after,
-                  created: await commitTime(dir, job.after),
-                  client,
-                });
-          publications.push({ root, results });
-        } catch (error) {
-          publications.push({ root, error: error instanceof Error ? error.message : String(error) });
-        }
-      }
+      for (const root of roots)
+        publications.push(await publishRoot(dir, job, config, root, job.after, tags, client));
       const result = publishCheck(publications);
       if (!current && images.length !== tags.length)
         result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
@@ -292,6 +295,48 @@ export async function publishJob(
     } catch (again) {
       log.error({ err: again }, 'could not report the publishing failure');
     }
+  }
+}
+
+/**
+ * Validate one catalog root at `commit` and push its image to `tags`; never throws (what goes
+ * wrong is the publication's error).
+ */
+export async function publishRoot(
+  dir: string,
+  job: Pick<PublishJob, 'repoUrl'>,
+  config: RepoConfig,
+  root: string,
+  commit: string,
+  tags: string[],
+  client: RegistryClient,
+): Promise<RootPublication> {
+  const source = new GitTreeSource(dir, commit, root);
+  const report = await validateCatalog(source);
+  if (!report.valid) {
+    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
+    return {
+      root,
+      error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
+    };
+  }
+  try {
+    const results =
+      tags.length === 0
+        ? []
+        : await publishCatalog({
+            source,
+            root,
+            tags,
+            baseImage: config.publish.baseImage,
+            repoUrl: job.repoUrl,
+            commit,
+            created: await commitTime(dir, commit),
+            client,
+          });
+    return { root, results };
+  } catch (error) {
+    return { root, error: error instanceof Error ? error.message : String(error) };
   }
 }
 
