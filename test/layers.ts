@@ -55,6 +55,7 @@ export const LAYERS = {
     'promote',
     'promote-cli',
     'prune',
+    'publish-batch',
     'range-lint',
     'release-history',
     'release-refusals',
