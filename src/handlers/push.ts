@@ -1,24 +1,26 @@
 // A push to the default branch (a merge): build and push the image of every changed
 // catalog root to every configured tag, or trigger a workflow that builds elsewhere, and
 // report `catalog-bot/publish` on the commit. With `bundles.pushImages`, first the bundle
-// image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`. Publishing in one repository is serialized
-// (its own queue group), and a moving tag (one without {sha}) is only written while the
-// commit is still the branch head: an older job never overwrites a newer tag.
+// image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`.
+// Publishing in one repository is serialized (its own queue group), and a moving tag (one
+// without {sha}) is only written while the commit is still the branch head: an older job
+// never overwrites a newer tag. A merge that is no longer the head when its job starts is
+// published in a batch up to the head (src/flows/publish-batch/, docs/publishing.md).
 import type { Context } from 'probot';
-import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { runGit } from '../catalog/fbc/source.js';
-import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
-import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
+import type { BundleDirectory } from '../checks/bundle-pr.js';
+import { readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
+import { publishInBatch } from '../flows/publish-batch/flow.js';
 import { revParse } from '../git-mirror.js';
+import { publishBatchesFromEnv } from '../publish/batch.js';
+import { templateRegistry } from '../publish/bundle-image.js';
 import {
-  buildBundleImage,
-  bundlePushTarget,
-  pushBundleImage,
-  readBundleImageFiles,
-  templateRegistry,
-} from '../publish/bundle-image.js';
-import { commitTime, publishCatalog } from '../publish/publish.js';
+  bundlesAddedBetween,
+  publishBundles,
+  publishRoot,
+  rootsChangedBetween,
+} from '../publish/merge-content.js';
 import { credentialHostsOf, type RegistryClient } from '../publish/registry.js';
 import {
   BUNDLE_IMAGE_CHECK,
@@ -26,14 +28,11 @@ import {
   publishCheck,
   PUBLISH_CHECK,
   releaseComment,
-  type BundlePublication,
   type RootPublication,
 } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
 import { mergedPullOf, writeReleaseComment } from './release-comment.js';
 import { openSession, repoTarget, type RepoTarget } from './session.js';
-import { publishInBatch } from '../flows/publish-batch/flow.js';
-import { publishBatchesFromEnv } from '../publish/batch.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
 export const PUSH_EVENTS = ['push'] as const;
@@ -85,19 +84,6 @@ async function changedRoots(dir: string, job: PublishJob, config: RepoConfig): P
   return rootsChangedBetween(dir, await previousCommit(dir, job), job.after, config);
 }
 
-/** The catalog roots at `after` that `before..after` changed ('' before: all of them). */
-export async function rootsChangedBetween(
-  dir: string,
-  before: string,
-  after: string,
-  config: RepoConfig,
-): Promise<string[]> {
-  const roots = await catalogRoots(dir, after, config.catalogs);
-  if (before === '') return roots;
-  const files = await changedFiles(dir, before, after);
-  return roots.filter((root) => files.some((f) => f.startsWith(root + '/')));
-}
-
 /** The previous commit of a push: its `before`, or the first parent on a re-run; '' for none. */
 async function previousCommit(dir: string, job: PublishJob): Promise<string> {
   const before = job.before === '' ? await revParse(dir, `${job.after}^`).catch(() => '') : job.before;
@@ -110,61 +96,6 @@ async function previousCommit(dir: string, job: PublishJob): Promise<string> {
  */
 async function addedBundles(dir: string, job: PublishJob, config: RepoConfig): Promise<BundleDirectory[]> {
   return bundlesAddedBetween(dir, await previousCommit(dir, job), job.after, config);
-}
-
-/** The bundle directories `before..after` adds (none without a `before`). */
-export async function bundlesAddedBetween(
-  dir: string,
-  before: string,
-  after: string,
-  config: RepoConfig,
-): Promise<BundleDirectory[]> {
-  if (before === '') return [];
-  const dirs = bundleDirectories(await changedFiles(dir, before, after), config.bundles.path);
-  const added: BundleDirectory[] = [];
-  for (const b of dirs) {
-    const [now, then] = await Promise.all([
-      new GitTreeSource(dir, after, b.dir).list(),
-      new GitTreeSource(dir, before, b.dir).list(),
-    ]);
-    if (now.length > 0 && then.length === 0) added.push(b);
-  }
-  return added;
-}
-
-/** Build and push each added bundle's image; never throws for one bundle (it is reported). */
-export async function publishBundles(
-  dir: string,
-  job: Pick<PublishJob, 'after' | 'repoUrl'>,
-  config: RepoConfig,
-  bundles: BundleDirectory[],
-  client: RegistryClient,
-): Promise<BundlePublication[]> {
-  if (bundles.length > MAX_BUNDLE_DIRS)
-    return [
-      {
-        dir: bundles.map((b) => b.dir).join(', '),
-        error: `the merge adds ${bundles.length} bundle directories; catalog-bot pushes at most ${MAX_BUNDLE_DIRS} bundle images for one merge (push them in smaller merges, or build them elsewhere)`,
-      },
-    ];
-  const created = await commitTime(dir, job.after);
-  const out: BundlePublication[] = [];
-  for (const b of bundles) {
-    try {
-      const target = bundlePushTarget(config.bundles.imageTemplate, b.package, b.version);
-      const files = await readBundleImageFiles(new GitTreeSource(dir, job.after, b.dir));
-      const image = await buildBundleImage(files, {
-        created,
-        bundleDir: b.dir,
-        repoUrl: job.repoUrl,
-        commit: job.after,
-      });
-      out.push({ dir: b.dir, result: await pushBundleImage(client, image, target) });
-    } catch (error) {
-      out.push({ dir: b.dir, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return out;
 }
 
 /** The queued work for one push. Never throws: what goes wrong is reported on the check run. */
@@ -295,48 +226,6 @@ export async function publishJob(
     } catch (again) {
       log.error({ err: again }, 'could not report the publishing failure');
     }
-  }
-}
-
-/**
- * Validate one catalog root at `commit` and push its image to `tags`; never throws (what goes
- * wrong is the publication's error).
- */
-export async function publishRoot(
-  dir: string,
-  job: Pick<PublishJob, 'repoUrl'>,
-  config: RepoConfig,
-  root: string,
-  commit: string,
-  tags: string[],
-  client: RegistryClient,
-): Promise<RootPublication> {
-  const source = new GitTreeSource(dir, commit, root);
-  const report = await validateCatalog(source);
-  if (!report.valid) {
-    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
-    return {
-      root,
-      error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
-    };
-  }
-  try {
-    const results =
-      tags.length === 0
-        ? []
-        : await publishCatalog({
-            source,
-            root,
-            tags,
-            baseImage: config.publish.baseImage,
-            repoUrl: job.repoUrl,
-            commit,
-            created: await commitTime(dir, commit),
-            client,
-          });
-    return { root, results };
-  } catch (error) {
-    return { root, error: error instanceof Error ? error.message : String(error) };
   }
 }
 

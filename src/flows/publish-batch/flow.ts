@@ -16,8 +16,8 @@ import {
   publishBundles,
   publishRoot,
   rootsChangedBetween,
-  type PublishJob,
-} from '../../handlers/push.js';
+} from '../../publish/merge-content.js';
+import type { RepoTarget } from '../../handlers/session.js';
 import { mergedPullOf, writeReleaseComment } from '../../handlers/release-comment.js';
 import type { Session } from '../../handlers/session.js';
 import {
@@ -33,6 +33,15 @@ import {
 } from '../../publish/batch.js';
 import type { RegistryClient } from '../../publish/registry.js';
 import { BUNDLE_IMAGE_CHECK, bundleImageCheck, PUBLISH_CHECK } from '../../publish/report.js';
+
+/** What a batch needs of the publish job (src/handlers/push.ts, PublishJob). */
+export interface BatchJob extends RepoTarget {
+  repoUrl: string;
+  branch: string;
+  before: string;
+  after: string;
+  only?: 'catalogs' | 'bundles';
+}
 
 export interface BatchStart {
   /** The branch head when the job started. */
@@ -53,7 +62,7 @@ export interface BatchStart {
 export async function publishInBatch(
   context: JobContext,
   options: PrHandlerOptions,
-  job: PublishJob,
+  job: BatchJob,
   session: Session,
   start: BatchStart,
 ): Promise<boolean> {
