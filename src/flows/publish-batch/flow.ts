@@ -56,8 +56,9 @@ export interface BatchStart {
 
 /**
  * Publish the job's merge as part of a batch. Resolves false when the job is to publish its
- * merge on its own (it is the head, or the branch's first-parent line does not lead from it
- * to the head), true when the batch did the job (or an earlier batch already had).
+ * merge on its own (it is the head, the head is published already, or the branch's
+ * first-parent line does not lead from it to the head), true when the batch did the job (or
+ * an earlier batch already had).
  */
 export async function publishInBatch(
   context: JobContext,
@@ -81,7 +82,14 @@ export async function publishInBatch(
       return true;
     }
   }
-  if (start.head === job.after) return false;
+  if (start.head === job.after || slug === undefined) return false;
+  // The head's own job has run already (this push came late): nothing waits behind this
+  // merge, so it is published on its own, its moving tags left to the head.
+  const headRuns = await github.checks.onCommit(job.ref, start.head, {
+    filter: 'all',
+    check_name: PUBLISH_CHECK,
+  });
+  if (headRuns.some((r) => r.app?.slug === slug)) return false;
   const first = await firstParentLine(dir, job.before, start.head);
   if (first === undefined || !first.includes(job.after)) return false;
 
