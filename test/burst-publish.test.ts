@@ -10,7 +10,7 @@
 //
 // The figures (builds, GitHub writes, minutes) are printed as `burst-publish: {...}`; the
 // bench part `BENCH_ONLY=burst-publish npm run bench` runs this file with 64 pull requests,
-// with and without batches. Knobs: BURST_PUBLISH_PRS (default 14), BURST_PUBLISH_GAP_MS (the
+// with and without batches. Knobs: BURST_PUBLISH_PRS (default 12), BURST_PUBLISH_GAP_MS (the
 // write gap, default 250 ms: github.com's pace four times faster, as test/burst.test.ts),
 // BURST_PUBLISH_MERGE_MS (between merges, default 300).
 import { execFileSync } from 'node:child_process';
@@ -29,7 +29,7 @@ import { GitHubServer, isWrite, type ServerRepo } from './helpers/github-server.
 import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
 
 const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
-const PRS = Number(process.env.BURST_PUBLISH_PRS ?? 14);
+const PRS = Number(process.env.BURST_PUBLISH_PRS ?? 12);
 const GAP_MS = Number(process.env.BURST_PUBLISH_GAP_MS ?? 250);
 const MERGE_MS = Number(process.env.BURST_PUBLISH_MERGE_MS ?? 300);
 const batches = process.env.BURST_PUBLISH_BATCHES !== 'off';
