@@ -165,20 +165,21 @@ export async function publishInBatch(
     });
   }
 
-  // Every merge with a catalog change: its run, then its release comment (oldest first).
+  // Every merge with a catalog change: its run (oldest first), then the release comments.
+  // Runs first, comments after: a comment waits for its slower notification pace
+  // (src/github/write-pacing.ts), and a run written meanwhile would follow it too closely.
   const covered = merges.filter((m) => m.roots.length > 0);
-  const botLogin = slug !== undefined ? `${slug}[bot]` : undefined;
-  for (const merge of covered) {
+  for (const merge of covered)
     await createCompletedRun(
       github,
       job.ref,
       merge.sha,
       PUBLISH_CHECK,
       batchCheck(merge, builds, merges.length),
-      {
-        externalId: batchExternalId(target),
-      },
+      { externalId: batchExternalId(target) },
     );
+  const botLogin = slug !== undefined ? `${slug}[bot]` : undefined;
+  for (const merge of covered) {
     const body = batchReleaseComment(merge, builds);
     if (body === undefined || botLogin === undefined) continue;
     // A failure here is logged, not a failed publish: the images are out and the run says so.
