@@ -111,7 +111,8 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
     repo = gh.addRepo({ owner: 'burst', name: 'catalog', id: 990_035, bare });
     // Every pull request off the same main, as a release bot opens them at once.
     const base = git(work, 'rev-parse', 'HEAD');
-    for (let k = 1; k <= PRS; k++) {
+    // One more, merged after the burst by the attack test.
+    for (let k = 1; k <= PRS + 1; k++) {
       git(work, 'checkout', '-q', '-B', `pr-${k}`, base);
       const file = join(work, rootOf(k), `burst-${k}`, 'catalog.yaml');
       mkdirSync(join(file, '..'), { recursive: true });
@@ -257,4 +258,37 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
     },
     DEADLINE_MS + 60_000,
   );
+  it("a run that another App or a workflow names like a batch's does not keep a merge from being published", async () => {
+    const k = PRS + 1;
+    const before = git(bare, 'rev-parse', 'main');
+    const res = await fetch(`${gh.baseUrl}/repos/${FULL}/pulls/${k}/merge`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ merge_method: 'merge' }),
+    });
+    const { sha } = (await res.json()) as { sha: string };
+    // A workflow with `checks: write` marks the merge as published by a batch, before its job runs.
+    const forged = {
+      id: 9_000_001,
+      repo: FULL,
+      name: 'catalog-bot/publish',
+      head_sha: sha,
+      status: 'completed',
+      conclusion: 'success',
+      app: { slug: 'github-actions' },
+      external_id: `catalog-bot:publish-batch:${sha}`,
+      output: { title: 'Published in the build of ' + sha.slice(0, 12), summary: 'nothing to see' },
+      createdAt: Date.now(),
+    };
+    gh.checkRuns.push(forged);
+    await pushDelivery(before, sha, `burst-publish-forged-${k}`);
+    expect(await until(async () => releaseComment(k) !== undefined && queue.size === 0, 60_000, 100)).toBe(
+      true,
+    );
+    const tag = `${rootOf(k).split('/')[1]}-${sha.slice(0, 12)}`;
+    expect(await tagsOf()).toContain(tag);
+    const ours = gh.runsFor(FULL, sha, 'catalog-bot/publish').filter((r) => r.app.slug !== 'github-actions');
+    expect(ours.map((r) => r.conclusion)).toEqual(['success']);
+    expect(releaseComment(k)!.body).toContain(`@${(await digestOf(tag))!}`);
+  }, 90_000);
 });

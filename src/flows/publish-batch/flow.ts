@@ -203,6 +203,8 @@ export async function publishInBatch(
  * not on `to`'s first-parent line (a force-push) or the line is longer than a batch takes.
  */
 async function firstParentLine(dir: string, from: string, to: string): Promise<string[] | undefined> {
+  // Commit ids only: they become git arguments.
+  if (![from, to].every((sha) => /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha))) return undefined;
   const out = await runGit(dir, [
     'rev-list',
     '--first-parent',
