@@ -19,7 +19,7 @@ export function batchExternalId(target: string): string {
 /** The longest first-parent line one batch covers; a longer one is published merge by merge. */
 export const MAX_BATCH_MERGES = 100;
 
-/** How often one batch moves on to a newer branch head without building in between. */
+/** How often one batch moves on to a newer branch head before it builds what it has. */
 export const MAX_BATCH_RETARGETS = 5;
 
 /** One merge (a first-parent commit of the branch) of a batch. */

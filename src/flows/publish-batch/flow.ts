@@ -137,10 +137,11 @@ export async function publishInBatch(
   while (pending.length > 0) {
     // Tags without {sha} move: only the branch head may write them (asked before each build).
     const now = (await github.repos.branch(job.ref, job.branch)).commit.sha;
-    if (now !== target) {
+    if (now !== target && retargets < MAX_BATCH_RETARGETS) {
       await session.fetchCommits([now]);
       const more = await firstParentLine(dir, target, now);
       if (more !== undefined && merges.length + more.length <= MAX_BATCH_MERGES) {
+        retargets++;
         await extend(more);
         target = now;
         const present = await catalogRoots(dir, target, config.catalogs);
@@ -152,13 +153,10 @@ export async function publishInBatch(
           if (!pending.includes(root)) pending.push(root);
         for (let i = pending.length - 1; i >= 0; i--)
           if (!present.includes(pending[i]!)) pending.splice(i, 1);
-        // Ask again before building, a few times; then build at once from each new head,
-        // one root per move, so a branch that keeps moving cannot starve the batch.
-        if (retargets++ < MAX_BATCH_RETARGETS) continue;
+        continue;
       }
     }
-    const root = pending.shift();
-    if (root === undefined) break;
+    const root = pending.shift()!;
     const tags = now === target ? images : images.filter((t) => t.includes('{sha}'));
     await session.fetchBlobs([target]);
     builds.set(root, {
