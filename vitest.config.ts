@@ -5,7 +5,7 @@ import { filesOf, LAYERS, type Layer } from './test/layers.js';
 
 // Files that spend most of their time waiting (paced writes, real Redis and replicas,
 // deadlines): started first, so the other worker runs the rest beside them.
-const WAITING_FILES = ['replicas-crash', 'burst', 'replicas', 'bounded', 'automerge'].map(
+const WAITING_FILES = ['replicas-crash', 'burst', 'burst-publish', 'replicas', 'bounded', 'automerge'].map(
   (n) => `test/${n}.test.ts`,
 );
 

@@ -186,6 +186,7 @@ const PARTS = [
   'installability',
   'ocp',
   'publish',
+  'burst-publish',
   'serve',
   'templates',
   'onboard',
@@ -466,6 +467,40 @@ async function benchServing() {
   return serveMarkdown(serve);
 }
 
+// A burst of merges published (issue 35): test/burst-publish.test.ts with 64 pull requests,
+// once as merges were published before batches (one build each) and once in batches.
+async function benchBurstPublish() {
+  const prs = Number(process.env.BENCH_BURST_PRS ?? 64);
+  const measure = (batches) => {
+    const r = spawnSync('npx', ['vitest', 'run', 'test/burst-publish.test.ts'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, BURST_PUBLISH_PRS: String(prs), BURST_PUBLISH_BATCHES: batches ? 'on' : 'off' },
+      timeout: 20 * 60_000,
+    });
+    const line = /burst-publish: (\{.*\})/.exec(r.stdout ?? '')?.[1];
+    if (!line)
+      throw new Error(`test/burst-publish.test.ts printed no figures:\n${(r.stdout ?? '').slice(-2000)}`);
+    const figures = JSON.parse(line);
+    figures.passed = r.status === 0;
+    return figures;
+  };
+  const before = measure(false);
+  const after = measure(true);
+  const row = (what, f) =>
+    `| ${what} | ${f.builds} | ${f.appWrites} | ${f.checkRunWrites} | ${f.commentWrites} | ${f.refusedWrites} | ${f.minutes.toFixed(2)} | ${f.passed ? 'yes' : 'no'} |`;
+  return [
+    '## A burst of merges published',
+    '',
+    `${prs} pull requests (one new package with one bundle each, into two catalogs in turn) merged ${process.env.BURST_PUBLISH_MERGE_MS ?? 300} ms apart, each push delivered to the App server (in-process queue) with a real docker-registry, GitHub's write pacing replayed four times faster (${before.pacing}: the fake refuses sooner writes, the App paces itself). Builds are image builds (one \`{root}-{sha}\` tag each); writes are the App's accepted writes to GitHub; minutes from the first merge to the last release comment. "all checks" is whether every merge's release comment names an image holding its package and each moving tag names a build of the newest commit that changed its catalog (test/burst-publish.test.ts).`,
+    '',
+    '| publishing | builds | GitHub writes | check-run writes | comment writes | refused writes | minutes | all checks |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    row('one build per merge (`CATALOG_BOT_PUBLISH_BATCHES=off`, as before)', before),
+    row('in batches (default)', after),
+  ];
+}
+
 // Templates: render the largest real template with its bundles cached.
 async function benchTemplating() {
   const { benchTemplates } = await import('./templates.mjs');
@@ -533,6 +568,7 @@ const benches = {
   installability: benchInstallability,
   ocp: benchOcp,
   publish: benchPublishing,
+  'burst-publish': benchBurstPublish,
   serve: benchServing,
   templates: benchTemplating,
   onboard: benchOnboarding,

@@ -53,6 +53,8 @@ export interface AppOptions {
   announceAfterMs?: number;
   /** How long a head must be the head before a plain `/approve` counts for it (default CATALOG_BOT_APPROVE_GRACE_SECONDS, 60 s). */
   approveGraceMs?: number;
+  /** Publish merges that land close together as one batch (default: on unless CATALOG_BOT_PUBLISH_BATCHES=off; docs/publishing.md). */
+  publishBatches?: boolean;
   /** The reconciliation's publish watchdog (default: from CATALOG_BOT_PUBLISH_WATCHDOG_MINUTES; docs/publishing.md). */
   publishWatchdog?: PublishWatchdog | false;
   /** The App's public URL: check runs link to impact pages (default CATALOG_BOT_PUBLIC_URL; docs/site.md). */
@@ -136,6 +138,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
       publicUrl: options.publicUrl ?? publicUrlFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
+      ...(options.publishBatches !== undefined ? { publishBatches: options.publishBatches } : {}),
     };
     app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
     app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));

@@ -59,6 +59,11 @@ export interface PrHandlerOptions extends SessionOptions {
   appSlug?: () => Promise<string>;
   /** The registry client for publishing (one per process, credentials from the environment). */
   registry?: () => RegistryClient;
+  /**
+   * Publish merges that land close together as one batch (docs/publishing.md, "Batches");
+   * default: on unless `CATALOG_BOT_PUBLISH_BATCHES=off`.
+   */
+  publishBatches?: boolean;
   /** Renders bundle images (the registry): new template bundles, CRDs a catalog does not carry. */
   bundles?: PolicyBundles;
   /** Asks registries whether images exist (`catalog-bot/images`); without it that check is not run. */

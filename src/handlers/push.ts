@@ -1,24 +1,26 @@
 // A push to the default branch (a merge): build and push the image of every changed
 // catalog root to every configured tag, or trigger a workflow that builds elsewhere, and
 // report `catalog-bot/publish` on the commit. With `bundles.pushImages`, first the bundle
-// image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`. Publishing in one repository is serialized
-// (its own queue group), and a moving tag (one without {sha}) is only written while the
-// commit is still the branch head: an older job never overwrites a newer tag.
+// image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`.
+// Publishing in one repository is serialized (its own queue group), and a moving tag (one
+// without {sha}) is only written while the commit is still the branch head: an older job
+// never overwrites a newer tag. A merge that is no longer the head when its job starts is
+// published in a batch up to the head (src/flows/publish-batch/, docs/publishing.md).
 import type { Context } from 'probot';
-import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { commitMessage } from '../git/read.js';
-import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
-import { catalogRoots, changedFiles, readRepoConfig } from '../checks/changes.js';
+import type { BundleDirectory } from '../checks/bundle-pr.js';
+import { readRepoConfig } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
+import { publishInBatch } from '../flows/publish-batch/flow.js';
 import { revParse } from '../git/mirror.js';
+import { publishBatchesFromEnv } from '../publish/batch.js';
+import { templateRegistry } from '../publish/bundle-image.js';
 import {
-  buildBundleImage,
-  bundlePushTarget,
-  pushBundleImage,
-  readBundleImageFiles,
-  templateRegistry,
-} from '../publish/bundle-image.js';
-import { commitTime, publishCatalog } from '../publish/publish.js';
+  bundlesAddedBetween,
+  publishBundles,
+  publishRoot,
+  rootsChangedBetween,
+} from '../publish/merge-content.js';
 import { credentialHostsOf, type RegistryClient } from '../publish/registry.js';
 import {
   BUNDLE_IMAGE_CHECK,
@@ -26,7 +28,6 @@ import {
   publishCheck,
   PUBLISH_CHECK,
   releaseComment,
-  type BundlePublication,
   type RootPublication,
 } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
@@ -80,11 +81,7 @@ export function pushHandler(options: PrHandlerOptions): (context: Context<'push'
 
 /** The catalog roots a push changed, read from the pushed commit's config. */
 async function changedRoots(dir: string, job: PublishJob, config: RepoConfig): Promise<string[]> {
-  const roots = await catalogRoots(dir, job.after, config.catalogs);
-  const before = await previousCommit(dir, job);
-  if (before === '') return roots;
-  const files = await changedFiles(dir, before, job.after);
-  return roots.filter((root) => files.some((f) => f.startsWith(root + '/')));
+  return rootsChangedBetween(dir, await previousCommit(dir, job), job.after, config);
 }
 
 /** The previous commit of a push: its `before`, or the first parent on a re-run; '' for none. */
@@ -98,53 +95,7 @@ async function previousCommit(dir: string, job: PublishJob): Promise<string> {
  * and none at the previous one. A branch's first push adds none (it is not a merge).
  */
 async function addedBundles(dir: string, job: PublishJob, config: RepoConfig): Promise<BundleDirectory[]> {
-  const before = await previousCommit(dir, job);
-  if (before === '') return [];
-  const dirs = bundleDirectories(await changedFiles(dir, before, job.after), config.bundles.path);
-  const added: BundleDirectory[] = [];
-  for (const b of dirs) {
-    const [now, then] = await Promise.all([
-      new GitTreeSource(dir, job.after, b.dir).list(),
-      new GitTreeSource(dir, before, b.dir).list(),
-    ]);
-    if (now.length > 0 && then.length === 0) added.push(b);
-  }
-  return added;
-}
-
-/** Build and push each added bundle's image; never throws for one bundle (it is reported). */
-async function publishBundles(
-  dir: string,
-  job: PublishJob,
-  config: RepoConfig,
-  bundles: BundleDirectory[],
-  client: RegistryClient,
-): Promise<BundlePublication[]> {
-  if (bundles.length > MAX_BUNDLE_DIRS)
-    return [
-      {
-        dir: bundles.map((b) => b.dir).join(', '),
-        error: `the merge adds ${bundles.length} bundle directories; catalog-bot pushes at most ${MAX_BUNDLE_DIRS} bundle images for one merge (push them in smaller merges, or build them elsewhere)`,
-      },
-    ];
-  const created = await commitTime(dir, job.after);
-  const out: BundlePublication[] = [];
-  for (const b of bundles) {
-    try {
-      const target = bundlePushTarget(config.bundles.imageTemplate, b.package, b.version);
-      const files = await readBundleImageFiles(new GitTreeSource(dir, job.after, b.dir));
-      const image = await buildBundleImage(files, {
-        created,
-        bundleDir: b.dir,
-        repoUrl: job.repoUrl,
-        commit: job.after,
-      });
-      out.push({ dir: b.dir, result: await pushBundleImage(client, image, target) });
-    } catch (error) {
-      out.push({ dir: b.dir, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return out;
+  return bundlesAddedBetween(dir, await previousCommit(dir, job), job.after, config);
 }
 
 /** The queued work for one push. Never throws: what goes wrong is reported on the check run. */
@@ -157,8 +108,14 @@ export async function publishJob(
   // The check a failure is reported on: the one whose work was under way.
   let failing: string = job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK;
   try {
+    // A merge that is no longer the branch head is published in a batch up to the head
+    // (docs/publishing.md, "Batches"); a re-run or a retry publishes its own commit.
+    const batches =
+      job.before !== '' && !ZERO.test(job.before) && (options.publishBatches ?? publishBatchesFromEnv());
+    const head = batches ? (await github.repos.branch(job.ref, job.branch)).commit.sha : job.after;
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
+    if (head !== job.after) fetch.push(head);
     await openSession(context, options, job, 'publish', { fetch }, async (session) => {
       const { dir } = session;
       const { config } = await readRepoConfig(dir, job.after);
@@ -183,6 +140,11 @@ export async function publishJob(
             ...(bundleRegistry ? [bundleRegistry] : []),
           ]);
       };
+
+      if (batches && images.length > 0 && !dispatch) {
+        const start = { head, roots, bundles, config, client: scopedClient };
+        if (await publishInBatch(context, options, job, session, start)) return;
+      }
 
       if (bundles.length > 0) {
         failing = BUNDLE_IMAGE_CHECK;
@@ -220,36 +182,8 @@ export async function publishJob(
       const tags = current ? images : images.filter((t) => t.includes('{sha}'));
       const client = scopedClient();
       const publications: RootPublication[] = [];
-      for (const root of roots) {
-        const source = new GitTreeSource(dir, job.after, root);
-        const report = await validateCatalog(source);
-        if (!report.valid) {
-          const errors = report.diagnostics.filter((d) => d.level === 'error').length;
-          publications.push({
-            root,
-            error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
-          });
-          continue;
-        }
-        try {
-          const results =
-            tags.length === 0
-              ? []
-              : await publishCatalog({
-                  source,
-                  root,
-                  tags,
-                  baseImage,
-                  repoUrl: job.repoUrl,
-                  commit: job.after,
-                  created: await commitTime(dir, job.after),
-                  client,
-                });
-          publications.push({ root, results });
-        } catch (error) {
-          publications.push({ root, error: error instanceof Error ? error.message : String(error) });
-        }
-      }
+      for (const root of roots)
+        publications.push(await publishRoot(dir, job, config, root, job.after, tags, client));
       const result = publishCheck(publications);
       if (!current && images.length !== tags.length)
         result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images

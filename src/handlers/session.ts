@@ -6,7 +6,7 @@
 // runs only the permissions decision (docs/architecture.md).
 import type { Context } from 'probot';
 import { runPrChecks, type PrCheckInput, type PrCheckResult } from '../checks/pr.js';
-import { fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git/mirror.js';
+import { ensureMirror, fetchMissingBlobs, mergeBase, revParse, withMirror } from '../git/mirror.js';
 import type { GitHub, RepoRef } from '../github/port.js';
 import { teamMembers } from './teams.js';
 
@@ -97,6 +97,8 @@ export interface Session {
   token: string;
   /** Fetch the blobs of these commits (and of their merge bases). */
   fetchBlobs(commits: string[]): Promise<void>;
+  /** Fetch more commits (and their blobs) into the mirror, e.g. a branch head that moved on. */
+  fetchCommits(commits: string[]): Promise<void>;
   /** The merge base of two commits of the mirror. */
   mergeBase(a: string, b: string): Promise<string>;
   /**
@@ -133,6 +135,12 @@ export async function openSession<T>(
         token,
         fetchBlobs: async (shas) => {
           await fetchMissingBlobs(dir, shas, token);
+        },
+        fetchCommits: async (shas) => {
+          await ensureMirror(
+            { cloneUrl: target.cloneUrl, repoId: target.repoId, token, fetch: shas },
+            options.workDir,
+          );
         },
         mergeBase: (a, b) => mergeBase(dir, a, b),
         run: async (input) => {

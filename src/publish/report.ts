@@ -14,7 +14,7 @@ export interface RootPublication {
   error?: string;
 }
 
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+export const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function publishCheck(publications: RootPublication[]): CheckResult {
   const findings: Diagnostic[] = publications
@@ -73,7 +73,7 @@ export function releaseMarker(sha: string): string {
 
 // What a root's path or a tag could carry into the comment (they come from merged content
 // and the base branch's config) never opens an HTML comment or breaks the table.
-const quoted = (s: string): string => cell(s).replace(/<!--/g, '<\u200b!--').replace(/`/g, "'");
+export const quoted = (s: string): string => cell(s).replace(/<!--/g, '<\u200b!--').replace(/`/g, "'");
 
 /**
  * The comment on the merged pull request: each catalog and the image reference (tag and

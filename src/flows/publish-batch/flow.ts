@@ -1,0 +1,222 @@
+// Publishing in batches (docs/publishing.md, "Batches"). A publish job whose merge is no
+// longer the branch head covers every merge from its own up to the head: each catalog root
+// any of them changed is built once, from the newest merge, and every merge with a catalog
+// change gets its `catalog-bot/publish` run and release comment naming the image that
+// contains it. The later jobs of those merges find the batch's runs and do nothing. Before
+// each root's build the branch is asked again: a head that moved on (fast-forward along the
+// first parents) joins the batch, so moving tags are written only by a build of the head.
+import { runGit } from '../../git/run.js';
+import { catalogRoots } from '../../checks/changes.js';
+import type { RepoConfig } from '../../checks/config.js';
+import type { BundleDirectory } from '../../checks/bundle-pr.js';
+import { createCompletedRun } from '../../handlers/check-runs.js';
+import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
+import {
+  bundlesAddedBetween,
+  publishBundles,
+  publishRoot,
+  rootsChangedBetween,
+} from '../../publish/merge-content.js';
+import type { RepoTarget } from '../../handlers/session.js';
+import { mergedPullOf, writeReleaseComment } from '../release/comment.js';
+import type { Session } from '../../handlers/session.js';
+import {
+  batchCheck,
+  batchExternalId,
+  batchReleaseComment,
+  isBatchRun,
+  MAX_BATCH_MERGES,
+  MAX_BATCH_RETARGETS,
+  rootsToBuild,
+  type BatchMerge,
+  type RootBuild,
+} from '../../publish/batch.js';
+import type { RegistryClient } from '../../publish/registry.js';
+import { BUNDLE_IMAGE_CHECK, bundleImageCheck, PUBLISH_CHECK } from '../../publish/report.js';
+
+/** What a batch needs of the publish job (src/handlers/push.ts, PublishJob). */
+export interface BatchJob extends RepoTarget {
+  repoUrl: string;
+  branch: string;
+  before: string;
+  after: string;
+  only?: 'catalogs' | 'bundles';
+}
+
+export interface BatchStart {
+  /** The branch head when the job started. */
+  head: string;
+  /** What the job's own merge changed: the check runs it needs. */
+  roots: string[];
+  bundles: BundleDirectory[];
+  config: RepoConfig;
+  /** The registry client for this config's hosts. */
+  client: () => RegistryClient;
+}
+
+/**
+ * Publish the job's merge as part of a batch. Resolves false when the job is to publish its
+ * merge on its own (it is the head, the head is published already, or the branch's
+ * first-parent line does not lead from it to the head), true when the batch did the job (or
+ * an earlier batch already had).
+ */
+export async function publishInBatch(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: BatchJob,
+  session: Session,
+  start: BatchStart,
+): Promise<boolean> {
+  const { github } = context;
+  const { dir } = session;
+  // An earlier batch covered this merge: its runs are there, by this App.
+  const slug = options.appSlug ? await options.appSlug() : undefined;
+  if (slug !== undefined) {
+    const needs = [
+      ...(start.roots.length > 0 ? [PUBLISH_CHECK] : []),
+      ...(start.bundles.length > 0 && job.only !== 'catalogs' ? [BUNDLE_IMAGE_CHECK] : []),
+    ];
+    const runs = await github.checks.onCommit(job.ref, job.after, { filter: 'all' });
+    if (needs.length > 0 && needs.every((name) => runs.some((r) => isBatchRun(r, name, slug)))) {
+      context.log.info({ sha: job.after }, 'published by an earlier batch');
+      return true;
+    }
+  }
+  if (start.head === job.after || slug === undefined) return false;
+  // The head's own job has run already (this push came late): nothing waits behind this
+  // merge, so it is published on its own, its moving tags left to the head.
+  const headRuns = await github.checks.onCommit(job.ref, start.head, {
+    filter: 'all',
+    check_name: PUBLISH_CHECK,
+  });
+  if (headRuns.some((r) => r.app?.slug === slug)) return false;
+  const first = await firstParentLine(dir, job.before, start.head);
+  if (first === undefined || !first.includes(job.after)) return false;
+
+  const { config } = start;
+  const merges: BatchMerge[] = [];
+  const bundlesOf = new Map<string, BundleDirectory[]>();
+  const client = start.client();
+  /** Add the merges of `line` to the batch, pushing the bundle images they add first. */
+  const extend = async (line: string[]) => {
+    let parent = merges.at(-1)?.sha ?? job.before;
+    for (const sha of line) {
+      const roots = await rootsChangedBetween(dir, parent, sha, config);
+      const bundles =
+        config.bundles.pushImages && job.only !== 'catalogs'
+          ? await bundlesAddedBetween(dir, parent, sha, config)
+          : [];
+      merges.push({ sha, roots });
+      if (bundles.length > 0) bundlesOf.set(sha, bundles);
+      parent = sha;
+    }
+    // Before the catalogs: a catalog of these merges may reference these very tags.
+    for (const sha of line) {
+      const bundles = bundlesOf.get(sha);
+      if (!bundles) continue;
+      await session.fetchBlobs([sha]);
+      const published = await publishBundles(
+        dir,
+        { after: sha, repoUrl: job.repoUrl },
+        config,
+        bundles,
+        client,
+      );
+      await createCompletedRun(github, job.ref, sha, BUNDLE_IMAGE_CHECK, bundleImageCheck(published), {
+        externalId: batchExternalId(start.head),
+      });
+    }
+  };
+  await extend(first);
+
+  let target = start.head;
+  let retargets = 0;
+  const builds = new Map<string, RootBuild>();
+  const pending = rootsToBuild(merges, await catalogRoots(dir, target, config.catalogs));
+  const { images } = config.publish;
+  while (pending.length > 0) {
+    // Tags without {sha} move: only the branch head may write them (asked before each build).
+    const now = (await github.repos.branch(job.ref, job.branch)).commit.sha;
+    if (now !== target && retargets < MAX_BATCH_RETARGETS) {
+      await session.fetchCommits([now]);
+      const more = await firstParentLine(dir, target, now);
+      if (more !== undefined && merges.length + more.length <= MAX_BATCH_MERGES) {
+        retargets++;
+        await extend(more);
+        target = now;
+        const present = await catalogRoots(dir, target, config.catalogs);
+        // Roots the newer merges change are built (again) from the new head.
+        for (const root of rootsToBuild(
+          merges.filter((m) => more.includes(m.sha)),
+          present,
+        ))
+          if (!pending.includes(root)) pending.push(root);
+        for (let i = pending.length - 1; i >= 0; i--)
+          if (!present.includes(pending[i]!)) pending.splice(i, 1);
+        continue;
+      }
+    }
+    const root = pending.shift()!;
+    const tags = now === target ? images : images.filter((t) => t.includes('{sha}'));
+    await session.fetchBlobs([target]);
+    builds.set(root, {
+      commit: target,
+      publication: await publishRoot(dir, job, config, root, target, tags, client),
+    });
+  }
+
+  // Every merge with a catalog change: its run (oldest first), then the release comments.
+  // Runs first, comments after: a comment waits for its slower notification pace
+  // (src/github/write-pacing.ts), and a run written meanwhile would follow it too closely.
+  const covered = merges.filter((m) => m.roots.length > 0);
+  for (const merge of covered)
+    await createCompletedRun(
+      github,
+      job.ref,
+      merge.sha,
+      PUBLISH_CHECK,
+      batchCheck(merge, builds, merges.length),
+      { externalId: batchExternalId(target) },
+    );
+  const botLogin = slug !== undefined ? `${slug}[bot]` : undefined;
+  for (const merge of covered) {
+    const body = batchReleaseComment(merge, builds);
+    if (body === undefined || botLogin === undefined) continue;
+    // A failure here is logged, not a failed publish: the images are out and the run says so.
+    try {
+      const message = (await runGit(dir, ['log', '-1', '--format=%B', merge.sha])).toString('utf8');
+      const number = await mergedPullOf(github, job.ref, merge.sha, message);
+      if (number !== undefined) await writeReleaseComment(github, job.ref, number, merge.sha, body, botLogin);
+    } catch (error) {
+      context.log.warn({ err: error, sha: merge.sha }, 'could not write the release comment');
+    }
+  }
+  context.log.info(
+    { sha: job.after, target, merges: merges.length, builds: builds.size },
+    `published a batch of ${merges.length} merges with ${builds.size} catalog builds`,
+  );
+  return true;
+}
+
+/**
+ * The first-parent commits after `from` up to `to`, oldest first; undefined when `from` is
+ * not on `to`'s first-parent line (a force-push) or the line is longer than a batch takes.
+ */
+async function firstParentLine(dir: string, from: string, to: string): Promise<string[] | undefined> {
+  // Commit ids only: they become git arguments.
+  if (![from, to].every((sha) => /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha))) return undefined;
+  const out = await runGit(dir, [
+    'rev-list',
+    '--first-parent',
+    '--reverse',
+    `--max-count=${MAX_BATCH_MERGES + 1}`,
+    `${from}..${to}`,
+  ]).catch(() => undefined);
+  if (out === undefined) return undefined;
+  const line = out.toString('utf8').split('\n').filter(Boolean);
+  if (line.length === 0 || line.length > MAX_BATCH_MERGES) return undefined;
+  const parent = (await runGit(dir, ['rev-parse', `${line[0]}^1`]).catch(() => undefined))
+    ?.toString('utf8')
+    .trim();
+  return parent === from ? line : undefined;
+}

@@ -1,0 +1,121 @@
+// What a merge publishes, read from the mirror: the catalog roots and bundle directories a
+// range of commits changes, and the build and push of one root's or bundle's image (the
+// publish job, src/handlers/push.ts, and its batches, src/flows/publish-batch/).
+import { GitTreeSource, validateCatalog } from '../catalog/index.js';
+import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
+import { catalogRoots, changedFiles } from '../checks/changes.js';
+import type { RepoConfig } from '../checks/config.js';
+import { buildBundleImage, bundlePushTarget, pushBundleImage, readBundleImageFiles } from './bundle-image.js';
+import { commitTime, publishCatalog } from './publish.js';
+import type { RegistryClient } from './registry.js';
+import type { BundlePublication, RootPublication } from './report.js';
+
+/** The catalog roots at `after` that `before..after` changed ('' before: all of them). */
+export async function rootsChangedBetween(
+  dir: string,
+  before: string,
+  after: string,
+  config: RepoConfig,
+): Promise<string[]> {
+  const roots = await catalogRoots(dir, after, config.catalogs);
+  if (before === '') return roots;
+  const files = await changedFiles(dir, before, after);
+  return roots.filter((root) => files.some((f) => f.startsWith(root + '/')));
+}
+
+/** The bundle directories `before..after` adds (none without a `before`). */
+export async function bundlesAddedBetween(
+  dir: string,
+  before: string,
+  after: string,
+  config: RepoConfig,
+): Promise<BundleDirectory[]> {
+  if (before === '') return [];
+  const dirs = bundleDirectories(await changedFiles(dir, before, after), config.bundles.path);
+  const added: BundleDirectory[] = [];
+  for (const b of dirs) {
+    const [now, then] = await Promise.all([
+      new GitTreeSource(dir, after, b.dir).list(),
+      new GitTreeSource(dir, before, b.dir).list(),
+    ]);
+    if (now.length > 0 && then.length === 0) added.push(b);
+  }
+  return added;
+}
+
+/** Build and push each added bundle's image; never throws for one bundle (it is reported). */
+export async function publishBundles(
+  dir: string,
+  job: { after: string; repoUrl: string },
+  config: RepoConfig,
+  bundles: BundleDirectory[],
+  client: RegistryClient,
+): Promise<BundlePublication[]> {
+  if (bundles.length > MAX_BUNDLE_DIRS)
+    return [
+      {
+        dir: bundles.map((b) => b.dir).join(', '),
+        error: `the merge adds ${bundles.length} bundle directories; catalog-bot pushes at most ${MAX_BUNDLE_DIRS} bundle images for one merge (push them in smaller merges, or build them elsewhere)`,
+      },
+    ];
+  const created = await commitTime(dir, job.after);
+  const out: BundlePublication[] = [];
+  for (const b of bundles) {
+    try {
+      const target = bundlePushTarget(config.bundles.imageTemplate, b.package, b.version);
+      const files = await readBundleImageFiles(new GitTreeSource(dir, job.after, b.dir));
+      const image = await buildBundleImage(files, {
+        created,
+        bundleDir: b.dir,
+        repoUrl: job.repoUrl,
+        commit: job.after,
+      });
+      out.push({ dir: b.dir, result: await pushBundleImage(client, image, target) });
+    } catch (error) {
+      out.push({ dir: b.dir, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return out;
+}
+
+/**
+ * Validate one catalog root at `commit` and push its image to `tags`; never throws (what goes
+ * wrong is the publication's error).
+ */
+export async function publishRoot(
+  dir: string,
+  job: { repoUrl: string },
+  config: RepoConfig,
+  root: string,
+  commit: string,
+  tags: string[],
+  client: RegistryClient,
+): Promise<RootPublication> {
+  const source = new GitTreeSource(dir, commit, root);
+  const report = await validateCatalog(source);
+  if (!report.valid) {
+    const errors = report.diagnostics.filter((d) => d.level === 'error').length;
+    return {
+      root,
+      error: `the catalog does not validate (${errors} error${errors === 1 ? '' : 's'}; see catalog-bot validate); nothing was pushed`,
+    };
+  }
+  try {
+    const results =
+      tags.length === 0
+        ? []
+        : await publishCatalog({
+            source,
+            root,
+            tags,
+            baseImage: config.publish.baseImage,
+            repoUrl: job.repoUrl,
+            commit,
+            created: await commitTime(dir, commit),
+            client,
+          });
+    return { root, results };
+  } catch (error) {
+    return { root, error: error instanceof Error ? error.message : String(error) };
+  }
+}
