@@ -108,7 +108,11 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
         m[1]!.replace(f.dir, ''),
       ),
     );
-    expect(slots).toEqual([['/work/replica-0'], ['/work/replica-1', '/work/replica-1']]);
+    // Which replica claims which slot first is a race; the restarted one gets its own back.
+    expect(slots[0]).toHaveLength(1);
+    expect(slots[1]).toHaveLength(2);
+    expect([slots[0]![0], slots[1]![0]].sort()).toEqual(['/work/replica-0', '/work/replica-1']);
+    expect(slots[1]![1]).toBe(slots[1]![0]);
     // Both ready; what an operator watches shows the heads reconciliation left alone.
     const metrics = await Promise.all([0, 1].map((i) => f.metricsOf(i)));
     for (const text of metrics) expect(text).toMatch(/^catalog_bot_queue_ready 1$/m);
