@@ -62,7 +62,7 @@ try {
   const roots = [...new Set(changed.map((f) => f.split('/').slice(0, 2).join('/')))].sort();
   const gitDiffLines = git('diff', 'main', 'release').split('\n').length;
 
-  const impact = timed(() =>
+  const impactAs = (format) =>
     run(process.execPath, [
       cli,
       'impact',
@@ -73,21 +73,10 @@ try {
       '--head',
       'release',
       '--format',
-      'json',
-    ]),
-  );
-  const markdown = run(process.execPath, [
-    cli,
-    'impact',
-    '--repo',
-    repo,
-    '--base',
-    'main',
-    '--head',
-    'release',
-    '--format',
-    'markdown',
-  ]);
+      format,
+    ]);
+  const impact = timed(() => impactAs('json'));
+  const markdown = impactAs('markdown');
 
   // Both sides checked out once (a reviewer has them), outside the timing.
   const sides = {};

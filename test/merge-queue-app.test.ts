@@ -9,10 +9,9 @@
 // - an attack: a push after the approved head was queued fails the group on permissions;
 // - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
 //   group whose base moved: no crash, no stale green run, and the queue still merges.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import { readState } from '../src/handlers/pr-state.js';
@@ -20,52 +19,21 @@ import { InProcessQueue } from '../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
+import {
+  fooBundle as bundle,
+  fooCatalogFiles,
+  fooChannel,
+  fooConfig,
+  FOO_OWNERS,
+  FOO_ROOT,
+  WorkRepo,
+} from './helpers/foo-repo.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const CONFIG = `catalogs: [catalogs/*]
-maintainers: [alice]
-ownership:
-  ownersFiles: true
-  packageOwners: operators/{package}/OWNERS
-  newPackages: maintainers
-automerge:
-  enabled: true
-  method: merge
-# The tests have no network: quay.io cannot be asked, which may not block a merge here.
-images:
-  unverifiableRegistries: [quay.io]
-`;
-
-const bundle = (version: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: quay.io/example/foo-bundle:v${version}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
-
-const CHANNEL = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.0.1
-    replaces: foo.v1.0.0
-  - name: foo.v1.0.2
-    replaces: foo.v1.0.1
-`;
-const ROOT = 'catalogs/v4.21/foo';
+const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
+const ROOT = FOO_ROOT;
 /** What branch protection requires on the queue's groups. */
 const REQUIRED = ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/permissions'];
 
@@ -84,77 +52,48 @@ interface Repo {
 }
 
 function makeRepo(): Repo {
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-mq-'));
-  const work = join(root, 'work');
-  const bare = join(root, 'origin.git');
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const write = (files: Record<string, string>) => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), text);
-    }
-  };
-  const commit = (message: string) => {
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', message);
-    return git(work, 'rev-parse', 'HEAD');
-  };
-  execFileSync('git', ['init', '-q', '-b', 'main', work]);
-  write({
-    '.github/catalog-bot.yml': CONFIG,
-    'operators/foo/OWNERS': 'approvers: [bob]\n',
+  const repo = new WorkRepo('catalog-bot-mq-');
+  const base = repo.commit('base', {
+    '.github/catalog-bot.yml': fooConfig({ automerge: 'merge' }),
+    [FOO_OWNERS]: 'approvers: [bob]\n',
     'README.md': 'catalog\n',
     'NOTES.md': 'notes\n',
-    [`${ROOT}/catalog.yaml`]: CHANNEL,
-    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
-    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
-    [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
   });
-  const base = commit('base');
-  git(work, 'checkout', '-q', '-b', 'top');
-  write({
-    [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-      'entries:\n',
-      'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-    ),
-    [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-  });
-  const top = commit('top');
-  git(work, 'checkout', '-q', '-b', 'bottom', base);
-  write({
-    [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-  });
-  const bottom = commit('bottom');
-  git(work, 'checkout', '-q', '-b', 'readme', base);
-  write({ 'README.md': 'catalog, with notes\n' });
-  const readme = commit('readme');
-  git(work, 'checkout', '-q', '-b', 'readme2', base);
-  write({ 'NOTES.md': 'more notes\n' });
-  const readme2 = commit('readme2');
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git(
-    work,
-    'push',
-    '-q',
-    bare,
-    'main:refs/heads/main',
-    `${top}:refs/pull/1/head`,
-    `${bottom}:refs/pull/2/head`,
-    `${readme}:refs/pull/3/head`,
-    `${readme2}:refs/heads/readme2`,
+  const top = repo.commit(
+    'top',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+        'entries:\n',
+        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+      ),
+      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+    },
+    base,
   );
+  const bottom = repo.commit(
+    'bottom',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+    },
+    base,
+  );
+  const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
+  const readme2 = repo.commit('readme2', { 'NOTES.md': 'more notes\n' }, base);
+  repo.push(base, 'refs/heads/main');
+  repo.push(top, 'refs/pull/1/head');
+  repo.push(bottom, 'refs/pull/2/head');
+  repo.push(readme, 'refs/pull/3/head');
+  repo.push(readme2, 'refs/heads/readme2');
   return {
-    bare,
+    bare: repo.bare,
     top,
     bottom,
     readme,
     readme2,
-    git: (...args) => git(bare, ...args),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    git: (...args) => repo.gitIn(repo.bare, ...args),
+    cleanup: () => repo.cleanup(),
   };
 }
 

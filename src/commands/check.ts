@@ -13,7 +13,7 @@ import {
 } from '../checks/findings.js';
 import { runPrChecks } from '../checks/pr.js';
 import { defineCliCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
-import { defaultBase, resolveCommit, workingTreeCommit } from './working-tree.js';
+import { changeRange } from './working-tree.js';
 import { jsonFinding, paint, textFinding, useColor, writeFindings, writeJson } from './output.js';
 
 export const command = defineCliCommand({
@@ -31,16 +31,7 @@ export const command = defineCliCommand({
     if (values.approver.length > 0 && values.author === undefined)
       throw new UsageError('--approver needs --author');
     await requireDirectory(values.repo);
-    // Defaults (README "Command line"): head is the working tree, uncommitted changes included;
-    // base is where HEAD left the default branch. Both resolved here, so a bad ref is one line.
-    const head =
-      values.head === undefined
-        ? workingTreeCommit(values.repo)
-        : resolveCommit(values.repo, values.head, '--head');
-    const base =
-      values.base === undefined
-        ? defaultBase(values.repo)
-        : resolveCommit(values.repo, values.base, '--base');
+    const { head, base } = changeRange(values.repo, values.head, values.base);
     const result = await runPrChecks({
       repo: values.repo,
       base,

@@ -137,6 +137,18 @@ export function defaultBase(repo: string): string {
 }
 
 /**
+ * The two commits a change is judged between (README "Command line"): `--head` or the working
+ * tree, uncommitted changes included; `--base` or where HEAD left the default branch. Both
+ * resolved here, so a bad ref is one line.
+ */
+export function changeRange(repo: string, head?: string, base?: string): { head: string; base: string } {
+  return {
+    head: head === undefined ? workingTreeCommit(repo) : resolveCommit(repo, head, '--head'),
+    base: base === undefined ? defaultBase(repo) : resolveCommit(repo, base, '--base'),
+  };
+}
+
+/**
  * The working tree as a commit on top of HEAD: tracked changes, staged or not, and untracked
  * files that are not ignored, so `check` sees what the author is about to commit. It is built
  * in a temporary index (GIT_INDEX_FILE): the user's index, branch and files are left alone;

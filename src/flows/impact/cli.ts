@@ -5,7 +5,7 @@ import { impactMarkdown, impactText } from '../../catalog/olm/impact-report.js';
 import { impactOf } from './impact.js';
 import { defineCliCommand, requireDirectory } from '../../commands/command.js';
 import { writeJson } from '../../commands/output.js';
-import { defaultBase, resolveCommit, workingTreeCommit } from '../../commands/working-tree.js';
+import { changeRange } from '../../commands/working-tree.js';
 
 export { impactOf };
 /** The Markdown form (src/flows/onboard/ quotes it in its pull request's description). */
@@ -30,14 +30,7 @@ export const command = defineCliCommand({
   formats: ['text', 'json', 'markdown'],
   async run({ values }, { out }) {
     await requireDirectory(values.repo);
-    const head =
-      values.head === undefined
-        ? workingTreeCommit(values.repo)
-        : resolveCommit(values.repo, values.head, '--head');
-    const base =
-      values.base === undefined
-        ? defaultBase(values.repo)
-        : resolveCommit(values.repo, values.base, '--base');
+    const { head, base } = changeRange(values.repo, values.head, values.base);
     const catalogs = await impactOf(values.repo, base, head);
     if (values.format === 'json') writeJson(out, { catalogs });
     else if (values.format === 'markdown') out.write(impactMarkdown(catalogs));
