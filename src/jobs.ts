@@ -32,6 +32,8 @@ import { probotGitHubApp } from './github/adapter.js';
 import type { JobRunner, JobSpec } from './queue.js';
 import { impactCommentJob, type ImpactCommentJob } from './flows/impact/status.js';
 import { mergeGroupJob, type MergeGroupJob } from './flows/merge-queue/flow.js';
+import { mergeBatchJob } from './flows/merge-batch/flow.js';
+import { MERGE_BATCH_KIND, type MergeBatchJob } from './flows/merge-batch/job.js';
 
 type JobOptions = PrHandlerOptions & { appSlug: () => Promise<string> };
 
@@ -143,6 +145,16 @@ export const JOB_KINDS: Record<string, Runner> = {
     is: isPullTarget,
     installation: own,
     run: (context, options, data) => mergeJob(context, options, data),
+  }),
+  // The bot's own batch merge into one base branch (docs/merge-queue.md).
+  [MERGE_BATCH_KIND]: kind<MergeBatchJob>({
+    is: (v): v is MergeBatchJob =>
+      isPullTarget(v) &&
+      typeof v.baseRef === 'string' &&
+      typeof v.baseSha === 'string' &&
+      typeof v.headSha === 'string',
+    installation: own,
+    run: (context, options, data) => mergeBatchJob(context, options, data),
   }),
   // The checks of a merge group of GitHub's merge queue (docs/merge-queue.md).
   'merge-group': kind<MergeGroupJob>({

@@ -48,7 +48,7 @@ describe('defaults', () => {
       catalogs: ['catalogs/*'],
       maintainers: [],
       ownership: { ownersFiles: true, newPackages: 'maintainers' },
-      automerge: { enabled: false, method: 'squash' },
+      automerge: { enabled: false, method: 'squash', batch: { enabled: false, max: 8 } },
       publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
       dependencies: { externalProviders: { gvks: [], packages: [] } },
       images: { allowedRegistries: [], unverifiableRegistries: [] },
@@ -79,7 +79,10 @@ describe('defaults', () => {
   it('fill in every key a valid file leaves out', () => {
     const { config, problems } = parseRepoConfig('automerge:\n  enabled: true\nownership: {}\n');
     expect(problems).toEqual([]);
-    expect(config).toEqual({ ...DEFAULT_CONFIG, automerge: { enabled: true, method: 'squash' } });
+    expect(config).toEqual({
+      ...DEFAULT_CONFIG,
+      automerge: { enabled: true, method: 'squash', batch: { enabled: false, max: 8 } },
+    });
   });
 });
 
@@ -94,7 +97,7 @@ describe('a valid config', () => {
           packageOwners: 'operators/{package}/ci.yaml',
           newPackages: 'maintainers',
         },
-        automerge: { enabled: true, method: 'squash' },
+        automerge: { enabled: true, method: 'squash', batch: { enabled: false, max: 8 } },
         publish: {
           images: [
             'registry.example.com/org/catalog:{root}',
@@ -150,7 +153,7 @@ describe('a valid config', () => {
         catalogs: ['catalogs/*', 'operators/*/catalog'],
         maintainers: ['bob', 'acme/admins'],
         ownership: { ownersFiles: false, packageOwners: 'owners/{package}/OWNERS', newPackages: 'anyone' },
-        automerge: { enabled: true, method: 'rebase' },
+        automerge: { enabled: true, method: 'rebase', batch: { enabled: false, max: 8 } },
         publish: {
           images: ['quay.io/acme/catalog:{root}-{sha}', 'localhost:5000/catalog'],
           baseImage: 'quay.io/operator-framework/opm@sha256:' + 'a'.repeat(64),
@@ -251,6 +254,30 @@ describe('problems, each with key, line and column', () => {
       line: 1,
       column: 26,
     });
+  });
+
+  it('automerge.batch: on with a maximum, off by default, and a maximum out of range is named with its range', () => {
+    const { config, problems } = parseRepoConfig(
+      'automerge:\n  enabled: true\n  batch: {enabled: true, max: 3}\n',
+    );
+    expect(problems).toEqual([]);
+    expect(config.automerge.batch).toEqual({ enabled: true, max: 3 });
+    expect(parseRepoConfig('automerge: {enabled: true}\n').config.automerge.batch).toEqual({
+      enabled: false,
+      max: 8,
+    });
+    expect(problem('automerge:\n  batch:\n    max: 1\n')).toEqual({
+      key: 'automerge.batch.max',
+      message: 'automerge.batch.max: must be a whole number from 2 to 20 (got 1)',
+      line: 3,
+      column: 10,
+    });
+    expect(problem('automerge:\n  batch: {enabled: true, max: 2.5}\n').message).toBe(
+      'automerge.batch.max: must be a whole number (got 2.5)',
+    );
+    expect(problem('automerge:\n  batch: true\n').message).toBe(
+      'automerge.batch: must be a mapping of keys (got true)',
+    );
   });
 
   it('wrong type', () => {

@@ -92,6 +92,7 @@ export const LAYERS = {
     'conditional-requests',
     'deprecate-app',
     'index-checks-app',
+    'merge-batch-app',
     'merge-queue-app',
     'onboard-app',
     'pages-app',

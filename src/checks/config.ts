@@ -26,7 +26,12 @@ export interface RepoConfig {
   catalogs: string[];
   maintainers: string[];
   ownership: { ownersFiles: boolean; packageOwners?: string; newPackages: 'maintainers' | 'anyone' };
-  automerge: { enabled: boolean; method: 'merge' | 'squash' | 'rebase' };
+  automerge: {
+    enabled: boolean;
+    method: 'merge' | 'squash' | 'rebase';
+    /** The bot's own batch merge, without GitHub's merge queue (docs/merge-queue.md). */
+    batch: { enabled: boolean; max: number };
+  };
   publish: { images: string[]; baseImage: string; dispatch?: { eventType?: string; workflow?: string } };
   dependencies: {
     externalProviders: { gvks: { group: string; version: string; kind: string }[]; packages: string[] };
@@ -61,7 +66,7 @@ export const DEFAULT_CONFIG: RepoConfig = deepFreeze({
   maintainers: [],
   ownership: { ownersFiles: true, newPackages: 'maintainers' },
   // Off unless the repository opts in: merging is the one thing the bot does that cannot be undone.
-  automerge: { enabled: false, method: 'squash' },
+  automerge: { enabled: false, method: 'squash', batch: { enabled: false, max: 8 } },
   publish: { images: [], baseImage: 'quay.io/operator-framework/opm:latest' },
   dependencies: { externalProviders: { gvks: [], packages: [] } },
   images: { allowedRegistries: [], unverifiableRegistries: [] },
@@ -107,6 +112,8 @@ interface SchemaNode {
   items?: SchemaNode;
   default?: unknown;
   pattern?: string;
+  minimum?: number;
+  maximum?: number;
 }
 
 type Segment = string | number;
@@ -181,6 +188,7 @@ const TYPE_NAMES: Record<string, string> = {
   array: 'a list',
   string: 'a string',
   boolean: 'true or false',
+  integer: 'a whole number',
 };
 
 /** `catalogs[]` for `catalogs[3]`: the schema-level name of a path. */
@@ -354,6 +362,12 @@ function describeError(
     case 'enum': {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.join(', ');
       return { path, message: `must be one of ${allowed} (got ${got(e.data)})`, atKey: false };
+    }
+    case 'minimum':
+    case 'maximum': {
+      const node = schemaAt(path);
+      const range = `from ${String(node?.minimum)} to ${String(node?.maximum)}`;
+      return { path, message: `must be a whole number ${range} (got ${got(e.data)})`, atKey: false };
     }
     case 'pattern':
       return { path, message: patternMessage(path, String(e.data)), atKey: false };

@@ -60,3 +60,38 @@ export async function commitFiles(
   ]);
   return commit.toString('utf8').trim();
 }
+
+/**
+ * A merge commit of `head` into `parent` (a commit), as GitHub's merge would make it, or
+ * undefined when they conflict. The bot's batch merge builds its combined result with it
+ * (docs/merge-queue.md): only in the mirror, never pushed.
+ */
+export async function mergeCommit(
+  dir: string,
+  parent: string,
+  head: string,
+  message: string,
+): Promise<string | undefined> {
+  let tree: string;
+  try {
+    const out = await runGit(dir, ['merge-tree', '--write-tree', '--no-messages', parent, head]);
+    tree = out.toString('utf8').split('\n')[0]!.trim();
+  } catch {
+    return undefined; // exit 1: conflicts
+  }
+  const commit = await runGit(dir, [
+    '-c',
+    'user.name=catalog-bot',
+    '-c',
+    'user.email=catalog-bot@users.noreply.github.com',
+    'commit-tree',
+    tree,
+    '-p',
+    parent,
+    '-p',
+    head,
+    '-m',
+    message,
+  ]);
+  return commit.toString('utf8').trim();
+}

@@ -13,6 +13,8 @@ export interface FooConfig {
   maintainers?: string[];
   /** The merge method of auto-merge; none: auto-merge off. */
   automerge?: 'merge' | 'squash' | 'rebase';
+  /** With auto-merge: the bot's own batch merge on, taking at most this many (docs/merge-queue.md). */
+  batch?: number;
   /** OWNERS files name a package's owners (else only `packageOwners`). Default true. */
   ownersFiles?: boolean;
   /** More YAML appended as it is. */
@@ -21,12 +23,13 @@ export interface FooConfig {
 
 /** .github/catalog-bot.yml for the foo repository. */
 export function fooConfig(options: FooConfig = {}): string {
-  const { maintainers = ['alice'], automerge, ownersFiles = true, extra = '' } = options;
+  const { maintainers = ['alice'], automerge, batch, ownersFiles = true, extra = '' } = options;
+  const batchLine = batch ? `  batch: {enabled: true, max: ${batch}}\n` : '';
   return `catalogs: [catalogs/*]
 maintainers: [${maintainers.join(', ')}]
 ownership:
 ${ownersFiles ? '  ownersFiles: true\n' : ''}  packageOwners: operators/{package}/OWNERS
-${ownersFiles ? '  newPackages: maintainers\n' : ''}${automerge ? `automerge:\n  enabled: true\n  method: ${automerge}\n` : ''}# The tests have no network: quay.io cannot be asked, which may not block a merge here.
+${ownersFiles ? '  newPackages: maintainers\n' : ''}${automerge ? `automerge:\n  enabled: true\n  method: ${automerge}\n${batchLine}` : ''}# The tests have no network: quay.io cannot be asked, which may not block a merge here.
 images:
   unverifiableRegistries: [quay.io]
 ${extra}`;

@@ -1,0 +1,257 @@
+// The bot's own batch merge (docs/merge-queue.md, "Batch merge without GitHub's merge
+// queue"), through the real Probot server with signed webhooks, a real bare repository, the
+// real mirror and checks, and GitHub as the nock fake (no merge queue on the branch):
+// - three approved, green pull requests, two of which give a channel two heads together
+//   (each fine alone): the batch fails, the later of the two is named in one comment and
+//   stays open, the other two merge at their checked heads, main validates;
+// - an attack: a head pushed while the batch is checked is not merged at the checked sha
+//   (the bot sees it before asking GitHub), the rest of the batch merges; a culprit mark
+//   written by someone other than the App keeps nobody out of a batch.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
+import { readState } from '../src/handlers/pr-state.js';
+import { InProcessQueue } from '../src/queue.js';
+import { startAppServer, type AppServer } from './helpers/app-server.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { webhookExample } from './helpers/github.js';
+import {
+  fooBundle as bundle,
+  fooCatalogFiles,
+  fooChannel,
+  fooConfig,
+  FOO_OWNERS,
+  FOO_ROOT,
+  WorkRepo,
+} from './helpers/foo-repo.js';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
+const ROOT = FOO_ROOT;
+
+interface Repo {
+  bare: string;
+  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
+  top: string;
+  /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
+  bottom: string;
+  /** alice (maintainer) changes the README. */
+  readme: string;
+  /** alice changes the notes instead (a push onto the README pull request). */
+  notes: string;
+  git: (...args: string[]) => string;
+  cleanup: () => void;
+}
+
+function makeRepo(): Repo {
+  const repo = new WorkRepo('catalog-bot-batch-');
+  const base = repo.commit('base', {
+    '.github/catalog-bot.yml': fooConfig({ automerge: 'merge', batch: 8 }),
+    [FOO_OWNERS]: 'approvers: [bob]\n',
+    'README.md': 'catalog\n',
+    'NOTES.md': 'notes\n',
+    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
+  });
+  const top = repo.commit(
+    'top',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+        'entries:\n',
+        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+      ),
+      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+    },
+    base,
+  );
+  const bottom = repo.commit(
+    'bottom',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+    },
+    base,
+  );
+  const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
+  const notes = repo.commit('notes', { 'NOTES.md': 'more notes\n' }, readme);
+  repo.push(base, 'refs/heads/main');
+  repo.push(top, 'refs/pull/1/head');
+  repo.push(bottom, 'refs/pull/2/head');
+  repo.push(readme, 'refs/pull/3/head');
+  repo.push(notes, 'refs/heads/notes');
+  return {
+    bare: repo.bare,
+    top,
+    bottom,
+    readme,
+    notes,
+    git: (...args) => repo.gitIn(repo.bare, ...args),
+    cleanup: () => repo.cleanup(),
+  };
+}
+
+describe('batch merge without a merge queue', () => {
+  let repo: Repo;
+  let workDir: string;
+  let gh: FakeGitHub;
+  let queue: InProcessQueue;
+  let server: AppServer;
+  let delivery = 0;
+  /** Called when a flow's checks are done (mid-job), with the flow's name. */
+  let midCheck: (flow: string) => void = () => undefined;
+  const flows: string[] = [];
+  const failedJobs: unknown[] = [];
+
+  beforeEach(async () => {
+    repo = makeRepo();
+    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+    queue = new InProcessQueue();
+    const start = queue.start.bind(queue);
+    queue.start = (run, onError) =>
+      start(run, (error, job) => {
+        failedJobs.push({ error, job: job.key });
+        onError?.(error, job);
+      });
+    server = await startAppServer(gh, {
+      queue,
+      workDir,
+      approveGraceMs: 0,
+      observeChecks: (flow) => {
+        flows.push(flow);
+        midCheck(flow);
+      },
+    });
+  });
+  afterEach(async () => {
+    await server.stop();
+    repo.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+    midCheck = () => undefined;
+    flows.length = 0;
+    failedJobs.length = 0;
+  });
+
+  async function opened(number: number) {
+    const pull = gh.pulls.get(number)!;
+    const payload = webhookExample('pull_request', 'opened');
+    payload.installation = { id: 4242 };
+    payload.repository.clone_url = repo.bare;
+    payload.number = number;
+    Object.assign(payload.pull_request, { number, draft: false });
+    payload.pull_request.user.login = pull.author;
+    payload.pull_request.head.sha = pull.head;
+    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+  }
+
+  /** Another App's required check completes on these pull requests (they may now be ready). */
+  async function otherChecksDone(numbers: number[]) {
+    const suite = webhookExample('check_suite', 'completed');
+    suite.installation = { id: 4242 };
+    suite.repository.clone_url = repo.bare;
+    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
+    suite.check_suite.pull_requests = numbers.map((number) => ({
+      number,
+      base: { repo: { id: suite.repository.id } },
+    }));
+    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+  }
+
+  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
+  const mainSha = () => repo.git('rev-parse', 'refs/heads/main');
+  const onMain = (sha: string) => {
+    try {
+      repo.git('merge-base', '--is-ancestor', sha, 'refs/heads/main');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  async function mainValid(): Promise<boolean> {
+    const report = await validateCatalog(new GitTreeSource(repo.bare, mainSha(), 'catalogs/v4.21'));
+    return report.valid;
+  }
+
+  /** Pull requests approved and green, waiting for another required check (GitHub: blocked). */
+  async function waiting(pulls: { number: number; head: string; author: string }[]) {
+    for (const pull of pulls)
+      gh.addPull({
+        ...pull,
+        mergeable_state: 'blocked',
+        onMerge: () => gh.mergeForReal('main', pull.head),
+      });
+    for (const pull of pulls) await opened(pull.number);
+    expect(gh.merges).toEqual([]);
+    for (const pull of pulls) {
+      expect(gh.labelsOf(pull.number)).toContain('approved');
+      gh.pulls.get(pull.number)!.mergeable_state = 'clean';
+    }
+  }
+
+  it('three ready pull requests, two of which give a channel two heads together: the batch names the later one once, it stays open, the other two merge at their checked heads, main is valid', async () => {
+    await waiting([
+      { number: 1, head: repo.top, author: 'bob' },
+      { number: 2, head: repo.bottom, author: 'bob' },
+      { number: 3, head: repo.readme, author: 'alice' },
+    ]);
+    flows.length = 0;
+    await otherChecksDone([1, 2, 3]);
+
+    // Checked together on the combined result, not one by one against main.
+    expect(flows).toContain('merge-batch');
+    expect(flows).not.toContain('merge');
+    expect(gh.merges).toEqual([
+      { number: 1, sha: repo.top, method: 'merge' },
+      { number: 3, sha: repo.readme, method: 'merge' },
+    ]);
+    expect(gh.pulls.get(2)!.state).toBe('open');
+    expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    const said = replies(2);
+    expect(said).toHaveLength(1);
+    expect(said[0]!.body).toContain('breaks the catalog together with #1');
+    expect(said[0]!.body).toMatch(/multiple channel heads|C-MULTIPLE-HEADS|more than one head/i);
+    expect(replies(1)).toEqual([]);
+    expect(replies(3)).toEqual([]);
+    expect(onMain(repo.top) && onMain(repo.readme)).toBe(true);
+    expect(onMain(repo.bottom)).toBe(false);
+    expect(await mainValid()).toBe(true);
+
+    // Its checks stay green, but later rounds leave it out: told once, never merged.
+    await otherChecksDone([2]);
+    expect(replies(2)).toHaveLength(1);
+    expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    expect(failedJobs).toEqual([]);
+  });
+
+  it('an attack: a head pushed while the batch is checked is not merged at the checked sha; the rest merges; a culprit mark by someone else keeps nobody out', async () => {
+    await waiting([
+      { number: 1, head: repo.top, author: 'bob' },
+      { number: 3, head: repo.readme, author: 'alice' },
+    ]);
+    // carol writes the App's hidden culprit mark for #1's head: only the App's own count.
+    gh.comments.push({
+      id: 99001,
+      issue: 1,
+      body: `<!-- catalog-bot:batch-culprit ${repo.top} -->`,
+      user: { login: 'carol', type: 'User' },
+    });
+    midCheck = (flow) => {
+      if (flow === 'merge-batch' && gh.pulls.get(3)!.head === repo.readme) gh.forcePush(3, repo.notes);
+    };
+    await otherChecksDone([1, 3]);
+
+    expect(flows).toContain('merge-batch');
+    expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'merge' }]);
+    expect(gh.pulls.get(3)!.state).toBe('open');
+    expect(onMain(repo.readme)).toBe(false);
+    // The bot stopped before asking GitHub: no refused merge to report.
+    expect(replies(3)).toEqual([]);
+    expect(await mainValid()).toBe(true);
+    expect(failedJobs).toEqual([]);
+  });
+});
