@@ -46,6 +46,7 @@ export const LAYERS = {
     'load',
     'long-chain',
     'masterminds',
+    'merge-batch-plan',
     'ocp-continuity',
     'operator-framework-api',
     'ocp-promote',

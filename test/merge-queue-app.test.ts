@@ -234,6 +234,59 @@ describe('GitHub merge queue', () => {
     expect(failedJobs).toEqual([]);
   });
 
+  it("the culprit is ahead of the group's own pull request: the group of #3, checked before the group of #2, fails because #2 broke it; #2 is named, told once and taken out; 1 and 3 merge", async () => {
+    addPulls();
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    // GitHub does not order its deliveries: the group of #3 arrives (and is checked) before
+    // the group of #2, so the group that fails is #3's while #2 is the one that breaks it.
+    let held: (() => Promise<void>) | undefined;
+    const queueBranch = (payload: { merge_group?: { head_ref?: string } }) =>
+      payload.merge_group?.head_ref ?? '';
+    mq.deliver = async (event, payload, id) => {
+      await gate;
+      const send = async () => void expect(await server.send(event, payload, id)).toBe(200);
+      const action = (payload as { action?: string }).action;
+      if (
+        event === 'merge_group' &&
+        action === 'checks_requested' &&
+        !held &&
+        /\/pr-2-/.test(queueBranch(payload))
+      ) {
+        held = send;
+        return;
+      }
+      await send();
+      if (event === 'merge_group' && action === 'checks_requested' && /\/pr-3-/.test(queueBranch(payload))) {
+        const late = held;
+        held = async () => undefined;
+        await late?.();
+      }
+    };
+    for (const n of [1, 2, 3]) await opened(n);
+    const groups = [...mq.entries];
+    expect(groups.map((g) => g.number)).toEqual([1, 2, 3]);
+    open();
+    await settle();
+
+    // The group of #2 was destroyed before its (late) checks: no run; #3's group failed.
+    expect(groupRuns(groups[1]!.head)).toEqual([]);
+    const ofThree = groupRuns(groups[2]!.head).find((r) => r.name === 'catalog-bot/validate');
+    expect(ofThree?.conclusion).toBe('failure');
+    expect(ofThree?.output?.title).toContain('broken by #2');
+    // #2 is the one taken out and told (once), not #3, whose group it was.
+    expect(mq.dequeued).toEqual([2]);
+    const said = replies(2);
+    expect(said).toHaveLength(1);
+    expect(said[0]!.body).toContain('Taken out of the merge queue');
+    expect(said[0]!.body).toContain('#1 ahead of this pull request');
+    expect(replies(3)).toEqual([]);
+    expect(mq.mergedPulls).toEqual([1, 3]);
+    expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    expect(await mainValid()).toBe(true);
+    expect(failedJobs).toEqual([]);
+  });
+
   it('no REST merge on the branch (the queue instead); /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
     addPulls();
     let open!: () => void;
