@@ -6,7 +6,8 @@
 //   stays open, the other two merge at their checked heads, main validates;
 // - an attack: a head pushed while the batch is checked is not merged at the checked sha
 //   (the bot sees it before asking GitHub), the rest of the batch merges; a culprit mark
-//   written by someone other than the App keeps nobody out of a batch.
+//   written by someone other than the App keeps nobody out of a batch;
+// - a batch of one is the single merge of the merge gate.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +226,16 @@ describe('batch merge without a merge queue', () => {
     await otherChecksDone([2]);
     expect(replies(2)).toHaveLength(1);
     expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    expect(failedJobs).toEqual([]);
+  });
+
+  it('a batch of one is the single merge: checked against main and merged at its head', async () => {
+    await waiting([{ number: 3, head: repo.readme, author: 'alice' }]);
+    flows.length = 0;
+    await otherChecksDone([3]);
+    expect(flows).toEqual(['merge']);
+    expect(gh.merges).toEqual([{ number: 3, sha: repo.readme, method: 'merge' }]);
+    expect(onMain(repo.readme)).toBe(true);
     expect(failedJobs).toEqual([]);
   });
 
