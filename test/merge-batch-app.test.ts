@@ -43,6 +43,8 @@ interface Repo {
   readme: string;
   /** alice changes the notes instead (a push onto the README pull request). */
   notes: string;
+  /** alice adds a page each, four pull requests that touch nothing of each other's. */
+  pages: string[];
   git: (...args: string[]) => string;
   cleanup: () => void;
 }
@@ -77,6 +79,10 @@ function makeRepo(): Repo {
   );
   const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
   const notes = repo.commit('notes', { 'NOTES.md': 'more notes\n' }, readme);
+  const pages = [0, 1, 2, 3].map((i) =>
+    repo.commit(`page ${i}`, { [`docs/page-${i}.md`]: `page ${i}\n` }, base),
+  );
+  pages.forEach((page, i) => repo.push(page, `refs/pull/${10 + i}/head`));
   repo.push(base, 'refs/heads/main');
   repo.push(top, 'refs/pull/1/head');
   repo.push(bottom, 'refs/pull/2/head');
@@ -88,6 +94,7 @@ function makeRepo(): Repo {
     bottom,
     readme,
     notes,
+    pages,
     git: (...args) => repo.gitIn(repo.bare, ...args),
     cleanup: () => repo.cleanup(),
   };
@@ -226,6 +233,18 @@ describe('batch merge without a merge queue', () => {
     await otherChecksDone([2]);
     expect(replies(2)).toHaveLength(1);
     expect(gh.pulls.get(2)!.merged).toBeFalsy();
+    expect(failedJobs).toEqual([]);
+  });
+
+  it('a burst: four ready pull requests are checked once, together, and all merged in number order (max 8)', async () => {
+    const burst = repo.pages.map((head, i) => ({ number: 10 + i, head, author: 'alice' }));
+    await waiting(burst);
+    flows.length = 0;
+    await otherChecksDone(burst.map((p) => p.number));
+    // One combined check instead of one per merge against a base that moves each time.
+    expect(flows).toEqual(['merge-batch']);
+    expect(gh.merges).toEqual(burst.map((p) => ({ number: p.number, sha: p.head, method: 'merge' })));
+    expect(repo.pages.every(onMain)).toBe(true);
     expect(failedJobs).toEqual([]);
   });
 
