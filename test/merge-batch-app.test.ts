@@ -28,7 +28,8 @@ import {
   WorkRepo,
 } from './helpers/foo-repo.js';
 
-vi.setConfig({ testTimeout: 60_000 });
+// Each test opens its pull requests through the real checks first: slow on a loaded machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
 const ROOT = FOO_ROOT;

@@ -21,7 +21,7 @@ const pull = (number: number, labels: string[], extra: Partial<ListedPull> = {})
 });
 
 describe('merge batch plan', () => {
-  it('takes approved pull requests into the base, not drafts nor held ones, in number order', () => {
+  it('takes approved pull requests into the base (and the one that asked), not drafts nor held ones, in number order', () => {
     const listed = [
       pull(9, ['approved']),
       pull(3, ['approved', 'lgtm']),
@@ -31,8 +31,11 @@ describe('merge batch plan', () => {
       pull(2, ['approved'], { base: { ref: 'release-1' } }),
       pull(6, ['approved']),
     ];
-    expect(mayBeReady(listed, 'main', LABELS).map((p) => p.number)).toEqual([3, 6, 9]);
-    expect(mayBeReady(listed, 'release-1', LABELS).map((p) => p.number)).toEqual([2]);
+    expect(mayBeReady(listed, 'main', LABELS, 9).map((p) => p.number)).toEqual([3, 6, 9]);
+    expect(mayBeReady(listed, 'release-1', LABELS, 9).map((p) => p.number)).toEqual([2]);
+    // The one that asked is looked at without the label (the gate decides), never when held.
+    expect(mayBeReady(listed, 'main', LABELS, 7).map((p) => p.number)).toEqual([3, 6, 7, 9]);
+    expect(mayBeReady(listed, 'main', LABELS, 5).map((p) => p.number)).toEqual([3, 6, 9]);
   });
 
   it('checks prefixes shortest first, after those known to pass, the whole batch last', () => {

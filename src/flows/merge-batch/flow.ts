@@ -137,7 +137,7 @@ async function readyPulls(
 ): Promise<MergeCandidate[]> {
   const { github } = ctx;
   const taken: MergeCandidate[] = [];
-  for (const pull of mayBeReady(listed, job.baseRef, LABELS)) {
+  for (const pull of mayBeReady(listed, job.baseRef, LABELS, job.number)) {
     if (taken.length >= max) break;
     const target = {
       ref: job.ref,

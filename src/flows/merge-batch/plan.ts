@@ -16,16 +16,24 @@ export interface ListedPull {
  * The pull requests into `baseRef` that may be ready, in pull-request-number order (the
  * batch's merge order): not drafts, not on hold, and carrying the `approved` label the App
  * sets from its permissions decision. The label only saves requests: each one still passes
- * the merge gate on its own runs before it is taken.
+ * the merge gate on its own runs before it is taken. The pull request that asked for the
+ * batch is looked at even without the label (a label taken off by hand decides nothing).
  */
 export function mayBeReady(
   pulls: readonly ListedPull[],
   baseRef: string,
   labels: { approved: string; hold: string },
+  asker: number,
 ): ListedPull[] {
   const named = (p: ListedPull, label: string) => p.labels.some((l) => l.name === label);
   return pulls
-    .filter((p) => p.base.ref === baseRef && !p.draft && named(p, labels.approved) && !named(p, labels.hold))
+    .filter(
+      (p) =>
+        p.base.ref === baseRef &&
+        !p.draft &&
+        (named(p, labels.approved) || p.number === asker) &&
+        !named(p, labels.hold),
+    )
     .sort((a, b) => a.number - b.number);
 }
 
