@@ -7,6 +7,7 @@
 // - an attack: a head pushed while the batch is checked is not merged at the checked sha
 //   (the bot sees it before asking GitHub), the rest of the batch merges; a culprit mark
 //   written by someone other than the App keeps nobody out of a batch;
+// - a burst: one combined check for all, a pull request that conflicts named once;
 // - a batch of one is the single merge of the merge gate.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,8 @@ interface Repo {
   notes: string;
   /** alice adds a page each, four pull requests that touch nothing of each other's. */
   pages: string[];
+  /** alice adds the first page otherwise: it conflicts with the first of `pages`. */
+  otherPage: string;
   git: (...args: string[]) => string;
   cleanup: () => void;
 }
@@ -84,6 +87,8 @@ function makeRepo(): Repo {
     repo.commit(`page ${i}`, { [`docs/page-${i}.md`]: `page ${i}\n` }, base),
   );
   pages.forEach((page, i) => repo.push(page, `refs/pull/${10 + i}/head`));
+  const otherPage = repo.commit('other page', { 'docs/page-0.md': 'another page 0\n' }, base);
+  repo.push(otherPage, 'refs/pull/14/head');
   repo.push(base, 'refs/heads/main');
   repo.push(top, 'refs/pull/1/head');
   repo.push(bottom, 'refs/pull/2/head');
@@ -96,6 +101,7 @@ function makeRepo(): Repo {
     readme,
     notes,
     pages,
+    otherPage,
     git: (...args) => repo.gitIn(repo.bare, ...args),
     cleanup: () => repo.cleanup(),
   };
@@ -237,15 +243,20 @@ describe('batch merge without a merge queue', () => {
     expect(failedJobs).toEqual([]);
   });
 
-  it('a burst: four ready pull requests are checked once, together, and all merged in number order (max 8)', async () => {
+  it('a burst: four ready pull requests and a fifth that conflicts with the first: one combined check, the four merged in number order, the fifth named once', async () => {
     const burst = repo.pages.map((head, i) => ({ number: 10 + i, head, author: 'alice' }));
-    await waiting(burst);
+    await waiting([...burst, { number: 14, head: repo.otherPage, author: 'alice' }]);
     flows.length = 0;
-    await otherChecksDone(burst.map((p) => p.number));
-    // One combined check instead of one per merge against a base that moves each time.
+    await otherChecksDone([10, 11, 12, 13, 14]);
+    // One combined check instead of one per merge against a base that moves each time: the
+    // conflict ends the combined result, and what was built before it passes.
     expect(flows).toEqual(['merge-batch']);
     expect(gh.merges).toEqual(burst.map((p) => ({ number: p.number, sha: p.head, method: 'merge' })));
     expect(repo.pages.every(onMain)).toBe(true);
+    const said = replies(14);
+    expect(said).toHaveLength(1);
+    expect(said[0]!.body).toContain('conflicts with the base together with #10, #11, #12, #13');
+    expect(gh.pulls.get(14)!.state).toBe('open');
     expect(failedJobs).toEqual([]);
   });
 

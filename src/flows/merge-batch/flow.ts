@@ -185,25 +185,26 @@ async function checkBatch(
   let batch = members;
   let knownGood = 0;
   while (batch.length > 0) {
+    // The prefix ahead of the last culprit was the whole rest: it passed already.
+    if (knownGood >= batch.length) return { passed: batch, culprits };
     const chain = await combine(session.dir, baseTip, batch);
-    const whole = chain.length === batch.length ? await brokenAt(chain.at(-1)!) : undefined;
-    if (whole?.length === 0) return { passed: batch, culprits };
-    let found: Omit<Culprit, 'member' | 'with'> & { at: number } = {
-      at: batch.length - 1,
+    // A head that conflicts ends the chain: the longest prefix built is checked first.
+    const built = chain.length;
+    const last = built > knownGood ? await brokenAt(chain[built - 1]!) : [];
+    if (built === batch.length && last.length === 0) return { passed: batch, culprits };
+    let found: { at: number; broken: CheckResult[]; conflict: boolean } = {
+      at: built,
       broken: [],
-      conflict: false,
+      conflict: true,
     };
-    for (const length of prefixOrder(batch.length, knownGood)) {
-      if (length > chain.length) {
-        found = { at: length - 1, broken: [], conflict: true };
-        break;
+    if (last.length > 0)
+      for (const length of prefixOrder(built, knownGood)) {
+        const broken = length === built ? last : await brokenAt(chain[length - 1]!);
+        if (broken.length > 0) {
+          found = { at: length - 1, broken, conflict: false };
+          break;
+        }
       }
-      const broken = length === batch.length ? whole! : await brokenAt(chain[length - 1]!);
-      if (broken.length > 0) {
-        found = { at: length - 1, broken, conflict: false };
-        break;
-      }
-    }
     const ahead = batch.slice(0, found.at);
     culprits.push({
       member: batch[found.at]!,
