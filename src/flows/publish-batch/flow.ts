@@ -5,7 +5,7 @@
 // contains it. The later jobs of those merges find the batch's runs and do nothing. Before
 // each root's build the branch is asked again: a head that moved on (fast-forward along the
 // first parents) joins the batch, so moving tags are written only by a build of the head.
-import { runGit } from '../../git/run.js';
+import { commitMessage, firstParent, firstParentCommits } from '../../git/read.js';
 import { catalogRoots } from '../../checks/changes.js';
 import type { RepoConfig } from '../../checks/config.js';
 import type { BundleDirectory } from '../../checks/bundle-pr.js';
@@ -184,7 +184,7 @@ export async function publishInBatch(
     if (body === undefined || botLogin === undefined) continue;
     // A failure here is logged, not a failed publish: the images are out and the run says so.
     try {
-      const message = (await runGit(dir, ['log', '-1', '--format=%B', merge.sha])).toString('utf8');
+      const message = await commitMessage(dir, merge.sha);
       const number = await mergedPullOf(github, job.ref, merge.sha, message);
       if (number !== undefined) await writeReleaseComment(github, job.ref, number, merge.sha, body, botLogin);
     } catch (error) {
@@ -205,18 +205,10 @@ export async function publishInBatch(
 async function firstParentLine(dir: string, from: string, to: string): Promise<string[] | undefined> {
   // Commit ids only: they become git arguments.
   if (![from, to].every((sha) => /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha))) return undefined;
-  const out = await runGit(dir, [
-    'rev-list',
-    '--first-parent',
-    '--reverse',
-    `--max-count=${MAX_BATCH_MERGES + 1}`,
-    `${from}..${to}`,
-  ]).catch(() => undefined);
-  if (out === undefined) return undefined;
-  const line = out.toString('utf8').split('\n').filter(Boolean);
-  if (line.length === 0 || line.length > MAX_BATCH_MERGES) return undefined;
-  const parent = (await runGit(dir, ['rev-parse', `${line[0]}^1`]).catch(() => undefined))
-    ?.toString('utf8')
-    .trim();
+  const line = (await firstParentCommits(dir, from, to, MAX_BATCH_MERGES + 1).catch(() => undefined))?.map(
+    (c) => c.commit,
+  );
+  if (line === undefined || line.length === 0 || line.length > MAX_BATCH_MERGES) return undefined;
+  const parent = await firstParent(dir, line[0]!);
   return parent === from ? line : undefined;
 }
