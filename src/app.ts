@@ -70,86 +70,20 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
   return (app: Probot) => {
     const { metrics, workDir } = options;
     const queue = options.queue ?? new InProcessQueue();
-    if (metrics) {
-      metrics.watch(queue);
-      app.onAny(async (context) => {
-        const action = (context.payload as { action?: unknown }).action;
-        metrics.webhooks.inc({
-          event: typeof action === 'string' ? `${context.name}.${action}` : context.name,
-        });
-      });
-    }
-    // The App's slug, asked once (app-level auth) and kept; a failure is asked again next time.
-    let slug: Promise<string> | undefined;
-    const appSlug =
-      options.appSlug ??
-      (() =>
-        (slug ??= probotGitHubApp(app)
-          .slug()
-          .catch((error: unknown) => {
-            slug = undefined;
-            throw error;
-          })));
-    // One registry client for the process (credentials from the environment, connections kept).
-    let client: RegistryClient | undefined;
-    const registry =
-      options.registry ??
-      (() =>
-        (client ??= RegistryClient.fromEnv(process.env, {
-          ...(process.env.CATALOG_BOT_CREDENTIAL_HOSTS !== undefined
-            ? { credentialHostCeiling: appCredentialCeilingFromEnv() }
-            : {}),
-        })));
-    // Each repository's checks use REGISTRY_USERNAME/REGISTRY_PASSWORD only for the hosts its
-    // base branch's config publishes to (docs/security.md, "Credentials stay home").
-    const scoped = (policy: RegistryPolicy | undefined) => registry().scoped(policy?.credentialHosts ?? []);
-    const images =
-      options.images ??
-      ((refs: string[], policy: RegistryPolicy) =>
-        checkImages(refs, { client: scoped(policy), allowedRegistries: policy.allowedRegistries }));
-    // The pruning guard reads published catalogs with the repository's own credential hosts.
-    const published = options.published ?? publishedCatalogReader(scoped);
-    // Bundle images rendered once per digest, for templates and for CRDs of csv-metadata catalogs.
-    const renderers = new Map<string, BundleRenderer>();
-    const rendererFor = (policy: RegistryPolicy | undefined): BundleRenderer => {
-      const client = scoped(policy);
-      let renderer = renderers.get(client.credentialScope);
-      if (!renderer) {
-        renderer = bundleRenderer(client);
-        renderers.set(client.credentialScope, renderer);
-        if (renderers.size > MAX_RENDERERS) renderers.delete(renderers.keys().next().value!);
-      }
-      return renderer;
-    };
-    const bundles = options.bundles ?? {
-      resolveBundle: (image: string, policy?: RegistryPolicy) => rendererFor(policy).resolver(image),
-      manifests: (image: string, policy?: RegistryPolicy) => bundleManifests(rendererFor(policy))(image),
-    };
+    if (metrics) countWebhooks(app, metrics, queue);
     const handlerOptions = {
       queue,
       workDir,
       metrics,
-      appSlug,
-      images,
-      published,
-      registry,
-      bundles,
+      appSlug: options.appSlug ?? keptAppSlug(app),
+      ...registryReaders(options),
       announceAfterMs: options.announceAfterMs ?? announceAfterMsFromEnv(),
       approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
       publicUrl: options.publicUrl ?? publicUrlFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
       ...(options.publishBatches !== undefined ? { publishBatches: options.publishBatches } : {}),
     };
-    app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
-    app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
-    app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
-    app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
-    app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
-    app.on([...REVIEW_EVENTS], reviewHandler(handlerOptions));
-    app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
-    app.on([...MERGE_GROUP_EVENTS], mergeGroupHandler(handlerOptions));
-    app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
-    app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));
+    listenToEvents(app, handlerOptions);
     if (options.reconcileEveryMs)
       startReconciler(
         app,
@@ -167,6 +101,90 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       );
     }
   };
+}
+
+/** Every webhook counted by event and action, and the queue watched, for GET /metrics. */
+function countWebhooks(app: Probot, metrics: AppMetrics, queue: JobQueue): void {
+  metrics.watch(queue);
+  app.onAny(async (context) => {
+    const action = (context.payload as { action?: unknown }).action;
+    metrics.webhooks.inc({
+      event: typeof action === 'string' ? `${context.name}.${action}` : context.name,
+    });
+  });
+}
+
+/** The App's slug, asked once (app-level auth) and kept; a failure is asked again next time. */
+function keptAppSlug(app: Probot): () => Promise<string> {
+  let slug: Promise<string> | undefined;
+  return () =>
+    (slug ??= probotGitHubApp(app)
+      .slug()
+      .catch((error: unknown) => {
+        slug = undefined;
+        throw error;
+      }));
+}
+
+/**
+ * What the checks read from registries: one registry client for the process (credentials
+ * from the environment, connections kept), used by each repository's checks only for the
+ * hosts its base branch's config publishes to (docs/security.md, "Credentials stay home").
+ */
+function registryReaders(options: AppOptions) {
+  let client: RegistryClient | undefined;
+  const registry =
+    options.registry ??
+    (() =>
+      (client ??= RegistryClient.fromEnv(process.env, {
+        ...(process.env.CATALOG_BOT_CREDENTIAL_HOSTS !== undefined
+          ? { credentialHostCeiling: appCredentialCeilingFromEnv() }
+          : {}),
+      })));
+  const scoped = (policy: RegistryPolicy | undefined) => registry().scoped(policy?.credentialHosts ?? []);
+  const images =
+    options.images ??
+    ((refs: string[], policy: RegistryPolicy) =>
+      checkImages(refs, { client: scoped(policy), allowedRegistries: policy.allowedRegistries }));
+  // The pruning guard reads published catalogs with the repository's own credential hosts.
+  const published = options.published ?? publishedCatalogReader(scoped);
+  const rendererFor = bundleRenderers(scoped);
+  const bundles = options.bundles ?? {
+    resolveBundle: (image: string, policy?: RegistryPolicy) => rendererFor(policy).resolver(image),
+    manifests: (image: string, policy?: RegistryPolicy) => bundleManifests(rendererFor(policy))(image),
+  };
+  return { registry, images, published, bundles };
+}
+
+/** Bundle images rendered once per digest, for templates and for CRDs of csv-metadata catalogs: one renderer per credential scope. */
+function bundleRenderers(
+  scoped: (policy: RegistryPolicy | undefined) => RegistryClient,
+): (policy: RegistryPolicy | undefined) => BundleRenderer {
+  const renderers = new Map<string, BundleRenderer>();
+  return (policy) => {
+    const client = scoped(policy);
+    let renderer = renderers.get(client.credentialScope);
+    if (!renderer) {
+      renderer = bundleRenderer(client);
+      renderers.set(client.credentialScope, renderer);
+      if (renderers.size > MAX_RENDERERS) renderers.delete(renderers.keys().next().value!);
+    }
+    return renderer;
+  };
+}
+
+/** The webhook handlers, one per kind of event. */
+function listenToEvents(app: Probot, handlerOptions: PrHandlerOptions): void {
+  app.on([...PR_EVENTS], pullRequestHandler(handlerOptions));
+  app.on([...RERUN_EVENTS], rerunHandler(handlerOptions));
+  app.on([...INSTALLATION_EVENTS], installationHandler(handlerOptions));
+  app.on([...COMMENT_EVENTS], issueCommentHandler(handlerOptions));
+  app.on([...HEAD_EVENTS], headEventHandler(handlerOptions));
+  app.on([...REVIEW_EVENTS], reviewHandler(handlerOptions));
+  app.on([...MERGE_EVENTS], mergeEventHandler(handlerOptions));
+  app.on([...MERGE_GROUP_EVENTS], mergeGroupHandler(handlerOptions));
+  app.on([...PUSH_EVENTS], pushHandler(handlerOptions));
+  app.on([...RELEASE_EVENTS], releaseEventHandler(handlerOptions));
 }
 
 export default createApp();

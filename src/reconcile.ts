@@ -95,167 +95,20 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
     for (const repository of repos) {
       summary.repositories++;
       const ref = { owner: repository.owner.login, repo: repository.name };
+      const pass: RepositoryPass = {
+        app,
+        options,
+        github,
+        ref,
+        repository,
+        installationId: installation.id,
+        slug,
+        summary,
+        ...(watchdog ? { watchdog } : {}),
+      };
       try {
-        // Every run, not GitHub's latest per name: two pull requests on the same head each have
-        // their own record, and 'latest' would show one of them only (re-checked forever).
-        const ours = async (sha: string) => {
-          const runs = await github.checks.onCommit(ref, sha, { filter: 'all' });
-          return runs.filter((r) => slug === undefined || r.app?.slug === slug);
-        };
-        const pulls = await github.pulls.list(ref, { state: 'open' });
-        for (const pr of pulls) {
-          const runs = await ours(pr.head.sha);
-          // Complete: a run for every check that applies (the newest record of this App for
-          // this pull request and base says which; docs/github-limits.md).
-          if (unanswered(resultsFor(runs, pr.base.ref, pr.number)) === undefined) continue;
-          // Queued, running or being written (by any replica): its results are on the way.
-          if (await options.queue.busy(checksSubject(repository.id, pr.number, pr.head.sha))) {
-            summary.checksBusy++;
-            options.metrics?.reconciledHeads.inc({ outcome: 'busy' });
-            continue;
-          }
-          const job: PrJob = {
-            ref,
-            number: pr.number,
-            headSha: pr.head.sha,
-            author: pr.user?.login ?? '',
-            installationId: installation.id,
-            cloneUrl: repository.clone_url,
-            repoId: repository.id,
-          };
-          if (
-            await enqueueChecks(app, options, job, `reconcile:${repository.id}:${pr.number}:${pr.head.sha}`)
-          ) {
-            summary.checksQueued++;
-            options.metrics?.reconciledHeads.inc({ outcome: 'queued' });
-          }
-        }
-
-        // Publishing: only where the default branch's config asks for it.
-        const branch = repository.default_branch;
-        const config = await github.repos
-          .fileText(ref, '.github/catalog-bot.yml', branch)
-          .catch(() => undefined);
-        const { publish, catalogs } = parseRepoConfig(config).config;
-        if (publish.images.length === 0 && !publish.dispatch) continue;
-        const head = await github.repos.branch(ref, branch);
-        type Run = Awaited<ReturnType<typeof ours>>[number];
-        const lastPublish = async (sha: string): Promise<Run | undefined> => {
-          let last: Run | undefined;
-          for (const r of await ours(sha))
-            if (r.name === PUBLISH_CHECK && (!last || newerRun(r, last))) last = r;
-          return last;
-        };
-        const queuePublish = async (sha: string, last: Run | undefined, overdue?: string) => {
-          const job: PublishJob = {
-            ref,
-            repoId: repository.id,
-            cloneUrl: repository.clone_url,
-            repoUrl: repository.html_url,
-            installationId: installation.id,
-            branch,
-            before: '',
-            after: sha,
-            // The catalog images this looks after; bundle images are pushed on the merge itself.
-            only: 'catalogs',
-            ...(overdue !== undefined ? { watchdog: overdue } : {}),
-          };
-          if (
-            await options.queue.enqueue({
-              key: `reconcile-publish:${repository.id}:${sha}:${last?.id ?? 'none'}`,
-              group: `publish:${repository.id}`,
-              kind: 'publish',
-              data: job,
-            })
-          ) {
-            summary.publishQueued++;
-            if (overdue !== undefined) options.metrics?.publishWatchdogRetries.inc();
-          }
-        };
-
-        // The head: not published yet, or the last try failed (a registry down): try (again).
-        const headSha = head.commit.sha;
-        const headLast = await lastPublish(headSha);
-        let headQueued = false;
-        if (!headLast || (headLast.status === 'completed' && headLast.conclusion === 'failure')) {
-          const committed = Date.parse(head.commit.commit?.committer?.date ?? '');
-          // Overdue only when it is known to change a catalog: a failed run says so; without
-          // one, its files do (the job itself decides what to publish either way).
-          const headKey = `${repository.id}:${headSha}`;
-          let changes = headLast !== undefined;
-          if (!changes && watchdog && Number.isFinite(committed) && !settled.has(headKey)) {
-            changes = await changesCatalog(headSha, head.commit.parents?.[0]?.sha, catalogs);
-            if (!changes) settle(headKey);
-          }
-          const overdue =
-            watchdog && changes && Number.isFinite(committed)
-              ? overdueReason(headLast, watchdog, committed)
-              : undefined;
-          if (overdue !== undefined) summary.publishOverdue++;
-          await queuePublish(headSha, headLast, overdue);
-          headQueued = true;
-        }
-        if (!watchdog) continue;
-
-        // The watchdog: earlier merges (and a head whose run is stuck) within the look-back.
-        const since = new Date(Date.now() - watchdog.lookBackMs).toISOString();
-        const page = async (sha: string) => github.repos.commits(ref, { sha, since }, watchdog.maxCommits);
-        const listed = await page(branch);
-        const bySha = new Map(listed.map((c) => [c.sha, c]));
-        // First parents from the head: the merges (or direct pushes) of the branch itself. The
-        // list is by commit date, which a pull request's own commits carry as their authors
-        // wrote them: many of them (or dated ahead) fill the page before the earlier merges. A
-        // first parent not on the page is asked for (from it), so none is hidden; at most one
-        // request per merge looked at.
-        const merges: typeof listed = [];
-        for (let c = bySha.get(headSha); c && merges.length < watchdog.maxCommits;) {
-          merges.push(c);
-          const parent = c.parents[0]?.sha;
-          if (parent !== undefined && !bySha.has(parent) && merges.length < watchdog.maxCommits)
-            for (const more of await page(parent)) bySha.set(more.sha, more);
-          c = parent !== undefined ? bySha.get(parent) : undefined;
-        }
-        for (const c of merges) {
-          const key = `${repository.id}:${c.sha}`;
-          if (settled.has(key) || (c.sha === headSha && headQueued)) continue;
-          const committed = Date.parse(c.commit.committer?.date ?? c.commit.author?.date ?? '');
-          if (!Number.isFinite(committed) || Date.now() - committed < watchdog.afterMs) continue;
-          const last = c.sha === headSha ? headLast : await lastPublish(c.sha);
-          if (last?.status === 'completed' && last.conclusion !== 'failure') {
-            settle(key);
-            continue;
-          }
-          if (!last && !(await changesCatalog(c.sha, c.parents[0]?.sha, catalogs))) {
-            settle(key);
-            continue;
-          }
-          const overdue = overdueReason(last, watchdog, committed);
-          if (overdue === undefined) continue;
-          summary.publishOverdue++;
-          await queuePublish(c.sha, last, overdue);
-        }
-
-        /**
-         * Whether a commit changed a file under a catalog root (asked once; unsure means yes).
-         * A commit without a parent (a repository's first) is no merge.
-         */
-        async function changesCatalog(sha: string, parent: string | undefined, globs: string[]) {
-          if (parent === undefined) return false;
-          try {
-            const data = await github.repos.compare(ref, parent, sha);
-            const files = data.files ?? [];
-            // GitHub lists at most 300 files: more may hide a catalog change, so let the job decide.
-            if (files.length >= 300) return true;
-            return files.some((f) => {
-              const parts = f.filename.split('/');
-              return parts.some(
-                (_, i) => i > 0 && globs.some((g) => matchesGlob(parts.slice(0, i).join('/'), g)),
-              );
-            });
-          } catch {
-            return true;
-          }
-        }
+        await queueUncheckedHeads(pass);
+        await reconcilePublishing(pass);
       } catch (error) {
         app.log.error({ err: error, repo: repository.full_name }, 'reconciliation of a repository failed');
       }
@@ -263,6 +116,222 @@ export async function reconcile(app: Probot, options: ReconcileOptions): Promise
   }
   options.metrics?.publishOverdue.set(summary.publishOverdue);
   return summary;
+}
+
+type InstallationGitHub = Awaited<ReturnType<ReturnType<typeof probotGitHubApp>['as']>>;
+type Repository = Awaited<ReturnType<InstallationGitHub['installation']['repositories']>>[number];
+type Run = Awaited<ReturnType<InstallationGitHub['checks']['onCommit']>>[number];
+
+/** One repository in a pass: what the steps below share. */
+interface RepositoryPass {
+  app: Probot;
+  options: ReconcileOptions;
+  github: InstallationGitHub;
+  ref: { owner: string; repo: string };
+  repository: Repository;
+  installationId: number;
+  slug: string | undefined;
+  summary: ReconcileSummary;
+  watchdog?: PublishWatchdog;
+}
+
+/**
+ * This App's runs on a commit: every run, not GitHub's latest per name (two pull requests on
+ * the same head each have their own record, and 'latest' would show one of them only:
+ * re-checked forever).
+ */
+async function runsOfApp(pass: RepositoryPass, sha: string): Promise<Run[]> {
+  const runs = await pass.github.checks.onCommit(pass.ref, sha, { filter: 'all' });
+  return runs.filter((r) => pass.slug === undefined || r.app?.slug === pass.slug);
+}
+
+/** Queue the checks of every open pull request whose head is not answered and not busy. */
+async function queueUncheckedHeads(pass: RepositoryPass): Promise<void> {
+  const { app, options, github, ref, repository, summary } = pass;
+  const pulls = await github.pulls.list(ref, { state: 'open' });
+  for (const pr of pulls) {
+    const runs = await runsOfApp(pass, pr.head.sha);
+    // Complete: a run for every check that applies (the newest record of this App for
+    // this pull request and base says which; docs/github-limits.md).
+    if (unanswered(resultsFor(runs, pr.base.ref, pr.number)) === undefined) continue;
+    // Queued, running or being written (by any replica): its results are on the way.
+    if (await options.queue.busy(checksSubject(repository.id, pr.number, pr.head.sha))) {
+      summary.checksBusy++;
+      options.metrics?.reconciledHeads.inc({ outcome: 'busy' });
+      continue;
+    }
+    const job: PrJob = {
+      ref,
+      number: pr.number,
+      headSha: pr.head.sha,
+      author: pr.user?.login ?? '',
+      installationId: pass.installationId,
+      cloneUrl: repository.clone_url,
+      repoId: repository.id,
+    };
+    if (await enqueueChecks(app, options, job, `reconcile:${repository.id}:${pr.number}:${pr.head.sha}`)) {
+      summary.checksQueued++;
+      options.metrics?.reconciledHeads.inc({ outcome: 'queued' });
+    }
+  }
+}
+
+/** Publishing: only where the default branch's config asks for it; the head, then the watchdog's look back. */
+async function reconcilePublishing(pass: RepositoryPass): Promise<void> {
+  const { github, ref, repository } = pass;
+  const branch = repository.default_branch;
+  const config = await github.repos.fileText(ref, '.github/catalog-bot.yml', branch).catch(() => undefined);
+  const { publish, catalogs } = parseRepoConfig(config).config;
+  if (publish.images.length === 0 && !publish.dispatch) return;
+  const head = await github.repos.branch(ref, branch);
+  const { headLast, headQueued } = await publishHeadIfDue(pass, head, catalogs);
+  if (pass.watchdog)
+    await queueOverdueMerges(pass, pass.watchdog, head.commit.sha, headLast, headQueued, catalogs);
+}
+
+/** The newest `catalog-bot/publish` run of this App on a commit. */
+async function lastPublish(pass: RepositoryPass, sha: string): Promise<Run | undefined> {
+  let last: Run | undefined;
+  for (const r of await runsOfApp(pass, sha))
+    if (r.name === PUBLISH_CHECK && (!last || newerRun(r, last))) last = r;
+  return last;
+}
+
+/** Queue a catalog publish of `sha`; `overdue` says why the watchdog asks for it again. */
+async function queuePublish(pass: RepositoryPass, sha: string, last: Run | undefined, overdue?: string) {
+  const { options, repository, summary } = pass;
+  const job: PublishJob = {
+    ref: pass.ref,
+    repoId: repository.id,
+    cloneUrl: repository.clone_url,
+    repoUrl: repository.html_url,
+    installationId: pass.installationId,
+    branch: repository.default_branch,
+    before: '',
+    after: sha,
+    // The catalog images this looks after; bundle images are pushed on the merge itself.
+    only: 'catalogs',
+    ...(overdue !== undefined ? { watchdog: overdue } : {}),
+  };
+  if (
+    await options.queue.enqueue({
+      key: `reconcile-publish:${repository.id}:${sha}:${last?.id ?? 'none'}`,
+      group: `publish:${repository.id}`,
+      kind: 'publish',
+      data: job,
+    })
+  ) {
+    summary.publishQueued++;
+    if (overdue !== undefined) options.metrics?.publishWatchdogRetries.inc();
+  }
+}
+
+/** The head: not published yet, or the last try failed (a registry down): try (again). */
+async function publishHeadIfDue(
+  pass: RepositoryPass,
+  head: Awaited<ReturnType<InstallationGitHub['repos']['branch']>>,
+  catalogs: string[],
+): Promise<{ headLast: Run | undefined; headQueued: boolean }> {
+  const { watchdog, repository } = pass;
+  const headSha = head.commit.sha;
+  const headLast = await lastPublish(pass, headSha);
+  if (headLast && !(headLast.status === 'completed' && headLast.conclusion === 'failure'))
+    return { headLast, headQueued: false };
+  const committed = Date.parse(head.commit.commit?.committer?.date ?? '');
+  // Overdue only when it is known to change a catalog: a failed run says so; without
+  // one, its files do (the job itself decides what to publish either way).
+  const headKey = `${repository.id}:${headSha}`;
+  let changes = headLast !== undefined;
+  if (!changes && watchdog && Number.isFinite(committed) && !settled.has(headKey)) {
+    changes = await changesCatalog(pass, headSha, head.commit.parents?.[0]?.sha, catalogs);
+    if (!changes) settle(headKey);
+  }
+  const overdue =
+    watchdog && changes && Number.isFinite(committed)
+      ? overdueReason(headLast, watchdog, committed)
+      : undefined;
+  if (overdue !== undefined) pass.summary.publishOverdue++;
+  await queuePublish(pass, headSha, headLast, overdue);
+  return { headLast, headQueued: true };
+}
+
+/** The watchdog: earlier merges (and a head whose run is stuck) within the look-back, queued again when overdue. */
+async function queueOverdueMerges(
+  pass: RepositoryPass,
+  watchdog: PublishWatchdog,
+  headSha: string,
+  headLast: Run | undefined,
+  headQueued: boolean,
+  catalogs: string[],
+): Promise<void> {
+  for (const c of await firstParentsWithinLookBack(pass, watchdog, headSha)) {
+    const key = `${pass.repository.id}:${c.sha}`;
+    if (settled.has(key) || (c.sha === headSha && headQueued)) continue;
+    const committed = Date.parse(c.commit.committer?.date ?? c.commit.author?.date ?? '');
+    if (!Number.isFinite(committed) || Date.now() - committed < watchdog.afterMs) continue;
+    const last = c.sha === headSha ? headLast : await lastPublish(pass, c.sha);
+    if (last?.status === 'completed' && last.conclusion !== 'failure') {
+      settle(key);
+      continue;
+    }
+    if (!last && !(await changesCatalog(pass, c.sha, c.parents[0]?.sha, catalogs))) {
+      settle(key);
+      continue;
+    }
+    const overdue = overdueReason(last, watchdog, committed);
+    if (overdue === undefined) continue;
+    pass.summary.publishOverdue++;
+    await queuePublish(pass, c.sha, last, overdue);
+  }
+}
+
+/**
+ * First parents from the head: the merges (or direct pushes) of the branch itself, within
+ * the look-back. The list is by commit date, which a pull request's own commits carry as
+ * their authors wrote them: many of them (or dated ahead) fill the page before the earlier
+ * merges. A first parent not on the page is asked for (from it), so none is hidden; at most
+ * one request per merge looked at.
+ */
+async function firstParentsWithinLookBack(pass: RepositoryPass, watchdog: PublishWatchdog, headSha: string) {
+  const { github, ref, repository } = pass;
+  const since = new Date(Date.now() - watchdog.lookBackMs).toISOString();
+  const page = async (sha: string) => github.repos.commits(ref, { sha, since }, watchdog.maxCommits);
+  const listed = await page(repository.default_branch);
+  const bySha = new Map(listed.map((c) => [c.sha, c]));
+  const merges: typeof listed = [];
+  for (let c = bySha.get(headSha); c && merges.length < watchdog.maxCommits;) {
+    merges.push(c);
+    const parent = c.parents[0]?.sha;
+    if (parent !== undefined && !bySha.has(parent) && merges.length < watchdog.maxCommits)
+      for (const more of await page(parent)) bySha.set(more.sha, more);
+    c = parent !== undefined ? bySha.get(parent) : undefined;
+  }
+  return merges;
+}
+
+/**
+ * Whether a commit changed a file under a catalog root (asked once; unsure means yes).
+ * A commit without a parent (a repository's first) is no merge.
+ */
+async function changesCatalog(
+  pass: RepositoryPass,
+  sha: string,
+  parent: string | undefined,
+  globs: string[],
+): Promise<boolean> {
+  if (parent === undefined) return false;
+  try {
+    const data = await pass.github.repos.compare(pass.ref, parent, sha);
+    const files = data.files ?? [];
+    // GitHub lists at most 300 files: more may hide a catalog change, so let the job decide.
+    if (files.length >= 300) return true;
+    return files.some((f) => {
+      const parts = f.filename.split('/');
+      return parts.some((_, i) => i > 0 && globs.some((g) => matchesGlob(parts.slice(0, i).join('/'), g)));
+    });
+  } catch {
+    return true;
+  }
 }
 
 /** Reconcile now and then every `everyMs`; returns a function that stops it. */

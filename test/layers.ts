@@ -34,6 +34,7 @@ export const LAYERS = {
     'deps-tree',
     'explain',
     'fastyaml',
+    'git-read',
     'go-float',
     'go-json-raw',
     'graph',

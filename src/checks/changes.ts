@@ -5,7 +5,7 @@ import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import { blobDigest } from '../catalog/fbc/load.js';
 import { goFilepathMatch } from '../catalog/fbc/indexignore.js';
 import { readFileAt } from '../git/files.js';
-import { runGit } from '../git/run.js';
+import { changedPaths, directoriesAt } from '../git/read.js';
 import { CONFIG_PATH, parseRepoConfig } from './config.js';
 
 /** The repository config at `rev` (the base of a PR: a PR cannot change its own rules). */
@@ -28,15 +28,13 @@ export function matchesGlob(path: string, glob: string): boolean {
 
 /** Directories at `rev` that match one of the globs: the catalog roots. */
 export async function catalogRoots(repo: string, rev: string, globs: string[]): Promise<string[]> {
-  const out = await runGit(repo, ['ls-tree', '-r', '-d', '-z', '--name-only', rev]);
-  const dirs = out.toString('utf8').split('\0').filter(Boolean);
+  const dirs = await directoriesAt(repo, rev);
   return dirs.filter((d) => globs.some((g) => matchesGlob(d, g))).sort();
 }
 
 /** Files that differ between two commits. */
 export async function changedFiles(repo: string, base: string, head: string): Promise<string[]> {
-  const out = await runGit(repo, ['diff', '--name-only', '--no-renames', '-z', base, head]);
-  return out.toString('utf8').split('\0').filter(Boolean);
+  return changedPaths(repo, base, head);
 }
 
 // What a blob says, and only that. Loaded with `blobDigests`, the blob as read (keys the

@@ -8,7 +8,13 @@ import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
 import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
 import { templateMappingsFromCiYaml } from '../catalog/templates/ci-yaml.js';
-import { runGit } from '../git/run.js';
+import {
+  commitId,
+  fileEntriesAt,
+  namesInDirectory,
+  newestCommitChangingText,
+  type TreeFileEntry,
+} from '../git/read.js';
 import type { PolicyBundles, RegistryPolicy } from './registry-policy.js';
 import { BUNDLE_CHECK } from './bundle.js';
 import {
@@ -288,27 +294,16 @@ async function baseAllowedBundleRegistries(readFile: ReadFile, base: string): Pr
  */
 async function waiverOrigin(repo: string, base: string, pattern: string): Promise<string | undefined> {
   if (pattern.length === 0 || pattern.length > 200) return undefined;
-  const out = (
-    await runGit(repo, [
-      'log',
-      '-1',
-      '--reverse',
-      '--format=%an%x00%h%x00%s',
-      `-S${pattern}`,
-      base,
-      '--',
-      'config.yaml',
-    ])
-  ).toString('utf8');
-  const [author, hash, subject] = out.trim().split('\0');
-  if (!author || !hash) return undefined;
+  const origin = await newestCommitChangingText(repo, base, pattern, 'config.yaml');
+  if (!origin) return undefined;
+  const { author, hash, subject } = origin;
   // Names and subjects are the repository's text: keep them to one short line.
   const clean = (t: string, max: number): string =>
     [...t]
       .map((ch) => (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f || ch === '`' ? ' ' : ch))
       .join('')
       .slice(0, max);
-  return `${clean(author, 80)}'s commit ${clean(hash, 40)} (${clean(subject ?? '', 120)})`;
+  return `${clean(author, 80)}'s commit ${clean(hash, 40)} (${clean(subject, 120)})`;
 }
 
 export function bundleSettings(config: RepoConfig): BundleSettings {
@@ -563,7 +558,7 @@ async function basePlaces(
   globs: string[],
   checked: ChangedRoot[],
 ): Promise<{ baseRoots: string[]; basePackageFiles: (pkg: string) => Promise<string[]> }> {
-  const revs = [...new Set(await Promise.all(commits.map((c) => resolveCommit(repo, c))))];
+  const revs = [...new Set(await Promise.all(commits.map((c) => commitId(repo, c))))];
   const rootsAt = await Promise.all(revs.map((rev) => catalogRoots(repo, rev, globs)));
   let places: Promise<Map<string, Set<string>>> | undefined;
   const load = async (): Promise<Map<string, Set<string>>> => {
@@ -596,31 +591,17 @@ function addsPackage(root: ChangedRoot): boolean {
   return [...root.packages].some((p) => !declared.has(p) && !inBase.has(p));
 }
 
-async function resolveCommit(repo: string, rev: string): Promise<string> {
-  return (await runGit(repo, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`]))
-    .toString('utf8')
-    .trim();
-}
-
-/** A changed path's entry in a tree: its mode (`100644`, `120000` a symlink, ...) and object id. */
-interface TreeEntry {
-  mode: string;
-  id: string;
-}
-
 /**
  * The entries of `files` in the tree of `rev`: one listing of the whole tree (no argument
  * list that grows with the change). A path the tree lacks has none.
  */
-async function treeEntries(repo: string, rev: string, files: string[]): Promise<Map<string, TreeEntry>> {
-  const out = new Map<string, TreeEntry>();
+async function treeEntries(repo: string, rev: string, files: string[]): Promise<Map<string, TreeFileEntry>> {
+  const out = new Map<string, TreeFileEntry>();
   if (files.length === 0) return out;
-  const wanted = new Set(files);
-  const listing = (await runGit(repo, ['ls-tree', '-r', '-z', rev])).toString('utf8');
-  for (const entry of listing.split('\0')) {
-    const m = /^(\S+) \S+ (\S+)\t(.*)$/s.exec(entry);
-    if (m && wanted.has(m[3] as string))
-      out.set(m[3] as string, { mode: m[1] as string, id: m[2] as string });
+  const all = await fileEntriesAt(repo, rev);
+  for (const path of files) {
+    const entry = all.get(path);
+    if (entry) out.set(path, entry);
   }
   return out;
 }
@@ -632,7 +613,7 @@ async function treeEntries(repo: string, rev: string, files: string[]): Promise<
 function subjectDigests(
   roots: ChangedRoot[],
   files: string[],
-  headEntries: Map<string, TreeEntry>,
+  headEntries: Map<string, TreeFileEntry>,
 ): Map<string, string> {
   const out = new Map<string, string>();
   for (const root of roots) {
@@ -650,7 +631,7 @@ const MAX_METADATA_BYTES = 1024 * 1024;
  * What tells a package's own files (permissions.ts, README "Who may change what"), read from
  * git: bundle metadata at the merge base and the head, and directories at the base.
  */
-function packageFilesOf(change: PrChange, headEntries: Map<string, TreeEntry>): PackageFilesInput {
+function packageFilesOf(change: PrChange, headEntries: Map<string, TreeFileEntry>): PackageFilesInput {
   const { repo, base, head, rules } = change;
   const exists = async (rev: string, dir: string): Promise<boolean> => {
     const listed = await change.readDirectory(rev, dir, 0);
@@ -675,15 +656,8 @@ function packageFilesOf(change: PrChange, headEntries: Map<string, TreeEntry>): 
       const parent = slash < 0 ? '' : dir.slice(0, slash);
       const name = dir.slice(slash + 1).toLowerCase();
       for (const rev of new Set([base, rules])) {
-        let listing: string;
-        try {
-          listing = (await runGit(repo, ['ls-tree', '-z', '--name-only', `${rev}:${parent}`])).toString(
-            'utf8',
-          );
-        } catch {
-          continue; // no such directory at this commit
-        }
-        if (listing.split('\0').some((entry) => entry.toLowerCase() === name)) return true;
+        const names = await namesInDirectory(repo, rev, parent); // undefined: no such directory at this commit
+        if (names?.some((entry) => entry.toLowerCase() === name)) return true;
       }
       return false;
     },

@@ -64,53 +64,14 @@ export const command = defineCliCommand({
     if (root !== undefined && !(await isDirectory(root))) throw new Error(`${root}: not a directory`);
     const repo = values.repo;
     const [oldName, newName] = positionals as [string, string];
-
-    // The repository's bundle directories (its working tree), found by bundles.path.
     if (!(await isDirectory(repo))) throw new Error(`${repo}: not a directory`);
-    const configFile = join(repo, CONFIG_PATH);
-    const bundlesPath = parseRepoConfig(existsSync(configFile) ? readFileSync(configFile, 'utf8') : undefined)
-      .config.bundles.path;
-    const readDir = async (dir: string, maxBytes: number): Promise<DirectoryFiles> =>
-      (await isDirectory(join(repo, dir)))
-        ? readSourceDirectory(new DirectorySource(join(repo, dir)), maxBytes)
-        : { files: new Map<string, Buffer>(), bytes: 0, unreadable: [] };
-    const fromDirectory = bundleDirectoryManifests(bundlesPath, (_side, dir, maxBytes) =>
-      readDir(dir, maxBytes),
-    );
-
     // The whole root without manifests (to find the bundles and the edge), then two files with them.
     const report = root !== undefined ? await validateCatalog(new DirectorySource(root)) : undefined;
-    const blobs = new Map<string, Bundle>();
-    for (const name of [oldName, newName]) {
-      const found = report?.config.bundles.find((b) => b.name === name);
-      if (found) blobs.set(name, found);
-    }
-    const loaded =
-      root !== undefined && blobs.size > 0
-        ? await directoryObjectLoader()(root, 'head', [
-            ...new Set([...blobs.values()].map((b) => b.pos.file)),
-          ])
-        : [];
-    const manifestsOf = async (name: string): Promise<{ objects: string[]; source: string }> => {
-      const blob = blobs.get(name);
-      const objects = blob && loaded.find((x) => x.name === blob.name && x.package === blob.package)?.objects;
-      if (objects && objects.length > 0) return { objects, source: 'catalog' };
-      const found = blob
-        ? await fromDirectory(blob)
-        : await findDirectory(name, openWorkingTree(repo).list(), bundlesPath, readDir);
-      if ('objects' in found) return { objects: found.objects, source: found.dir };
-      if (root !== undefined && !blob)
-        throw new Error(`bundle ${JSON.stringify(name)} is not in ${root}, and ${found.problem}`);
-      throw new Error(
-        blob
-          ? `bundle ${name} carries no manifests in the catalog (only olm.csv.metadata), and ${found.problem} in ${repo}: its CRDs are in the bundle image ${blob.image || '(none)'}`
-          : `bundle ${name}: ${found.problem} in ${repo} (give --root <catalog root> to read it from a catalog)`,
-      );
-    };
+    const manifestsOf = await bundleManifestReader(repo, root, report, [oldName, newName]);
     const oldManifests = await manifestsOf(oldName);
     const newManifests = await manifestsOf(newName);
     const diff = diffBundleCrds(bundleCrds(oldManifests.objects).crds, bundleCrds(newManifests.objects).crds);
-    const newBlob = blobs.get(newName);
+    const newBlob = report?.config.bundles.find((b) => b.name === newName);
     const edge =
       report && newBlob
         ? upgradeEdges(report.model, newBlob.package).find((e) => e.from === oldName && e.to === newName)
@@ -125,7 +86,6 @@ export const command = defineCliCommand({
       unsafe: diff.changes.filter((c) => !c.safe),
       safeChanges: diff.changes.filter((c) => c.safe),
     };
-
     if (values.format === 'json') {
       const strip = ({ key: _key, ...c }: CrdChange) => c;
       writeJson(out, {
@@ -133,39 +93,89 @@ export const command = defineCliCommand({
         unsafe: verdict.unsafe.map(strip),
         safeChanges: verdict.safeChanges.map(strip),
       });
-    } else {
-      const olms = [
-        ...(verdict.edge.classic.length > 0 ? [`classic OLM (${verdict.edge.classic.join(', ')})`] : []),
-        ...(verdict.edge.v1 ? ['OLM v1'] : []),
-      ];
-      out.write(
-        `${verdict.safe ? 'safe' : 'unsafe'}: ${oldName} -> ${newName}: ${verdict.unsafe.length} change${verdict.unsafe.length === 1 ? '' : 's'} OLM refuses, ` +
-          `${verdict.safeChanges.length} safe; ${diff.compared.length} CRD${diff.compared.length === 1 ? '' : 's'} compared\n`,
-      );
-      out.write(
-        olms.length > 0
-          ? `upgrade edge taken by ${olms.join(' and ')}\n`
-          : root === undefined
-            ? 'note: no catalog given (--root), so the upgrade edge is not looked up\n'
-            : 'note: the catalog offers no upgrade edge from the old bundle to the new one\n',
-      );
-      if (verdict.sources.old !== 'catalog' || verdict.sources.new !== 'catalog')
-        out.write(`manifests from ${verdict.sources.old} and ${verdict.sources.new}\n`);
-      if (diff.compared.length > 0) out.write(`CRDs compared: ${diff.compared.join(', ')}\n`);
-      for (const c of verdict.unsafe)
-        out.write(`✗ ${c.rule} ${describe(c)}\n${c.hint ? `    hint: ${c.hint}\n` : ''}`);
-      // Description edits are many and never matter: counted, not listed.
-      const descriptions = verdict.safeChanges.filter((c) => c.rule === 'CRD-DESCRIPTION-CHANGED').length;
-      for (const c of verdict.safeChanges)
-        if (c.rule !== 'CRD-DESCRIPTION-CHANGED') out.write(`✓ ${c.rule} ${describe(c)}\n`);
-      if (descriptions > 0)
-        out.write(
-          `✓ CRD-DESCRIPTION-CHANGED ${descriptions} field description${descriptions === 1 ? '' : 's'} changed\n`,
-        );
-    }
+    } else writeVerdictText(out, verdict, root !== undefined);
     return verdict.safe ? EXIT_OK : EXIT_FAIL;
   },
 });
+
+/**
+ * A bundle's manifests by name: from the catalog at `root` when it carries them, otherwise
+ * from its bundle directory in the repository's working tree (found by bundles.path).
+ */
+async function bundleManifestReader(
+  repo: string,
+  root: string | undefined,
+  report: Awaited<ReturnType<typeof validateCatalog>> | undefined,
+  names: string[],
+): Promise<(name: string) => Promise<{ objects: string[]; source: string }>> {
+  const configFile = join(repo, CONFIG_PATH);
+  const bundlesPath = parseRepoConfig(existsSync(configFile) ? readFileSync(configFile, 'utf8') : undefined)
+    .config.bundles.path;
+  const readDir = async (dir: string, maxBytes: number): Promise<DirectoryFiles> =>
+    (await isDirectory(join(repo, dir)))
+      ? readSourceDirectory(new DirectorySource(join(repo, dir)), maxBytes)
+      : { files: new Map<string, Buffer>(), bytes: 0, unreadable: [] };
+  const fromDirectory = bundleDirectoryManifests(bundlesPath, (_side, dir, maxBytes) =>
+    readDir(dir, maxBytes),
+  );
+  const blobs = new Map<string, Bundle>();
+  for (const name of names) {
+    const found = report?.config.bundles.find((b) => b.name === name);
+    if (found) blobs.set(name, found);
+  }
+  const loaded =
+    root !== undefined && blobs.size > 0
+      ? await directoryObjectLoader()(root, 'head', [...new Set([...blobs.values()].map((b) => b.pos.file))])
+      : [];
+  return async (name) => {
+    const blob = blobs.get(name);
+    const objects = blob && loaded.find((x) => x.name === blob.name && x.package === blob.package)?.objects;
+    if (objects && objects.length > 0) return { objects, source: 'catalog' };
+    const found = blob
+      ? await fromDirectory(blob)
+      : await findDirectory(name, openWorkingTree(repo).list(), bundlesPath, readDir);
+    if ('objects' in found) return { objects: found.objects, source: found.dir };
+    if (root !== undefined && !blob)
+      throw new Error(`bundle ${JSON.stringify(name)} is not in ${root}, and ${found.problem}`);
+    throw new Error(
+      blob
+        ? `bundle ${name} carries no manifests in the catalog (only olm.csv.metadata), and ${found.problem} in ${repo}: its CRDs are in the bundle image ${blob.image || '(none)'}`
+        : `bundle ${name}: ${found.problem} in ${repo} (give --root <catalog root> to read it from a catalog)`,
+    );
+  };
+}
+
+/** The verdict as text: the counts, the edge, each change OLM refuses, the safe ones (descriptions counted). */
+function writeVerdictText(out: NodeJS.WritableStream, verdict: Verdict, withCatalog: boolean): void {
+  const olms = [
+    ...(verdict.edge.classic.length > 0 ? [`classic OLM (${verdict.edge.classic.join(', ')})`] : []),
+    ...(verdict.edge.v1 ? ['OLM v1'] : []),
+  ];
+  out.write(
+    `${verdict.safe ? 'safe' : 'unsafe'}: ${verdict.old} -> ${verdict.new}: ${verdict.unsafe.length} change${verdict.unsafe.length === 1 ? '' : 's'} OLM refuses, ` +
+      `${verdict.safeChanges.length} safe; ${verdict.compared.length} CRD${verdict.compared.length === 1 ? '' : 's'} compared\n`,
+  );
+  out.write(
+    olms.length > 0
+      ? `upgrade edge taken by ${olms.join(' and ')}\n`
+      : !withCatalog
+        ? 'note: no catalog given (--root), so the upgrade edge is not looked up\n'
+        : 'note: the catalog offers no upgrade edge from the old bundle to the new one\n',
+  );
+  if (verdict.sources.old !== 'catalog' || verdict.sources.new !== 'catalog')
+    out.write(`manifests from ${verdict.sources.old} and ${verdict.sources.new}\n`);
+  if (verdict.compared.length > 0) out.write(`CRDs compared: ${verdict.compared.join(', ')}\n`);
+  for (const c of verdict.unsafe)
+    out.write(`✗ ${c.rule} ${describe(c)}\n${c.hint ? `    hint: ${c.hint}\n` : ''}`);
+  // Description edits are many and never matter: counted, not listed.
+  const descriptions = verdict.safeChanges.filter((c) => c.rule === 'CRD-DESCRIPTION-CHANGED').length;
+  for (const c of verdict.safeChanges)
+    if (c.rule !== 'CRD-DESCRIPTION-CHANGED') out.write(`✓ ${c.rule} ${describe(c)}\n`);
+  if (descriptions > 0)
+    out.write(
+      `✓ CRD-DESCRIPTION-CHANGED ${descriptions} field description${descriptions === 1 ? '' : 's'} changed\n`,
+    );
+}
 
 /**
  * The bundle directory of a bundle no catalog names: among the directories `bundles.path`

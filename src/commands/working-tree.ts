@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import {
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -12,12 +11,17 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { matchesGlob } from '../checks/changes.js';
 import { CONFIG_PATH, parseRepoConfig } from '../checks/config.js';
 import type { ReleaseTree } from '../catalog/edits/release.js';
-import { runGitSync as git } from '../git/run.js';
+import {
+  commitOfRef,
+  commitWorkingTree,
+  isGitRepository,
+  mergeBaseOf,
+  workingTreeTop,
+} from '../git/working-tree.js';
 import { CommandFailure } from './command.js';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
@@ -110,9 +114,7 @@ export function writeEdits(repo: string, edits: readonly { path: string; after: 
 /** The commit a ref names, or one clear line (exit 2) when there is none (no git error text). */
 export function resolveCommit(repo: string, ref: string, option: string): string {
   // A ref starting with `-` would be read by git as an option.
-  const sha = ref.startsWith('-')
-    ? undefined
-    : git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  const sha = ref.startsWith('-') ? undefined : commitOfRef(repo, ref);
   if (sha === undefined) throw new CommandFailure(`${option} ${ref}: no such commit in ${repo}`, 2);
   return sha;
 }
@@ -123,14 +125,14 @@ export function resolveCommit(repo: string, ref: string, option: string): string
  */
 export function defaultBase(repo: string): string {
   const branch = ['origin/HEAD', 'main', 'master', 'origin/main', 'origin/master'].find(
-    (ref) => git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]) !== undefined,
+    (ref) => commitOfRef(repo, ref) !== undefined,
   );
   if (branch === undefined)
     throw new CommandFailure(
       `${repo}: no default branch (origin/HEAD, main or master); name one with --base`,
       2,
     );
-  const base = git(repo, ['merge-base', 'HEAD', branch]);
+  const base = mergeBaseOf(repo, 'HEAD', branch);
   if (base === undefined)
     throw new CommandFailure(`${repo}: HEAD has no common history with ${branch}; name --base`, 2);
   return base;
@@ -149,44 +151,18 @@ export function changeRange(repo: string, head?: string, base?: string): { head:
 }
 
 /**
- * The working tree as a commit on top of HEAD: tracked changes, staged or not, and untracked
- * files that are not ignored, so `check` sees what the author is about to commit. It is built
- * in a temporary index (GIT_INDEX_FILE): the user's index, branch and files are left alone;
- * only objects are added to the repository (as `git stash` adds them).
+ * The working tree as a commit on top of HEAD, so `check` sees what the author is about to
+ * commit (src/git/working-tree.ts builds it without touching the user's index or files).
  */
 export function workingTreeCommit(repo: string): string {
-  if (git(repo, ['rev-parse', '--git-dir']) === undefined)
-    throw new CommandFailure(`${repo} is not a git repository`, 2);
-  const head = git(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  if (!isGitRepository(repo)) throw new CommandFailure(`${repo} is not a git repository`, 2);
+  const head = commitOfRef(repo, 'HEAD');
   if (head === undefined) throw new CommandFailure(`${repo}: HEAD has no commit yet; name --head`, 2);
-  const scratch = mkdtempSync(join(tmpdir(), 'catalog-bot-index-'));
-  try {
-    const env = {
-      ...process.env,
-      GIT_INDEX_FILE: join(scratch, 'index'),
-      // commit-tree needs a name; this commit is never on a branch.
-      GIT_AUTHOR_NAME: 'catalog-bot check',
-      GIT_AUTHOR_EMAIL: 'catalog-bot@localhost',
-      GIT_COMMITTER_NAME: 'catalog-bot check',
-      GIT_COMMITTER_EMAIL: 'catalog-bot@localhost',
-    };
-    const top = git(repo, ['rev-parse', '--show-toplevel']);
-    if (top === undefined) throw new CommandFailure(`${repo}: not a working tree of a git repository`, 2);
-    const tree =
-      git(top, ['read-tree', head], env) !== undefined &&
-      git(top, ['add', '--all', '--', '.'], env) !== undefined
-        ? git(top, ['write-tree'], env)
-        : undefined;
-    const commit =
-      tree === undefined
-        ? undefined
-        : git(top, ['commit-tree', tree, '-p', head, '-m', 'the working tree'], env);
-    if (commit === undefined)
-      throw new CommandFailure(`${repo}: the working tree could not be read by git`, 2);
-    return commit;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const top = workingTreeTop(repo);
+  if (top === undefined) throw new CommandFailure(`${repo}: not a working tree of a git repository`, 2);
+  const commit = commitWorkingTree(top, head);
+  if (commit === undefined) throw new CommandFailure(`${repo}: the working tree could not be read by git`, 2);
+  return commit;
 }
 
 /**

@@ -60,3 +60,127 @@ export async function filesMentioning(
     .filter(Boolean)
     .map((line) => line.slice(rev.length + 1));
 }
+
+/** The commit `rev` names (full id); throws when it names none. `--end-of-options`: a rev is never an option. */
+export async function commitId(dir: string, rev: string): Promise<string> {
+  return (await runGit(dir, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`]))
+    .toString('utf8')
+    .trim();
+}
+
+/** The first parent of a commit, or undefined when it has none (or is no commit). */
+export async function firstParent(dir: string, commit: string): Promise<string | undefined> {
+  const out = await runGit(dir, ['rev-parse', `${commit}^1`]).catch(() => undefined);
+  return out?.toString('utf8').trim();
+}
+
+/** Is `ancestor` in the history of `descendant` (or the same commit)? */
+export async function isAncestor(dir: string, ancestor: string, descendant: string): Promise<boolean> {
+  return runGit(dir, ['merge-base', '--is-ancestor', ancestor, descendant]).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The paths of every directory of `rev`'s tree, at any depth. */
+export async function directoriesAt(dir: string, rev: string): Promise<string[]> {
+  const out = await runGit(dir, ['ls-tree', '-r', '-d', '-z', '--name-only', rev]);
+  return out.toString('utf8').split('\0').filter(Boolean);
+}
+
+/** The paths of the files that differ between two commits (a rename is a delete and an add). */
+export async function changedPaths(dir: string, base: string, head: string): Promise<string[]> {
+  const out = await runGit(dir, ['diff', '--name-only', '--no-renames', '-z', base, head]);
+  return out.toString('utf8').split('\0').filter(Boolean);
+}
+
+/** A file's entry in a tree: its mode (`100644`, `120000` a symlink, ...) and object id. */
+export interface TreeFileEntry {
+  mode: string;
+  id: string;
+}
+
+/** Every file of `rev`'s tree, at any depth, by path: one listing of the whole tree. */
+export async function fileEntriesAt(dir: string, rev: string): Promise<Map<string, TreeFileEntry>> {
+  const listing = (await runGit(dir, ['ls-tree', '-r', '-z', rev])).toString('utf8');
+  const out = new Map<string, TreeFileEntry>();
+  for (const entry of listing.split('\0')) {
+    const m = /^(\S+) \S+ (\S+)\t(.*)$/s.exec(entry);
+    if (m) out.set(m[3] as string, { mode: m[1] as string, id: m[2] as string });
+  }
+  return out;
+}
+
+/** The names in directory `path` of `rev` (`''` the top), or undefined when `rev` has no such directory. */
+export async function namesInDirectory(
+  dir: string,
+  rev: string,
+  path: string,
+): Promise<string[] | undefined> {
+  const out = await runGit(dir, ['ls-tree', '-z', '--name-only', `${rev}:${path}`]).catch(() => undefined);
+  return out?.toString('utf8').split('\0').filter(Boolean);
+}
+
+/** Who made a commit, its short id and subject. */
+export interface CommitByline {
+  author: string;
+  hash: string;
+  subject: string;
+}
+
+/**
+ * The newest commit in `rev`'s history that changed how often `text` (a literal string)
+ * occurs in `path` (`git log -S`), or undefined when none did.
+ */
+export async function newestCommitChangingText(
+  dir: string,
+  rev: string,
+  text: string,
+  path: string,
+): Promise<CommitByline | undefined> {
+  const out = (
+    await runGit(dir, ['log', '-1', '--reverse', '--format=%an%x00%h%x00%s', `-S${text}`, rev, '--', path])
+  ).toString('utf8');
+  const [author, hash, subject] = out.trim().split('\0');
+  if (!author || !hash) return undefined;
+  return { author, hash, subject: subject ?? '' };
+}
+
+/** A commit of a first-parent line: its id, its parents and its subject. */
+export interface LineCommit {
+  commit: string;
+  parents: string[];
+  subject: string;
+}
+
+/**
+ * The first-parent commits after `from` up to `to`, oldest first, at most `max` of them
+ * (ask for one more than you take to see that a line is too long).
+ */
+export async function firstParentCommits(
+  dir: string,
+  from: string,
+  to: string,
+  max: number,
+): Promise<LineCommit[]> {
+  const out = (
+    await runGit(dir, [
+      'rev-list',
+      '--first-parent',
+      '--reverse',
+      `--max-count=${max}`,
+      '--format=%H %P%x00%s',
+      `${from}..${to}`,
+    ])
+  ).toString('utf8');
+  // rev-list writes a `commit <id>` line, then the format's line; only the latter holds a NUL,
+  // and it is there even when the subject is empty.
+  return out
+    .split('\n')
+    .filter((line) => line.includes('\0'))
+    .map((line) => {
+      const [ids = '', subject = ''] = line.split('\0');
+      const [commit = '', ...parents] = ids.split(' ').filter(Boolean);
+      return { commit, parents, subject };
+    });
+}

@@ -1,7 +1,7 @@
 // pull_request events: parse, decide, enqueue. The job mirrors the repository, runs the
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
-import type { PrCheckInput } from '../checks/pr.js';
+import type { PrCheckInput, PrCheckResult } from '../checks/pr.js';
 import { blobAt, defaultWorkDir } from '../git/mirror.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
@@ -217,6 +217,20 @@ export function answeredSince(runs: ListedRun[], baseRef: string, number: number
 
 const NOT_COMPLETED = Symbol('slow');
 
+/** One checks job as it runs: the job, its runs (check name -> id) and how they are written. */
+interface ChecksJobRun {
+  context: JobContext;
+  options: Partial<PrHandlerOptions>;
+  job: PrJob;
+  runs: Map<string, number>;
+  /** The job's key: the runs' external id, and the prefix of the jobs it queues. */
+  key: string;
+  attempt: number;
+  slug?: string;
+}
+
+type Pull = Awaited<ReturnType<JobContext['github']['pulls']['get']>>;
+
 /**
  * The queued work for one pull-request head (docs/github-limits.md). A head that is no
  * longer the pull request's head when the job starts, or whose checks another job already
@@ -233,237 +247,313 @@ export async function runChecksJob(
   key = '',
   attempt = 1,
 ): Promise<void> {
-  const { github, log } = context;
-  const { metrics, appSlug } = options;
   const { job } = data;
-  const runs = new Map(Object.entries(data.runs ?? {}));
-  const externalId = key ? { externalId: key } : {};
+  const run: ChecksJobRun = {
+    context,
+    options,
+    job,
+    runs: new Map(Object.entries(data.runs ?? {})),
+    key,
+    attempt,
+  };
   // What the results are computed against; the merge gate counts them only for this pull request and base.
   let checked: CheckedAgainst | undefined;
   try {
-    const current = await github.pulls.get(job.ref, job.number);
-    if (current.head.sha !== job.headSha) {
-      if (runs.size === 0) {
-        log.info({ pr: job.number, head: job.headSha }, 'head superseded before its checks started: dropped');
-        return;
-      }
-      await completeAll(github, job.ref, runs, {
-        conclusion: 'skipped',
-        title: 'Superseded by a newer commit',
-        summary: `The pull request head is now ${current.head.sha}; that commit is checked instead.`,
-      });
-      for (const name of runs.keys()) metrics?.checkOutcomes.inc({ check: name, conclusion: 'skipped' });
-      return;
-    }
-    const slug = appSlug ? await appSlug() : undefined;
-    if (runs.size === 0) {
-      // One read (answered from the ETag cache when nothing changed) instead of writes.
-      const listed = await github.checks
-        .onCommit(job.ref, job.headSha, { filter: 'all' })
-        .then((all) => (all as ListedRun[]).filter((r) => slug === undefined || r.app?.slug === slug))
-        .catch((error: unknown) => {
-          // A retry must find the runs it made; a first start can do without the list.
-          if (attempt > 1) throw error;
-          log.debug({ err: error }, 'could not list the check runs of the head');
-          return undefined;
-        });
-      if (listed && key && attempt > 1)
-        for (const r of listed)
-          if (
-            r.external_id === key &&
-            (PR_CHECK_NAMES as readonly string[]).includes(r.name) &&
-            !runs.has(r.name)
-          )
-            runs.set(r.name, r.id);
-      if (
-        listed &&
-        runs.size === 0 &&
-        job.queuedAt !== undefined &&
-        answeredSince(listed, current.base.ref, job.number, job.queuedAt)
-      ) {
-        log.info({ pr: job.number, head: job.headSha }, 'checked since this was asked for: dropped');
-        return;
-      }
-    }
-    const status = slug ? await loadState(github, job.ref, job.number, `${slug}[bot]`) : undefined;
-    const base = current.base.sha;
-    const author = job.author ?? current.user?.login ?? '';
-    checked = { base: current.base.ref, sha: base, pr: job.number, author };
-    const against = checked;
-    // The App's own release pull request, from a branch of this repository (docs/bundles.md).
-    const derivedRelease = await releaseSourceOf(
-      github,
-      job.ref,
-      current,
-      slug !== undefined ? `${slug}[bot]` : undefined,
-    );
+    const current = await context.github.pulls.get(job.ref, job.number);
+    if (current.head.sha !== job.headSha) return await skipSupersededHead(run, current.head.sha);
+    if (options.appSlug) run.slug = await options.appSlug();
+    if (run.runs.size === 0 && (await answeredAlready(run, current.base.ref))) return;
+    const status = run.slug
+      ? await loadState(context.github, job.ref, job.number, `${run.slug}[bot]`)
+      : undefined;
+    checked = {
+      base: current.base.ref,
+      sha: current.base.sha,
+      pr: job.number,
+      author: job.author ?? current.user?.login ?? '',
+    };
     const startedAt = new Date().toISOString();
-    const commits = {
-      fetch: [base, `refs/pull/${job.number}/head`],
-      verify: [base, job.headSha],
-      blobs: [base, job.headSha],
-    };
-    let measuredFrom = base;
-    const work = openSession(context, options, job, 'pr-checks', commits, async (session) => {
-      against.config = await blobAt(session.dir, base, CONFIG_PATH);
-      measuredFrom = await session.mergeBase(base, job.headSha);
-      // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
-      // how it combines with newer base commits is checked right before a merge.
-      return session.run({
-        base: measuredFrom,
-        rules: base,
-        head: job.headSha,
-        author,
-        approvers: [],
-        approvals: status?.state.approvals ?? [],
-        allowPrunes: status?.state.allowPrunes ?? [],
-        // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
-        checkRelease: true,
-        // What the change means for clusters, for the status comment (docs/impact.md).
-        impact: slug !== undefined,
-        ...(derivedRelease ? { derivedRelease: { changed: derivedRelease.changed } } : {}),
-        ...(options.images ? { images: options.images } : {}),
-        ...(options.published ? { published: options.published } : {}),
-        ...(options.bundles
-          ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
-          : {}),
-      });
-    });
-    // Settled either way here, so waiting on the timer first leaves no rejection unheard.
-    work.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const slow = new Promise<typeof NOT_COMPLETED>((resolve) => {
-      timer = setTimeout(() => resolve(NOT_COMPLETED), options.announceAfterMs ?? announceAfterMsFromEnv());
-    });
-    let result = await Promise.race([work, slow]).finally(() => clearTimeout(timer));
-    if (result === NOT_COMPLETED) {
-      // Slow checks: people see them running meanwhile.
-      const missing = PR_CHECK_NAMES.filter((name) => !runs.has(name));
-      if (missing.length > 0) {
-        try {
-          const created = await createCheckRuns(github, job.ref, job.headSha, missing, {
-            ...externalId,
-            startedAt,
-          });
-          for (const [name, id] of created) runs.set(name, id);
-        } catch (error) {
-          log.error({ err: error }, `could not create check runs on ${job.headSha}`);
-          throw error;
-        }
-      }
-      result = await work;
-    }
-    // The writes wait their turn in the installation's write queue (one write a second), so the
-    // repository's next pull request is checked meanwhile (docs/github-limits.md).
-    // A run only for a check that applies to this change (docs/github-limits.md, "Checks that
-    // do not apply"); the record in every run names them, so the merge gate requires each.
-    // Runs already shown in progress for the others are completed as not run.
-    const completions: Record<string, Completion> = {};
-    for (const check of result.checks)
-      completions[check.name] = {
-        conclusion: check.conclusion,
-        title: check.title,
-        summary: check.summary,
-        annotations: check.annotations,
-      };
-    const applying = PR_CHECK_NAMES.filter((name) => completions[name] !== undefined);
-    for (const name of runs.keys())
-      completions[name] ??= {
-        conclusion: 'neutral',
-        title: 'Not run',
-        summary: `${name} did not run on this change.`,
-      };
-    // The whole impact, kept for the pull request's page; the runs' "Details" link there
-    // when the App knows its address and serves the repository's pages (docs/site.md).
-    let detailsUrl: string | undefined;
-    if (result.impact) {
-      const stored = await storeImpact(options.workDir ?? defaultWorkDir(), job.repoId, {
-        number: job.number,
-        head: job.headSha,
-        base: measuredFrom,
-        catalogs: result.impact,
-      }).then(
-        () => true,
-        (error: unknown) => {
-          log.warn({ err: error, pr: job.number }, 'could not store the impact for its page');
-          return false;
-        },
-      );
-      if (stored && options.publicUrl && current.base.repo.private === false) {
-        detailsUrl = pageUrl(
-          options.publicUrl,
-          job.ref.owner,
-          job.ref.repo,
-          impactPath(job.number, job.headSha),
-        );
-        for (const c of Object.values(completions)) c.detailsUrl = detailsUrl;
-      }
-    }
-    if (slug && result.impact && options.queue) {
-      // In the repository's queue, where approvals and heads are saved: one save at a time.
-      const impact: ImpactCommentJob = {
-        ...pullTargetOf(job),
-        headSha: job.headSha,
-        section: impactSection(result.impact, measuredFrom, job.headSha, undefined, detailsUrl),
-        ...(Object.keys(result.impact).length === 0 ? { empty: true } : {}),
-      };
-      await options.queue.enqueue({
-        key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:impact`,
-        group: `repo:${job.repoId}`,
-        kind: 'pr-impact',
-        data: impact,
-      });
-    }
-    const results: ResultsJob = {
-      job,
-      checked: { ...against, checks: applying },
-      startedAt,
-      runs: Object.fromEntries(runs),
-      completions,
-      green: result.checks.every((c) => isGreen(c.conclusion)),
-      labels: (current.labels ?? []).map((l) => l.name),
-      ...(result.release ? { release: true } : {}),
-    };
+    const { result, measuredFrom } = await checkHead(run, current, checked, status, startedAt);
+    const completions = completionsOf(result, run.runs);
+    const detailsUrl = await storeImpactPage(run, current, result, measuredFrom);
+    if (detailsUrl !== undefined) for (const c of Object.values(completions)) c.detailsUrl = detailsUrl;
+    const jobKey = key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`;
+    await queueImpactComment(run, result, measuredFrom, detailsUrl, jobKey);
     await options.queue?.enqueue({
-      key: `${key || `pr:${job.repoId}:${job.number}:${job.headSha}:${startedAt}`}:results`,
+      key: `${jobKey}:results`,
       group: writeGroup(job),
       kind: 'pr-results',
-      data: results,
+      data: {
+        job,
+        checked: {
+          ...checked,
+          checks: PR_CHECK_NAMES.filter((name) => result.checks.some((c) => c.name === name)),
+        },
+        startedAt,
+        runs: Object.fromEntries(run.runs),
+        completions,
+        green: result.checks.every((c) => isGreen(c.conclusion)),
+        labels: (current.labels ?? []).map((l) => l.name),
+        ...(result.release ? { release: true } : {}),
+      } satisfies ResultsJob,
       // The head stays busy until its results are written (reconciliation waits for them).
       subject: checksSubject(job.repoId, job.number, job.headSha),
     });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const transient = isTransient(error);
-    log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
-    for (const name of PR_CHECK_NAMES) metrics?.checkOutcomes.inc({ check: name, conclusion: 'error' });
-    const failure = {
-      conclusion: 'failure' as const,
-      title: 'catalog-bot could not check this pull request',
-      summary: [
-        'catalog-bot hit an error before it could finish the checks, so this change is not verified.',
-        'Push a new commit or re-run the checks to try again.',
-        '',
-        '```',
-        message.slice(0, 4000),
-        '```',
-      ].join('\n'),
-      // A failure for this base is the newest result for it: an older green one no longer counts.
-      ...(checked ? { checked } : {}),
-    };
+    await reportChecksFailure(run, error, checked);
+    if (isTransient(error)) throw error;
+  }
+}
+
+/** A head that is no longer the pull request's: dropped, or its runs completed as skipped. */
+async function skipSupersededHead(run: ChecksJobRun, newHead: string): Promise<void> {
+  const { context, job, runs } = run;
+  if (runs.size === 0) {
+    context.log.info(
+      { pr: job.number, head: job.headSha },
+      'head superseded before its checks started: dropped',
+    );
+    return;
+  }
+  await completeAll(context.github, job.ref, runs, {
+    conclusion: 'skipped',
+    title: 'Superseded by a newer commit',
+    summary: `The pull request head is now ${newHead}; that commit is checked instead.`,
+  });
+  for (const name of runs.keys())
+    run.options.metrics?.checkOutcomes.inc({ check: name, conclusion: 'skipped' });
+}
+
+/**
+ * Read the head's runs of this App once (answered from the ETag cache when nothing changed)
+ * instead of writing: a job run again takes back the runs it made (into `run.runs`); true
+ * when another job checked the head since this one was asked for (nothing to do).
+ */
+async function answeredAlready(run: ChecksJobRun, baseRef: string): Promise<boolean> {
+  const { context, job, runs, key, attempt, slug } = run;
+  const listed = await context.github.checks
+    .onCommit(job.ref, job.headSha, { filter: 'all' })
+    .then((all) => (all as ListedRun[]).filter((r) => slug === undefined || r.app?.slug === slug))
+    .catch((error: unknown) => {
+      // A retry must find the runs it made; a first start can do without the list.
+      if (attempt > 1) throw error;
+      context.log.debug({ err: error }, 'could not list the check runs of the head');
+      return undefined;
+    });
+  if (!listed) return false;
+  if (key && attempt > 1)
+    for (const r of listed)
+      if (
+        r.external_id === key &&
+        (PR_CHECK_NAMES as readonly string[]).includes(r.name) &&
+        !runs.has(r.name)
+      )
+        runs.set(r.name, r.id);
+  if (
+    runs.size > 0 ||
+    job.queuedAt === undefined ||
+    !answeredSince(listed, baseRef, job.number, job.queuedAt)
+  )
+    return false;
+  context.log.info({ pr: job.number, head: job.headSha }, 'checked since this was asked for: dropped');
+  return true;
+}
+
+/**
+ * Run the checks of the head in a session; when they take longer than `announceAfterMs`,
+ * create the missing runs in progress meanwhile, so people see them running.
+ */
+async function checkHead(
+  run: ChecksJobRun,
+  current: Pull,
+  against: CheckedAgainst,
+  status: Awaited<ReturnType<typeof loadState>> | undefined,
+  startedAt: string,
+): Promise<{ result: PrCheckResult; measuredFrom: string }> {
+  const { context, options, job, runs, key } = run;
+  const base = current.base.sha;
+  // The App's own release pull request, from a branch of this repository (docs/bundles.md).
+  const derivedRelease = await releaseSourceOf(
+    context.github,
+    job.ref,
+    current,
+    run.slug !== undefined ? `${run.slug}[bot]` : undefined,
+  );
+  const commits = {
+    fetch: [base, `refs/pull/${job.number}/head`],
+    verify: [base, job.headSha],
+    blobs: [base, job.headSha],
+  };
+  let measuredFrom = base;
+  const work = openSession(context, options, job, 'pr-checks', commits, async (session) => {
+    against.config = await blobAt(session.dir, base, CONFIG_PATH);
+    measuredFrom = await session.mergeBase(base, job.headSha);
+    // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
+    // how it combines with newer base commits is checked right before a merge.
+    return session.run({
+      base: measuredFrom,
+      rules: base,
+      head: job.headSha,
+      author: against.author,
+      approvers: [],
+      approvals: status?.state.approvals ?? [],
+      allowPrunes: status?.state.allowPrunes ?? [],
+      // A bundle-only change is judged with its catalog update applied (docs/bundles.md).
+      checkRelease: true,
+      // What the change means for clusters, for the status comment (docs/impact.md).
+      impact: run.slug !== undefined,
+      ...(derivedRelease ? { derivedRelease: { changed: derivedRelease.changed } } : {}),
+      ...(options.images ? { images: options.images } : {}),
+      ...(options.published ? { published: options.published } : {}),
+      ...(options.bundles
+        ? { resolveBundle: options.bundles.resolveBundle, bundleManifests: options.bundles.manifests }
+        : {}),
+    });
+  });
+  // Settled either way here, so waiting on the timer first leaves no rejection unheard.
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<typeof NOT_COMPLETED>((resolve) => {
+    timer = setTimeout(() => resolve(NOT_COMPLETED), options.announceAfterMs ?? announceAfterMsFromEnv());
+  });
+  const first = await Promise.race([work, slow]).finally(() => clearTimeout(timer));
+  if (first !== NOT_COMPLETED) return { result: first, measuredFrom };
+  // Slow checks: people see them running meanwhile.
+  const missing = PR_CHECK_NAMES.filter((name) => !runs.has(name));
+  if (missing.length > 0) {
     try {
-      await completeAll(github, job.ref, runs, failure);
-      // No run yet: a lasting error is shown; a transient one is tried again first.
-      if (runs.size === 0 && !transient)
-        await Promise.all(
-          PR_CHECK_NAMES.map((name) =>
-            createCompletedRun(github, job.ref, job.headSha, name, failure, externalId),
-          ),
-        );
-    } catch (again) {
-      log.error({ err: again }, 'could not report the failure on the check runs');
+      const created = await createCheckRuns(context.github, job.ref, job.headSha, missing, {
+        ...(key ? { externalId: key } : {}),
+        startedAt,
+      });
+      for (const [name, id] of created) runs.set(name, id);
+    } catch (error) {
+      context.log.error({ err: error }, `could not create check runs on ${job.headSha}`);
+      throw error;
     }
-    if (transient) throw error;
+  }
+  const result = await work;
+  return { result, measuredFrom };
+}
+
+/**
+ * What each run is completed with. The writes wait their turn in the installation's write
+ * queue (one write a second), so the repository's next pull request is checked meanwhile
+ * (docs/github-limits.md). A run only for a check that applies to this change
+ * (docs/github-limits.md, "Checks that do not apply"); the record in every run names them,
+ * so the merge gate requires each. Runs already shown in progress for the others are
+ * completed as not run.
+ */
+function completionsOf(result: PrCheckResult, runs: Map<string, number>): Record<string, Completion> {
+  const completions: Record<string, Completion> = {};
+  for (const check of result.checks)
+    completions[check.name] = {
+      conclusion: check.conclusion,
+      title: check.title,
+      summary: check.summary,
+      annotations: check.annotations,
+    };
+  for (const name of runs.keys())
+    completions[name] ??= {
+      conclusion: 'neutral',
+      title: 'Not run',
+      summary: `${name} did not run on this change.`,
+    };
+  return completions;
+}
+
+/**
+ * The whole impact, kept for the pull request's page; returns the page's address (the runs'
+ * "Details" link) when the App knows its address and serves the repository's pages (docs/site.md).
+ */
+async function storeImpactPage(
+  run: ChecksJobRun,
+  current: Pull,
+  result: PrCheckResult,
+  measuredFrom: string,
+): Promise<string | undefined> {
+  const { context, options, job } = run;
+  if (!result.impact) return undefined;
+  const stored = await storeImpact(options.workDir ?? defaultWorkDir(), job.repoId, {
+    number: job.number,
+    head: job.headSha,
+    base: measuredFrom,
+    catalogs: result.impact,
+  }).then(
+    () => true,
+    (error: unknown) => {
+      context.log.warn({ err: error, pr: job.number }, 'could not store the impact for its page');
+      return false;
+    },
+  );
+  if (!stored || !options.publicUrl || current.base.repo.private !== false) return undefined;
+  return pageUrl(options.publicUrl, job.ref.owner, job.ref.repo, impactPath(job.number, job.headSha));
+}
+
+/** The impact section of the status comment, written in the repository's queue (where approvals and heads are saved: one save at a time). */
+async function queueImpactComment(
+  run: ChecksJobRun,
+  result: PrCheckResult,
+  measuredFrom: string,
+  detailsUrl: string | undefined,
+  jobKey: string,
+): Promise<void> {
+  const { options, job } = run;
+  if (!run.slug || !result.impact || !options.queue) return;
+  const impact: ImpactCommentJob = {
+    ...pullTargetOf(job),
+    headSha: job.headSha,
+    section: impactSection(result.impact, measuredFrom, job.headSha, undefined, detailsUrl),
+    ...(Object.keys(result.impact).length === 0 ? { empty: true } : {}),
+  };
+  await options.queue.enqueue({
+    key: `${jobKey}:impact`,
+    group: `repo:${job.repoId}`,
+    kind: 'pr-impact',
+    data: impact,
+  });
+}
+
+/**
+ * The checks could not finish: their runs completed as failed with the reason; with no run
+ * yet, a lasting error is shown and a transient one is left to the queue's next try.
+ */
+async function reportChecksFailure(run: ChecksJobRun, error: unknown, checked: CheckedAgainst | undefined) {
+  const { context, options, job, runs, key } = run;
+  const message = error instanceof Error ? error.message : String(error);
+  context.log.error({ err: error }, `checks of ${job.ref.owner}/${job.ref.repo}#${job.number} failed`);
+  for (const name of PR_CHECK_NAMES) options.metrics?.checkOutcomes.inc({ check: name, conclusion: 'error' });
+  const failure = {
+    conclusion: 'failure' as const,
+    title: 'catalog-bot could not check this pull request',
+    summary: [
+      'catalog-bot hit an error before it could finish the checks, so this change is not verified.',
+      'Push a new commit or re-run the checks to try again.',
+      '',
+      '```',
+      message.slice(0, 4000),
+      '```',
+    ].join('\n'),
+    // A failure for this base is the newest result for it: an older green one no longer counts.
+    ...(checked ? { checked } : {}),
+  };
+  try {
+    await completeAll(context.github, job.ref, runs, failure);
+    if (runs.size === 0 && !isTransient(error))
+      await Promise.all(
+        PR_CHECK_NAMES.map((name) =>
+          createCompletedRun(
+            context.github,
+            job.ref,
+            job.headSha,
+            name,
+            failure,
+            key ? { externalId: key } : {},
+          ),
+        ),
+      );
+  } catch (again) {
+    context.log.error({ err: again }, 'could not report the failure on the check runs');
   }
 }
 

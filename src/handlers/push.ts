@@ -32,7 +32,7 @@ import {
 } from '../publish/report.js';
 import { completeCheckRun, createCheckRuns, createCompletedRun } from './check-runs.js';
 import { mergedPullOf, writeReleaseComment } from '../flows/release/comment.js';
-import { openSession, repoTarget, type RepoTarget } from './session.js';
+import { openSession, repoTarget, type RepoTarget, type Session } from './session.js';
 import type { JobContext, PrHandlerOptions } from './pull-request.js';
 
 export const PUSH_EVENTS = ['push'] as const;
@@ -104,9 +104,9 @@ export async function publishJob(
   options: PrHandlerOptions,
   job: PublishJob,
 ): Promise<void> {
-  const { github, log } = context;
+  const { github } = context;
   // The check a failure is reported on: the one whose work was under way.
-  let failing: string = job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK;
+  const progress: PublishProgress = { failing: job.only === 'bundles' ? BUNDLE_IMAGE_CHECK : PUBLISH_CHECK };
   try {
     // A merge that is no longer the branch head is published in a batch up to the head
     // (docs/publishing.md, "Batches"); a re-run or a retry publishes its own commit.
@@ -116,116 +116,178 @@ export async function publishJob(
     // Depth 2 of history is enough to find the parent on a re-run.
     const fetch = job.before === '' || ZERO.test(job.before) ? [job.after] : [job.before, job.after];
     if (head !== job.after) fetch.push(head);
-    await openSession(context, options, job, 'publish', { fetch }, async (session) => {
-      const { dir } = session;
-      const { config } = await readRepoConfig(dir, job.after);
-      const { images, baseImage, dispatch } = config.publish;
-      // A repository that publishes only bundle images hears of a failure on their check.
-      if (images.length === 0 && !dispatch) failing = BUNDLE_IMAGE_CHECK;
-      const bundles =
-        config.bundles.pushImages && job.only !== 'catalogs' ? await addedBundles(dir, job, config) : [];
-      const roots =
-        (images.length > 0 || dispatch) && job.only !== 'bundles' ? await changedRoots(dir, job, config) : [];
-      if (roots.length === 0 && bundles.length === 0) return; // nothing this push publishes
-      // REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to.
-      const scopedClient = (): RegistryClient => {
-        if (!options.registry) throw new Error('no registry client is configured');
-        const bundleRegistry = config.bundles.pushImages
-          ? templateRegistry(config.bundles.imageTemplate)
-          : undefined;
-        return options
-          .registry()
-          .scoped([
-            ...credentialHostsOf([...images, baseImage]),
-            ...(bundleRegistry ? [bundleRegistry] : []),
-          ]);
-      };
-
-      if (batches && images.length > 0 && !dispatch) {
-        const start = { head, roots, bundles, config, client: scopedClient };
-        if (await publishInBatch(context, options, job, session, start)) return;
-      }
-
-      if (bundles.length > 0) {
-        failing = BUNDLE_IMAGE_CHECK;
-        // Before the catalogs: a catalog of this merge may reference these very tags.
-        await session.fetchBlobs([job.after]);
-        const published = await publishBundles(dir, job, config, bundles, scopedClient());
-        // One write: the run is created complete (docs/github-limits.md).
-        await createCompletedRun(github, job.ref, job.after, BUNDLE_IMAGE_CHECK, bundleImageCheck(published));
-      }
-      if (roots.length === 0) return;
-      failing = PUBLISH_CHECK;
-      const runs = await createCheckRuns(github, job.ref, job.after, [PUBLISH_CHECK]);
-      const runId = runs.get(PUBLISH_CHECK) as number;
-
-      if (dispatch) {
-        const payload = { sha: job.after, roots };
-        if (dispatch.eventType) await github.repos.dispatch(job.ref, dispatch.eventType, payload);
-        else
-          await github.repos.dispatchWorkflow(job.ref, dispatch.workflow as string, job.branch, {
-            sha: job.after,
-            roots: roots.join(','),
-          });
-        await completeCheckRun(github, job.ref, runId, {
-          conclusion: 'success',
-          title: `Publishing handed to ${dispatch.eventType ? `repository_dispatch ${dispatch.eventType}` : `workflow ${dispatch.workflow}`}`,
-          summary: `Changed catalog roots: ${roots.map((r) => `\`${r}\``).join(', ')}. The images are built by that workflow.`,
-        });
-        return;
-      }
-
-      await session.fetchBlobs([job.after]);
-      // Tags without {sha} move: only the branch head may write them (asked as late as possible).
-      const branch = await github.repos.branch(job.ref, job.branch);
-      const current = branch.commit.sha === job.after;
-      const tags = current ? images : images.filter((t) => t.includes('{sha}'));
-      const client = scopedClient();
-      const publications: RootPublication[] = [];
-      for (const root of roots)
-        publications.push(await publishRoot(dir, job, config, root, job.after, tags, client));
-      const result = publishCheck(publications);
-      if (!current && images.length !== tags.length)
-        result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
-          .filter((t) => !t.includes('{sha}'))
-          .map((t) => `\`${t}\``)
-          .join(', ')}) are left to the newer commit.`;
-      if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
-      await completeCheckRun(github, job.ref, runId, result);
-
-      // The merged pull request hears where its change went. A failure here is logged, not
-      // a failed publish: the images are out and the check run says so.
-      const body = releaseComment(job.after, publications);
-      if (body !== undefined && options.appSlug)
-        try {
-          const message = await commitMessage(dir, job.after);
-          const number = await mergedPullOf(github, job.ref, job.after, message);
-          if (number !== undefined)
-            await writeReleaseComment(
-              github,
-              job.ref,
-              number,
-              job.after,
-              body,
-              `${await options.appSlug()}[bot]`,
-            );
-        } catch (error) {
-          log.warn({ err: error, sha: job.after }, 'could not write the release comment');
-        }
-    });
+    await openSession(context, options, job, 'publish', { fetch }, (session) =>
+      publishInSession({ context, options, job, session, progress }, batches ? head : undefined),
+    );
   } catch (error) {
-    log.error({ err: error, sha: job.after }, 'publishing failed');
-    const message = error instanceof Error ? error.message : String(error);
-    try {
-      const runs = await createCheckRuns(github, job.ref, job.after, [failing]);
-      await completeCheckRun(github, job.ref, runs.get(failing) as number, {
-        conclusion: 'failure',
-        title: 'catalog-bot could not publish this commit',
-        summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.${job.watchdog ? `\n\n${watchdogNote(job.watchdog)}` : ''}`,
-      });
-    } catch (again) {
-      log.error({ err: again }, 'could not report the publishing failure');
-    }
+    await reportPublishFailure(context, job, progress.failing, error);
+  }
+}
+
+/** Which check a failure is reported on, as the work goes on. */
+interface PublishProgress {
+  failing: string;
+}
+
+/** One publish job in its session. */
+interface PublishRun {
+  context: JobContext;
+  options: PrHandlerOptions;
+  job: PublishJob;
+  session: Session;
+  progress: PublishProgress;
+}
+
+/**
+ * What the push publishes: the bundle images it adds, then the catalog roots it changes (in a
+ * batch up to `batchHead` when that is given and the config builds images itself).
+ */
+async function publishInSession(run: PublishRun, batchHead: string | undefined): Promise<void> {
+  const { context, options, job, session, progress } = run;
+  const { dir } = session;
+  const { config } = await readRepoConfig(dir, job.after);
+  const { images, dispatch } = config.publish;
+  // A repository that publishes only bundle images hears of a failure on their check.
+  if (images.length === 0 && !dispatch) progress.failing = BUNDLE_IMAGE_CHECK;
+  const bundles =
+    config.bundles.pushImages && job.only !== 'catalogs' ? await addedBundles(dir, job, config) : [];
+  const roots =
+    (images.length > 0 || dispatch) && job.only !== 'bundles' ? await changedRoots(dir, job, config) : [];
+  if (roots.length === 0 && bundles.length === 0) return; // nothing this push publishes
+  const client = (): RegistryClient => scopedRegistryClient(options, config);
+  if (batchHead !== undefined && images.length > 0 && !dispatch) {
+    const start = { head: batchHead, roots, bundles, config, client };
+    if (await publishInBatch(context, options, job, session, start)) return;
+  }
+  if (bundles.length > 0) {
+    progress.failing = BUNDLE_IMAGE_CHECK;
+    // Before the catalogs: a catalog of this merge may reference these very tags.
+    await session.fetchBlobs([job.after]);
+    const published = await publishBundles(dir, job, config, bundles, client());
+    // One write: the run is created complete (docs/github-limits.md).
+    await createCompletedRun(
+      context.github,
+      job.ref,
+      job.after,
+      BUNDLE_IMAGE_CHECK,
+      bundleImageCheck(published),
+    );
+  }
+  if (roots.length === 0) return;
+  progress.failing = PUBLISH_CHECK;
+  const runs = await createCheckRuns(context.github, job.ref, job.after, [PUBLISH_CHECK]);
+  const runId = runs.get(PUBLISH_CHECK) as number;
+  if (dispatch) return handPublishingToWorkflow(run, dispatch, roots, runId);
+  const publications = await publishRootsOfCommit(run, config, roots, runId, client());
+  await tellMergedPull(run, publications);
+}
+
+/** REGISTRY_USERNAME/REGISTRY_PASSWORD go only to the hosts this config publishes to. */
+function scopedRegistryClient(options: PrHandlerOptions, config: RepoConfig): RegistryClient {
+  if (!options.registry) throw new Error('no registry client is configured');
+  const { images, baseImage } = config.publish;
+  const bundleRegistry = config.bundles.pushImages
+    ? templateRegistry(config.bundles.imageTemplate)
+    : undefined;
+  return options
+    .registry()
+    .scoped([...credentialHostsOf([...images, baseImage]), ...(bundleRegistry ? [bundleRegistry] : [])]);
+}
+
+/** The repository builds its images itself: a repository_dispatch or workflow_dispatch with the changed roots. */
+async function handPublishingToWorkflow(
+  run: PublishRun,
+  dispatch: NonNullable<RepoConfig['publish']['dispatch']>,
+  roots: string[],
+  runId: number,
+): Promise<void> {
+  const { github } = run.context;
+  const { job } = run;
+  const payload = { sha: job.after, roots };
+  if (dispatch.eventType) await github.repos.dispatch(job.ref, dispatch.eventType, payload);
+  else
+    await github.repos.dispatchWorkflow(job.ref, dispatch.workflow as string, job.branch, {
+      sha: job.after,
+      roots: roots.join(','),
+    });
+  await completeCheckRun(github, job.ref, runId, {
+    conclusion: 'success',
+    title: `Publishing handed to ${dispatch.eventType ? `repository_dispatch ${dispatch.eventType}` : `workflow ${dispatch.workflow}`}`,
+    summary: `Changed catalog roots: ${roots.map((r) => `\`${r}\``).join(', ')}. The images are built by that workflow.`,
+  });
+}
+
+/**
+ * Each changed root built and pushed from the job's commit, and the run completed. Tags
+ * without {sha} move: only the branch head may write them (asked as late as possible).
+ */
+async function publishRootsOfCommit(
+  run: PublishRun,
+  config: RepoConfig,
+  roots: string[],
+  runId: number,
+  client: RegistryClient,
+): Promise<RootPublication[]> {
+  const { github } = run.context;
+  const { job, session } = run;
+  const { images } = config.publish;
+  await session.fetchBlobs([job.after]);
+  const branch = await github.repos.branch(job.ref, job.branch);
+  const current = branch.commit.sha === job.after;
+  const tags = current ? images : images.filter((t) => t.includes('{sha}'));
+  const publications: RootPublication[] = [];
+  for (const root of roots)
+    publications.push(await publishRoot(session.dir, job, config, root, job.after, tags, client));
+  const result = publishCheck(publications);
+  if (!current && images.length !== tags.length)
+    result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
+      .filter((t) => !t.includes('{sha}'))
+      .map((t) => `\`${t}\``)
+      .join(', ')}) are left to the newer commit.`;
+  if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
+  await completeCheckRun(github, job.ref, runId, result);
+  return publications;
+}
+
+/**
+ * The merged pull request hears where its change went. A failure here is logged, not a
+ * failed publish: the images are out and the check run says so.
+ */
+async function tellMergedPull(run: PublishRun, publications: RootPublication[]): Promise<void> {
+  const { context, options, job, session } = run;
+  const body = releaseComment(job.after, publications);
+  if (body === undefined || !options.appSlug) return;
+  try {
+    const message = await commitMessage(session.dir, job.after);
+    const number = await mergedPullOf(context.github, job.ref, job.after, message);
+    if (number !== undefined)
+      await writeReleaseComment(
+        context.github,
+        job.ref,
+        number,
+        job.after,
+        body,
+        `${await options.appSlug()}[bot]`,
+      );
+  } catch (error) {
+    context.log.warn({ err: error, sha: job.after }, 'could not write the release comment');
+  }
+}
+
+/** Publishing failed: the check whose work was under way says why. */
+async function reportPublishFailure(context: JobContext, job: PublishJob, failing: string, error: unknown) {
+  const { github, log } = context;
+  log.error({ err: error, sha: job.after }, 'publishing failed');
+  const message = error instanceof Error ? error.message : String(error);
+  try {
+    const runs = await createCheckRuns(github, job.ref, job.after, [failing]);
+    await completeCheckRun(github, job.ref, runs.get(failing) as number, {
+      conclusion: 'failure',
+      title: 'catalog-bot could not publish this commit',
+      summary: `${message.slice(0, 4000)}\n\nRe-run this check to try again.${job.watchdog ? `\n\n${watchdogNote(job.watchdog)}` : ''}`,
+    });
+  } catch (again) {
+    log.error({ err: again }, 'could not report the publishing failure');
   }
 }
 

@@ -12,7 +12,7 @@
 import type { Context } from 'probot';
 import type { CheckResult } from '../../checks/check.js';
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
-import { runGit } from '../../git/run.js';
+import { isAncestor } from '../../git/read.js';
 import type { GitHub } from '../../github/port.js';
 import {
   createCompletedRun,
@@ -194,13 +194,8 @@ async function checkGroup(
   slug: string | undefined,
 ): Promise<GroupVerdict> {
   const { dir } = session;
-  const ancestor = async (a: string, b: string) =>
-    runGit(dir, ['merge-base', '--is-ancestor', a, b]).then(
-      () => true,
-      () => false,
-    );
   // The base branch moved past the group (a push that bypassed the queue): GitHub rebuilds it.
-  if (!(await ancestor(baseTip, job.headSha)))
+  if (!(await isAncestor(dir, baseTip, job.headSha)))
     return { members: [], checks: [], permissions: [], dropped: `${job.baseRef} moved to ${baseTip}` };
   const members = await mergeGroupMembers(context.github, job.ref, dir, job.baseSha, job.headSha);
   if ('problem' in members)
@@ -219,7 +214,7 @@ async function checkGroup(
       permissions: [],
     };
   const pending = [];
-  for (const m of members.members) if (!(await ancestor(m.commit, baseTip))) pending.push(m);
+  for (const m of members.members) if (!(await isAncestor(dir, m.commit, baseTip))) pending.push(m);
   await session.fetchBlobs([job.baseSha, job.headSha]);
   const permissions = [];
   for (const member of pending)

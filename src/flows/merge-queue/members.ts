@@ -5,7 +5,7 @@
 // request's own commits are reached through second parents only, so nothing a contributor
 // writes can pose as another pull request of the group. Whether the merged head is still the
 // pull request's head is the permissions' question (flow.ts), so that the group names it.
-import { runGit } from '../../git/run.js';
+import { firstParentCommits } from '../../git/read.js';
 import type { GitHub, RepoRef } from '../../github/port.js';
 
 export interface GroupMember {
@@ -30,23 +30,10 @@ export async function mergeGroupMembers(
   base: string,
   head: string,
 ): Promise<{ members: GroupMember[] } | { problem: string }> {
-  const out = (
-    await runGit(dir, [
-      'rev-list',
-      '--first-parent',
-      '--reverse',
-      '--parents',
-      `--max-count=${MAX_MEMBERS + 1}`,
-      '--format=%s',
-      `${base}..${head}`,
-    ])
-  ).toString('utf8');
-  // `commit <sha> <parents>` then the subject line, per commit.
-  const lines = out.split('\n').filter(Boolean);
+  const line = await firstParentCommits(dir, base, head, MAX_MEMBERS + 1);
   const members: GroupMember[] = [];
-  for (let i = 0; i < lines.length; i += 2) {
-    const [, commit = '', first = '', second, ...more] = lines[i]!.split(' ');
-    const subject = lines[i + 1] ?? '';
+  for (const { commit, parents, subject } of line) {
+    const [first = '', second, ...more] = parents;
     const number = Number(MERGE_LINE.exec(subject)?.[1]);
     if (!second || more.length > 0 || !Number.isSafeInteger(number))
       return {

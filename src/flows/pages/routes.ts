@@ -64,7 +64,6 @@ const SECURITY_HEADERS = {
 };
 
 export function pagesRoutes(options: PagesOptions) {
-  const ttl = options.lookupTtlMs ?? 60_000;
   const render =
     options.render ??
     ((work: PageWork) =>
@@ -75,25 +74,25 @@ export function pagesRoutes(options: PagesOptions) {
         input: work,
         what: 'a catalog page',
       }));
-  const lookups = new Map<string, { at: number; value: Promise<PagesRepository | undefined> }>();
-  const pages = new Map<string, string>();
-  let cachedBytes = 0;
-  const rendering = new Map<string, Promise<RenderedPage>>();
-  // One page is rendered at a time: however many are asked for, pages take at most one of
-  // the check workers' turns (docs/security.md, bounded work).
-  let renderTurn: Promise<unknown> = Promise.resolve();
-  // What each commit's site holds, once a page of it was made: unknown paths answer 404
-  // without a worker.
-  const known = new Map<string, { segments: Set<string>; paths: Map<string, Set<string>> }>();
-  // Repositories not looked up in the last minute cost a GitHub request each: at most so many a minute.
-  const perMinute = options.lookupsPerMinute ?? 60;
-  let lookupWindow = { start: Date.now(), count: 0 };
-  /** Commits each repository's pages mirror has, and the mirror work queued per repository. */
-  const fetched = new Set<string>();
-  const mirrorTurns = new Map<number, Promise<unknown>>();
-  const pagesWorkDir = join(options.workDir, 'pages');
+  const lookup = repositoryLookups(options);
+  const sitePage = sitePages(render, pagesMirrors(join(options.workDir, 'pages')));
+  return (req: IncomingMessage, res: ServerResponse): Promise<boolean> =>
+    answerPagesRequest(req, res, options, lookup, sitePage);
+}
 
-  const lookup = (owner: string, repo: string): Promise<PagesRepository | undefined> => {
+type Lookup = (owner: string, repo: string) => Promise<PagesRepository | undefined>;
+type SitePage = (r: PagesRepository, path: string) => Promise<string | undefined>;
+
+/**
+ * Repositories as GitHub describes them, each kept `lookupTtlMs`; repositories not looked up
+ * in the last minute cost a GitHub request each: at most `lookupsPerMinute` a minute.
+ */
+function repositoryLookups(options: PagesOptions): Lookup {
+  const ttl = options.lookupTtlMs ?? 60_000;
+  const perMinute = options.lookupsPerMinute ?? 60;
+  const lookups = new Map<string, { at: number; value: Promise<PagesRepository | undefined> }>();
+  let lookupWindow = { start: Date.now(), count: 0 };
+  return (owner, repo) => {
     const key = `${owner}/${repo}`.toLowerCase();
     const hit = lookups.get(key);
     if (hit && Date.now() - hit.at < ttl) return hit.value;
@@ -107,9 +106,14 @@ export function pagesRoutes(options: PagesOptions) {
     value.catch(() => lookups.delete(key));
     return value;
   };
+}
 
-  /** The pages mirror of the repository with its default branch's commit, one fetch at a time. */
-  const mirror = (r: PagesRepository): Promise<string> => {
+/** The pages mirror of a repository with its default branch's commit, one fetch at a time per repository. */
+function pagesMirrors(pagesWorkDir: string): (r: PagesRepository) => Promise<string> {
+  /** Commits each repository's pages mirror has, and the mirror work queued per repository. */
+  const fetched = new Set<string>();
+  const mirrorTurns = new Map<number, Promise<unknown>>();
+  return (r) => {
     const turn = (mirrorTurns.get(r.repoId) ?? Promise.resolve())
       .catch(() => undefined)
       .then(() =>
@@ -133,8 +137,51 @@ export function pagesRoutes(options: PagesOptions) {
     mirrorTurns.set(r.repoId, turn);
     return turn;
   };
+}
 
-  const sitePage = async (r: PagesRepository, path: string): Promise<string | undefined> => {
+/**
+ * A site page of a repository's default branch: from the cache of rendered pages, or rendered
+ * (one at a time, however many are asked for: pages take at most one of the check workers'
+ * turns, docs/security.md, bounded work); undefined when the site has no such page.
+ */
+function sitePages(
+  render: (work: PageWork) => Promise<RenderedPage>,
+  mirror: (r: PagesRepository) => Promise<string>,
+): SitePage {
+  const pages = new Map<string, string>();
+  let cachedBytes = 0;
+  const rendering = new Map<string, Promise<RenderedPage>>();
+  let renderTurn: Promise<unknown> = Promise.resolve();
+  // What each commit's site holds, once a page of it was made: unknown paths answer 404
+  // without a worker.
+  const known = new Map<string, { segments: Set<string>; paths: Map<string, Set<string>> }>();
+
+  const renderOnce = (r: PagesRepository, path: string, key: string): Promise<RenderedPage> => {
+    let running = rendering.get(key);
+    if (!running) {
+      const started = mirror(r).then((dir) => {
+        const turn = renderTurn.catch(() => undefined).then(() => render({ dir, sha: r.sha, path }));
+        renderTurn = turn;
+        return turn;
+      });
+      rendering.set(key, started);
+      void started.finally(() => rendering.delete(key)).catch(() => undefined);
+      running = started;
+    }
+    return running;
+  };
+  const remember = (key: string, html: string): void => {
+    if (pages.has(key)) return;
+    pages.set(key, html);
+    cachedBytes += html.length;
+    for (const [k, v] of pages) {
+      if (cachedBytes <= CACHE_BYTES) break;
+      pages.delete(k);
+      cachedBytes -= v.length;
+    }
+  };
+
+  return async (r, path) => {
     const commit = `${r.repoId}\0${r.sha}`;
     const key = `${commit}\0${path}`;
     const site = known.get(commit);
@@ -147,85 +194,68 @@ export function pagesRoutes(options: PagesOptions) {
       pages.set(key, hit);
       return hit;
     }
-    let running = rendering.get(key);
-    if (!running) {
-      const started = mirror(r).then((dir) => {
-        const turn = renderTurn.catch(() => undefined).then(() => render({ dir, sha: r.sha, path }));
-        renderTurn = turn;
-        return turn;
-      });
-      rendering.set(key, started);
-      void started.finally(() => rendering.delete(key)).catch(() => undefined);
-      running = started;
-    }
-    const outcome = await running;
+    const outcome = await renderOnce(r, path, key);
     const entry = known.get(commit) ?? { segments: new Set(outcome.segments), paths: new Map() };
     for (const [seg, paths] of Object.entries(outcome.paths)) entry.paths.set(seg, new Set(paths));
     known.delete(commit);
     known.set(commit, entry);
     if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
     if (!outcome.ok) return outcome.say ? Promise.reject(new Error(outcome.say)) : undefined;
-    if (!pages.has(key)) {
-      pages.set(key, outcome.say);
-      cachedBytes += outcome.say.length;
-      for (const [k, v] of pages) {
-        if (cachedBytes <= CACHE_BYTES) break;
-        pages.delete(k);
-        cachedBytes -= v.length;
-      }
-    }
+    remember(key, outcome.say);
     return outcome.say;
   };
+}
 
-  return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
-    const url = req.url ?? '';
-    if (!url.startsWith(PAGES_PREFIX)) return false;
-    const send = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': type, ...SECURITY_HEADERS, ...extra });
-      res.end(req.method === 'HEAD' ? undefined : body);
-      return true;
-    };
-    const notFound = (why = 'No catalog pages here.') => send(404, 'text/plain; charset=utf-8', `${why}\n`);
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return send(405, 'text/plain; charset=utf-8', 'GET only.\n', { allow: 'GET, HEAD' });
-    const rawPath = url.split('?')[0]!.slice(PAGES_PREFIX.length);
-    const [owner = '', repo = '', ...rest] = rawPath.split('/');
-    if (!OWNER.test(owner) || !REPO.test(repo) || repo === '.' || repo === '..') return notFound();
-    // Relative links need the repository's directory to end in a slash.
-    if (rest.length === 0) return send(301, 'text/plain; charset=utf-8', '', { location: `${repo}/` });
-    let path = rest.join('/');
-    if (path === '' || path.endsWith('/')) path += INDEX;
-    if (!SITE_PATH.test(path) || path.split('/').some((s) => s === '.' || s === '..')) return notFound();
-    try {
-      const r = await lookup(owner, repo);
-      // A private repository gets the answer of one that does not exist (docs/site.md).
-      if (!r || r.private) return notFound();
-      if (path === STYLESHEET) return send(200, 'text/css; charset=utf-8', SITE_CSS);
-      if (path === SEARCH_SCRIPT) return send(200, 'text/javascript; charset=utf-8', SEARCH_JS);
-      const pull = PULL.exec(path);
-      if (pull) {
-        const stored = await loadImpact(options.workDir, r.repoId, Number(pull[1]), pull[2]!);
-        if (!stored)
-          return notFound(
-            'No impact is known here for this head: its checks have not run on this server yet, or it was removed since.',
-          );
-        return send(200, 'text/html; charset=utf-8', impactPage(stored));
-      }
-      const html = await sitePage(r, path);
-      return html === undefined
-        ? notFound('No such page on the default branch.')
-        : send(200, 'text/html; charset=utf-8', html, { 'cache-control': 'public, max-age=60' });
-    } catch (error) {
-      // Names no path or repository detail: the reason is the operator's, in the logs.
-      options.onError?.(error);
-      return send(
-        503,
-        'text/plain; charset=utf-8',
-        'The page could not be made just now; try again later.\n',
-        {
-          'retry-after': '30',
-        },
-      );
-    }
+/** One request under PAGES_PREFIX answered (false: not a pages request). */
+async function answerPagesRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: PagesOptions,
+  lookup: Lookup,
+  sitePage: SitePage,
+): Promise<boolean> {
+  const url = req.url ?? '';
+  if (!url.startsWith(PAGES_PREFIX)) return false;
+  const send = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': type, ...SECURITY_HEADERS, ...extra });
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return true;
   };
+  const notFound = (why = 'No catalog pages here.') => send(404, 'text/plain; charset=utf-8', `${why}\n`);
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(405, 'text/plain; charset=utf-8', 'GET only.\n', { allow: 'GET, HEAD' });
+  const rawPath = url.split('?')[0]!.slice(PAGES_PREFIX.length);
+  const [owner = '', repo = '', ...rest] = rawPath.split('/');
+  if (!OWNER.test(owner) || !REPO.test(repo) || repo === '.' || repo === '..') return notFound();
+  // Relative links need the repository's directory to end in a slash.
+  if (rest.length === 0) return send(301, 'text/plain; charset=utf-8', '', { location: `${repo}/` });
+  let path = rest.join('/');
+  if (path === '' || path.endsWith('/')) path += INDEX;
+  if (!SITE_PATH.test(path) || path.split('/').some((s) => s === '.' || s === '..')) return notFound();
+  try {
+    const r = await lookup(owner, repo);
+    // A private repository gets the answer of one that does not exist (docs/site.md).
+    if (!r || r.private) return notFound();
+    if (path === STYLESHEET) return send(200, 'text/css; charset=utf-8', SITE_CSS);
+    if (path === SEARCH_SCRIPT) return send(200, 'text/javascript; charset=utf-8', SEARCH_JS);
+    const pull = PULL.exec(path);
+    if (pull) {
+      const stored = await loadImpact(options.workDir, r.repoId, Number(pull[1]), pull[2]!);
+      if (!stored)
+        return notFound(
+          'No impact is known here for this head: its checks have not run on this server yet, or it was removed since.',
+        );
+      return send(200, 'text/html; charset=utf-8', impactPage(stored));
+    }
+    const html = await sitePage(r, path);
+    return html === undefined
+      ? notFound('No such page on the default branch.')
+      : send(200, 'text/html; charset=utf-8', html, { 'cache-control': 'public, max-age=60' });
+  } catch (error) {
+    // Names no path or repository detail: the reason is the operator's, in the logs.
+    options.onError?.(error);
+    return send(503, 'text/plain; charset=utf-8', 'The page could not be made just now; try again later.\n', {
+      'retry-after': '30',
+    });
+  }
 }

@@ -5,7 +5,7 @@
 // contains it. The later jobs of those merges find the batch's runs and do nothing. Before
 // each root's build the branch is asked again: a head that moved on (fast-forward along the
 // first parents) joins the batch, so moving tags are written only by a build of the head.
-import { runGit } from '../../git/run.js';
+import { commitMessage, firstParent, firstParentCommits } from '../../git/read.js';
 import { catalogRoots } from '../../checks/changes.js';
 import type { RepoConfig } from '../../checks/config.js';
 import type { BundleDirectory } from '../../checks/bundle-pr.js';
@@ -67,92 +67,131 @@ export async function publishInBatch(
   session: Session,
   start: BatchStart,
 ): Promise<boolean> {
-  const { github } = context;
-  const { dir } = session;
-  // An earlier batch covered this merge: its runs are there, by this App.
   const slug = options.appSlug ? await options.appSlug() : undefined;
-  if (slug !== undefined) {
-    const needs = [
-      ...(start.roots.length > 0 ? [PUBLISH_CHECK] : []),
-      ...(start.bundles.length > 0 && job.only !== 'catalogs' ? [BUNDLE_IMAGE_CHECK] : []),
-    ];
-    const runs = await github.checks.onCommit(job.ref, job.after, { filter: 'all' });
-    if (needs.length > 0 && needs.every((name) => runs.some((r) => isBatchRun(r, name, slug)))) {
-      context.log.info({ sha: job.after }, 'published by an earlier batch');
-      return true;
-    }
+  if (slug !== undefined && (await publishedByEarlierBatch(context, job, start, slug))) {
+    context.log.info({ sha: job.after }, 'published by an earlier batch');
+    return true;
   }
   if (start.head === job.after || slug === undefined) return false;
-  // The head's own job has run already (this push came late): nothing waits behind this
-  // merge, so it is published on its own, its moving tags left to the head.
-  const headRuns = await github.checks.onCommit(job.ref, start.head, {
+  const first = await lineToTheHead(context, job, session, start, slug);
+  if (first === undefined) return false;
+  const batch: Batch = { context, job, session, start, merges: [], client: start.client() };
+  await extendBatch(batch, first);
+  const { builds, target } = await buildChangedRoots(batch);
+  await reportBatch(batch, builds, target, slug);
+  context.log.info(
+    { sha: job.after, target, merges: batch.merges.length, builds: builds.size },
+    `published a batch of ${batch.merges.length} merges with ${builds.size} catalog builds`,
+  );
+  return true;
+}
+
+/** A batch being published: its merges so far, oldest first. */
+interface Batch {
+  context: JobContext;
+  job: BatchJob;
+  session: Session;
+  start: BatchStart;
+  merges: BatchMerge[];
+  client: RegistryClient;
+}
+
+/** An earlier batch covered this merge: the runs it needs are there, by this App. */
+async function publishedByEarlierBatch(
+  context: JobContext,
+  job: BatchJob,
+  start: BatchStart,
+  slug: string,
+): Promise<boolean> {
+  const needs = [
+    ...(start.roots.length > 0 ? [PUBLISH_CHECK] : []),
+    ...(start.bundles.length > 0 && job.only !== 'catalogs' ? [BUNDLE_IMAGE_CHECK] : []),
+  ];
+  const runs = await context.github.checks.onCommit(job.ref, job.after, { filter: 'all' });
+  return needs.length > 0 && needs.every((name) => runs.some((r) => isBatchRun(r, name, slug)));
+}
+
+/**
+ * The first-parent line from the job's merge to the head, or undefined when the merge is to
+ * be published on its own: the head's own job has run already (this push came late: nothing
+ * waits behind this merge, its moving tags are left to the head), or the line does not
+ * lead through it.
+ */
+async function lineToTheHead(
+  context: JobContext,
+  job: BatchJob,
+  session: Session,
+  start: BatchStart,
+  slug: string,
+): Promise<string[] | undefined> {
+  const headRuns = await context.github.checks.onCommit(job.ref, start.head, {
     filter: 'all',
     check_name: PUBLISH_CHECK,
   });
-  if (headRuns.some((r) => r.app?.slug === slug)) return false;
-  const first = await firstParentLine(dir, job.before, start.head);
-  if (first === undefined || !first.includes(job.after)) return false;
+  if (headRuns.some((r) => r.app?.slug === slug)) return undefined;
+  const first = await firstParentLine(session.dir, job.before, start.head);
+  return first !== undefined && first.includes(job.after) ? first : undefined;
+}
 
+/** Add the merges of `line` to the batch, pushing the bundle images they add first. */
+async function extendBatch(batch: Batch, line: string[]): Promise<void> {
+  const { context, job, session, start, merges } = batch;
   const { config } = start;
-  const merges: BatchMerge[] = [];
+  const { dir } = session;
   const bundlesOf = new Map<string, BundleDirectory[]>();
-  const client = start.client();
-  /** Add the merges of `line` to the batch, pushing the bundle images they add first. */
-  const extend = async (line: string[]) => {
-    let parent = merges.at(-1)?.sha ?? job.before;
-    for (const sha of line) {
-      const roots = await rootsChangedBetween(dir, parent, sha, config);
-      const bundles =
-        config.bundles.pushImages && job.only !== 'catalogs'
-          ? await bundlesAddedBetween(dir, parent, sha, config)
-          : [];
-      merges.push({ sha, roots });
-      if (bundles.length > 0) bundlesOf.set(sha, bundles);
-      parent = sha;
-    }
-    // Before the catalogs: a catalog of these merges may reference these very tags.
-    for (const sha of line) {
-      const bundles = bundlesOf.get(sha);
-      if (!bundles) continue;
-      await session.fetchBlobs([sha]);
-      const published = await publishBundles(
-        dir,
-        { after: sha, repoUrl: job.repoUrl },
-        config,
-        bundles,
-        client,
-      );
-      await createCompletedRun(github, job.ref, sha, BUNDLE_IMAGE_CHECK, bundleImageCheck(published), {
-        externalId: batchExternalId(start.head),
-      });
-    }
-  };
-  await extend(first);
+  let parent = merges.at(-1)?.sha ?? job.before;
+  for (const sha of line) {
+    const roots = await rootsChangedBetween(dir, parent, sha, config);
+    const bundles =
+      config.bundles.pushImages && job.only !== 'catalogs'
+        ? await bundlesAddedBetween(dir, parent, sha, config)
+        : [];
+    merges.push({ sha, roots });
+    if (bundles.length > 0) bundlesOf.set(sha, bundles);
+    parent = sha;
+  }
+  // Before the catalogs: a catalog of these merges may reference these very tags.
+  for (const sha of line) {
+    const bundles = bundlesOf.get(sha);
+    if (!bundles) continue;
+    await session.fetchBlobs([sha]);
+    const published = await publishBundles(
+      dir,
+      { after: sha, repoUrl: job.repoUrl },
+      config,
+      bundles,
+      batch.client,
+    );
+    await createCompletedRun(context.github, job.ref, sha, BUNDLE_IMAGE_CHECK, bundleImageCheck(published), {
+      externalId: batchExternalId(start.head),
+    });
+  }
+}
 
+/**
+ * Build each catalog root the batch changed once, from the newest merge. Tags without {sha}
+ * move: only the branch head may write them, so the branch is asked before each build, and a
+ * head that moved on along the first parents joins the batch (at most MAX_BATCH_RETARGETS times).
+ */
+async function buildChangedRoots(batch: Batch): Promise<{ builds: Map<string, RootBuild>; target: string }> {
+  const { context, job, session, start, merges } = batch;
+  const { config } = start;
+  const { dir } = session;
   let target = start.head;
   let retargets = 0;
   const builds = new Map<string, RootBuild>();
   const pending = rootsToBuild(merges, await catalogRoots(dir, target, config.catalogs));
   const { images } = config.publish;
   while (pending.length > 0) {
-    // Tags without {sha} move: only the branch head may write them (asked before each build).
-    const now = (await github.repos.branch(job.ref, job.branch)).commit.sha;
+    const now = (await context.github.repos.branch(job.ref, job.branch)).commit.sha;
     if (now !== target && retargets < MAX_BATCH_RETARGETS) {
       await session.fetchCommits([now]);
       const more = await firstParentLine(dir, target, now);
       if (more !== undefined && merges.length + more.length <= MAX_BATCH_MERGES) {
         retargets++;
-        await extend(more);
+        await extendBatch(batch, more);
         target = now;
-        const present = await catalogRoots(dir, target, config.catalogs);
-        // Roots the newer merges change are built (again) from the new head.
-        for (const root of rootsToBuild(
-          merges.filter((m) => more.includes(m.sha)),
-          present,
-        ))
-          if (!pending.includes(root)) pending.push(root);
-        for (let i = pending.length - 1; i >= 0; i--)
-          if (!present.includes(pending[i]!)) pending.splice(i, 1);
+        await retarget(batch, pending, more, target);
         continue;
       }
     }
@@ -161,13 +200,36 @@ export async function publishInBatch(
     await session.fetchBlobs([target]);
     builds.set(root, {
       commit: target,
-      publication: await publishRoot(dir, job, config, root, target, tags, client),
+      publication: await publishRoot(dir, job, config, root, target, tags, batch.client),
     });
   }
+  return { builds, target };
+}
 
-  // Every merge with a catalog change: its run (oldest first), then the release comments.
-  // Runs first, comments after: a comment waits for its slower notification pace
-  // (src/github/write-pacing.ts), and a run written meanwhile would follow it too closely.
+/** The batch moved to a new head: roots the newer merges change are built (again) from it; roots it lacks are not. */
+async function retarget(batch: Batch, pending: string[], more: string[], target: string): Promise<void> {
+  const present = await catalogRoots(batch.session.dir, target, batch.start.config.catalogs);
+  for (const root of rootsToBuild(
+    batch.merges.filter((m) => more.includes(m.sha)),
+    present,
+  ))
+    if (!pending.includes(root)) pending.push(root);
+  for (let i = pending.length - 1; i >= 0; i--) if (!present.includes(pending[i]!)) pending.splice(i, 1);
+}
+
+/**
+ * Every merge with a catalog change: its run (oldest first), then the release comments.
+ * Runs first, comments after: a comment waits for its slower notification pace
+ * (src/github/write-pacing.ts), and a run written meanwhile would follow it too closely.
+ */
+async function reportBatch(
+  batch: Batch,
+  builds: Map<string, RootBuild>,
+  target: string,
+  slug: string,
+): Promise<void> {
+  const { context, job, session, merges } = batch;
+  const { github } = context;
   const covered = merges.filter((m) => m.roots.length > 0);
   for (const merge of covered)
     await createCompletedRun(
@@ -176,26 +238,23 @@ export async function publishInBatch(
       merge.sha,
       PUBLISH_CHECK,
       batchCheck(merge, builds, merges.length),
-      { externalId: batchExternalId(target) },
+      {
+        externalId: batchExternalId(target),
+      },
     );
-  const botLogin = slug !== undefined ? `${slug}[bot]` : undefined;
+  const botLogin = `${slug}[bot]`;
   for (const merge of covered) {
     const body = batchReleaseComment(merge, builds);
-    if (body === undefined || botLogin === undefined) continue;
+    if (body === undefined) continue;
     // A failure here is logged, not a failed publish: the images are out and the run says so.
     try {
-      const message = (await runGit(dir, ['log', '-1', '--format=%B', merge.sha])).toString('utf8');
+      const message = await commitMessage(session.dir, merge.sha);
       const number = await mergedPullOf(github, job.ref, merge.sha, message);
       if (number !== undefined) await writeReleaseComment(github, job.ref, number, merge.sha, body, botLogin);
     } catch (error) {
       context.log.warn({ err: error, sha: merge.sha }, 'could not write the release comment');
     }
   }
-  context.log.info(
-    { sha: job.after, target, merges: merges.length, builds: builds.size },
-    `published a batch of ${merges.length} merges with ${builds.size} catalog builds`,
-  );
-  return true;
 }
 
 /**
@@ -205,18 +264,10 @@ export async function publishInBatch(
 async function firstParentLine(dir: string, from: string, to: string): Promise<string[] | undefined> {
   // Commit ids only: they become git arguments.
   if (![from, to].every((sha) => /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha))) return undefined;
-  const out = await runGit(dir, [
-    'rev-list',
-    '--first-parent',
-    '--reverse',
-    `--max-count=${MAX_BATCH_MERGES + 1}`,
-    `${from}..${to}`,
-  ]).catch(() => undefined);
-  if (out === undefined) return undefined;
-  const line = out.toString('utf8').split('\n').filter(Boolean);
-  if (line.length === 0 || line.length > MAX_BATCH_MERGES) return undefined;
-  const parent = (await runGit(dir, ['rev-parse', `${line[0]}^1`]).catch(() => undefined))
-    ?.toString('utf8')
-    .trim();
+  const line = (await firstParentCommits(dir, from, to, MAX_BATCH_MERGES + 1).catch(() => undefined))?.map(
+    (c) => c.commit,
+  );
+  if (line === undefined || line.length === 0 || line.length > MAX_BATCH_MERGES) return undefined;
+  const parent = await firstParent(dir, line[0]!);
   return parent === from ? line : undefined;
 }

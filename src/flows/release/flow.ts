@@ -164,6 +164,15 @@ export async function releasePushJob(
   );
 }
 
+/** The release planned on the base: refused, or the files to write. */
+type ReleasePlan =
+  | { dirs: string[]; refused: Diagnostic }
+  | {
+      dirs: string[];
+      files: { path: string; before?: string; after: string }[];
+      message: string;
+    };
+
 /**
  * After a bundle pull request is merged: release its bundles on the base as it is now, and
  * propose exactly that as the App's own pull request (from a `catalog-bot/release-<n>`
@@ -175,55 +184,17 @@ export async function releaseFollowUpJob(
   options: PrHandlerOptions & { appSlug: () => Promise<string> },
   job: ReleaseFollowUpJob,
 ): Promise<void> {
-  const { github, log } = context;
+  const { github } = context;
   const { ref } = job;
   // GitHub's word, not the payload's: the pull request is merged, with this merge commit.
   const pr = await github.pulls.get(ref, job.number);
   if (!pr.merged || pr.merge_commit_sha !== job.mergeSha) return;
-  const branchName = releaseBranch(job.number);
   const tip = await github.repos.branch(ref, job.baseRef);
   const base = tip.commit.sha;
   const bot = `${await options.appSlug()}[bot]`;
-  const commits = {
-    fetch: [base, job.mergeSha, `refs/pull/${job.number}/head`],
-    verify: [base, job.mergeSha],
-    blobs: [base],
-  };
-  type Plan =
-    | { dirs: string[]; refused: Diagnostic }
-    | {
-        dirs: string[];
-        files: { path: string; before?: string; after: string }[];
-        message: string;
-      };
-  const planning = openSession<Plan | undefined>(
-    context,
-    options,
-    job,
-    'release-follow-up',
-    commits,
-    async (session) => {
-      const { dir } = session;
-      const { config } = await readRepoConfig(dir, base);
-      if (config.bundles.release === 'off') return undefined;
-      // The pull request's own change (what it showed), whichever way it was merged: from
-      // where it forked off the base as the merge found it (the merge commit's first parent).
-      const head = pr.head.sha;
-      const files = await changedFiles(dir, await session.mergeBase(head, `${job.mergeSha}^1`), head);
-      // In the checks' worker, within their deadline and heap cap: never on the event loop.
-      const found = (await session.run({ base, head: base, releaseMerged: { changed: files } }))
-        .mergedRelease;
-      if (!found) return undefined;
-      const { dirs, release } = found;
-      if (!('files' in release)) return { refused: release.refused, dirs };
-      if (release.files.length === 0) return undefined;
-      // Its checks run on the pull request itself, as on any other (docs/bundles.md).
-      return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
-    },
-  );
-  let planned: Plan | undefined;
+  let planned: ReleasePlan | undefined;
   try {
-    planned = await planning;
+    planned = await planReleaseOnBase(context, options, job, pr.head.sha, base);
   } catch (error) {
     if (!(error instanceof CheckLimitError)) throw error;
     await reply(
@@ -253,6 +224,65 @@ export async function releaseFollowUpJob(
     planned.files,
     planned.message,
   );
+  if (!(await releaseBranchAt(context, job, commit, bot))) return;
+  await proposeRelease(context, options, job, planned, { base, commit, commands, bot });
+}
+
+/**
+ * The release of the merged pull request's bundles on the base, planned in a session, or
+ * undefined when there is nothing to release (releases off, no bundle directory, no change).
+ */
+function planReleaseOnBase(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: ReleaseFollowUpJob,
+  head: string,
+  base: string,
+): Promise<ReleasePlan | undefined> {
+  const commits = {
+    fetch: [base, job.mergeSha, `refs/pull/${job.number}/head`],
+    verify: [base, job.mergeSha],
+    blobs: [base],
+  };
+  return openSession<ReleasePlan | undefined>(
+    context,
+    options,
+    job,
+    'release-follow-up',
+    commits,
+    async (session) => {
+      const { dir } = session;
+      const { config } = await readRepoConfig(dir, base);
+      if (config.bundles.release === 'off') return undefined;
+      // The pull request's own change (what it showed), whichever way it was merged: from
+      // where it forked off the base as the merge found it (the merge commit's first parent).
+      const files = await changedFiles(dir, await session.mergeBase(head, `${job.mergeSha}^1`), head);
+      // In the checks' worker, within their deadline and heap cap: never on the event loop.
+      const found = (await session.run({ base, head: base, releaseMerged: { changed: files } }))
+        .mergedRelease;
+      if (!found) return undefined;
+      const { dirs, release } = found;
+      if (!('files' in release)) return { refused: release.refused, dirs };
+      if (release.files.length === 0) return undefined;
+      // Its checks run on the pull request itself, as on any other (docs/bundles.md).
+      return { dirs, files: release.files, message: releaseMessage(dirs, job.number) };
+    },
+  );
+}
+
+/**
+ * The release branch made at `commit`; false when the App proposed this release before (its
+ * own open pull request from the branch).
+ */
+async function releaseBranchAt(
+  context: JobContext,
+  job: ReleaseFollowUpJob,
+  commit: string,
+  bot: string,
+): Promise<boolean> {
+  const { github, log } = context;
+  const { ref } = job;
+  const branchName = releaseBranch(job.number);
   const created = await github.git.createBranch(ref, branchName, commit).then(
     () => true,
     (error: { status?: number }) => {
@@ -260,21 +290,34 @@ export async function releaseFollowUpJob(
       return false;
     },
   );
-  if (!created) {
-    // The branch is there. Only the App's own open pull request from it means this release was
-    // proposed before: anyone who can push made the branch otherwise (before the merge, for
-    // every number to come), or an earlier attempt stopped before opening the pull request.
-    // The branch is the App's own, so it is moved to this release (docs/security.md).
-    const open = await github.pulls.list(ref, { state: 'open', head: `${ref.owner}:${branchName}` }, 10);
-    if (open.some((p) => p.head.ref === branchName && p.user?.login === bot)) {
-      log.info({ pr: job.number }, `${branchName}: the release was proposed before`);
-      return;
-    }
-    await github.git.moveBranch(ref, branchName, commit, true);
+  if (created) return true;
+  // The branch is there. Only the App's own open pull request from it means this release was
+  // proposed before: anyone who can push made the branch otherwise (before the merge, for
+  // every number to come), or an earlier attempt stopped before opening the pull request.
+  // The branch is the App's own, so it is moved to this release (docs/security.md).
+  const open = await github.pulls.list(ref, { state: 'open', head: `${ref.owner}:${branchName}` }, 10);
+  if (open.some((p) => p.head.ref === branchName && p.user?.login === bot)) {
+    log.info({ pr: job.number }, `${branchName}: the release was proposed before`);
+    return false;
   }
+  await github.git.moveBranch(ref, branchName, commit, true);
+  return true;
+}
+
+/** The release pull request opened from the release branch, the merged one told, and its checks queued. */
+async function proposeRelease(
+  context: JobContext,
+  options: PrHandlerOptions,
+  job: ReleaseFollowUpJob,
+  planned: Extract<ReleasePlan, { files: unknown }>,
+  at: { base: string; commit: string; commands: string; bot: string },
+): Promise<void> {
+  const { github } = context;
+  const { ref } = job;
+  const { base, commit, commands, bot } = at;
   const opened = await github.pulls.create(ref, {
     title: `Release ${planned.dirs.join(', ')} to its catalogs`,
-    head: branchName,
+    head: releaseBranch(job.number),
     base: job.baseRef,
     body: [
       `The catalog update of ${planned.dirs.map((d) => `\`${d}\``).join(', ')}, merged in #${job.number}: exactly what \`${commands}\` writes on ${base.slice(0, 12)}. catalog-bot merges it when its checks are green (docs/bundles.md).`,
