@@ -51,6 +51,7 @@ export const LAYERS = {
     'ocp-promote',
     'onboard-impact',
     'ownership',
+    'parse-properties',
     'permissions',
     'promote',
     'promote-cli',
