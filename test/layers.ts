@@ -53,6 +53,7 @@ export const LAYERS = {
     'ocp-promote',
     'onboard-impact',
     'ownership',
+    'parse-properties',
     'permissions',
     'promote',
     'promote-cli',

@@ -133,9 +133,8 @@ export function maxOpenShiftVersions<P extends PropertyLike>(
 ): { own: P[]; fromCsv: unknown[] } {
   const own = properties.filter((p) => p.type === PROPERTY_MAX_OPENSHIFT_VERSION);
   const fromCsv: unknown[] = [];
-  for (const p of properties) {
-    if (p.type !== PROPERTY_CSV_METADATA || !isRecord(p.value)) continue;
-    const annotations = p.value.annotations;
+  for (const metadata of parseProperties(properties).csvMetadatas) {
+    const annotations: unknown = metadata.annotations;
     const raw = isRecord(annotations) ? annotations[CSV_PROPERTIES_ANNOTATION] : undefined;
     if (typeof raw !== 'string') continue;
     let list: unknown;
@@ -149,4 +148,75 @@ export function maxOpenShiftVersions<P extends PropertyLike>(
       if (isRecord(item) && item.type === PROPERTY_MAX_OPENSHIFT_VERSION) fromCsv.push(item.value);
   }
   return { own, fromCsv };
+}
+
+// ---- every property at once, typed: operator-registry's alpha/property Parse
+
+/** A bundle's properties sorted into typed lists, like operator-registry's `property.Properties`. */
+export interface ParsedProperties {
+  packages: PackageValue[];
+  packagesRequired: PackageRequiredValue[];
+  gvks: GvkValue[];
+  gvksRequired: GvkValue[];
+  bundleObjects: BundleObjectValue[];
+  csvMetadatas: CsvMetadataValue[];
+  /** Properties of other types, as written. */
+  others: PropertyLike[];
+  /**
+   * Properties of a type above whose value has not that type's shape, as written, with their
+   * place in the list. opm's Parse fails on the first; the validate check reports them with
+   * opm's own message (src/catalog/fbc/declcfg.ts), so this reader only sets them aside.
+   */
+  malformed: { index: number; property: PropertyLike }[];
+}
+
+const isObjectValue = (v: unknown): v is Record<string, unknown> => isRecord(v) && !Array.isArray(v);
+const stringFields = (v: unknown, fields: readonly string[]): v is Record<string, string> =>
+  isObjectValue(v) && fields.every((f) => typeof v[f] === 'string');
+
+/** Each known type's shape check and list; a value that fails it is malformed. */
+const TYPED: Record<string, { is: (v: unknown) => boolean; list: keyof ParsedProperties }> = {
+  [PROPERTY_PACKAGE]: {
+    is: (v) =>
+      stringFields(v, ['packageName', 'version']) &&
+      (v.release === undefined || typeof v.release === 'string'),
+    list: 'packages',
+  },
+  [PROPERTY_PACKAGE_REQUIRED]: {
+    is: (v) => stringFields(v, ['packageName', 'versionRange']),
+    list: 'packagesRequired',
+  },
+  [PROPERTY_GVK]: { is: (v) => stringFields(v, ['group', 'kind', 'version']), list: 'gvks' },
+  [PROPERTY_GVK_REQUIRED]: { is: (v) => stringFields(v, ['group', 'kind', 'version']), list: 'gvksRequired' },
+  [PROPERTY_BUNDLE_OBJECT]: { is: (v) => stringFields(v, ['data']), list: 'bundleObjects' },
+  [PROPERTY_CSV_METADATA]: { is: isObjectValue, list: 'csvMetadatas' },
+};
+
+/**
+ * The one reader of property values: every property sorted by type into typed lists, in
+ * their order (docs/validation-rules.md says what a well-formed value is).
+ */
+export function parseProperties(properties: readonly PropertyLike[]): ParsedProperties {
+  const out: ParsedProperties = {
+    packages: [],
+    packagesRequired: [],
+    gvks: [],
+    gvksRequired: [],
+    bundleObjects: [],
+    csvMetadatas: [],
+    others: [],
+    malformed: [],
+  };
+  properties.forEach((property, index) => {
+    const typed = typeof property?.type === 'string' ? TYPED[property.type] : undefined;
+    if (!typed) out.others.push(property);
+    else if (typed.is(property.value)) (out[typed.list] as unknown[]).push(property.value);
+    else out.malformed.push({ index, property });
+  });
+  return out;
+}
+
+/** The manifests a bundle carries as `olm.bundle.object` properties, decoded from base64. */
+export function bundleObjectTexts(properties: readonly PropertyLike[]): string[] {
+  return parseProperties(properties).bundleObjects.map((o) => Buffer.from(o.data, 'base64').toString('utf8'));
 }

@@ -15,7 +15,14 @@ import {
   type BundleSettings,
   type ReleaseTree,
 } from '../catalog/edits/release.js';
-import { BUNDLE_CHECK, bundleNames, checkBundle, MAX_BUNDLE_BYTES, tooLarge } from './bundle.js';
+import {
+  BUNDLE_CHECK,
+  bundleNames,
+  checkBundle,
+  MAX_BUNDLE_BYTES,
+  tooLarge,
+  type BundleCheckInput,
+} from './bundle.js';
 import { shellWord, toAnnotations, type CheckResult } from './check.js';
 import type { BundleSuite } from './bundle-rules/context.js';
 import { parseWaivers, type Waiver } from './bundle-rules/waivers.js';
@@ -186,23 +193,7 @@ const MAX_PACKAGE_RULES_BYTES = 16 * 2 ** 20;
 /** The check for a change; undefined when it touches no bundle directory (nothing to check). */
 export async function bundleCheckForChange(input: BundleChangeInput): Promise<CheckResult | undefined> {
   const dirs = bundleDirectories(input.files, input.settings.path);
-  // The repository's config.yaml at the base (organization, static-test waivers), read once.
-  let repoConfig: { organization?: string; waivers: Waiver[] } | undefined;
-  if (input.suites && input.suites.length > 0) {
-    const text = await input.readFile(input.base, 'config.yaml');
-    const value: unknown =
-      text !== undefined && text.length <= 256 * 1024
-        ? parseDocument(text).toJS({ maxAliasCount: 100 })
-        : undefined;
-    const organization =
-      typeof value === 'object' && value !== null
-        ? (value as { organization?: unknown }).organization
-        : undefined;
-    repoConfig = {
-      ...(typeof organization === 'string' ? { organization } : {}),
-      waivers: parseWaivers(value).waivers,
-    };
-  }
+  const repoConfig = input.suites && input.suites.length > 0 ? await readRepoConfig(input) : undefined;
   if (dirs.length === 0) return undefined;
   if (dirs.length > MAX_BUNDLE_DIRS) {
     const finding: Diagnostic = {
@@ -213,24 +204,74 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
     };
     return result('failure', `${dirs.length} bundle directories: too many to check`, [finding], [], []);
   }
-
-  const findings: Diagnostic[] = [];
-  // One look-up per pattern, however many findings it waives.
-  const origins = new Map<string, Promise<string | undefined>>();
-  const waiverOriginOnce = (pattern: string): Promise<string | undefined> => {
-    if (!origins.has(pattern))
-      origins.set(
-        pattern,
-        input.waiverOrigin!(pattern).catch(() => undefined),
-      );
-    return origins.get(pattern)!;
+  const checked = await checkDirectories(input, dirs, repoConfig);
+  const errors = (): boolean => checked.findings.some((d) => d.level === 'error');
+  const directories = count(dirs.length, 'bundle directory', 'bundle directories');
+  const report: Report = {
+    ...checked,
+    conclusion: errors() ? 'failure' : 'success',
+    title: errors()
+      ? `${count(checked.findings.filter((d) => d.level === 'error').length, 'problem')} in ${directories}`
+      : `${directories} checked`,
+    sections: [],
   };
-  const releasable: BundleDirectory[] = [];
-  const notes: string[] = [];
-  const catalogsByPackage = new Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>();
-  const bundlesByPackage = new Map<string, SiblingBundle[] | undefined>();
-  // The head's files of each directory, for the release: the same bytes, decoded once.
-  const headFiles = new Map<string, DirectoryFiles>();
+  if (checked.releasable.length > 0) {
+    const release = await releaseInMemory(input, checked.releasable, report.findings, checked.headFiles);
+    if (release) reportRelease(input, checked.releasable, release, report);
+    // releaseInMemory added no finding: it was not attempted (a package too large).
+    else if (!errors()) report.conclusion = 'neutral';
+    if (errors()) report.conclusion = 'failure';
+  }
+  return result(report.conclusion, report.title, report.findings, report.sections, report.notes);
+}
+
+/** The repository's config.yaml at the base: organization and static-test waivers, read once. */
+interface RepoConfig {
+  organization?: string;
+  waivers: Waiver[];
+}
+
+async function readRepoConfig(input: BundleChangeInput): Promise<RepoConfig> {
+  const text = await input.readFile(input.base, 'config.yaml');
+  const value: unknown =
+    text !== undefined && text.length <= 256 * 1024
+      ? parseDocument(text).toJS({ maxAliasCount: 100 })
+      : undefined;
+  const organization =
+    typeof value === 'object' && value !== null
+      ? (value as { organization?: unknown }).organization
+      : undefined;
+  return {
+    ...(typeof organization === 'string' ? { organization } : {}),
+    waivers: parseWaivers(value).waivers,
+  };
+}
+
+/** What checking the directories one by one gives. */
+interface DirectoriesChecked {
+  findings: Diagnostic[];
+  /** New bundles without errors and with a release-config.yaml: released in memory next. */
+  releasable: BundleDirectory[];
+  notes: string[];
+  /** The head's files of each directory, for the release: the same bytes, decoded once. */
+  headFiles: Map<string, DirectoryFiles>;
+}
+
+/** What the check reads once per package, however many of its bundles the change holds. */
+interface PackageReads {
+  catalogs: Map<string, Awaited<ReturnType<typeof mappedCatalogs>>>;
+  bundles: Map<string, SiblingBundle[] | undefined>;
+  /** One look-up per waiver pattern, however many findings it waives. */
+  origins: Map<string, Promise<string | undefined>>;
+}
+
+async function checkDirectories(
+  input: BundleChangeInput,
+  dirs: BundleDirectory[],
+  repoConfig: RepoConfig | undefined,
+): Promise<DirectoriesChecked> {
+  const checked: DirectoriesChecked = { findings: [], releasable: [], notes: [], headFiles: new Map() };
+  const reads: PackageReads = { catalogs: new Map(), bundles: new Map(), origins: new Map() };
   // Many directories each under the per-bundle bound must not add up to gigabytes held at once.
   let budget = MAX_PULL_REQUEST_BUNDLE_BYTES;
   for (const b of dirs) {
@@ -240,7 +281,7 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
       input.readDirectory(input.base, b.dir, limit),
     ]);
     if (limit < MAX_BUNDLE_BYTES && (head.bytes > limit || base.bytes > limit)) {
-      findings.push({
+      checked.findings.push({
         level: 'error',
         rule: 'B-SIZE',
         package: b.package,
@@ -255,202 +296,247 @@ export async function bundleCheckForChange(input: BundleChangeInput): Promise<Ch
     // A directory the change deletes is a removal (docs/remove.md): no bundle is left to check;
     // what it takes from the catalogs is for the catalog checks and the pruning guard.
     if (head.files.size === 0 && head.bytes === 0 && head.unreadable.length === 0) continue;
-    const own: Diagnostic[] = [];
-    for (const u of [...head.unreadable])
-      own.push({
-        level: 'error',
-        rule: 'B-LAYOUT',
-        package: b.package,
-        message: `${b.dir}/${u.path}: ${u.problem}`,
-        file: `${b.dir}/${u.path}`,
-        line: 1,
-        hint: 'A bundle holds plain files only: replace it by the file itself.',
-      });
     const released = base.bytes > 0 || base.files.size > 0;
-    if (head.files.size === 0 && head.bytes > MAX_BUNDLE_BYTES) {
-      own.push({ ...tooLarge(b.dir, head.bytes), package: b.package });
-    } else {
-      headFiles.set(b.dir, head);
-      const packageDir = packageDirOf(b.dir);
-      // The base's ci.yaml only: configuration that judges a pull request is the base's.
-      const baseCiYaml = await input.readFile(input.base, `${packageDir}/ci.yaml`);
-      let catalogs = catalogsByPackage.get(packageDir);
-      if (!catalogs)
-        catalogsByPackage.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
-      own.push(
-        ...checkBundle({
-          dir: b.dir,
-          package: b.package,
-          version: b.version,
-          files: head.files,
-          ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
-          ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
-          catalogs,
-          ...(input.suites && repoConfig
-            ? {
-                ...(await (async () => {
-                  // The head's package directory: the pull request's bundles, as the pipeline sees them.
-                  if (!bundlesByPackage.has(packageDir)) {
-                    const held = await input.readDirectory(input.head, packageDir, MAX_PACKAGE_RULES_BYTES);
-                    bundlesByPackage.set(
-                      packageDir,
-                      held.files.size > 0 ? packageBundles(held.files) : undefined,
-                    );
-                  }
-                  const all = bundlesByPackage.get(packageDir);
-                  return all ? { otherBundles: all.filter((o) => o.version !== b.version) } : {};
-                })()),
-                suites: input.suites,
-                ...(input.ocpIndexes && input.ocpIndexes.length > 0
-                  ? { ocpIndexes: [...input.ocpIndexes] }
-                  : {}),
-                waivers: repoConfig.waivers,
-                ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
-              }
-            : {}),
-        }),
-      );
-      if (released && base.bytes > MAX_BUNDLE_BYTES)
-        own.push({
-          level: 'error',
-          rule: 'B-RELEASED-EDITED',
-          package: b.package,
-          message: `${b.dir} is a released bundle, and a released bundle must never change`,
-          file: b.dir,
-          line: 1,
-          hint: `Release the change as a new version in a new directory, and leave ${b.dir} as it was.`,
-        });
-    }
-    if (input.waiverOrigin)
-      for (const d of own)
-        if (d.waived) {
-          const origin = await waiverOriginOnce(d.waived.pattern);
-          if (origin) d.message += ` The waiver came with ${origin}.`;
-        }
-    findings.push(...own);
+    const own = await directoryFindings(
+      input,
+      b,
+      { head, base, released },
+      reads,
+      repoConfig,
+      checked.headFiles,
+    );
+    await nameWaiverOrigins(input, own, reads.origins);
+    checked.findings.push(...own);
     if (released) continue;
     if (own.some((d) => d.level === 'error')) continue;
     if (!head.files.has('release-config.yaml')) {
-      notes.push(
+      checked.notes.push(
         `${b.dir} has no release-config.yaml: it is not added to any catalog template, so no catalog update is computed`,
       );
       continue;
     }
-    releasable.push(b);
+    checked.releasable.push(b);
   }
+  return checked;
+}
 
-  const sections: string[] = [];
-  let conclusion: CheckResult['conclusion'] = findings.some((d) => d.level === 'error')
-    ? 'failure'
-    : 'success';
-  let title =
-    conclusion === 'failure'
-      ? `${count(findings.filter((d) => d.level === 'error').length, 'problem')} in ${count(dirs.length, 'bundle directory', 'bundle directories')}`
-      : `${count(dirs.length, 'bundle directory', 'bundle directories')} checked`;
-  if (releasable.length > 0) {
-    const release = await releaseInMemory(input, releasable, findings, headFiles);
-    if (release) {
-      const commands = releasable.map((b) => `catalog-bot release ${shellWord(b.dir)}`);
-      const fix = `\`${commands.join(' && ')}\` in a clone of the repository at the base branch with the bundle added`;
-      const carried = release.files.filter((f) => f.head === f.after);
-      const missing = release.files.filter((f) => f.head !== f.after && f.head === f.before);
-      const differ = release.files.filter((f) => f.head !== f.after && f.head !== f.before);
-      if (release.files.length === 0) {
-        sections.push(
-          'The release changes no template or catalog: the bundle is already in every catalog it names.',
-        );
-      } else if (carried.length === release.files.length) {
-        sections.push(
-          `The pull request carries the catalog update, and it equals what \`${commands.join(' && ')}\` renders (${count(release.files.length, 'file')}).`,
-        );
-      } else if (differ.length === 0) {
-        // Only the bundle, or with some files already as the release writes them (an entry
-        // the author listed by hand in the template): the rest is what the merge needs.
-        const carries =
-          carried.length > 0
-            ? `the pull request carries ${count(carried.length, 'file')} of it already (${carried.map((f) => `\`${f.path}\``).join(', ')})`
-            : 'the pull request carries only the bundle';
-        const changed: ChangedFile[] = missing.map((f) => ({
-          path: f.path,
-          before: f.before,
-          after: f.after,
-        }));
-        const rest = `\`git diff\` after ${fix}`;
-        if (conclusion === 'success')
-          title = `${title}; the merge needs the catalog update of ${count(missing.length, 'file')}`;
-        const summary = boundedDiff(changed, {
-          maxLines: MAX_SUMMARY_DIFF_LINES,
-          maxChars: MAX_SUMMARY_DIFF_CHARS,
-          rest,
-        });
-        sections.push(
-          `**The merge needs this catalog update** (${count(missing.length, 'file')}); ${carries}. It is produced by ${fix}:`,
-          summary.stats.map((s) => `- \`${s}\``).join('\n'),
-          fenced(summary.diff),
-        );
-        notes.push(
-          `the merge needs the catalog update of ${count(missing.length, 'file')}: ${commands.join(' && ')}`,
-        );
-        input.onRelease?.({
-          bundles: releasable.map((b) => b.dir),
-          files: missing.map((f) => ({
-            path: f.path,
-            ...(f.before !== undefined ? { before: f.before } : {}),
-            after: f.after,
-          })),
-        });
-        const note = boundedDiff(changed, {
-          maxLines: MAX_NOTE_DIFF_LINES,
-          maxChars: MAX_NOTE_DIFF_CHARS,
-          rest,
-        });
-        notes.push(...note.stats, note.diff.trimEnd());
-      } else {
-        conclusion = 'failure';
-        title = `the catalog update differs from the render of ${count(releasable.length, 'bundle')}`;
-        const wrong = [...missing, ...differ];
-        for (const f of wrong) {
-          const first = lineDiff(f.head ?? '', f.after)[0];
-          findings.push({
-            level: 'error',
-            rule: 'B-RELEASE-DIFF',
-            package: release.packages.join(', '),
-            message:
-              f.head === f.before
-                ? `${f.path} is not updated, but the release of the bundle changes it`
-                : `${f.path} differs from what the release of the bundle renders`,
-            file: f.path,
-            line: first?.line ?? 1,
-            hint: `Produce the catalog update with ${fix}, and commit the result.`,
-          });
-        }
-        const changed: ChangedFile[] = wrong.map((f) => ({ path: f.path, before: f.head, after: f.after }));
-        const rest = `\`git diff ${input.head}\` after ${fix}`;
-        const summary = boundedDiff(changed, {
-          maxLines: MAX_SUMMARY_DIFF_LINES,
-          maxChars: MAX_SUMMARY_DIFF_CHARS,
-          rest,
-        });
-        sections.push(
-          `**The catalog update in the pull request is not the render** of ${count(wrong.length, 'file')}. The diff from the pull request's files to the render:`,
-          summary.stats.map((s) => `- \`${s}\``).join('\n'),
-          fenced(summary.diff),
-          `To fix: ${fix}.`,
-        );
-        const note = boundedDiff(changed, {
-          maxLines: MAX_NOTE_DIFF_LINES,
-          maxChars: MAX_NOTE_DIFF_CHARS,
-          rest,
-        });
-        notes.push(...note.stats, note.diff.trimEnd());
-      }
-    } else if (!findings.some((d) => d.level === 'error')) {
-      // releaseInMemory added no finding: it was not attempted (a package too large).
-      conclusion = 'neutral';
-    }
-    if (findings.some((d) => d.level === 'error')) conclusion = 'failure';
+/** The findings for one bundle directory the change adds or changes. */
+async function directoryFindings(
+  input: BundleChangeInput,
+  b: BundleDirectory,
+  { head, base, released }: { head: DirectoryFiles; base: DirectoryFiles; released: boolean },
+  reads: PackageReads,
+  repoConfig: RepoConfig | undefined,
+  headFiles: Map<string, DirectoryFiles>,
+): Promise<Diagnostic[]> {
+  const own: Diagnostic[] = head.unreadable.map((u) => ({
+    level: 'error',
+    rule: 'B-LAYOUT',
+    package: b.package,
+    message: `${b.dir}/${u.path}: ${u.problem}`,
+    file: `${b.dir}/${u.path}`,
+    line: 1,
+    hint: 'A bundle holds plain files only: replace it by the file itself.',
+  }));
+  if (head.files.size === 0 && head.bytes > MAX_BUNDLE_BYTES) {
+    own.push({ ...tooLarge(b.dir, head.bytes), package: b.package });
+    return own;
   }
-  return result(conclusion, title, findings, sections, notes);
+  headFiles.set(b.dir, head);
+  const packageDir = packageDirOf(b.dir);
+  // The base's ci.yaml only: configuration that judges a pull request is the base's.
+  const baseCiYaml = await input.readFile(input.base, `${packageDir}/ci.yaml`);
+  let catalogs = reads.catalogs.get(packageDir);
+  if (!catalogs)
+    reads.catalogs.set(packageDir, (catalogs = await mappedCatalogs(input, `${packageDir}/ci.yaml`)));
+  own.push(
+    ...checkBundle({
+      dir: b.dir,
+      package: b.package,
+      version: b.version,
+      files: head.files,
+      ...(released && base.bytes <= MAX_BUNDLE_BYTES ? { baseFiles: base.files } : {}),
+      ...(baseCiYaml !== undefined ? { baseCiYaml } : {}),
+      catalogs,
+      ...(input.suites && repoConfig ? await suiteInput(input, b, input.suites, repoConfig, reads) : {}),
+    }),
+  );
+  if (released && base.bytes > MAX_BUNDLE_BYTES)
+    own.push({
+      level: 'error',
+      rule: 'B-RELEASED-EDITED',
+      package: b.package,
+      message: `${b.dir} is a released bundle, and a released bundle must never change`,
+      file: b.dir,
+      line: 1,
+      hint: `Release the change as a new version in a new directory, and leave ${b.dir} as it was.`,
+    });
+  return own;
+}
+
+/** What the upstream suites' rules read besides the bundle (docs/bundle-rules.md). */
+async function suiteInput(
+  input: BundleChangeInput,
+  b: BundleDirectory,
+  suites: readonly BundleSuite[],
+  repoConfig: RepoConfig,
+  reads: PackageReads,
+): Promise<Partial<BundleCheckInput>> {
+  const packageDir = packageDirOf(b.dir);
+  // The head's package directory: the pull request's bundles, as the pipeline sees them.
+  if (!reads.bundles.has(packageDir)) {
+    const held = await input.readDirectory(input.head, packageDir, MAX_PACKAGE_RULES_BYTES);
+    reads.bundles.set(packageDir, held.files.size > 0 ? packageBundles(held.files) : undefined);
+  }
+  const all = reads.bundles.get(packageDir);
+  return {
+    ...(all ? { otherBundles: all.filter((o) => o.version !== b.version) } : {}),
+    suites,
+    ...(input.ocpIndexes && input.ocpIndexes.length > 0 ? { ocpIndexes: [...input.ocpIndexes] } : {}),
+    waivers: repoConfig.waivers,
+    ...(repoConfig.organization !== undefined ? { organization: repoConfig.organization } : {}),
+  };
+}
+
+/** A waived finding names who added the waiver and why, when that is known. */
+async function nameWaiverOrigins(
+  input: BundleChangeInput,
+  findings: Diagnostic[],
+  origins: Map<string, Promise<string | undefined>>,
+): Promise<void> {
+  const waiverOrigin = input.waiverOrigin;
+  if (!waiverOrigin) return;
+  for (const d of findings)
+    if (d.waived) {
+      const pattern = d.waived.pattern;
+      if (!origins.has(pattern))
+        origins.set(
+          pattern,
+          waiverOrigin(pattern).catch(() => undefined),
+        );
+      const origin = await origins.get(pattern)!;
+      if (origin) d.message += ` The waiver came with ${origin}.`;
+    }
+}
+
+/** The check run taking shape: what the release adds to the directories' findings. */
+interface Report extends DirectoriesChecked {
+  conclusion: CheckResult['conclusion'];
+  title: string;
+  sections: string[];
+}
+
+/** Compare the release of the new bundles with what the pull request carries. */
+function reportRelease(
+  input: BundleChangeInput,
+  releasable: BundleDirectory[],
+  release: { files: ReleasedFile[]; packages: string[] },
+  report: Report,
+): void {
+  const commands = releasable.map((b) => `catalog-bot release ${shellWord(b.dir)}`);
+  const fix = `\`${commands.join(' && ')}\` in a clone of the repository at the base branch with the bundle added`;
+  const carried = release.files.filter((f) => f.head === f.after);
+  const missing = release.files.filter((f) => f.head !== f.after && f.head === f.before);
+  const differ = release.files.filter((f) => f.head !== f.after && f.head !== f.before);
+  if (release.files.length === 0)
+    report.sections.push(
+      'The release changes no template or catalog: the bundle is already in every catalog it names.',
+    );
+  else if (carried.length === release.files.length)
+    report.sections.push(
+      `The pull request carries the catalog update, and it equals what \`${commands.join(' && ')}\` renders (${count(release.files.length, 'file')}).`,
+    );
+  // Only the bundle, or with some files already as the release writes them (an entry the
+  // author listed by hand in the template): the rest is what the merge needs.
+  else if (differ.length === 0)
+    reportMissingUpdate(input, releasable, { carried, missing, commands, fix }, report);
+  else reportDifferentUpdate(input, releasable, release.packages, [...missing, ...differ], fix, report);
+}
+
+function reportMissingUpdate(
+  input: BundleChangeInput,
+  releasable: BundleDirectory[],
+  {
+    carried,
+    missing,
+    commands,
+    fix,
+  }: { carried: ReleasedFile[]; missing: ReleasedFile[]; commands: string[]; fix: string },
+  report: Report,
+): void {
+  const carries =
+    carried.length > 0
+      ? `the pull request carries ${count(carried.length, 'file')} of it already (${carried.map((f) => `\`${f.path}\``).join(', ')})`
+      : 'the pull request carries only the bundle';
+  const changed: ChangedFile[] = missing.map((f) => ({ path: f.path, before: f.before, after: f.after }));
+  const rest = `\`git diff\` after ${fix}`;
+  if (report.conclusion === 'success')
+    report.title = `${report.title}; the merge needs the catalog update of ${count(missing.length, 'file')}`;
+  const summary = boundedDiff(changed, {
+    maxLines: MAX_SUMMARY_DIFF_LINES,
+    maxChars: MAX_SUMMARY_DIFF_CHARS,
+    rest,
+  });
+  report.sections.push(
+    `**The merge needs this catalog update** (${count(missing.length, 'file')}); ${carries}. It is produced by ${fix}:`,
+    summary.stats.map((s) => `- \`${s}\``).join('\n'),
+    fenced(summary.diff),
+  );
+  report.notes.push(
+    `the merge needs the catalog update of ${count(missing.length, 'file')}: ${commands.join(' && ')}`,
+  );
+  input.onRelease?.({
+    bundles: releasable.map((b) => b.dir),
+    files: missing.map((f) => ({
+      path: f.path,
+      ...(f.before !== undefined ? { before: f.before } : {}),
+      after: f.after,
+    })),
+  });
+  const note = boundedDiff(changed, { maxLines: MAX_NOTE_DIFF_LINES, maxChars: MAX_NOTE_DIFF_CHARS, rest });
+  report.notes.push(...note.stats, note.diff.trimEnd());
+}
+
+function reportDifferentUpdate(
+  input: BundleChangeInput,
+  releasable: BundleDirectory[],
+  packages: string[],
+  wrong: ReleasedFile[],
+  fix: string,
+  report: Report,
+): void {
+  report.conclusion = 'failure';
+  report.title = `the catalog update differs from the render of ${count(releasable.length, 'bundle')}`;
+  for (const f of wrong) {
+    const first = lineDiff(f.head ?? '', f.after)[0];
+    report.findings.push({
+      level: 'error',
+      rule: 'B-RELEASE-DIFF',
+      package: packages.join(', '),
+      message:
+        f.head === f.before
+          ? `${f.path} is not updated, but the release of the bundle changes it`
+          : `${f.path} differs from what the release of the bundle renders`,
+      file: f.path,
+      line: first?.line ?? 1,
+      hint: `Produce the catalog update with ${fix}, and commit the result.`,
+    });
+  }
+  const changed: ChangedFile[] = wrong.map((f) => ({ path: f.path, before: f.head, after: f.after }));
+  const rest = `\`git diff ${input.head}\` after ${fix}`;
+  const summary = boundedDiff(changed, {
+    maxLines: MAX_SUMMARY_DIFF_LINES,
+    maxChars: MAX_SUMMARY_DIFF_CHARS,
+    rest,
+  });
+  report.sections.push(
+    `**The catalog update in the pull request is not the render** of ${count(wrong.length, 'file')}. The diff from the pull request's files to the render:`,
+    summary.stats.map((s) => `- \`${s}\``).join('\n'),
+    fenced(summary.diff),
+    `To fix: ${fix}.`,
+  );
+  const note = boundedDiff(changed, { maxLines: MAX_NOTE_DIFF_LINES, maxChars: MAX_NOTE_DIFF_CHARS, rest });
+  report.notes.push(...note.stats, note.diff.trimEnd());
 }
 
 /** What releasing bundles already in a commit gives: the files it writes, or why it cannot. */
@@ -514,52 +600,86 @@ async function releaseInMemory(
   /** The head's directories the check read already. */
   readAlready: ReadonlyMap<string, DirectoryFiles> = new Map(),
 ): Promise<{ files: ReleasedFile[]; packages: string[] } | undefined> {
-  const texts = new Map<string, Buffer>();
-  const paths = new Set<string>();
+  const tree = await releaseInputs(input, bundles, findings, readAlready);
+  if (!tree) return undefined;
+  const original = new Map(tree.texts);
+  const touched = await applyReleases(input, bundles, tree, findings);
+  if (!touched) return undefined;
+  const files: ReleasedFile[] = [];
+  // In the release's order: templates first (what people read), then the catalogs.
+  for (const path of touched) {
+    const head = await input.readFile(input.head, path);
+    files.push({
+      path,
+      before: original.get(path)?.toString('utf8'),
+      after: tree.texts.get(path)!.toString('utf8'),
+      head,
+    });
+  }
+  return { files, packages: [...new Set(bundles.map((b) => b.package))] };
+}
+
+/** The files a release reads and writes, by path. */
+interface ReleaseFiles {
+  texts: Map<string, Buffer>;
+  paths: Set<string>;
+}
+
+/**
+ * The base's package directories with the head's bundle directories in place, and the
+ * catalogs the base's ci.yaml files map templates to; undefined (with a warning) over
+ * MAX_PACKAGE_BYTES together.
+ */
+async function releaseInputs(
+  input: BundleChangeInput,
+  bundles: BundleDirectory[],
+  findings: Diagnostic[],
+  readAlready: ReadonlyMap<string, DirectoryFiles>,
+): Promise<ReleaseFiles | undefined> {
+  const tree: ReleaseFiles = { texts: new Map(), paths: new Set() };
+  const add = (prefix: string, files: ReadonlyMap<string, Buffer>): void => {
+    for (const [p, data] of files) {
+      tree.paths.add(`${prefix}/${p}`);
+      tree.texts.set(`${prefix}/${p}`, data);
+    }
+  };
+  const tooMuch = (message: string, file: string): undefined => {
+    findings.push({
+      level: 'warning',
+      rule: 'B-RELEASE',
+      message,
+      file,
+      line: 1,
+      hint: `Run \`${bundles.map((x) => `catalog-bot release ${shellWord(x.dir)}`).join(' && ')}\` in a clone, and commit the result.`,
+    });
+    return undefined;
+  };
+  const packageDirs = [...new Set(bundles.map((b) => packageDirOf(b.dir)))];
   let bytes = 0;
-  for (const packageDir of [...new Set(bundles.map((b) => packageDirOf(b.dir)))]) {
+  for (const packageDir of packageDirs) {
     const base = await input.readDirectory(input.base, packageDir, MAX_PACKAGE_BYTES);
     bytes += base.bytes;
-    if (bytes > MAX_PACKAGE_BYTES) {
-      findings.push({
-        level: 'warning',
-        rule: 'B-RELEASE',
-        message: `${packageDir} holds more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
-        file: packageDir,
-        line: 1,
-        hint: `Run \`${bundles.map((x) => `catalog-bot release ${shellWord(x.dir)}`).join(' && ')}\` in a clone, and commit the result.`,
-      });
-      return undefined;
-    }
-    for (const [p, data] of base.files) {
-      paths.add(`${packageDir}/${p}`);
-      texts.set(`${packageDir}/${p}`, data);
-    }
+    if (bytes > MAX_PACKAGE_BYTES)
+      return tooMuch(
+        `${packageDir} holds more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
+        packageDir,
+      );
+    add(packageDir, base.files);
   }
   for (const b of bundles) {
-    for (const p of [...paths]) if (p.startsWith(`${b.dir}/`)) paths.delete(p);
+    for (const p of [...tree.paths]) if (p.startsWith(`${b.dir}/`)) tree.paths.delete(p);
     const head = readAlready.get(b.dir) ?? (await input.readDirectory(input.head, b.dir, MAX_BUNDLE_BYTES));
     // Every file is held at once here: the package's and each new bundle's share one budget.
     bytes += head.bytes;
-    if (bytes > MAX_PACKAGE_BYTES) {
-      findings.push({
-        level: 'warning',
-        rule: 'B-RELEASE',
-        message: `the bundles and their packages hold more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
-        file: b.dir,
-        line: 1,
-        hint: `Run \`${bundles.map((x) => `catalog-bot release ${shellWord(x.dir)}`).join(' && ')}\` in a clone, and commit the result.`,
-      });
-      return undefined;
-    }
-    for (const [p, data] of head.files) {
-      paths.add(`${b.dir}/${p}`);
-      texts.set(`${b.dir}/${p}`, data);
-    }
+    if (bytes > MAX_PACKAGE_BYTES)
+      return tooMuch(
+        `the bundles and their packages hold more than ${MAX_PACKAGE_BYTES / 2 ** 20} MiB of files; the catalog update is not computed in the check`,
+        b.dir,
+      );
+    add(b.dir, head.files);
   }
-  // The catalogs the base's ci.yaml files map templates to.
-  for (const packageDir of [...new Set(bundles.map((b) => packageDirOf(b.dir)))]) {
-    const ci = texts.get(`${packageDir}/ci.yaml`)?.toString('utf8');
+  for (const packageDir of packageDirs) {
+    const ci = tree.texts.get(`${packageDir}/ci.yaml`)?.toString('utf8');
     if (ci === undefined) continue;
     let outputs: string[] = [];
     try {
@@ -570,11 +690,20 @@ async function releaseInMemory(
     for (const o of outputs) {
       const text = await input.readFile(input.base, o);
       if (text === undefined) continue;
-      paths.add(o);
-      texts.set(o, Buffer.from(text));
+      tree.paths.add(o);
+      tree.texts.set(o, Buffer.from(text));
     }
   }
-  const original = new Map(texts);
+  return tree;
+}
+
+/** Release each bundle on the files in turn: the paths written, or undefined on a refusal (a finding). */
+async function applyReleases(
+  input: BundleChangeInput,
+  bundles: BundleDirectory[],
+  { texts, paths }: ReleaseFiles,
+  findings: Diagnostic[],
+): Promise<Set<string> | undefined> {
   const tree: ReleaseTree = {
     list: () => [...paths].sort(),
     readBytes: (p) => texts.get(p),
@@ -603,18 +732,7 @@ async function releaseInMemory(
       return undefined;
     }
   }
-  const files: ReleasedFile[] = [];
-  // In the release's order: templates first (what people read), then the catalogs.
-  for (const path of touched) {
-    const head = await input.readFile(input.head, path);
-    files.push({
-      path,
-      before: original.get(path)?.toString('utf8'),
-      after: texts.get(path)!.toString('utf8'),
-      head,
-    });
-  }
-  return { files, packages: [...new Set(bundles.map((b) => b.package))] };
+  return touched;
 }
 
 /** The base's rendered catalogs a package's ci.yaml maps its templates to. */

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BundleError, bundleFilesFromMap, parseBundle } from '../catalog/bundle.js';
 import type { Bundle } from '../catalog/fbc/declcfg.js';
-import { packageVersion, PROPERTY_BUNDLE_OBJECT } from '../catalog/property.js';
+import { bundleObjectTexts, packageVersion } from '../catalog/property.js';
 import { MAX_BUNDLE_BYTES, MAX_BUNDLE_FILE_BYTES } from './bundle.js';
 import type { DirectoryFiles } from './bundle-pr.js';
 import { loadCatalog } from '../catalog/fbc/load.js';
@@ -160,12 +160,7 @@ export function manifestsOfDirectory(
       dir,
       problem: `${dir}/metadata/annotations.yaml names package ${parsed.package || '(none)'}, not ${bundle.package}`,
     };
-  const objects = parsed.properties.flatMap((p) =>
-    p.type === PROPERTY_BUNDLE_OBJECT
-      ? [Buffer.from(String((p.value as { data: string }).data), 'base64').toString('utf8')]
-      : [],
-  );
-  return { dir, objects };
+  return { dir, objects: bundleObjectTexts(parsed.properties) };
 }
 
 /**

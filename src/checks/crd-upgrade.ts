@@ -225,22 +225,43 @@ async function rootFindings(
   options: CrdUpgradeOptions,
   stats: PackageStats[],
 ): Promise<Diagnostic[]> {
-  const head = root.head;
-  if (!head) return [];
+  if (!root.head) return [];
   const store = new ObjectStore(root.path, load, options.renderBundle, options.bundleDirectories);
-
   // First the edges of every changed package and the bundles they need, so that each side's
   // files are read once.
+  const { plans, needHead, needBase } = planPackages(root, root.head.model);
+  await store.fetch('head', [...needHead.values()]);
+  await store.fetch('base', [...needBase.values()]);
+  const findings: Diagnostic[] = [];
+  for (const plan of plans) {
+    const { stat, groups, unchecked } = compareEdges(root, store, plan);
+    stats.push(stat);
+    findings.push(
+      ...unsafeChangeFindings(root, plan, groups),
+      ...uncheckedFindings(root, store, plan, unchecked, stat),
+    );
+  }
+  return findings;
+}
+
+/** Upgrades to one bundle whose CRDs could not be compared, and the bundles without manifests. */
+type Unchecked = Map<string, { froms: string[]; missing: Set<string> }>;
+
+/** The upgrade edges of each changed package the head still has, and the bundles each side must read. */
+function planPackages(
+  root: CheckedRoot,
+  headModel: Model,
+): { plans: PackagePlan[]; needHead: Map<string, Bundle>; needBase: Map<string, Bundle> } {
   const plans: PackagePlan[] = [];
   const needHead = new Map<string, Bundle>();
   const needBase = new Map<string, Bundle>();
   for (const name of [...root.packages].sort()) {
-    if (!head.model.has(name)) continue; // a removed package has no upgrades left
-    const headBlobs = blobsOf(head.model, name);
+    if (!headModel.has(name)) continue; // a removed package has no upgrades left
+    const headBlobs = blobsOf(headModel, name);
     const baseBlobs = blobsOf(root.base?.model, name);
     // Users may sit on a bundle this change removes: it is still an upgrade source.
     const baseOnly = [...baseBlobs.values()].filter((b) => !headBlobs.has(b.name));
-    const edges = upgradeEdges(head.model, name, baseOnly);
+    const edges = upgradeEdges(headModel, name, baseOnly);
     const baseEdges = root.base
       ? new Set(upgradeEdges(root.base.model, name).map((e) => `${e.from}\0${e.to}`))
       : new Set<string>();
@@ -260,108 +281,129 @@ async function rootFindings(
       }
     }
   }
-  await store.fetch('head', [...needHead.values()]);
-  await store.fetch('base', [...needBase.values()]);
+  return { plans, needHead, needBase };
+}
 
-  const findings: Diagnostic[] = [];
-  for (const { name, edges, baseEdges, headBlobs, fromSide } of plans) {
-    const stat: PackageStats = {
-      root: root.path,
-      name,
-      edges: edges.length,
-      checked: 0,
-      crds: 0,
-      compared: [],
-      unmanifested: new Set(),
-      uncheckedNew: 0,
+/** Compare the CRDs along every edge of a package: unsafe changes grouped, edges not checkable. */
+function compareEdges(
+  root: CheckedRoot,
+  store: ObjectStore,
+  { name, edges, baseEdges, fromSide }: PackagePlan,
+): { stat: PackageStats; groups: Map<string, Group>; unchecked: Unchecked } {
+  const stat: PackageStats = {
+    root: root.path,
+    name,
+    edges: edges.length,
+    checked: 0,
+    crds: 0,
+    compared: [],
+    unmanifested: new Set(),
+    uncheckedNew: 0,
+  };
+  const groups = new Map<string, Group>();
+  const unchecked: Unchecked = new Map();
+  for (const e of edges) {
+    const oldCrds = store.crdsOf(fromSide(e.from), e.from);
+    const newCrds = store.crdsOf('head', e.to);
+    if (oldCrds === undefined || newCrds === undefined) {
+      const u = unchecked.get(e.to) ?? { froms: [], missing: new Set<string>() };
+      u.froms.push(e.from);
+      if (oldCrds === undefined) u.missing.add(e.from);
+      if (newCrds === undefined) u.missing.add(e.to);
+      unchecked.set(e.to, u);
+      if (!baseEdges.has(`${e.from}\0${e.to}`)) stat.uncheckedNew++;
+      continue;
+    }
+    stat.checked++;
+    const diff = diffBundleCrds(oldCrds, newCrds);
+    stat.crds += diff.compared.length;
+    // The change did not cause it when the edge was there before with the same manifests.
+    const preexisting =
+      baseEdges.has(`${e.from}\0${e.to}`) &&
+      sameObjects(store.text(fromSide(e.from), e.from), store.text('base', e.from)) &&
+      sameObjects(store.text('head', e.to), store.text('base', e.to));
+    if (!preexisting)
+      stat.compared.push({
+        from: e.from,
+        to: e.to,
+        crds: diff.compared,
+        sources: [store.originOf(fromSide(e.from), e.from), store.originOf('head', e.to)],
+      });
+    for (const change of diff.changes) {
+      if (change.safe) continue;
+      const key = `${e.to}\0${change.crd}\0${change.key}\0${preexisting}`;
+      const g = groups.get(key) ?? { change, to: e.to, froms: [], olms: new Set<string>(), preexisting };
+      g.froms.push(e.from);
+      g.olms.add(olmsOf(e));
+      groups.set(key, g);
+    }
+  }
+  return { stat, groups, unchecked };
+}
+
+/** One finding per unsafe change into a bundle: an error, or a warning when it was so before. */
+function unsafeChangeFindings(
+  root: CheckedRoot,
+  { name, headBlobs }: PackagePlan,
+  groups: Map<string, Group>,
+): Diagnostic[] {
+  return [...groups.values()].map((g) => {
+    const blob = headBlobs.get(g.to)?.blob;
+    const c = g.change;
+    const from =
+      g.froms.length === 1
+        ? g.froms[0]
+        : `${g.froms[0]} (and ${g.froms.length - 1} more: ${g.froms.slice(1, 6).join(', ')}${g.froms.length > 6 ? ', …' : ''})`;
+    const where = [`CRD ${c.crd}`, c.version ? `version ${c.version}` : '', c.path ? `field ${c.path}` : '']
+      .filter(Boolean)
+      .join(', ');
+    return {
+      rule: c.rule,
+      level: g.preexisting ? 'warning' : 'error',
+      message:
+        `upgrading ${from} -> ${g.to} (${[...g.olms].join('; ')}): ${where}: ${c.message}` +
+        (g.preexisting ? ' (already so before this change)' : ''),
+      file: blob ? `${root.path}/${blob.pos.file}` : undefined,
+      line: blob?.pos.line,
+      package: name,
+      hint: c.hint,
     };
-    stats.push(stat);
-    const groups = new Map<string, Group>();
-    const unchecked = new Map<string, { froms: string[]; missing: Set<string> }>();
-    for (const e of edges) {
-      const oldCrds = store.crdsOf(fromSide(e.from), e.from);
-      const newCrds = store.crdsOf('head', e.to);
-      if (oldCrds === undefined || newCrds === undefined) {
-        const u = unchecked.get(e.to) ?? { froms: [], missing: new Set<string>() };
-        u.froms.push(e.from);
-        if (oldCrds === undefined) u.missing.add(e.from);
-        if (newCrds === undefined) u.missing.add(e.to);
-        unchecked.set(e.to, u);
-        if (!baseEdges.has(`${e.from}\0${e.to}`)) stat.uncheckedNew++;
-        continue;
-      }
-      stat.checked++;
-      const diff = diffBundleCrds(oldCrds, newCrds);
-      stat.crds += diff.compared.length;
-      // The change did not cause it when the edge was there before with the same manifests.
-      const preexisting =
-        baseEdges.has(`${e.from}\0${e.to}`) &&
-        sameObjects(store.text(fromSide(e.from), e.from), store.text('base', e.from)) &&
-        sameObjects(store.text('head', e.to), store.text('base', e.to));
-      if (!preexisting)
-        stat.compared.push({
-          from: e.from,
-          to: e.to,
-          crds: diff.compared,
-          sources: [store.originOf(fromSide(e.from), e.from), store.originOf('head', e.to)],
-        });
-      for (const change of diff.changes) {
-        if (change.safe) continue;
-        const key = `${e.to}\0${change.crd}\0${change.key}\0${preexisting}`;
-        const g = groups.get(key) ?? { change, to: e.to, froms: [], olms: new Set<string>(), preexisting };
-        g.froms.push(e.from);
-        g.olms.add(olmsOf(e));
-        groups.set(key, g);
-      }
-    }
+  });
+}
 
-    for (const g of groups.values()) {
-      const blob = headBlobs.get(g.to)?.blob;
-      const c = g.change;
-      const from =
-        g.froms.length === 1
-          ? g.froms[0]
-          : `${g.froms[0]} (and ${g.froms.length - 1} more: ${g.froms.slice(1, 6).join(', ')}${g.froms.length > 6 ? ', …' : ''})`;
-      const where = [`CRD ${c.crd}`, c.version ? `version ${c.version}` : '', c.path ? `field ${c.path}` : '']
-        .filter(Boolean)
-        .join(', ');
-      findings.push({
-        rule: c.rule,
-        level: g.preexisting ? 'warning' : 'error',
-        message:
-          `upgrading ${from} -> ${g.to} (${[...g.olms].join('; ')}): ${where}: ${c.message}` +
-          (g.preexisting ? ' (already so before this change)' : ''),
-        file: blob ? `${root.path}/${blob.pos.file}` : undefined,
-        line: blob?.pos.line,
-        package: name,
-        hint: c.hint,
-      });
-    }
-    for (const [to, u] of unchecked) {
-      const blob = headBlobs.get(to)?.blob;
-      const missing = [...u.missing].sort();
-      for (const m of missing) stat.unmanifested.add(m);
-      // Why each bundle has no manifests: a directory that is there but cannot be used is
-      // something the author can fix; no directory at all needs the bundle image.
-      const why = missing.map((m) => store.missingOf(m === to ? 'head' : fromSide(m), m));
-      const unusable = why.filter((w) => w?.dir !== undefined);
-      const reasons = why.flatMap((w) => (w ? [w.problem] : []));
-      findings.push({
-        rule: unusable.length > 0 ? 'CRD-BUNDLE-DIRECTORY' : 'CRD-NEEDS-IMAGE',
-        level: 'notice',
-        message:
-          `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: ` +
-          `the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)` +
-          (reasons.length > 0 ? `, and no bundle directory has them: ${reasons.join('; ')}` : ''),
-        file: blob ? `${root.path}/${blob.pos.file}` : undefined,
-        line: blob?.pos.line,
-        package: name,
-        hint:
-          unusable.length > 0
-            ? `Fix the bundle directory so that opm can read it and its CSV is the bundle's (\`catalog-bot/bundle\` names the problem); then its CRDs are compared.`
-            : 'The CRDs live in the bundle image: add the bundle directory under bundles.path, or compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
-      });
-    }
+/** A notice per bundle whose upgrades could not be compared, with why its manifests are missing. */
+function uncheckedFindings(
+  root: CheckedRoot,
+  store: ObjectStore,
+  { name, headBlobs, fromSide }: PackagePlan,
+  unchecked: Unchecked,
+  stat: PackageStats,
+): Diagnostic[] {
+  const findings: Diagnostic[] = [];
+  for (const [to, u] of unchecked) {
+    const blob = headBlobs.get(to)?.blob;
+    const missing = [...u.missing].sort();
+    for (const m of missing) stat.unmanifested.add(m);
+    // Why each bundle has no manifests: a directory that is there but cannot be used is
+    // something the author can fix; no directory at all needs the bundle image.
+    const why = missing.map((m) => store.missingOf(m === to ? 'head' : fromSide(m), m));
+    const unusable = why.filter((w) => w?.dir !== undefined);
+    const reasons = why.flatMap((w) => (w ? [w.problem] : []));
+    findings.push({
+      rule: unusable.length > 0 ? 'CRD-BUNDLE-DIRECTORY' : 'CRD-NEEDS-IMAGE',
+      level: 'notice',
+      message:
+        `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: ` +
+        `the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)` +
+        (reasons.length > 0 ? `, and no bundle directory has them: ${reasons.join('; ')}` : ''),
+      file: blob ? `${root.path}/${blob.pos.file}` : undefined,
+      line: blob?.pos.line,
+      package: name,
+      hint:
+        unusable.length > 0
+          ? `Fix the bundle directory so that opm can read it and its CSV is the bundle's (\`catalog-bot/bundle\` names the problem); then its CRDs are compared.`
+          : 'The CRDs live in the bundle image: add the bundle directory under bundles.path, or compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
+    });
   }
   return findings;
 }

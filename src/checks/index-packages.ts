@@ -88,6 +88,54 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
   const headRoots = ocpRoots(input.headRoots);
   if (headRoots.length === 0) return undefined;
   const baseRoots = ocpRoots(input.baseRoots);
+  const wanted = await packagesOnTheIndex(input, baseRoots);
+  if (wanted.length === 0) return undefined;
+  const findings: Diagnostic[] = [];
+  if (wanted.length > MAX_INDEX_PACKAGES) {
+    findings.push({
+      level: 'warning',
+      rule: INDEX_RULE,
+      message: `the pull request changes bundles of ${wanted.length} packages on the bundle index; catalog-bot emulates the index for at most ${MAX_INDEX_PACKAGES} in one pull request, so the first ${MAX_INDEX_PACKAGES} are checked`,
+      hint: 'Send the bundles in smaller pull requests (one bundle per pull request is the usual way).',
+    });
+    wanted.length = MAX_INDEX_PACKAGES;
+  }
+  const emulation: IndexEmulation = {
+    baseFiles: [],
+    headFiles: [],
+    findings,
+    graphFindings: [],
+    packages: [],
+    described: [],
+  };
+  // One budget per side for every package: four packages at the bound are not held at once.
+  const budget = { head: MAX_PACKAGE_BYTES, base: MAX_PACKAGE_BYTES };
+  for (const w of wanted) {
+    const pkg = await emulatePackage(input, w, { head: headRoots, base: baseRoots }, budget, findings);
+    if (!pkg) continue;
+    emulation.packages.push(pkg);
+    pkg.base.files = new Map(); // findings are placed in the head's files only
+    for (const e of catalogEdits(pkg.head.result!, w.package)) emulation.headFiles.push(e);
+    if (pkg.base.result)
+      for (const e of catalogEdits(pkg.base.result, w.package)) emulation.baseFiles.push(e);
+    emulation.described.push(describe(pkg));
+    emulation.graphFindings.push(...missingReplaces(pkg));
+  }
+  return emulation;
+}
+
+/** A package on the bundle index whose bundle directories the change touches. */
+interface WantedPackage {
+  package: string;
+  packageDir: string;
+  changed: string[];
+}
+
+/**
+ * The packages of the changed bundle directories that the index serves at the head and
+ * that have no catalogs of their own at the base, by name.
+ */
+async function packagesOnTheIndex(input: IndexChangeInput, baseRoots: string[]): Promise<WantedPackage[]> {
   const byPackage = new Map<string, { packageDir: string; changed: string[] }>();
   for (const b of bundleDirectories(input.files, input.settings.path)) {
     const packageDir = b.dir.slice(0, b.dir.lastIndexOf('/'));
@@ -95,8 +143,7 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
     entry.changed.push(b.dir);
     byPackage.set(b.package, entry);
   }
-  const findings: Diagnostic[] = [];
-  const wanted: { package: string; packageDir: string; changed: string[] }[] = [];
+  const wanted: WantedPackage[] = [];
   for (const [pkg, { packageDir, changed }] of [...byPackage].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const ciPath = `${packageDir}/ci.yaml`;
     const [baseCi, headCi] = await Promise.all([
@@ -112,89 +159,77 @@ export async function emulateIndexPackages(input: IndexChangeInput): Promise<Ind
     if (await hasCatalogs(input, baseRoots, pkg)) continue;
     wanted.push({ package: pkg, packageDir, changed });
   }
-  if (wanted.length === 0) return undefined;
-  if (wanted.length > MAX_INDEX_PACKAGES) {
+  return wanted;
+}
+
+/**
+ * One package emulated at the head and the base; undefined (with a finding) when a side is
+ * too large or the head's bundle directories are refused.
+ */
+async function emulatePackage(
+  input: IndexChangeInput,
+  w: WantedPackage,
+  roots: { head: string[]; base: string[] },
+  budget: { head: number; base: number },
+  findings: Diagnostic[],
+): Promise<EmulatedPackage | undefined> {
+  const head = await emulateSide(
+    input,
+    input.head,
+    w.package,
+    w.packageDir,
+    roots.head,
+    budget,
+    'head',
+    w.changed,
+  );
+  if ('tooLarge' in head) {
+    findings.push(tooLargeFinding(w.package, w.packageDir, head.tooLarge));
+    return undefined;
+  }
+  let base: Side | { tooLarge: number } = { files: new Map() };
+  const baseCi = await input.readFile(input.base, `${w.packageDir}/ci.yaml`);
+  if (baseCi !== undefined && roots.base.length > 0)
+    base = await emulateSide(
+      input,
+      input.base,
+      w.package,
+      w.packageDir,
+      roots.base,
+      budget,
+      'base',
+      w.changed,
+      head.files,
+    );
+  if ('tooLarge' in base) {
+    findings.push(tooLargeFinding(w.package, w.packageDir, base.tooLarge));
+    return undefined;
+  }
+  if (head.refusal) {
+    // The same refusal at the base: an old problem of the package, not this change's.
+    const old = base.refusal?.message === head.refusal.message;
+    const file = head.refusal.file ?? w.changed[0]!;
+    findings.push({
+      level: old ? 'warning' : 'error',
+      rule: INDEX_RULE,
+      package: w.package,
+      message: `the bundle index cannot take ${w.package} as its bundle directories are${old ? ' (already so before this change)' : ''}: ${head.refusal.message}`,
+      file: file.endsWith('/') ? file.slice(0, -1) : file,
+      line: lineOfRefusal(head, file),
+      hint: `Fix what the message names; \`catalog-bot onboard ${w.package} --dry-run\` shows the same in a clone.`,
+    });
+    return undefined;
+  }
+  if (base.refusal)
     findings.push({
       level: 'warning',
       rule: INDEX_RULE,
-      message: `the pull request changes bundles of ${wanted.length} packages on the bundle index; catalog-bot emulates the index for at most ${MAX_INDEX_PACKAGES} in one pull request, so the first ${MAX_INDEX_PACKAGES} are checked`,
-      hint: 'Send the bundles in smaller pull requests (one bundle per pull request is the usual way).',
+      package: w.package,
+      message: `the base's bundle directories of ${w.package} cannot be emulated (${base.refusal.message}); the head is checked as if the package were new`,
+      file: w.changed[0]!,
+      line: 1,
     });
-    wanted.length = MAX_INDEX_PACKAGES;
-  }
-  const packages: EmulatedPackage[] = [];
-  const baseFiles: IndexEmulation['baseFiles'] = [];
-  const headFiles: IndexEmulation['headFiles'] = [];
-  const described: string[] = [];
-  const graphFindings: Diagnostic[] = [];
-  // One budget per side for every package: four packages at the bound are not held at once.
-  const budget = { head: MAX_PACKAGE_BYTES, base: MAX_PACKAGE_BYTES };
-  for (const w of wanted) {
-    const head = await emulateSide(
-      input,
-      input.head,
-      w.package,
-      w.packageDir,
-      headRoots,
-      budget,
-      'head',
-      w.changed,
-    );
-    if ('tooLarge' in head) {
-      findings.push(tooLargeFinding(w.package, w.packageDir, head.tooLarge));
-      continue;
-    }
-    let base: Side | { tooLarge: number } = { files: new Map() };
-    const baseCi = await input.readFile(input.base, `${w.packageDir}/ci.yaml`);
-    if (baseCi !== undefined && baseRoots.length > 0)
-      base = await emulateSide(
-        input,
-        input.base,
-        w.package,
-        w.packageDir,
-        baseRoots,
-        budget,
-        'base',
-        w.changed,
-        head.files,
-      );
-    if ('tooLarge' in base) {
-      findings.push(tooLargeFinding(w.package, w.packageDir, base.tooLarge));
-      continue;
-    }
-    const pkg: EmulatedPackage = { ...w, base, head };
-    if (head.refusal) {
-      // The same refusal at the base: an old problem of the package, not this change's.
-      const old = base.refusal?.message === head.refusal.message;
-      const file = head.refusal.file ?? w.changed[0]!;
-      findings.push({
-        level: old ? 'warning' : 'error',
-        rule: INDEX_RULE,
-        package: w.package,
-        message: `the bundle index cannot take ${w.package} as its bundle directories are${old ? ' (already so before this change)' : ''}: ${head.refusal.message}`,
-        file: file.endsWith('/') ? file.slice(0, -1) : file,
-        line: lineOfRefusal(head, file),
-        hint: `Fix what the message names; \`catalog-bot onboard ${w.package} --dry-run\` shows the same in a clone.`,
-      });
-      continue;
-    }
-    if (base.refusal)
-      findings.push({
-        level: 'warning',
-        rule: INDEX_RULE,
-        package: w.package,
-        message: `the base's bundle directories of ${w.package} cannot be emulated (${base.refusal.message}); the head is checked as if the package were new`,
-        file: w.changed[0]!,
-        line: 1,
-      });
-    packages.push(pkg);
-    base.files = new Map(); // findings are placed in the head's files only
-    for (const e of catalogEdits(head.result!, w.package)) headFiles.push(e);
-    if (base.result) for (const e of catalogEdits(base.result, w.package)) baseFiles.push(e);
-    described.push(describe(pkg));
-    graphFindings.push(...missingReplaces(pkg));
-  }
-  return { baseFiles, headFiles, findings, graphFindings, packages, described };
+  return { ...w, base, head };
 }
 
 /** Does an OpenShift catalog root of the base hold files of the package? */
@@ -400,111 +435,134 @@ export function presenter(emulation: IndexEmulation): {
       files.set(e.path, { root, catalog: catalogNameOf(root), pkg, text: e.after });
     }
   const roots = [...new Set([...files.values()].map((f) => f.root))];
-  const lookup = (d: Diagnostic): EmulatedFile | undefined => {
-    if (d.file === undefined) return undefined;
-    const exact = files.get(d.file);
-    if (exact) return exact;
-    // A finding on a root as a whole (OpenShift continuity) about an emulated package.
-    for (const f of files.values())
-      if (
-        d.package === f.pkg.package &&
-        (d.file === f.root || d.file.startsWith(`${f.root}/${f.pkg.package}/`))
-      )
-        return f;
-    return undefined;
+  return {
+    roots,
+    check: (result) => presentCheck(result, files),
+    cause: (c) => presentCause(c, files),
   };
-  const move = (d: Diagnostic): { d: Diagnostic; catalog?: string } => {
-    const f = lookup(d);
-    if (!f) return { d };
-    const ocp = d.rule.startsWith('OCP-');
-    // Across OpenShift versions the catalogs differ by com.redhat.openshift.versions alone.
-    const place = placeOf(f, ocp ? undefined : d.line);
-    const catalogRef = new RegExp(
-      `(?:${escapeRe(f.root)}/)?${escapeRe(f.pkg.package)}/catalog\\.yaml(?::\\d+)?`,
-      'g',
-    );
-    // "it was at <file>:<line> in the old catalog": a place the author cannot open.
-    const wasAt = new RegExp(`it was at ${catalogRef.source} in the old catalog`, 'g');
-    const scrub = (s: string): string =>
-      s
-        .replace(wasAt, 'it was in the index before')
-        .replace(catalogRef, `the ${f.catalog} index`)
-        .replaceAll(f.root, `the ${f.catalog} index`);
-    const hint = ocp
-      ? `On the bundle index each OpenShift version's catalog follows from the bundle directories: ${OPENSHIFT_VERSIONS_ANNOTATION} in ${place.file} decides which versions get the bundle; give it every version the package's installs must keep a way forward in.`
-      : d.hint !== undefined
-        ? scrub(d.hint)
-        : undefined;
-    return {
-      d: {
-        ...d,
-        message: scrub(d.message),
-        ...(hint !== undefined ? { hint } : {}),
-        file: place.file,
-        line: place.line,
-      },
-      catalog: f.catalog,
-    };
-  };
-  const check = (result: CheckResult): CheckResult => {
-    const moved = result.findings.map(move);
-    if (!moved.some((m) => m.catalog)) return { ...result, summary: scrubSummary(result.summary, files) };
-    // The same finding in several versions' catalogs, once, naming them.
-    const groups = new Map<string, { d: Diagnostic; catalogs: string[] }>();
-    const out: { d: Diagnostic; catalogs: string[] }[] = [];
-    for (const m of moved) {
-      if (!m.catalog) {
-        out.push({ d: m.d, catalogs: [] });
-        continue;
-      }
-      const key = JSON.stringify([
-        m.d.rule,
-        m.d.level,
-        m.d.file,
-        m.d.line,
-        m.d.message.replaceAll(m.catalog, '\0'),
-        m.d.preExisting ?? false,
-      ]);
-      const g = groups.get(key);
-      if (g) g.catalogs.push(m.catalog);
-      else {
-        const entry = { d: m.d, catalogs: [m.catalog] };
-        groups.set(key, entry);
-        out.push(entry);
-      }
-    }
-    const findings = out.map(({ d, catalogs }) => {
-      if (catalogs.length === 0) return d;
-      const list = catalogs.sort(byOcp);
-      const first = list[0]!;
-      const message =
-        list.length === 1
-          ? d.message
-          : d.message.replaceAll(`the ${first} index`, `the ${listed(list)} indexes`);
-      return {
-        ...d,
-        message: `${message.replace(/\.$/, '')} (as the bundle index will serve it for ${listed(list)})`,
-      };
-    });
-    return {
-      ...result,
-      findings,
-      annotations: toAnnotations(findings),
-      summary: scrubSummary(result.summary, files),
-    };
-  };
-  const cause = (c: ExplainedCause): ExplainedCause => {
-    const f = files.get(c.file);
-    if (!f) return c;
-    const place = placeOf(f, c.line);
-    return {
-      ...c,
+}
+
+/** The emulated catalog a finding is about: its file, or its root and package. */
+function emulatedFileOf(d: Diagnostic, files: ReadonlyMap<string, EmulatedFile>): EmulatedFile | undefined {
+  if (d.file === undefined) return undefined;
+  const exact = files.get(d.file);
+  if (exact) return exact;
+  // A finding on a root as a whole (OpenShift continuity) about an emulated package.
+  for (const f of files.values())
+    if (
+      d.package === f.pkg.package &&
+      (d.file === f.root || d.file.startsWith(`${f.root}/${f.pkg.package}/`))
+    )
+      return f;
+  return undefined;
+}
+
+/**
+ * A finding on an emulated catalog moved to the bundle directory it comes from, its text
+ * naming the index instead of a catalog file the author cannot open.
+ */
+function moveFinding(
+  d: Diagnostic,
+  files: ReadonlyMap<string, EmulatedFile>,
+): { d: Diagnostic; catalog?: string } {
+  const f = emulatedFileOf(d, files);
+  if (!f) return { d };
+  const ocp = d.rule.startsWith('OCP-');
+  // Across OpenShift versions the catalogs differ by com.redhat.openshift.versions alone.
+  const place = placeOf(f, ocp ? undefined : d.line);
+  const catalogRef = new RegExp(
+    `(?:${escapeRe(f.root)}/)?${escapeRe(f.pkg.package)}/catalog\\.yaml(?::\\d+)?`,
+    'g',
+  );
+  // "it was at <file>:<line> in the old catalog": a place the author cannot open.
+  const wasAt = new RegExp(`it was at ${catalogRef.source} in the old catalog`, 'g');
+  const scrub = (s: string): string =>
+    s
+      .replace(wasAt, 'it was in the index before')
+      .replace(catalogRef, `the ${f.catalog} index`)
+      .replaceAll(f.root, `the ${f.catalog} index`);
+  const hint = ocp
+    ? `On the bundle index each OpenShift version's catalog follows from the bundle directories: ${OPENSHIFT_VERSIONS_ANNOTATION} in ${place.file} decides which versions get the bundle; give it every version the package's installs must keep a way forward in.`
+    : d.hint !== undefined
+      ? scrub(d.hint)
+      : undefined;
+  return {
+    d: {
+      ...d,
+      message: scrub(d.message),
+      ...(hint !== undefined ? { hint } : {}),
       file: place.file,
       line: place.line,
-      message: `${c.message} (as the bundle index will serve it for ${c.roots.map(catalogNameOf).sort(byOcp).join(', ') || f.catalog})`,
-    };
+    },
+    catalog: f.catalog,
   };
-  return { roots, check, cause };
+}
+
+/** A check's findings on emulated catalogs moved to the bundle directories, once across versions. */
+function presentCheck(result: CheckResult, files: ReadonlyMap<string, EmulatedFile>): CheckResult {
+  const moved = result.findings.map((d) => moveFinding(d, files));
+  if (!moved.some((m) => m.catalog)) return { ...result, summary: scrubSummary(result.summary, files) };
+  const findings = oncePerFinding(moved).map(({ d, catalogs }) => {
+    if (catalogs.length === 0) return d;
+    const list = catalogs.sort(byOcp);
+    const first = list[0]!;
+    const message =
+      list.length === 1
+        ? d.message
+        : d.message.replaceAll(`the ${first} index`, `the ${listed(list)} indexes`);
+    return {
+      ...d,
+      message: `${message.replace(/\.$/, '')} (as the bundle index will serve it for ${listed(list)})`,
+    };
+  });
+  return {
+    ...result,
+    findings,
+    annotations: toAnnotations(findings),
+    summary: scrubSummary(result.summary, files),
+  };
+}
+
+/** The same finding in several versions' catalogs, once, with the catalogs it is in. */
+function oncePerFinding(
+  moved: { d: Diagnostic; catalog?: string }[],
+): { d: Diagnostic; catalogs: string[] }[] {
+  const groups = new Map<string, { d: Diagnostic; catalogs: string[] }>();
+  const out: { d: Diagnostic; catalogs: string[] }[] = [];
+  for (const m of moved) {
+    if (!m.catalog) {
+      out.push({ d: m.d, catalogs: [] });
+      continue;
+    }
+    const key = JSON.stringify([
+      m.d.rule,
+      m.d.level,
+      m.d.file,
+      m.d.line,
+      m.d.message.replaceAll(m.catalog, '\0'),
+      m.d.preExisting ?? false,
+    ]);
+    const g = groups.get(key);
+    if (g) g.catalogs.push(m.catalog);
+    else {
+      const entry = { d: m.d, catalogs: [m.catalog] };
+      groups.set(key, entry);
+      out.push(entry);
+    }
+  }
+  return out;
+}
+
+function presentCause(c: ExplainedCause, files: ReadonlyMap<string, EmulatedFile>): ExplainedCause {
+  const f = files.get(c.file);
+  if (!f) return c;
+  const place = placeOf(f, c.line);
+  return {
+    ...c,
+    file: place.file,
+    line: place.line,
+    message: `${c.message} (as the bundle index will serve it for ${c.roots.map(catalogNameOf).sort(byOcp).join(', ') || f.catalog})`,
+  };
 }
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -514,7 +572,7 @@ function listed(list: string[]): string {
 }
 
 /** The summary with each emulated catalog's path named as what it is. */
-function scrubSummary(summary: string, files: Map<string, EmulatedFile>): string {
+function scrubSummary(summary: string, files: ReadonlyMap<string, EmulatedFile>): string {
   let out = summary;
   for (const [path, f] of files) out = out.replaceAll(path, `${f.catalog} index (emulated)`);
   return out;

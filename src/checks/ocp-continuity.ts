@@ -21,7 +21,7 @@ import {
 import { classicChannel } from '../catalog/olm/classic.js';
 import { compareVersions, formatVersion } from '../catalog/versions/semver.js';
 import { cell, findingsTable, shellWord, toAnnotations, type CheckResult } from './check.js';
-import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../catalog/property.js';
+import { parseProperties, PROPERTY_BUNDLE_OBJECT } from '../catalog/property.js';
 import { renderCommand } from './templates.js';
 
 export const OCP_CONTINUITY_CHECK = 'catalog-bot/ocp-continuity';
@@ -240,9 +240,8 @@ function hasProperty(blob: Bundle, type: string): boolean {
 
 /** spec.minKubeVersion of the bundle's CSV (from olm.csv.metadata, or the CSV object when kept). */
 export function minKubeVersionOf(blob: Bundle): string | undefined {
-  for (const p of blob.properties) {
-    if (p.type !== PROPERTY_CSV_METADATA) continue;
-    const m = (p.value as { minKubeVersion?: unknown } | null)?.minKubeVersion;
+  for (const metadata of parseProperties(blob.properties).csvMetadatas) {
+    const m = metadata.minKubeVersion;
     if (typeof m === 'string' && m !== '') return m;
   }
   for (const text of blob.objects ?? []) {

@@ -241,67 +241,102 @@ export async function decidePermissions(
   base: FileReader,
   teams: TeamMembers,
 ): Promise<PermissionDecision> {
-  const { config } = input;
-  const index = new OwnersIndex(base);
-  const extraProblems: PermissionProblem[] = [];
-  const maintainers = dedupe(config.maintainers.map(normLogin).filter((m) => m !== ''));
+  const judge = new PermissionJudge(input, base, teams);
+  const rows = [...(await judge.packageRows()), ...(await judge.fileRows())];
+  const problemDetails: PermissionProblem[] = [...judge.index.problems, ...judge.extraProblems];
+  return {
+    satisfied: rows.every((r) => r.satisfiedBy !== null),
+    rows,
+    maintainers: judge.maintainers,
+    problems: problemDetails.map(formatProblem),
+    problemDetails,
+  };
+}
 
-  const teamCache = new Map<string, Promise<Set<string>>>();
-  const membersOf = (team: string): Promise<Set<string>> => {
-    let p = teamCache.get(team);
+type Owners = { known: boolean; sets: OwnerSet[] };
+
+/**
+ * One decision's state: the owners read from the base, team members listed once, and who
+ * may satisfy a row. Its steps: a row per package (packageRows), then a row per other file
+ * (fileRows), each decided by `decide` (docs/security.md).
+ */
+class PermissionJudge {
+  readonly index: OwnersIndex;
+  readonly extraProblems: PermissionProblem[] = [];
+  readonly maintainers: string[];
+  readonly #config: PermissionInput['config'];
+  readonly #teamCache = new Map<string, Promise<Set<string>>>();
+  /** Who may satisfy a row, the author first; satisfiedBy keeps their spelling. */
+  readonly #candidates = new Map<string, string>();
+  /** The blob files of every root's base and head: not "other files". */
+  readonly #fbcFiles = new Set<string>();
+  /** A package's owners for its own files: from the base, by name, whatever root holds it. */
+  readonly #packageOwnersCache = new Map<string, Promise<Owners>>();
+  readonly #bundleCache = new Map<string, Promise<boolean>>();
+
+  constructor(
+    private readonly input: PermissionInput,
+    base: FileReader,
+    private readonly teams: TeamMembers,
+  ) {
+    this.#config = input.config;
+    this.index = new OwnersIndex(base);
+    this.maintainers = dedupe(this.#config.maintainers.map(normLogin).filter((m) => m !== ''));
+    for (const who of [input.author, ...input.approvers]) {
+      const login = normLogin(who);
+      if (login !== '' && !this.#candidates.has(login)) this.#candidates.set(login, who);
+    }
+  }
+
+  #membersOf(team: string): Promise<Set<string>> {
+    let p = this.#teamCache.get(team);
     if (!p) {
       p = (async () => {
         try {
-          return new Set((await teams(team)).map(normLogin));
+          return new Set((await this.teams(team)).map(normLogin));
         } catch (e) {
-          extraProblems.push({
+          this.extraProblems.push({
             message: `could not list the members of team ${team} (${e instanceof Error ? e.message : String(e)}); nobody counts as its member`,
           });
           return new Set<string>();
         }
       })();
-      teamCache.set(team, p);
+      this.#teamCache.set(team, p);
     }
     return p;
-  };
-  const inEntries = async (login: string, entries: string[]): Promise<boolean> => {
-    if (entries.includes(login)) return true;
-    for (const team of entries.filter(isTeam)) if ((await membersOf(team)).has(login)) return true;
-    return false;
-  };
-
-  // Who may satisfy a row, the author first; satisfiedBy keeps their spelling.
-  const candidates = new Map<string, string>();
-  for (const who of [input.author, ...input.approvers]) {
-    const login = normLogin(who);
-    if (login !== '' && !candidates.has(login)) candidates.set(login, who);
   }
 
-  const candidatesFor = (what: string): Map<string, string> => {
-    const all = new Map(candidates);
-    for (const a of input.approvals ?? []) {
+  async #inEntries(login: string, entries: string[]): Promise<boolean> {
+    if (entries.includes(login)) return true;
+    for (const team of entries.filter(isTeam)) if ((await this.#membersOf(team)).has(login)) return true;
+    return false;
+  }
+
+  #candidatesFor(what: string): Map<string, string> {
+    const all = new Map(this.#candidates);
+    for (const a of this.input.approvals ?? []) {
       const login = normLogin(a.login);
       if (login !== '' && !all.has(login) && a.subjects.has(what)) all.set(login, a.login);
     }
     return all;
-  };
+  }
 
-  const decide = async (
+  async decide(
     subject: string,
     req: Requirement,
-  ): Promise<Pick<PermissionRow, 'mayApprove' | 'satisfiedBy' | 'ownerSets'>> => {
-    if (req.anyone) return { mayApprove: ['*'], satisfiedBy: input.author };
+  ): Promise<Pick<PermissionRow, 'mayApprove' | 'satisfiedBy' | 'ownerSets'>> {
+    if (req.anyone) return { mayApprove: ['*'], satisfiedBy: this.input.author };
     const [first, ...rest] = req.ownerSets;
     const owners = first ? first.members.filter((e) => rest.every((s) => s.members.includes(e))) : [];
-    const mayApprove = dedupe([...owners, ...maintainers]);
-    const people = candidatesFor(subject);
+    const mayApprove = dedupe([...owners, ...this.maintainers]);
+    const people = this.#candidatesFor(subject);
     // Each set agrees through its own member, the author first (docs/security.md). A set that
     // lists nobody never agrees, and with no set at all only a maintainer may approve.
     const agreed: (string | null)[] = [];
     for (const set of req.ownerSets) {
       let by: string | null = null;
       for (const [login, spelled] of people)
-        if (await inEntries(login, set.members)) {
+        if (await this.#inEntries(login, set.members)) {
           by = spelled;
           break;
         }
@@ -322,15 +357,15 @@ export async function decidePermissions(
     });
     // One person who may approve it all: a maintainer, or a member of every set.
     for (const [login, spelled] of people) {
-      if (await inEntries(login, maintainers)) return result(spelled);
+      if (await this.#inEntries(login, this.maintainers)) return result(spelled);
       if (req.ownerSets.length === 0) continue;
       let all = true;
-      for (const set of req.ownerSets) if (!(await inEntries(login, set.members))) all = false;
+      for (const set of req.ownerSets) if (!(await this.#inEntries(login, set.members))) all = false;
       if (all) return result(spelled);
     }
     const everySet = req.ownerSets.length > 0 && agreed.every((by) => by !== null);
     return result(everySet ? (agreed[0] ?? null) : null);
-  };
+  }
 
   /**
    * A package's owners, from the base and by its name. `here`: the base files holding it in
@@ -338,11 +373,8 @@ export async function decidePermissions(
    * counts). `known`: the base has the package somewhere or an owners entry for it, so it is
    * not new.
    */
-  const ownersOf = async (
-    pkg: string,
-    root: string | undefined,
-    here: string[] | undefined,
-  ): Promise<{ known: boolean; sets: OwnerSet[] }> => {
+  async ownersOf(pkg: string, root: string | undefined, here: string[] | undefined): Promise<Owners> {
+    const { config, input, index } = { config: this.#config, input: this.input, index: this.index };
     const safe = safePathSegment(pkg);
     const template = config.ownership.packageOwners;
     if (template) {
@@ -351,7 +383,7 @@ export async function decidePermissions(
         const fromPackageFile = await index.packageOwners(file);
         if (fromPackageFile) return { known: true, sets: [{ members: fromPackageFile, from: [file] }] };
       } else {
-        extraProblems.push({
+        this.extraProblems.push({
           message: `package name ${JSON.stringify(pkg)} cannot be used in the packageOwners path ${template}; it is judged as if that file were absent`,
         });
       }
@@ -377,67 +409,64 @@ export async function decidePermissions(
       }
     }
     return { known, sets: distinctSets(sets) };
-  };
+  }
 
-  const rows: PermissionRow[] = [];
-  const fbcFiles = new Set<string>();
+  /** A row per changed package of every root, by root then name. */
+  async packageRows(): Promise<PermissionRow[]> {
+    const rows: PermissionRow[] = [];
+    for (const change of [...this.input.changes].sort((a, b) => a.root.localeCompare(b.root))) {
+      const baseFiles = change.baseConfig ? blobFiles(change.baseConfig) : undefined;
+      const headFiles = change.headConfig ? blobFiles(change.headConfig) : undefined;
+      for (const files of [baseFiles, headFiles])
+        for (const set of files?.values() ?? [])
+          for (const f of set) this.#fbcFiles.add(repoPath(change.root, f));
 
-  for (const change of [...input.changes].sort((a, b) => a.root.localeCompare(b.root))) {
-    const baseFiles = change.baseConfig ? blobFiles(change.baseConfig) : undefined;
-    const headFiles = change.headConfig ? blobFiles(change.headConfig) : undefined;
-    for (const files of [baseFiles, headFiles])
-      for (const set of files?.values() ?? []) for (const f of set) fbcFiles.add(repoPath(change.root, f));
-
-    for (const pkg of [...change.packages].sort()) {
-      const what = packageSubject(pkg, change.root);
-      const inBase = change.basePackages.has(pkg) || (baseFiles?.has(pkg) ?? false);
-      const kind: ChangeKind = !inBase ? 'added' : headFiles && !headFiles.has(pkg) ? 'removed' : 'changed';
-      const pkgFiles = [...(baseFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f));
-      const owners = await ownersOf(pkg, change.root, inBase ? pkgFiles : undefined);
-      const req: Requirement = {
-        anyone: !owners.known && config.ownership.newPackages === 'anyone',
-        ownerSets: owners.sets,
-      };
-      // Annotate a base file of the package, or for a new package the head file that adds it.
-      const annotated =
-        pkgFiles[0] ?? [...(headFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f))[0];
-      rows.push({
-        what,
-        change: kind,
-        ...(await decide(what, req)),
-        package: pkg,
-        root: change.root,
-        ...(annotated !== undefined ? { file: annotated } : {}),
-      });
+      for (const pkg of [...change.packages].sort()) {
+        const what = packageSubject(pkg, change.root);
+        const inBase = change.basePackages.has(pkg) || (baseFiles?.has(pkg) ?? false);
+        const kind: ChangeKind = !inBase ? 'added' : headFiles && !headFiles.has(pkg) ? 'removed' : 'changed';
+        const pkgFiles = [...(baseFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f));
+        const owners = await this.ownersOf(pkg, change.root, inBase ? pkgFiles : undefined);
+        const req: Requirement = {
+          anyone: !owners.known && this.#config.ownership.newPackages === 'anyone',
+          ownerSets: owners.sets,
+        };
+        // Annotate a base file of the package, or for a new package the head file that adds it.
+        const annotated =
+          pkgFiles[0] ?? [...(headFiles?.get(pkg) ?? [])].sort().map((f) => repoPath(change.root, f))[0];
+        rows.push({
+          what,
+          change: kind,
+          ...(await this.decide(what, req)),
+          package: pkg,
+          root: change.root,
+          ...(annotated !== undefined ? { file: annotated } : {}),
+        });
+      }
     }
+    return rows;
   }
 
-  const others = new Map<string, ChangeKind>();
-  for (const f of input.otherFiles) {
-    const { path, change } = typeof f === 'string' ? { path: f, change: 'changed' as const } : f;
-    if (!fbcFiles.has(path) && !others.has(path)) others.set(path, change);
-  }
-  // A package's owners for its own files: from the base, by name, whatever root holds it.
-  const packageOwnersCache = new Map<string, Promise<{ known: boolean; sets: OwnerSet[] }>>();
-  const bundleCache = new Map<string, Promise<boolean>>();
-  const layoutOwners = config.ownership.packageOwners;
-  const packageFiles = input.packageFiles;
   /** The requirement of a package's own file, or undefined when `path` is none. */
-  const ownFile = async (path: string): Promise<{ pkg: string; req: Requirement } | undefined> => {
+  async ownFile(path: string): Promise<{ pkg: string; req: Requirement } | undefined> {
+    const config = this.#config;
+    const layoutOwners = config.ownership.packageOwners;
+    const packageFiles = this.input.packageFiles;
     if (!packageFiles || layoutOwners === undefined) return undefined;
     const place = packagePlace(path, { bundlesPath: packageFiles.bundlesPath, packageOwners: layoutOwners });
     // A symlink or submodule points elsewhere: it is no package's own, whatever its path.
     if (!place || packageFiles.notRegular.has(path)) return undefined;
     if (place.bundleDir !== undefined) {
       const key = JSON.stringify([place.bundleDir, place.package]);
-      let names = bundleCache.get(key);
-      if (!names) bundleCache.set(key, (names = packageFiles.bundleNames(place.bundleDir, place.package)));
+      let names = this.#bundleCache.get(key);
+      if (!names)
+        this.#bundleCache.set(key, (names = packageFiles.bundleNames(place.bundleDir, place.package)));
       // A bundle of another package (or of none) in this package's directory: its owners
       // cannot vouch for it, nor can the other package's, who do not own the directory.
       if (!(await names)) return undefined;
     }
     const file = layoutOwners.replaceAll('{package}', place.package);
-    const listed = await index.packageOwners(file);
+    const listed = await this.index.packageOwners(file);
     if (listed)
       return { pkg: place.package, req: { anyone: false, ownerSets: [{ members: listed, from: [file] }] } };
     // No owners file in the base. A directory the base has is nobody's package: the path decides.
@@ -446,35 +475,39 @@ export async function decidePermissions(
     // must be new indeed, not one a catalog of the base holds (then its owners decide).
     if (config.ownership.newPackages !== 'anyone')
       return { pkg: place.package, req: { anyone: false, ownerSets: [] } };
-    let owners = packageOwnersCache.get(place.package);
+    let owners = this.#packageOwnersCache.get(place.package);
     if (!owners)
-      packageOwnersCache.set(place.package, (owners = ownersOf(place.package, undefined, undefined)));
+      this.#packageOwnersCache.set(
+        place.package,
+        (owners = this.ownersOf(place.package, undefined, undefined)),
+      );
     const { known, sets } = await owners;
     return { pkg: place.package, req: { anyone: !known, ownerSets: sets } };
-  };
-
-  for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
-    const own = await ownFile(path);
-    const req: Requirement = own?.req ?? { anyone: false, ownerSets: [] };
-    if (!own && config.ownership.ownersFiles)
-      req.ownerSets.push(pathSet(path, await index.approversOf(path)));
-    rows.push({
-      what: path,
-      change,
-      ...(await decide(fileSubject(path), req)),
-      file: path,
-      ...(own ? { filesOf: own.pkg } : {}),
-    });
   }
 
-  const problemDetails: PermissionProblem[] = [...index.problems, ...extraProblems];
-  return {
-    satisfied: rows.every((r) => r.satisfiedBy !== null),
-    rows,
-    maintainers,
-    problems: problemDetails.map(formatProblem),
-    problemDetails,
-  };
+  /** A row per changed file outside the catalogs' blob files (after packageRows), by path. */
+  async fileRows(): Promise<PermissionRow[]> {
+    const others = new Map<string, ChangeKind>();
+    for (const f of this.input.otherFiles) {
+      const { path, change } = typeof f === 'string' ? { path: f, change: 'changed' as const } : f;
+      if (!this.#fbcFiles.has(path) && !others.has(path)) others.set(path, change);
+    }
+    const rows: PermissionRow[] = [];
+    for (const [path, change] of [...others].sort(([a], [b]) => a.localeCompare(b))) {
+      const own = await this.ownFile(path);
+      const req: Requirement = own?.req ?? { anyone: false, ownerSets: [] };
+      if (!own && this.#config.ownership.ownersFiles)
+        req.ownerSets.push(pathSet(path, await this.index.approversOf(path)));
+      rows.push({
+        what: path,
+        change,
+        ...(await this.decide(fileSubject(path), req)),
+        file: path,
+        ...(own ? { filesOf: own.pkg } : {}),
+      });
+    }
+    return rows;
+  }
 }
 
 function formatProblem(p: PermissionProblem): string {

@@ -114,6 +114,44 @@ async function checkMapping(
   input: TemplatesCheckInput,
   findings: Diagnostic[],
 ): Promise<OutputResult[]> {
+  const template = await readTemplate(mapping, input, findings);
+  if (!template) return [];
+  const committed = new Map<string, string | undefined>();
+  for (const o of mapping.outputs) committed.set(o, await input.read(o));
+  const resolvers: OutputResolvers = {
+    network: memoise(input.resolveBundle ?? (async () => undefined)),
+    fromOutput: new Map(),
+  };
+  // Each output's bundles; an output resolves from its own first, then its siblings'.
+  for (const [o, t] of committed)
+    if (t !== undefined) resolvers.fromOutput.set(o, bundleResolverFromCatalog([t]));
+  const results: OutputResult[] = [];
+  let renderFailed = false;
+  for (const output of mapping.outputs) {
+    const rendered = await renderOutput(mapping, template, committed.get(output), output, resolvers);
+    if ('error' in rendered) {
+      // One render failure says it for every output of the template.
+      if (renderFailed) continue;
+      renderFailed = true;
+      findings.push(renderFailure(mapping, rendered.error));
+      results.push({ output, status: 'error' });
+      continue;
+    }
+    const { best } = rendered;
+    if (!best) continue;
+    results.push(
+      compareOutput(mapping, input, output, committed.get(output), { ...rendered, best }, findings),
+    );
+  }
+  return results;
+}
+
+/** The template's text and kind; undefined (with a finding) when it is missing or unreadable. */
+async function readTemplate(
+  mapping: TemplateMappingInput,
+  input: TemplatesCheckInput,
+  findings: Diagnostic[],
+): Promise<{ text: string; kind: TemplateKind } | undefined> {
   const text = await input.read(mapping.template);
   if (text === undefined) {
     findings.push({
@@ -123,11 +161,10 @@ async function checkMapping(
       file: mapping.template,
       hint: 'Add the template, or remove it from the template mapping.',
     });
-    return [];
+    return undefined;
   }
-  let kind: TemplateKind;
   try {
-    kind = templateKind(parseTemplate(text));
+    return { text, kind: templateKind(parseTemplate(text)) };
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
     findings.push({
@@ -138,98 +175,116 @@ async function checkMapping(
       line: lineOfMessage(err.message) ?? 1,
       hint: 'Fix the template: opm alpha render-template refuses it as it is.',
     });
-    return [];
+    return undefined;
   }
-  const committed = new Map<string, string | undefined>();
-  for (const o of mapping.outputs) committed.set(o, await input.read(o));
-  const network = memoise(input.resolveBundle ?? (async () => undefined));
-  // Each output's bundles; an output resolves from its own first, then its siblings'.
-  const fromOutput = new Map<string, BundleResolver>();
-  for (const [o, t] of committed) if (t !== undefined) fromOutput.set(o, bundleResolverFromCatalog([t]));
-  const results: OutputResult[] = [];
-  let renderFailed = false;
-  for (const output of mapping.outputs) {
-    const mine = committed.get(output);
-    const migrate = migrateLevelOf(mine);
-    // This output's own bundles first, then its siblings', then the registry.
-    const order = [output, ...mapping.outputs.filter((o) => o !== output)];
-    // Which committed outputs gave bundles (for the hint), and whether a registry had to.
-    const usedOutputs = new Set<string>();
-    let usedNetwork = false;
-    const resolveBundle: BundleResolver = async (image) => {
-      for (const o of order) {
-        const got = await fromOutput.get(o)?.(image);
-        if (got) {
-          usedOutputs.add(o);
-          return got;
-        }
+}
+
+/** Where a template's bundles come from: the committed outputs, then a registry (asked once per image). */
+interface OutputResolvers {
+  network: BundleResolver;
+  fromOutput: Map<string, BundleResolver>;
+}
+
+/** One output rendered as it was committed, and which committed outputs gave its bundles. */
+interface OutputRender {
+  best: BehaviourMatch | undefined;
+  /** Output-first order of the outputs whose bundles the render used (none when a registry had to). */
+  bundlesFrom: string[];
+  migrate: ReturnType<typeof migrateLevelOf>;
+}
+
+async function renderOutput(
+  mapping: TemplateMappingInput,
+  template: { text: string; kind: TemplateKind },
+  mine: string | undefined,
+  output: string,
+  { network, fromOutput }: OutputResolvers,
+): Promise<OutputRender | { error: unknown }> {
+  const migrate = migrateLevelOf(mine);
+  // This output's own bundles first, then its siblings', then the registry.
+  const order = [output, ...mapping.outputs.filter((o) => o !== output)];
+  // Which committed outputs gave bundles (for the hint), and whether a registry had to.
+  const usedOutputs = new Set<string>();
+  let usedNetwork = false;
+  const resolveBundle: BundleResolver = async (image) => {
+    for (const o of order) {
+      const got = await fromOutput.get(o)?.(image);
+      if (got) {
+        usedOutputs.add(o);
+        return got;
       }
-      usedNetwork = true;
-      return network(image);
-    };
-    let best: BehaviourMatch | undefined;
-    try {
-      best = await renderAsCommitted(
-        text,
-        formatOf(output),
-        mine,
-        { resolveBundle, ...(migrate ? { migrateLevel: migrate } : {}) },
-        opmBehavioursFor(kind),
-        (a, b) => lineDiff(a, b).length,
-      );
-    } catch (err) {
-      if (renderFailed) continue;
-      renderFailed = true;
-      const message = (err as Error).message;
-      findings.push({
-        rule: 'TEMPLATE-RENDER',
-        level: 'error',
-        message: `${mapping.template} cannot be rendered: ${message}`,
-        file: mapping.template,
-        line: lineOfMessage(message) ?? 1,
-        hint: fromRegistry(err)
-          ? 'A registry could not give the bundle image: check that it exists and that catalog-bot may pull it, then `/retest`.'
-          : 'Fix the template (or the bundle image it names) so that opm alpha render-template can render it.',
-      });
-      results.push({ output, status: 'error' });
-      continue;
     }
-    if (!best) continue;
-    const bundlesFrom = usedNetwork ? [] : order.filter((o) => usedOutputs.has(o));
-    const command = renderCommand(mapping.template, output, migrate, best.opm, bundlesFrom);
-    if (mine === undefined) {
-      findings.push({
-        rule: 'TEMPLATE-OUTPUT-MISSING',
-        level: 'error',
-        message: `${output} is rendered from ${mapping.template} but is not committed`,
-        file: mapping.template,
-        line: 1,
-        hint: `Run \`${command}\` and commit the file, or comment \`/render\`.`,
-      });
-      results.push({ output, status: 'missing', rendered: best.rendered });
-    } else if (best.rendered === mine) {
-      results.push({ output, status: 'ok', opm: best.opm });
-    } else {
-      const first = lineDiff(mine, best.rendered)[0];
-      findings.push({
-        rule: 'TEMPLATE-OUT-OF-DATE',
-        level: 'error',
-        message: `${output} is not the render of ${mapping.template} (${best.changes} line${best.changes === 1 ? '' : 's'} differ)`,
-        file: output,
-        line: first?.op === '-' ? first.line : Math.max(1, first?.line ?? 1),
-        hint: `Run \`${command}\` and commit the result, or comment \`/render\`.`,
-      });
-      results.push({
-        output,
-        status: 'differs',
-        opm: best.opm,
-        rendered: best.rendered,
-        before: mine,
-        diff: capDiff(unifiedDiff(output, mine, best.rendered), input.maxDiffChars ?? 12_000),
-      });
-    }
+    usedNetwork = true;
+    return network(image);
+  };
+  try {
+    const best = await renderAsCommitted(
+      template.text,
+      formatOf(output),
+      mine,
+      { resolveBundle, ...(migrate ? { migrateLevel: migrate } : {}) },
+      opmBehavioursFor(template.kind),
+      (a, b) => lineDiff(a, b).length,
+    );
+    return { best, bundlesFrom: usedNetwork ? [] : order.filter((o) => usedOutputs.has(o)), migrate };
+  } catch (error) {
+    return { error };
   }
-  return results;
+}
+
+function renderFailure(mapping: TemplateMappingInput, err: unknown): Diagnostic {
+  const message = (err as Error).message;
+  return {
+    rule: 'TEMPLATE-RENDER',
+    level: 'error',
+    message: `${mapping.template} cannot be rendered: ${message}`,
+    file: mapping.template,
+    line: lineOfMessage(message) ?? 1,
+    hint: fromRegistry(err)
+      ? 'A registry could not give the bundle image: check that it exists and that catalog-bot may pull it, then `/retest`.'
+      : 'Fix the template (or the bundle image it names) so that opm alpha render-template can render it.',
+  };
+}
+
+/** The render against the committed output: ok, missing or differing (with a finding and the diff). */
+function compareOutput(
+  mapping: TemplateMappingInput,
+  input: TemplatesCheckInput,
+  output: string,
+  mine: string | undefined,
+  { best, bundlesFrom, migrate }: OutputRender & { best: BehaviourMatch },
+  findings: Diagnostic[],
+): OutputResult {
+  const command = renderCommand(mapping.template, output, migrate, best.opm, bundlesFrom);
+  if (mine === undefined) {
+    findings.push({
+      rule: 'TEMPLATE-OUTPUT-MISSING',
+      level: 'error',
+      message: `${output} is rendered from ${mapping.template} but is not committed`,
+      file: mapping.template,
+      line: 1,
+      hint: `Run \`${command}\` and commit the file, or comment \`/render\`.`,
+    });
+    return { output, status: 'missing', rendered: best.rendered };
+  }
+  if (best.rendered === mine) return { output, status: 'ok', opm: best.opm };
+  const first = lineDiff(mine, best.rendered)[0];
+  findings.push({
+    rule: 'TEMPLATE-OUT-OF-DATE',
+    level: 'error',
+    message: `${output} is not the render of ${mapping.template} (${best.changes} line${best.changes === 1 ? '' : 's'} differ)`,
+    file: output,
+    line: first?.op === '-' ? first.line : Math.max(1, first?.line ?? 1),
+    hint: `Run \`${command}\` and commit the result, or comment \`/render\`.`,
+  });
+  return {
+    output,
+    status: 'differs',
+    opm: best.opm,
+    rendered: best.rendered,
+    before: mine,
+    diff: capDiff(unifiedDiff(output, mine, best.rendered), input.maxDiffChars ?? 12_000),
+  };
 }
 
 /** The check over every mapping. */

@@ -5,6 +5,7 @@
 import { gunzipSync } from 'node:zlib';
 import { goStringCompare } from '../catalog/go/gostrings.js';
 import { parseBundle, renderParsedBundle, type ParsedBundle } from '../catalog/bundle.js';
+import { bundleObjectTexts, type PropertyLike } from '../catalog/property.js';
 import { BundleRenderError, type BundleResolver, type ResolvedBundle } from '../catalog/templates/index.js';
 
 // The core declares the error (the templates report it as a render failure); publishing throws it.
@@ -235,9 +236,7 @@ export function bundleManifests(renderer: BundleRenderer): (image: string) => Pr
   return async (image) => {
     try {
       const { blob } = await renderer.render(image);
-      return (blob.properties as { type: string; value: { data?: string } }[])
-        .filter((p) => p.type === 'olm.bundle.object' && typeof p.value.data === 'string')
-        .map((p) => Buffer.from(p.value.data!, 'base64').toString('utf8'));
+      return bundleObjectTexts(blob.properties as PropertyLike[]);
     } catch (err) {
       if (err instanceof BundleRenderError) return undefined;
       throw err;

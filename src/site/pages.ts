@@ -7,7 +7,7 @@ import type { Model, ModelBundle, ModelChannel, ModelPackage } from '../catalog/
 import { channelGraph } from '../catalog/olm/graph.js';
 import { dependencyIndex, formatGvk, matches, type CatalogBundle } from '../catalog/olm/dependencies.js';
 import { formatVersion } from '../catalog/versions/semver.js';
-import { PROPERTY_CSV_METADATA, PROPERTY_GVK } from '../catalog/property.js';
+import { parseProperties, PROPERTY_GVK } from '../catalog/property.js';
 import type { OcpMatrix } from '../checks/ocp-continuity.js';
 import {
   channelEdges,
@@ -289,9 +289,8 @@ interface CrdRow {
 
 /** The CRDs the CSV owns, from `olm.csv.metadata` `crdDescriptions` (what OperatorHub lists). */
 function ownedCrds(b: ModelBundle): CrdRow[] {
-  const meta = b.properties.find((p) => p.type === PROPERTY_CSV_METADATA)?.value as
-    { crdDescriptions?: { owned?: unknown } } | undefined;
-  const owned = meta?.crdDescriptions?.owned;
+  const descriptions = parseProperties(b.properties).csvMetadatas[0]?.crdDescriptions;
+  const owned = (descriptions as { owned?: unknown } | undefined)?.owned;
   return Array.isArray(owned) ? owned.filter((o): o is CrdRow => typeof o === 'object' && o !== null) : [];
 }
 
@@ -338,12 +337,7 @@ export function bundlePage(catalog: SiteCatalog, pkg: ModelPackage, entries: Mod
     ({ bundle, text: why }) =>
       `<li>${anchor(path, bundlePath(catalog.name, bundle.package, bundle.name), bundle.name)} (${text(bundle.package)}): ${text(why)}</li>`,
   );
-  const displayName = str(
-    (
-      first.properties.find((p) => p.type === PROPERTY_CSV_METADATA)?.value as
-        { displayName?: unknown } | undefined
-    )?.displayName,
-  );
+  const displayName = str(parseProperties(first.properties).csvMetadatas[0]?.displayName);
   const properties = first.properties.map(
     (p) => `<details><summary>${code(p.type)}</summary>${jsonBlock(p.value)}</details>`,
   );
