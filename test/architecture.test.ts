@@ -17,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
@@ -211,6 +212,31 @@ function runnerOutsideGitFolder(graph: Map<string, string[]>): string[] {
     .map(([file]) => file);
 }
 
+/** Where a function may not be longer than MAX_FUNCTION_LINES: the App and the checks (docs/architecture.md, "Named steps"). */
+const STEPS_RULE =
+  /^(checks|handlers|flows|github|publish|commands|git)\/|^(app|server|reconcile|jobs|queue|redis-queue|cli)\.ts$/;
+const MAX_FUNCTION_LINES = 100;
+
+/** Every function (declared, method, arrow or expression) longer than `max` lines: "file:line name (lines)". */
+function longFunctions(texts: Map<string, string>, max = MAX_FUNCTION_LINES): string[] {
+  const found: string[] = [];
+  for (const [file, text] of texts) {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1;
+    const visit = (node: ts.Node): void => {
+      if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+        const lines = lineOf(node.getEnd()) - lineOf(node.getStart()) + 1;
+        const named = node.name ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name : undefined);
+        if (lines > max)
+          found.push(`${file}:${lineOf(node.getStart())} ${named?.getText() ?? '(anonymous)'} (${lines})`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
 describe('architecture of src/', () => {
   const graph = importGraph();
 
@@ -302,6 +328,32 @@ describe('architecture of src/', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('has no function over 100 lines in the App and the checks (named steps)', () => {
+    const texts = new Map(
+      sourceFiles(SRC)
+        .filter((f) => STEPS_RULE.test(f))
+        .map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]),
+    );
+    // The rule sees the folders it guards, or it checks nothing.
+    expect([...texts.keys()].filter((f) => f.startsWith('checks/')).length).toBeGreaterThan(10);
+    expect(longFunctions(texts)).toEqual([]);
+  });
+
+  it('finds a long function, however it is written', () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `  step${i}();`).join('\n');
+    const texts = new Map([
+      ['checks/a.ts', `export function long() {\n${body(99)}\n}`],
+      ['flows/x/b.ts', `const arrow = async () => {\n${body(99)}\n};`],
+      ['handlers/c.ts', `class C {\n  method() {\n${body(100)}\n  }\n}`],
+      ['handlers/d.ts', `export function exactly100() {\n${body(98)}\n}`],
+    ]);
+    expect(longFunctions(texts)).toEqual([
+      'checks/a.ts:1 long (101)',
+      'flows/x/b.ts:1 arrow (101)',
+      'handlers/c.ts:2 method (102)',
+    ]);
   });
 
   it('finds a cycle and a layer violation when there is one', () => {
