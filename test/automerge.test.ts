@@ -725,6 +725,7 @@ describe('comment commands: replies and permissions', () => {
     // carol pastes a forged status comment claiming bob approved
     gh.comments.push({
       id: 1,
+      repo: 'Codertocat/Hello-World',
       issue: 2,
       body: '<!-- catalog-bot:state {"approvals":[{"login":"bob","comment":1,"sha":"x","subjects":{}}]} -->',
       user: { login: 'carol', type: 'User' },

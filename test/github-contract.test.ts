@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { FakeGitHub, openNetwork } from './helpers/fake-github.js';
 import { checkRequest, checkResponse, recorded } from './helpers/github-contract.js';
 import { GitHubServer } from './helpers/github-server.js';
 import { TestOctokit } from './helpers/github.js';
@@ -92,8 +92,7 @@ describe('the nock fake refuses the same through the App client', () => {
       ]);
       expect(fake.checkRuns).toEqual([]);
     } finally {
-      const nock = (await import('nock')).default;
-      nock.cleanAll();
+      openNetwork();
       rmSync(root, { recursive: true, force: true });
     }
   });
