@@ -199,6 +199,15 @@ export interface ModelRequest {
 
 export type Reply = [number, unknown, Record<string, string>?];
 
+/** One request to a repository's routes: `rest` is the path after /repos/{owner}/{repo}. */
+interface RouteCall {
+  repo: ModelRepo;
+  method: string;
+  rest: string;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+}
+
 type Fault = { kind: '5xx'; status: number } | { kind: 'primary' | 'secondary' | '429'; until: number };
 
 /** One injected answer: a 5xx status, or a rate limit that asks for `seconds` (default 1). */
@@ -630,13 +639,17 @@ export class GitHubModel {
     if (!repo) return notFound;
     const rest = m[3] ?? '';
     return (
-      this.#checkRunRoute(repo, method, rest, query, body) ??
-      this.#commitRoute(repo, method, rest, query) ??
-      this.#pullRoute(repo, method, rest, query, body) ??
-      this.#repositoryRoute(repo, method, rest) ??
-      this.#gitDataRoute(repo, method, rest, body) ??
-      this.#issueRoute(repo, method, rest, body) ??
-      notFound
+      [
+        this.#checkRunRoute,
+        this.#commitRoute,
+        this.#pullRoute,
+        this.#repositoryRoute,
+        this.#gitDataRoute,
+        this.#issueRoute,
+      ].reduce<Reply | undefined>(
+        (answer, route) => answer ?? route.call(this, { repo, method, rest, query, body }),
+        undefined,
+      ) ?? notFound
     );
   }
 
@@ -674,13 +687,7 @@ export class GitHubModel {
     return undefined;
   }
 
-  #checkRunRoute(
-    repo: ModelRepo,
-    method: string,
-    rest: string,
-    query: URLSearchParams,
-    body: Record<string, unknown>,
-  ): Reply | undefined {
+  #checkRunRoute({ repo, method, rest, query, body }: RouteCall): Reply | undefined {
     const full = `${repo.owner}/${repo.name}`;
     let m: RegExpExecArray | null;
     if (method === 'POST' && rest === '/check-runs') {
@@ -733,7 +740,7 @@ export class GitHubModel {
   }
 
   /** Commit lists (by date, newest first, like GitHub), comparisons, associated pull requests, contents. */
-  #commitRoute(repo: ModelRepo, method: string, rest: string, query: URLSearchParams): Reply | undefined {
+  #commitRoute({ repo, method, rest, query }: RouteCall): Reply | undefined {
     if (method !== 'GET') return undefined;
     let m: RegExpExecArray | null;
     if (rest === '/commits') {
@@ -770,13 +777,7 @@ export class GitHubModel {
     return undefined;
   }
 
-  #pullRoute(
-    repo: ModelRepo,
-    method: string,
-    rest: string,
-    query: URLSearchParams,
-    body: Record<string, unknown>,
-  ): Reply | undefined {
+  #pullRoute({ repo, method, rest, query, body }: RouteCall): Reply | undefined {
     let m: RegExpExecArray | null;
     const pull = (n: string | undefined) => repo.pulls.get(Number(n));
     if (method === 'GET' && (m = /^\/pulls\/(\d+)$/.exec(rest))) {
@@ -876,7 +877,7 @@ export class GitHubModel {
   }
 
   /** The repository, its branches, their rules, permissions. */
-  #repositoryRoute(repo: ModelRepo, method: string, rest: string): Reply | undefined {
+  #repositoryRoute({ repo, method, rest }: RouteCall): Reply | undefined {
     if (method !== 'GET') return undefined;
     let m: RegExpExecArray | null;
     if (rest === '')
@@ -923,12 +924,7 @@ export class GitHubModel {
   }
 
   /** The git data API and dispatches, carried out on the bare repository. */
-  #gitDataRoute(
-    repo: ModelRepo,
-    method: string,
-    rest: string,
-    body: Record<string, unknown>,
-  ): Reply | undefined {
+  #gitDataRoute({ repo, method, rest, body }: RouteCall): Reply | undefined {
     let m: RegExpExecArray | null;
     if (method === 'POST' && rest === '/git/trees') {
       const b = body as {
@@ -992,12 +988,7 @@ export class GitHubModel {
   }
 
   /** Comments, labels, reactions, the timeline. */
-  #issueRoute(
-    repo: ModelRepo,
-    method: string,
-    rest: string,
-    body: Record<string, unknown>,
-  ): Reply | undefined {
+  #issueRoute({ repo, method, rest, body }: RouteCall): Reply | undefined {
     const full = `${repo.owner}/${repo.name}`;
     const bot = { login: `${this.slug}[bot]`, type: 'Bot' as const };
     let m: RegExpExecArray | null;
