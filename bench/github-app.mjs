@@ -19,8 +19,8 @@ const project = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 
 /**
- * GitHubServer from test/helpers/github-server.ts with its contract checker
- * (test/helpers/github-contract.ts), transpiled into the project's cache so that their
+ * GitHubServer from test/helpers/github-server.ts with the model it serves (github-model.ts)
+ * and its contract checker (test/helpers/github-contract.ts), transpiled into the project's cache so that their
  * packages (ajv, @octokit/openapi) resolve; vitest's hooks, which only fail a running test,
  * are stubbed.
  */
@@ -41,8 +41,11 @@ export async function loadGitHubServer() {
       'export const afterAll = () => {};\nexport const afterEach = () => {};\n',
     );
     transpile('github-contract', (text) => text.replace(/from ['"]vitest['"]/, "from './vitest-hooks.mjs'"));
-    transpile('github-server', (text) =>
+    transpile('github-model', (text) =>
       text.replace(/from ['"]\.\/github-contract\.js['"]/, "from './github-contract.mjs'"),
+    );
+    transpile('github-server', (text) =>
+      text.replace(/from ['"]\.\/github-model\.js['"]/g, "from './github-model.mjs'"),
     );
     return await import(pathToFileURL(join(out, 'github-server.mjs')).href);
   } finally {

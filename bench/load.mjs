@@ -24,7 +24,7 @@ const project = fileURLToPath(new URL('..', import.meta.url));
 export async function loadFleet() {
   const out = join(project, 'node_modules', '.cache', 'catalog-bot-fleet');
   mkdirSync(out, { recursive: true });
-  for (const name of ['github-server', 'fleet']) {
+  for (const name of ['github-model', 'github-server', 'fleet']) {
     const source = readFileSync(join(project, 'test', 'helpers', `${name}.ts`), 'utf8');
     const { outputText } = ts.transpileModule(source, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },

@@ -1,10 +1,10 @@
 // Comment commands and auto-merge, end to end through the App: Probot's server on 127.0.0.1
 // with signed webhooks, a real bare repository, the real mirror and checks, and GitHub's API
-// as a small stateful fake (nock).
+// as the one fake (test/helpers/github-model.ts, its nock skin).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { readState } from '../src/handlers/pr-state.js';
@@ -14,50 +14,12 @@ import { reconcile } from '../src/reconcile.js';
 import { enqueueChecks } from '../src/handlers/pull-request.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
+import { FOO_ROOT, fooBundle, fooCatalogFiles, fooChannel, fooConfig, WorkRepo } from './helpers/foo-repo.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
 
-const CONFIG = `catalogs: [catalogs/*]
-maintainers: [alice]
-ownership:
-  ownersFiles: true
-  packageOwners: operators/{package}/OWNERS
-  newPackages: maintainers
-automerge:
-  enabled: true
-  method: squash
-# The tests have no network: quay.io cannot be asked, which may not block a merge here.
-images:
-  unverifiableRegistries: [quay.io]
-`;
-
-const bundle = (version: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: quay.io/example/foo-bundle:v${version}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
-
-const CHANNEL = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.0.1
-    replaces: foo.v1.0.0
-  - name: foo.v1.0.2
-    replaces: foo.v1.0.1
-`;
-const ROOT = 'catalogs/v4.21/foo';
+const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
+const bundle = fooBundle;
+const ROOT = FOO_ROOT;
 
 interface Repo {
   bare: string;
@@ -74,80 +36,51 @@ interface Repo {
   cleanup: () => void;
 }
 
+/** foo (test/helpers/foo-repo.ts) owned by bob and erin, and the pull requests' heads. */
 function buildRepo(): Repo {
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-merge-'));
-  const work = join(root, 'work');
-  const bare = join(root, 'origin.git');
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const write = (files: Record<string, string>) => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), text);
-    }
-  };
-  const commit = (message: string) => {
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', message);
-    return git(work, 'rev-parse', 'HEAD');
-  };
-  execFileSync('git', ['init', '-q', '-b', 'main', work]);
-  write({
-    '.github/catalog-bot.yml': CONFIG,
+  const r = new WorkRepo('catalog-bot-merge-');
+  const base = r.commit('base', {
+    '.github/catalog-bot.yml': fooConfig({ automerge: 'squash' }),
     'operators/foo/OWNERS': 'approvers: [bob, erin]\n',
     'README.md': 'catalog\n',
-    [`${ROOT}/catalog.yaml`]: CHANNEL,
-    [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
-    [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
-    [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
   });
-  const base = commit('base');
-  git(work, 'checkout', '-q', '-b', 'top');
-  write({
-    [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-      'entries:\n',
-      'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-    ),
-    [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-  });
-  const top = commit('top');
-  git(work, 'checkout', '-q', '-b', 'bottom', base);
-  write({
-    [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-  });
-  const bottom = commit('bottom');
-  write({
-    [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed'),
-  });
-  const bottomChanged = commit('bottom changed');
-  git(work, 'checkout', '-q', '-B', 'bottom2', bottom);
-  write({ 'README.md': 'catalog, with notes\n' });
-  const bottomReadme = commit('bottom readme');
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git(
-    work,
-    'push',
-    '-q',
-    bare,
-    'main:refs/heads/main',
-    `${top}:refs/pull/1/head`,
-    `${bottom}:refs/pull/2/head`,
-    `${bottom}:refs/heads/pr-2`,
-    `${bottomChanged}:refs/heads/bottom-changed`,
-    `${bottomReadme}:refs/heads/bottom-readme`,
+  const top = r.commit(
+    'top',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+        'entries:\n',
+        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+      ),
+      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+    },
+    base,
   );
+  const bottom = r.commit(
+    'bottom',
+    {
+      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+    },
+    base,
+  );
+  const fixed = bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed');
+  const bottomChanged = r.commit('bottom changed', { [`${ROOT}/bundle-1.1.0.yaml`]: fixed }, bottom);
+  const bottomReadme = r.commit('bottom readme', { 'README.md': 'catalog, with notes\n' }, bottom);
+  r.push(base, 'refs/heads/main');
+  r.push(top, 'refs/pull/1/head');
+  r.push(bottom, 'refs/pull/2/head', 'refs/heads/pr-2');
+  r.push(bottomChanged, 'refs/heads/bottom-changed');
+  r.push(bottomReadme, 'refs/heads/bottom-readme');
   return {
-    bare,
+    bare: r.bare,
     base,
     top,
     bottom,
     bottomChanged,
     bottomReadme,
-    git: (...args) => git(bare, ...args),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    git: (...args) => r.gitIn(r.bare, ...args),
+    cleanup: () => r.cleanup(),
   };
 }
 
@@ -725,6 +658,7 @@ describe('comment commands: replies and permissions', () => {
     // carol pastes a forged status comment claiming bob approved
     gh.comments.push({
       id: 1,
+      repo: 'Codertocat/Hello-World',
       issue: 2,
       body: '<!-- catalog-bot:state {"approvals":[{"login":"bob","comment":1,"sha":"x","subjects":{}}]} -->',
       user: { login: 'carol', type: 'User' },

@@ -1,6 +1,6 @@
 // Bounded work (docs/security.md): one repository's hostile pull request never stalls the
 // App. Through the real HTTP server with signed webhooks, real git repositories and the
-// real checks (in their worker); only GitHub's API is answered by nock.
+// real checks (in their worker); only GitHub's API is the one fake (test/helpers/github-model.ts, its nock skin).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import nock from 'nock';
 import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
@@ -19,14 +18,15 @@ import { commandInWorker, MAX_COMMAND_REPLY } from '../src/handlers/command-work
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import { issueCommentPayload } from './helpers/app-server.js';
+import { answerFromModel, closeNetwork, openNetwork } from './helpers/fake-github.js';
+import { GitHubModel, type ModelCheckRun } from './helpers/github-model.js';
 import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
 
-const API = 'https://api.github.com';
 const OWNER = 'Codertocat';
 const exampleBase = fileURLToPath(new URL('../examples/catalog-repo/base/', import.meta.url));
 const dirs: string[] = [];
 
-/** A bare repository: `main` = the example catalog, `refs/pull/1/head` adds `files`. */
+/** A bare repository: `main` = the example catalog, `refs/pull/1/head` on it adds `files`. */
 function repoWith(files: Record<string, string>): { bare: string; base: string; head: string } {
   const root = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-'));
   dirs.push(root);
@@ -50,7 +50,7 @@ function repoWith(files: Record<string, string>): { bare: string; base: string; 
   git('commit', '-qm', 'head');
   const head = git('rev-parse', 'HEAD');
   execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git('push', '-q', bare, 'main:refs/heads/main', `${head}:refs/pull/1/head`);
+  git('push', '-q', bare, `${base}:refs/heads/main`, `${head}:refs/pull/1/head`);
   return { bare, base, head };
 }
 
@@ -107,65 +107,33 @@ const X_PACKAGE = {
   'catalogs/v4.21/x/catalog.json': '{"schema":"olm.package","name":"x","defaultChannel":"s"}\n',
 };
 
-interface Update {
-  id: number;
-  at: number;
-  body: { status?: string; conclusion?: string; output: { title: string; summary: string } };
-}
+/** GitHub for every repository of these tests: the one fake (test/helpers/github-model.ts). */
+const github = new GitHubModel({ account: OWNER });
 
-/** nock GitHub's API for one repository's pull request #1; the run ids are `idBase + n`. */
-function mockRepo(
-  name: string,
-  repo: { head: string; base: string },
-  idBase: number,
-  patches: number = PR_CHECK_NAMES.length,
-) {
-  const path = `/repos/${OWNER}/${name}`;
-  const updates: Update[] = [];
-  const ids = new Map<string, number>();
-  nock(API)
-    .post(`${path}/check-runs`)
-    .times(PR_CHECK_NAMES.length)
-    .reply(201, (_uri, body) => {
-      const id = idBase + ids.size + 1;
-      ids.set((body as { name: string }).name, id);
-      return { id, name: (body as { name: string }).name };
-    })
-    .get(`${path}/pulls/1`)
-    .reply(200, { number: 1, head: { sha: repo.head }, base: { sha: repo.base }, labels: [] })
-    .patch(new RegExp(`^${path}/check-runs/\\d+$`))
-    .times(patches)
-    .reply(200, (uri, body) => {
-      updates.push({ id: Number(uri.split('/').pop()), at: performance.now(), body: body as Update['body'] });
-      return {};
-    })
-    .get(`${path}/issues/1/comments`)
-    .query(true)
-    .optionally()
-    .reply(200, [])
-    .post(`${path}/issues/1/labels`)
-    .optionally()
-    .reply(200, []);
-  // The job that records the pull request's head (for /approve, docs/security.md) reads the
-  // timeline, the pull request and the comments, then writes the bot's status comment: answered
-  // as GitHub does for a new pull request. Unanswered, that job fails as if GitHub were down and
-  // the queue retries it with back-off (15 s) before the test may look at the results.
-  nock(API)
-    .persist()
-    .get(`${path}/issues/1/timeline`)
-    .query(true)
-    .reply(200, [])
-    .get(`${path}/pulls/1`)
-    .reply(200, { number: 1, head: { sha: repo.head }, base: { sha: repo.base }, labels: [] })
-    .get(`${path}/issues/1/comments`)
-    .query(true)
-    .reply(200, [])
-    .post(`${path}/issues/1/comments`)
-    .reply(201, (_uri, body) => ({ id: idBase + 99, body: (body as { body: string }).body }));
-  const completed = () => updates.filter((u) => u.body.status === 'completed');
-  const byName = (check: string) => completed().find((u) => u.id === ids.get(check));
-  const requestsFor = (check: string) => updates.filter((u) => u.id === ids.get(check));
-  return { updates, completed, byName, requestsFor };
+/** Repository `name` on the fake, with pull request #1 by alice; what the App wrote to its check runs. */
+function mockRepo(name: string, repo: { bare: string; head: string }, id: number) {
+  const full = `${OWNER}/${name}`;
+  github.addPull(github.addRepo({ owner: OWNER, name, id, bare: repo.bare }), {
+    number: 1,
+    head: repo.head,
+    author: 'alice',
+  });
+  const completed = () =>
+    github.checkRuns
+      .filter((r) => r.repo === full && r.status === 'completed')
+      .map((run) => ({
+        at: run.completedAt!,
+        body: run as ModelCheckRun & { output: { title: string; summary: string } },
+      }));
+  const byName = (check: string) => completed().find((u) => u.body.name === check);
+  /** The updates (PATCH) the App sent to the run of `check`. */
+  const requestsFor = (check: string) => {
+    const run = github.checkRuns.find((r) => r.repo === full && r.name === check);
+    return github.requests
+      .filter((q) => q.method === 'PATCH' && q.path === `/repos/${full}/check-runs/${run?.id}`)
+      .map((q) => ({ body: q.body as { output: object } }));
+  };
+  return { completed, byName, requestsFor };
 }
 
 /**
@@ -194,52 +162,22 @@ function bigCatalog(count: number): Record<string, string> {
   return { 'catalogs/v4.21/big/catalog.json': lines.join('\n') + '\n' };
 }
 
-/** nock GitHub's API for comments on one repository's pull request #1: the replies and reactions it gets. */
-function mockComments(name: string, repo: { head: string; base: string }) {
-  const path = `/repos/${OWNER}/${name}`;
-  const replies: { at: number; body: string }[] = [];
-  const reactions: { comment: number; content: string }[] = [];
-  const pull = {
-    number: 1,
-    state: 'open',
-    user: { login: 'alice' },
-    head: { sha: repo.head, ref: 'pr-1', repo: { full_name: `${OWNER}/${name}` } },
-    base: { sha: repo.base, ref: 'main' },
-    labels: [],
+/** Repository `name` on the fake, with pull request #1 from its branch pr-1: the replies and reactions it gets. */
+function mockComments(name: string, repo: { bare: string; head: string }) {
+  const full = `${OWNER}/${name}`;
+  // What an edit command (`/promote`) reads of the branch it would write to.
+  execFileSync('git', ['-C', repo.bare, 'update-ref', 'refs/heads/pr-1', repo.head]);
+  mockRepo(name, repo, 90_000 + github.repos.size);
+  return {
+    get replies() {
+      return github.comments.filter((c) => c.repo === full).map((c) => ({ body: c.body }));
+    },
+    get reactions() {
+      return github.reactions
+        .filter((r) => r.repo === full)
+        .map(({ comment, content }) => ({ comment, content }));
+    },
   };
-  nock(API)
-    .persist()
-    .get(`${path}/pulls/1`)
-    .reply(200, pull)
-    // What an edit command (`/promote`) reads of the branch it would write to.
-    .get(path)
-    .reply(200, { full_name: `${OWNER}/${name}`, default_branch: 'main' })
-    .get(`${path}/branches/pr-1`)
-    .reply(200, {
-      name: 'pr-1',
-      protected: false,
-      commit: { sha: repo.head, commit: { tree: { sha: 'f'.repeat(40) } } },
-    })
-    .get(`${path}/rules/branches/pr-1`)
-    .query(true)
-    .reply(200, [])
-    .get(`${path}/issues/1/comments`)
-    .query(true)
-    .reply(200, [])
-    .post(new RegExp(`^${path}/issues/comments/\\d+/reactions$`))
-    .reply(201, (uri, body) => {
-      reactions.push({
-        comment: Number(uri.split('/').at(-2)),
-        content: (body as { content: string }).content,
-      });
-      return {};
-    })
-    .post(`${path}/issues/1/comments`)
-    .reply(201, (_uri, body) => {
-      replies.push({ at: performance.now(), body: (body as { body: string }).body });
-      return { id: 1, body: (body as { body: string }).body };
-    });
-  return { replies, reactions };
 }
 
 describe('bounded work: a hostile pull request does not stall the App', () => {
@@ -255,14 +193,8 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '8000';
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-work-'));
     dirs.push(workDir);
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    nock(API)
-      .persist()
-      .post('/app/installations/4242/access_tokens')
-      .reply(201, () => ({ token: 'ghs_test', expires_at: new Date(Date.now() + 3600_000).toISOString() }))
-      .get('/app')
-      .reply(200, { id: 123, slug: 'catalog-bot' });
+    closeNetwork();
+    answerFromModel(github);
     queue = new InProcessQueue();
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -301,8 +233,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     if (saved === undefined) delete process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
     else process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved;
     await server?.stop();
-    nock.cleanAll();
-    nock.enableNetConnect();
+    openNetwork();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
@@ -385,7 +316,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     const healthz = slowestHealthz(() => finished);
     const started = performance.now();
     await deliver(names[0], ids[0], a);
-    const sentB = performance.now();
+    const sentB = Date.now();
     await deliver(names[1], ids[1], b);
     await queue.onIdle();
     finished = true;
@@ -435,7 +366,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     let finished = false;
     const healthz = slowestHealthz(() => finished);
     await deliverComment('big', 9010, big, '/explain big.v1.79.99', 71);
-    const sentB = performance.now();
+    const sentB = Date.now();
     await deliver('repo-g', 9011, b);
     await queue.onIdle();
     finished = true;
@@ -498,8 +429,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     // 128 KiB: about 1,900 entries, 3,800 findings, well past the 1000 validation keeps and
     // the 200 annotations shown (a bigger file only costs time; the heap tests below use 10 MB).
     const repo = repoWith({ ...X_PACKAGE, 'catalogs/v4.21/x/bad.json': invalidEntries(128 * 1024) });
-    // Room for every request the App might make: the test counts them.
-    const gh = mockRepo('repo-e', repo, 3000, 10_000);
+    const gh = mockRepo('repo-e', repo, 3000);
     await deliver('repo-e', 9005, repo);
     await queue.onIdle();
     expect(gh.completed()).toHaveLength(PR_CHECK_NAMES.length);

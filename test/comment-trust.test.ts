@@ -414,6 +414,7 @@ properties:
     // A reply quoting the marker as it is (an older version of the bot, or a way around the quoting).
     gh.comments.push({
       id: 1,
+      repo: 'Codertocat/Hello-World',
       issue: 2,
       body: `Not merged: \`${marker}\` does not load`,
       user: { login: 'catalog-bot[bot]', type: 'Bot' },

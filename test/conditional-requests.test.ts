@@ -1,44 +1,63 @@
-import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConditionalCache, useConditionalRequests } from '../src/github/conditional-requests.js';
+import { closeNetwork, FakeGitHub, openNetwork } from './helpers/fake-github.js';
 import { TestOctokit } from './helpers/github.js';
 
 describe('conditional requests', () => {
-  beforeEach(() => nock.disableNetConnect());
+  let root: string;
+  let gh: FakeGitHub;
+  beforeEach(() => {
+    closeNetwork();
+    root = mkdtempSync(join(tmpdir(), 'conditional-'));
+    const bare = join(root, 'r.git');
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', bare, ...args], { encoding: 'utf8' }).trim();
+    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
+    const tree = git('hash-object', '-t', 'tree', '-w', '/dev/null');
+    const main = git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit-tree', tree, '-m', 'm');
+    git('update-ref', 'refs/heads/main', main);
+    // GitHub sends ETags and answers 304 to a request that names the one it has (the one fake).
+    gh = new FakeGitHub('o', 'r', bare);
+    gh.model.etags = true;
+    gh.addPull({ number: 7, head: main, author: 'alice' });
+  });
   afterEach(() => {
-    nock.cleanAll();
-    nock.enableNetConnect();
+    openNetwork();
+    rmSync(root, { recursive: true, force: true });
   });
 
   it('sends the last ETag and takes a 304 from the cache; other methods and scopes are left alone', async () => {
     const cache = new ConditionalCache();
     const octokit = new TestOctokit({ auth: 'token' });
     useConditionalRequests(octokit as never, cache, 'installation-1');
-    const pr = { number: 7, head: { sha: 'a'.repeat(40) } };
-    const api = nock('https://api.github.com')
-      .get('/repos/o/r/pulls/7')
-      .reply(200, pr, { etag: '"v1"' })
-      .get('/repos/o/r/pulls/7')
-      .matchHeader('if-none-match', '"v1"')
-      .reply(304)
-      .post('/repos/o/r/issues/7/comments')
-      .matchHeader('if-none-match', (v) => v === undefined)
-      .reply(201, { id: 1 });
     const first = await octokit.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 7 });
     const second = await octokit.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 7 });
     await octokit.rest.issues.createComment({ owner: 'o', repo: 'r', issue_number: 7, body: 'hi' });
-    expect(api.isDone()).toBe(true);
+    const asked = gh.requests.map(
+      (r) => `${r.method} ${r.path} ${r.status}${r.conditional ? ' conditional' : ''}`,
+    );
+    expect(asked).toEqual([
+      'GET /repos/o/r/pulls/7 200',
+      'GET /repos/o/r/pulls/7 304 conditional',
+      'POST /repos/o/r/issues/7/comments 201',
+    ]);
     expect(second.data).toEqual(first.data);
     expect(second.status).toBe(200);
     expect(cache.hits).toBe(1);
-    // Another installation's client does not see this one's answers.
+    // Another installation's client does not see this one's answers: it asks without an ETag
+    // and reads what GitHub has now.
+    gh.pulls.get(7)!.labels.push('changed');
     const other = new TestOctokit({ auth: 'token' });
     useConditionalRequests(other as never, cache, 'installation-2');
-    nock('https://api.github.com')
-      .get('/repos/o/r/pulls/7')
-      .matchHeader('if-none-match', (v) => v === undefined)
-      .reply(200, { ...pr, number: 8 });
-    expect((await other.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 7 })).data.number).toBe(8);
+    const fresh = await other.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 7 });
+    expect(gh.requests.at(-1)).toMatchObject({ status: 200 });
+    expect(gh.requests.at(-1)?.conditional).toBeUndefined();
+    expect(fresh.data.labels.map((l) => l.name)).toEqual(['changed']);
+    expect(cache.hits).toBe(1);
   });
 
   it('keeps at most its limit of answers, dropping the least recently used', () => {

@@ -5,13 +5,29 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { FakeGitHub, openNetwork } from './helpers/fake-github.js';
 import { checkRequest, checkResponse, recorded } from './helpers/github-contract.js';
 import { GitHubServer } from './helpers/github-server.js';
 import { TestOctokit } from './helpers/github.js';
 
 const annotation = { path: 'a.yaml', start_line: 1, end_line: 1, annotation_level: 'failure', message: 'm' };
 const run = (extra: object) => ({ name: 'catalog-bot/validate', head_sha: 'a'.repeat(40), ...extra });
+
+/** What GitHub refuses, and the violation each is recorded as. */
+const refused: [object, string][] = [
+  [
+    run({ output: { title: 't', summary: 's', annotations: Array(51).fill(annotation) } }),
+    'request POST /repos/{owner}/{repo}/check-runs: body/output/annotations: must NOT have more than 50 items',
+  ],
+  [
+    run({ conclusion: 'passed' }),
+    'request POST /repos/{owner}/{repo}/check-runs: body/conclusion: must be equal to one of the allowed values: action_required, cancelled, failure, neutral, success, skipped, stale, timed_out',
+  ],
+  [
+    run({ output: { title: 't', summary: 'x'.repeat(65_536) } }),
+    'request POST /repos/{owner}/{repo}/check-runs: body/output/summary: must NOT have more than 65535 characters',
+  ],
+];
 
 /** The violations the fake recorded, taken so the hook does not fail this test for them. */
 function taken(): string[] {
@@ -39,21 +55,7 @@ describe('a check run GitHub would refuse is refused', () => {
     });
 
   it('51 annotations, an unknown conclusion, a summary over 65,535 characters', async () => {
-    const cases: [object, string][] = [
-      [
-        run({ output: { title: 't', summary: 's', annotations: Array(51).fill(annotation) } }),
-        'request POST /repos/{owner}/{repo}/check-runs: body/output/annotations: must NOT have more than 50 items',
-      ],
-      [
-        run({ conclusion: 'passed' }),
-        'request POST /repos/{owner}/{repo}/check-runs: body/conclusion: must be equal to one of the allowed values: action_required, cancelled, failure, neutral, success, skipped, stale, timed_out',
-      ],
-      [
-        run({ output: { title: 't', summary: 'x'.repeat(65_536) } }),
-        'request POST /repos/{owner}/{repo}/check-runs: body/output/summary: must NOT have more than 65535 characters',
-      ],
-    ];
-    for (const [body, violation] of cases) {
+    for (const [body, violation] of refused) {
       const res = await post(body);
       expect(res.status).toBe(422);
       expect(taken()).toEqual([violation]);
@@ -75,25 +77,22 @@ describe('a check run GitHub would refuse is refused', () => {
 });
 
 describe('the nock fake refuses the same through the App client', () => {
-  it('an Octokit request with 51 annotations fails with 422 and is recorded', async () => {
+  it('51 annotations, an unknown conclusion, a summary over 65,535 characters: each fails with 422 and is recorded', async () => {
     const root = mkdtempSync(join(tmpdir(), 'contract-'));
     try {
       execFileSync('git', ['init', '-q', '--bare', join(root, 'r.git')]);
       const fake = new FakeGitHub('o', 'r', join(root, 'r.git'));
       const octokit = new TestOctokit({ auth: 'ghs_test' });
-      const sent = octokit.rest.checks.create({
-        owner: 'o',
-        repo: 'r',
-        ...run({ output: { title: 't', summary: 's', annotations: Array(51).fill(annotation) } }),
-      } as Parameters<typeof octokit.rest.checks.create>[0]);
-      await expect(sent).rejects.toMatchObject({ status: 422 });
-      expect(taken()).toEqual([
-        'request POST /repos/{owner}/{repo}/check-runs: body/output/annotations: must NOT have more than 50 items',
-      ]);
+      for (const [body, violation] of refused) {
+        const sent = octokit.rest.checks.create({ owner: 'o', repo: 'r', ...body } as Parameters<
+          typeof octokit.rest.checks.create
+        >[0]);
+        await expect(sent).rejects.toMatchObject({ status: 422 });
+        expect(taken()).toEqual([violation]);
+      }
       expect(fake.checkRuns).toEqual([]);
     } finally {
-      const nock = (await import('nock')).default;
-      nock.cleanAll();
+      openNetwork();
       rmSync(root, { recursive: true, force: true });
     }
   });

@@ -1,147 +1,82 @@
 // Trust model (docs/security.md): results belong to (head, base, config), and mirrors follow
 // the repository, not its name. End to end through the real Probot server with signed
 // webhooks, real bare repositories (some behind a private git host that wants the token),
-// the real mirror and checks; GitHub's REST API is the stateful fake (nock).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// the real mirror and checks; GitHub's REST API is the one fake (github-model.ts, nock skin).
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import nock from 'nock';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { InProcessQueue } from '../src/queue.js';
 import { startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { closeNetwork, FakeGitHub, openNetwork } from './helpers/fake-github.js';
+import {
+  FOO_OWNERS,
+  FOO_ROOT,
+  fooBundle,
+  fooCatalogFiles,
+  fooChannel,
+  fooConfig,
+  WorkRepo,
+} from './helpers/foo-repo.js';
 import { startGitHttp, type GitHttpServer } from './helpers/git-http.js';
+import { installationToken } from './helpers/github-model.js';
 import { webhookExample, type Payload } from './helpers/github.js';
 
-const config = (maintainers: string[], method = 'squash') => `catalogs: [catalogs/*]
-maintainers: [${maintainers.join(', ')}]
-ownership:
-  ownersFiles: true
-  packageOwners: operators/{package}/OWNERS
-  newPackages: maintainers
-automerge:
-  enabled: true
-  method: ${method}
-# The tests have no network: quay.io cannot be asked, which may not block a merge here.
-images:
-  unverifiableRegistries: [quay.io]
-`;
+const config = (maintainers: string[], automerge: 'merge' | 'squash' = 'squash') =>
+  fooConfig({ maintainers, automerge });
+const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
+const bundle = fooBundle;
+const ROOT = FOO_ROOT;
+const OWNERS = FOO_OWNERS;
 
-const bundle = (version: string) => `---
-schema: olm.bundle
-package: foo
-name: foo.v${version}
-image: quay.io/example/foo-bundle:v${version}
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: ${version}
-`;
-
-const CHANNEL = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.0.1
-    replaces: foo.v1.0.0
-  - name: foo.v1.0.2
-    replaces: foo.v1.0.1
-`;
-const ROOT = 'catalogs/v4.21/foo';
-const OWNERS = 'operators/foo/OWNERS';
-
-/** A work tree and a bare repository; commits are made in the first and pushed to the second. */
-class Repo {
-  readonly root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
-  readonly work = join(this.root, 'work');
-  readonly bare = join(this.root, 'origin.git');
+/** foo (test/helpers/foo-repo.ts) owned by `owners`, on `main` of a bare origin. */
+class Repo extends WorkRepo {
   readonly base: string;
 
   constructor(owners: string[]) {
-    execFileSync('git', ['init', '-q', '-b', 'main', this.work]);
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', this.bare]);
-    this.base = this.commit(undefined, 'base', {
+    super('catalog-bot-trust-');
+    this.base = this.commit('base', {
       '.github/catalog-bot.yml': config(['alice']),
       [OWNERS]: `approvers: [${owners.join(', ')}]\n`,
       'README.md': 'catalog\n',
-      [`${ROOT}/catalog.yaml`]: CHANNEL,
-      [`${ROOT}/bundle-1.0.0.yaml`]: bundle('1.0.0'),
-      [`${ROOT}/bundle-1.0.1.yaml`]: bundle('1.0.1'),
-      [`${ROOT}/bundle-1.0.2.yaml`]: bundle('1.0.2'),
+      ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
     });
     this.push(this.base, 'refs/heads/main');
   }
 
-  git(cwd: string, ...args: string[]): string {
-    return execFileSync(
-      'git',
-      ['-C', cwd, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args],
-      { encoding: 'utf8' },
-    ).trim();
-  }
-
-  /** A commit on `parent` (none: the first) with `files` written. */
-  commit(parent: string | undefined, message: string, files: Record<string, string>): string {
-    if (parent) this.git(this.work, 'checkout', '-q', '--detach', parent);
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(this.work, path)), { recursive: true });
-      writeFileSync(join(this.work, path), text);
-    }
-    this.git(this.work, 'add', '-A');
-    this.git(this.work, 'commit', '-q', '--allow-empty', '-m', message);
-    return this.git(this.work, 'rev-parse', 'HEAD');
-  }
-
-  push(sha: string, ...refs: string[]): void {
-    this.git(this.work, 'push', '-q', '-f', this.bare, ...refs.map((r) => `${sha}:${r}`));
-  }
-
   /** bob (an owner of foo) adds v1.2.0 at the top of the channel. */
   top(): string {
-    return this.commit(this.base, 'top', {
-      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-        'entries:\n',
-        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-      ),
-      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-    });
+    return this.commit(
+      'top',
+      {
+        [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
+          'entries:\n',
+          'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+        ),
+        [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
+      },
+      this.base,
+    );
   }
 
   /** carol adds v1.1.0 at the bottom of the channel. */
   bottom(): string {
-    return this.commit(this.base, 'bottom', {
-      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-    });
+    return this.commit(
+      'bottom',
+      {
+        [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+        [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
+      },
+      this.base,
+    );
   }
 
   /** A commit on main (a merge someone did by hand); returns it. */
   advanceMain(message: string, files: Record<string, string>): string {
-    const main = this.git(this.bare, 'rev-parse', 'refs/heads/main');
-    const next = this.commit(main, message, files);
+    const next = this.commit(message, files, this.gitIn(this.bare, 'rev-parse', 'refs/heads/main'));
     this.push(next, 'refs/heads/main');
     return next;
-  }
-
-  /** What GitHub does on a merge: `head` merged into `branch`. */
-  mergeInto(branch: string, head: string): string {
-    const tree = this.git(this.bare, 'merge-tree', '--write-tree', branch, head).split('\n')[0]!;
-    const commit = this.git(this.bare, 'commit-tree', tree, '-p', branch, '-p', head, '-m', 'merge');
-    this.git(this.bare, 'update-ref', `refs/heads/${branch}`, commit);
-    return commit;
-  }
-
-  cleanup(): void {
-    rmSync(this.root, { recursive: true, force: true });
   }
 }
 
@@ -166,8 +101,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
   }
 
   beforeEach(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
+    closeNetwork();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
     // A lazy fetch without credentials must fail, never wait for a prompt.
     process.env.GIT_TERMINAL_PROMPT = '0';
@@ -177,8 +111,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     server = undefined;
     await git?.close();
     git = undefined;
-    nock.cleanAll();
-    nock.enableNetConnect();
+    openNetwork();
     repo?.cleanup();
     rmSync(workDir, { recursive: true, force: true });
   });
@@ -231,12 +164,14 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     async () => {
       await start(['bob']);
       const head = repo.bottom(); // carol changes foo, which only bob owns on main
-      const old = repo.commit(repo.base, 'old branch', {
-        '.github/catalog-bot.yml': config(['alice', 'carol']),
-      });
+      const old = repo.commit(
+        'old branch',
+        { '.github/catalog-bot.yml': config(['alice', 'carol']) },
+        repo.base,
+      );
       repo.push(old, 'refs/heads/old');
       repo.push(head, 'refs/pull/1/head', 'refs/pull/3/head');
-      gh.addPull({ number: 1, head, author: 'carol', onMerge: () => repo.mergeInto('main', head) });
+      gh.addPull({ number: 1, head, author: 'carol', onMerge: () => gh.mergeForReal('main', head) });
       gh.addPull({ number: 3, head, author: 'carol', base: 'old', mergeable_state: 'blocked' });
       await pullRequest(1);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
@@ -246,7 +181,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
       await otherSuiteCompleted(1);
       expect(gh.merges).toEqual([]);
-      expect(repo.git(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+      expect(repo.gitIn(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
     },
     TIMEOUT,
   );
@@ -258,7 +193,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       const head = repo.top(); // bob (foo's owner) adds v1.2.0 on his branch
       repo.push(head, 'refs/pull/1/head', 'refs/pull/2/head');
       // carol opens #2 from bob's branch into main: the same head, under her name.
-      gh.addPull({ number: 2, head, author: 'carol', onMerge: () => repo.mergeInto('main', head) });
+      gh.addPull({ number: 2, head, author: 'carol', onMerge: () => gh.mergeForReal('main', head) });
       await pullRequest(2);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
       expect(gh.merges).toEqual([]);
@@ -269,7 +204,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         head,
         author: 'bob',
         mergeable_state: 'blocked',
-        onMerge: () => repo.mergeInto('main', head),
+        onMerge: () => gh.mergeForReal('main', head),
       });
       await pullRequest(1);
       for (const name of CATALOG_CHANGE_CHECKS)
@@ -277,7 +212,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       // Any event that runs the gate for #2 does not merge it on #1's results.
       await otherSuiteCompleted(2);
       expect(gh.merges).toEqual([]);
-      expect(repo.git(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+      expect(repo.gitIn(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
       // And the other way: carol's red runs, checked again and now the newest, do not hold #1 back.
       await pullRequest(2, 'reopened');
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
@@ -293,7 +228,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     async () => {
       await start(['bob']);
       // A private repository: the gate reads the new config with the token, not by a lazy fetch.
-      git = await startGitHttp('ghs_fake');
+      git = await startGitHttp(installationToken(4242));
       cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
       const head = repo.top();
       repo.push(head, 'refs/pull/1/head');
@@ -305,7 +240,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         mergeable_state: 'blocked',
         onMerge: () => {
           runsAtMerge.push(gh.runsFor(head).filter((r) => r.status === 'completed').length);
-          return repo.mergeInto('main', head);
+          return gh.mergeForReal('main', head);
         },
       });
       await pullRequest(1);
@@ -335,7 +270,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         head,
         author: 'carol',
         labels: ['do-not-merge/hold'],
-        onMerge: () => repo.mergeInto('main', head),
+        onMerge: () => gh.mergeForReal('main', head),
       });
       await pullRequest(2);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
@@ -367,7 +302,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
         head,
         author: 'bob',
         mergeable_state: 'blocked',
-        onMerge: () => repo.mergeInto('main', head),
+        onMerge: () => gh.mergeForReal('main', head),
       });
       await pullRequest(1);
       expect(newest(head, 'catalog-bot/validate')?.conclusion).toBe('success');
@@ -388,14 +323,14 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     'a private repository: a pull request behind its base is checked and merged (merge-base blobs fetched with the token)',
     async () => {
       await start(['bob']);
-      git = await startGitHttp('ghs_fake');
+      git = await startGitHttp(installationToken(4242));
       cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
       const head = repo.top();
       repo.push(head, 'refs/pull/1/head');
       // main moved on since: the same file changed on both sides, so the merge base's
       // version of it is in neither the base tip nor the head.
       repo.advanceMain('a note', { [`${ROOT}/catalog.yaml`]: CHANNEL + '# maintained by bob\n' });
-      gh.addPull({ number: 1, head, author: 'bob', onMerge: () => repo.mergeInto('main', head) });
+      gh.addPull({ number: 1, head, author: 'bob', onMerge: () => gh.mergeForReal('main', head) });
       await pullRequest(1);
       for (const name of CATALOG_CHANGE_CHECKS) {
         const run = newest(head, name)!;
@@ -413,7 +348,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
     'a renamed repository (same id, new clone_url) is fetched from its new address',
     async () => {
       await start(['bob']);
-      git = await startGitHttp('ghs_fake');
+      git = await startGitHttp(installationToken(4242));
       cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
       const head = repo.top();
       repo.push(head, 'refs/pull/1/head');
@@ -423,9 +358,11 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       // Renamed: the old address is gone; the payloads carry the new one.
       git.unserve('/Codertocat/Hello-World.git');
       cloneUrl = git.serve('/Codertocat/Renamed.git', repo.bare);
-      const newer = repo.commit(head, 'newer', {
-        [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0') + '# note\n',
-      });
+      const newer = repo.commit(
+        'newer',
+        { [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0') + '# note\n' },
+        head,
+      );
       repo.push(newer, 'refs/pull/1/head');
       gh.pulls.get(1)!.head = newer;
       await pullRequest(1, 'synchronize');

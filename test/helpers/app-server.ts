@@ -4,11 +4,10 @@
 // retries and rate-limit handling); against the nock fake (fake-github.ts, answering at
 // GitHub's own address) the test client, without retries or pacing.
 import { createHmac } from 'node:crypto';
-import nock from 'nock';
 import { Probot, Server } from 'probot';
 import type { AppOptions } from '../../src/app.js';
 import { octokitFromEnv, serverApp } from '../../src/server.js';
-import { FakeGitHub } from './fake-github.js';
+import { closeNetwork, FakeGitHub, openNetwork } from './fake-github.js';
 import { freePort } from './fleet.js';
 import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './github.js';
 import type { GitHubServer, ServerPull, ServerRepo } from './github-server.js';
@@ -31,10 +30,7 @@ export async function startAppServer(
   env: NodeJS.ProcessEnv = {},
 ): Promise<AppServer> {
   const nocked = gh instanceof FakeGitHub;
-  if (nocked) {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  }
+  if (nocked) closeNetwork();
   const secret = 'app-server-secret';
   const port = await freePort();
   const server = new Server({
@@ -73,10 +69,7 @@ export async function startAppServer(
     },
     async stop() {
       await server.stop();
-      if (nocked) {
-        nock.cleanAll();
-        nock.enableNetConnect();
-      }
+      if (nocked) openNetwork();
     },
   };
 }

@@ -49,32 +49,6 @@ export interface QueueEvent {
   number?: number;
 }
 
-const RULE_PARAMETERS = {
-  check_response_timeout_minutes: 60,
-  grouping_strategy: 'ALLGREEN',
-  max_entries_to_build: 5,
-  max_entries_to_merge: 5,
-  merge_method: 'MERGE',
-  min_entries_to_merge: 1,
-  min_entries_to_merge_wait_minutes: 5,
-} as const;
-
-/** The `merge_queue` rule as GET .../rules/branches/{branch} lists it. */
-export function mergeQueueRule(owner: string, repo: string) {
-  return {
-    type: 'merge_queue',
-    parameters: RULE_PARAMETERS,
-    ruleset_source_type: 'Repository',
-    ruleset_source: `${owner}/${repo}`,
-    ruleset_id: 42,
-  };
-}
-
-export const QUEUE_REFUSAL = 'Changes must be made through the merge queue';
-
-/** The node id the fakes give pull request `number` (opaque to the App, as GitHub's are). */
-export const pullNodeId = (number: number) => `PR_kwDOfake${number}`;
-
 const numberOfNode = (id: unknown) => {
   const m = /^PR_kwDOfake(\d+)$/.exec(String(id));
   return m ? Number(m[1]) : undefined;
