@@ -278,6 +278,7 @@ describe('batch merge without a merge queue', () => {
     // carol writes the App's hidden culprit mark for #1's head: only the App's own count.
     gh.comments.push({
       id: 99001,
+      repo: `${gh.owner}/${gh.repo}`,
       issue: 1,
       body: `<!-- catalog-bot:batch-culprit ${repo.top} -->`,
       user: { login: 'carol', type: 'User' },

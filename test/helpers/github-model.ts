@@ -764,8 +764,11 @@ export class GitHubModel {
     }
     if ((m = /^\/contents\/(.+)$/.exec(rest))) {
       const path = decodeURIComponent(m[1]!);
+      const ref = query.get('ref') ?? 'main';
+      // A ref that reads as an option never reaches git (GitHub answers 404 for it too).
+      if (ref.startsWith('-')) return notFound;
       try {
-        const text = this.git(repo, 'show', `${query.get('ref') ?? 'main'}:${path}`);
+        const text = this.git(repo, 'show', `${ref}:${path}`);
         return [
           200,
           { type: 'file', path, encoding: 'base64', content: Buffer.from(`${text}\n`).toString('base64') },
