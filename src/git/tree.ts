@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mergeTree } from './read.js';
 import { runGit } from './run.js';
 
 /** A file of a new tree: its new text, or null when it is deleted. */
@@ -45,20 +46,7 @@ export async function commitFiles(
   files: readonly TreeFile[],
   message: string,
 ): Promise<string> {
-  const tree = await writeTree(dir, parent, files);
-  const commit = await runGit(dir, [
-    '-c',
-    'user.name=catalog-bot',
-    '-c',
-    'user.email=catalog-bot@users.noreply.github.com',
-    'commit-tree',
-    tree,
-    '-p',
-    parent,
-    '-m',
-    message,
-  ]);
-  return commit.toString('utf8').trim();
+  return commitTree(dir, await writeTree(dir, parent, files), [parent], message);
 }
 
 /**
@@ -72,13 +60,12 @@ export async function mergeCommit(
   head: string,
   message: string,
 ): Promise<string | undefined> {
-  let tree: string;
-  try {
-    const out = await runGit(dir, ['merge-tree', '--write-tree', '--no-messages', parent, head]);
-    tree = out.toString('utf8').split('\n')[0]!.trim();
-  } catch {
-    return undefined; // exit 1: conflicts
-  }
+  const tree = await mergeTree(dir, parent, head);
+  return tree === undefined ? undefined : commitTree(dir, tree, [parent, head], message);
+}
+
+/** A commit of `tree` over `parents`, written by catalog-bot. */
+async function commitTree(dir: string, tree: string, parents: string[], message: string): Promise<string> {
   const commit = await runGit(dir, [
     '-c',
     'user.name=catalog-bot',
@@ -86,10 +73,7 @@ export async function mergeCommit(
     'user.email=catalog-bot@users.noreply.github.com',
     'commit-tree',
     tree,
-    '-p',
-    parent,
-    '-p',
-    head,
+    ...parents.flatMap((p) => ['-p', p]),
     '-m',
     message,
   ]);
