@@ -14,10 +14,17 @@ import { reconcile } from '../src/reconcile.js';
 import { enqueueChecks } from '../src/handlers/pull-request.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { FOO_ROOT, fooBundle, fooCatalogFiles, fooChannel, fooConfig, WorkRepo } from './helpers/foo-repo.js';
+import {
+  FOO_BASE_VERSIONS,
+  FOO_ROOT,
+  fooBundle,
+  fooCatalogFiles,
+  fooConfig,
+  fooTwoHeads,
+  WorkRepo,
+} from './helpers/foo-repo.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
 
-const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
 const bundle = fooBundle;
 const ROOT = FOO_ROOT;
 
@@ -43,27 +50,9 @@ function buildRepo(): Repo {
     '.github/catalog-bot.yml': fooConfig({ automerge: 'squash' }),
     'operators/foo/OWNERS': 'approvers: [bob, erin]\n',
     'README.md': 'catalog\n',
-    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
+    ...fooCatalogFiles(FOO_BASE_VERSIONS),
   });
-  const top = r.commit(
-    'top',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-        'entries:\n',
-        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-      ),
-      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-    },
-    base,
-  );
-  const bottom = r.commit(
-    'bottom',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-    },
-    base,
-  );
+  const { top, bottom } = fooTwoHeads(r, base);
   const fixed = bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed');
   const bottomChanged = r.commit('bottom changed', { [`${ROOT}/bundle-1.1.0.yaml`]: fixed }, bottom);
   const bottomReadme = r.commit('bottom readme', { 'README.md': 'catalog, with notes\n' }, bottom);

@@ -20,20 +20,16 @@ import { startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
 import {
-  fooBundle as bundle,
   fooCatalogFiles,
-  fooChannel,
+  FOO_BASE_VERSIONS,
   fooConfig,
   FOO_OWNERS,
-  FOO_ROOT,
+  fooTwoHeads,
   WorkRepo,
 } from './helpers/foo-repo.js';
 
 // Each test opens its pull requests through the real checks first: slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000 });
-
-const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
-const ROOT = FOO_ROOT;
 
 interface Repo {
   bare: string;
@@ -60,27 +56,9 @@ function makeRepo(): Repo {
     [FOO_OWNERS]: 'approvers: [bob]\n',
     'README.md': 'catalog\n',
     'NOTES.md': 'notes\n',
-    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
+    ...fooCatalogFiles(FOO_BASE_VERSIONS),
   });
-  const top = repo.commit(
-    'top',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-        'entries:\n',
-        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-      ),
-      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-    },
-    base,
-  );
-  const bottom = repo.commit(
-    'bottom',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-    },
-    base,
-  );
+  const { top, bottom } = fooTwoHeads(repo, base);
   const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
   const notes = repo.commit('notes', { 'NOTES.md': 'more notes\n' }, readme);
   const pages = [0, 1, 2, 3].map((i) =>

@@ -20,20 +20,17 @@ import { issueCommentPayload, startAppServer, type AppServer } from './helpers/a
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
 import {
-  fooBundle as bundle,
   fooCatalogFiles,
-  fooChannel,
+  FOO_BASE_VERSIONS,
   fooConfig,
   FOO_OWNERS,
-  FOO_ROOT,
+  fooTwoHeads,
   WorkRepo,
 } from './helpers/foo-repo.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const CHANNEL = fooChannel(['1.0.0', '1.0.1', '1.0.2']);
-const ROOT = FOO_ROOT;
 /** What branch protection requires on the queue's groups. */
 const REQUIRED = ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/permissions'];
 
@@ -58,27 +55,9 @@ function makeRepo(): Repo {
     [FOO_OWNERS]: 'approvers: [bob]\n',
     'README.md': 'catalog\n',
     'NOTES.md': 'notes\n',
-    ...fooCatalogFiles(['1.0.0', '1.0.1', '1.0.2']),
+    ...fooCatalogFiles(FOO_BASE_VERSIONS),
   });
-  const top = repo.commit(
-    'top',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL.replace(
-        'entries:\n',
-        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
-      ),
-      [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0'),
-    },
-    base,
-  );
-  const bottom = repo.commit(
-    'bottom',
-    {
-      [`${ROOT}/catalog.yaml`]: CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
-      [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0'),
-    },
-    base,
-  );
+  const { top, bottom } = fooTwoHeads(repo, base);
   const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
   const readme2 = repo.commit('readme2', { 'NOTES.md': 'more notes\n' }, base);
   repo.push(base, 'refs/heads/main');

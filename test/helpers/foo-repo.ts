@@ -75,6 +75,38 @@ export function fooCatalogFiles(versions: string[]): Record<string, string> {
   };
 }
 
+/** foo's versions on the base of the repositories the merge tests build. */
+export const FOO_BASE_VERSIONS = ['1.0.0', '1.0.1', '1.0.2'];
+
+/**
+ * Two releases made on `base` (which holds fooCatalogFiles(FOO_BASE_VERSIONS)), each fine on
+ * its own, that give the channel two heads together: `top` adds 1.2.0 and `bottom` 1.1.0, both
+ * replacing 1.0.2.
+ */
+export function fooTwoHeads(repo: WorkRepo, base: string): { top: string; bottom: string } {
+  const channel = fooChannel(FOO_BASE_VERSIONS);
+  const top = repo.commit(
+    'top',
+    {
+      [`${FOO_ROOT}/catalog.yaml`]: channel.replace(
+        'entries:\n',
+        'entries:\n  - name: foo.v1.2.0\n    replaces: foo.v1.0.2\n',
+      ),
+      [`${FOO_ROOT}/bundle-1.2.0.yaml`]: fooBundle('1.2.0'),
+    },
+    base,
+  );
+  const bottom = repo.commit(
+    'bottom',
+    {
+      [`${FOO_ROOT}/catalog.yaml`]: channel + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.2\n',
+      [`${FOO_ROOT}/bundle-1.1.0.yaml`]: fooBundle('1.1.0'),
+    },
+    base,
+  );
+  return { top, bottom };
+}
+
 /** A work tree and a bare origin (default branch `main`); commits are made in the first. */
 export class WorkRepo {
   readonly root: string;
