@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { filesOf, LAYERS, type Layer } from './test/layers.js';
+import { filesOf, ISOLATED_UNIT, LAYERS, type Layer } from './test/layers.js';
 
 // Files that spend most of their time waiting (paced writes, real Redis and replicas,
 // deadlines): one of them at a time beside the busy files, so the cores are never left idle
@@ -58,9 +58,20 @@ export default defineConfig({
     maxWorkers: WORKERS,
     sequence: { sequencer: LongestFirst },
     // The layers (test/layers.ts): `npm test` runs all three, `npm run test:fast` unit and app.
-    projects: (Object.keys(LAYERS) as Layer[]).map((layer) => ({
-      extends: true,
-      test: { name: layer, include: filesOf(layer) },
-    })),
+    projects: (Object.keys(LAYERS) as Layer[]).flatMap((layer) => {
+      if (layer !== 'unit') return [{ extends: true, test: { name: layer, include: filesOf(layer) } }];
+      // The unit files share a module registry per worker: the core and vitest's own modules
+      // are imported once per worker, not once per file. The files that mock a module keep
+      // one of their own, as a project `unit-isolated` of the same layer.
+      const isolated = new Set<string>(ISOLATED_UNIT.map((name) => `test/${name}.test.ts`));
+      const files = filesOf('unit');
+      return [
+        {
+          extends: true,
+          test: { name: 'unit', include: files.filter((f) => !isolated.has(f)), isolate: false },
+        },
+        { extends: true, test: { name: 'unit-isolated', include: files.filter((f) => isolated.has(f)) } },
+      ];
+    }),
   },
 });

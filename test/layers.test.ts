@@ -69,12 +69,28 @@ const projects: Project[] = (config.test?.projects ?? []).map((p) => {
   const test = (p as { test?: { name?: string; include?: string[] } }).test;
   return { name: test?.name ?? '', include: test?.include ?? [] };
 });
+// A layer may be several projects: `unit` and `unit-isolated` (test/layers.ts, ISOLATED_UNIT).
+const layerOf = (project: string): Layer => project.replace(/-isolated$/, '') as Layer;
+// A `unit` file that replaces a module: sharing a module registry, it would replace it for others.
+const MOCKS = /\bvi\.(mock|doMock|unmock)\(/;
 
 describe('the layers of the suite', () => {
   const files = [...testFiles('test'), ...testFiles('src')].sort();
 
   it('are the projects unit, app and system', () => {
-    expect(projects.map((p) => p.name)).toEqual(ORDER);
+    expect([...new Set(projects.map((p) => layerOf(p.name)))]).toEqual(ORDER);
+  });
+
+  it('give a unit file that mocks a module a module registry of its own', () => {
+    const shared = projects.find((p) => p.name === 'unit')!.include;
+    const isolated = projects.find((p) => p.name === 'unit-isolated')!.include;
+    const mocking = [...shared, ...isolated].filter((file) =>
+      MOCKS.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(mocking.length).toBeGreaterThan(0);
+    expect(shared.filter((file) => mocking.includes(file))).toEqual([]);
+    // And only those: every other one shares.
+    expect(isolated.filter((file) => !mocking.includes(file))).toEqual([]);
   });
 
   it('hold every test file exactly once, and only test files', () => {
@@ -100,7 +116,7 @@ describe('the layers of the suite', () => {
       p.include
         .filter((file) => file !== 'test/layers.test.ts')
         .flatMap((file) =>
-          layerViolations(readFileSync(join(ROOT, file), 'utf8'), p.name as Layer).map(
+          layerViolations(readFileSync(join(ROOT, file), 'utf8'), layerOf(p.name)).map(
             (why) => `${file} (${p.name}) uses ${why}`,
           ),
         ),
