@@ -2,6 +2,7 @@
 // file of the real catalogs, the real repository and the real templates, and on mutants of
 // them, both must give the same values, the same lines of blobs and collections, and the
 // same problems and notes. The fast path must also take most real documents.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -61,6 +62,20 @@ function expectSameAsFullReader(bytes: Buffer, name: string): { fast: number; fu
   return counted;
 }
 
+/**
+ * expectSameAsFullReader once per distinct content: decoding depends on the bytes only, and
+ * the real data holds many copies (a package's catalog is often the same in several
+ * OpenShift versions; half of the real repository's YAML bytes are copies). A copy counts
+ * its documents as the first did, so the shares below are those of every file.
+ */
+const readByContent = new Map<string, { fast: number; full: number }>();
+function expectSameAsFullReaderOnce(bytes: Buffer, name: string): { fast: number; full: number } {
+  const key = createHash('sha256').update(bytes).digest('hex');
+  let counted = readByContent.get(key);
+  if (!counted) readByContent.set(key, (counted = expectSameAsFullReader(bytes, name)));
+  return counted;
+}
+
 const realFiles = ['real-catalogs', 'real-repo', 'real-templates'].flatMap((d) =>
   filesUnder(join(SHARED_DATA, d)).filter((f) => !/\.(md|patch)$|LICENSE$/.test(f)),
 );
@@ -75,7 +90,7 @@ describe('fast YAML path', () => {
     const catalogs = { fast: 0, full: 0 };
     for (const file of realFiles) {
       const bytes = readFileSync(file);
-      const n = expectSameAsFullReader(bytes, file);
+      const n = expectSameAsFullReaderOnce(bytes, file);
       fast += n.fast;
       full += n.full;
       totalBytes += bytes.length;
@@ -104,7 +119,7 @@ describe('fast YAML path', () => {
     let full = 0;
     for (const file of files) {
       const crlf = readFileSync(file, 'utf8').replace(/\n/g, '\r\n');
-      const n = expectSameAsFullReader(Buffer.from(crlf), `${file} (CRLF)`);
+      const n = expectSameAsFullReaderOnce(Buffer.from(crlf), `${file} (CRLF)`);
       fast += n.fast;
       full += n.full;
     }
