@@ -77,6 +77,20 @@ async function startApp(bare: string, head: string, author: string) {
 }
 type App = Awaited<ReturnType<typeof startApp>>;
 
+// The App of the running test, stopped after it.
+let app: App | undefined;
+afterEach(async () => {
+  await app?.stop();
+  app = undefined;
+});
+
+/** The community-operators-prod repository before the clusterpulse 1.0.2 release, removed after the file. */
+function clusterpulseRepo() {
+  const cop = makeCopRepo('clusterpulse/1.0.2');
+  made.push(cop.repo);
+  return cop;
+}
+
 /** A bare repository holding the given refs of `repo`. */
 function bareOf(repo: string, refspecs: string[]): string {
   const bare = mkdtempSync(join(tmpdir(), 'impact-origin-'));
@@ -87,12 +101,8 @@ function bareOf(repo: string, refspecs: string[]): string {
 }
 
 describe.skipIf(!haveRealRepo)('the impact of a release pull request in the status comment', () => {
-  let app: App | undefined;
-  afterEach(async () => app?.stop());
-
   it('shows the added bundle and the new head, updates the same comment on a push, and answers /explain impact', async () => {
-    const cop = makeCopRepo('clusterpulse/1.0.2');
-    made.push(cop.repo);
+    const cop = clusterpulseRepo();
     const release = cop.branch('release', () => cop.applyRelease());
     // The same release edited so that 1.0.2 skips only 1.0.1 in v4.21: 1.0.0 is left a head.
     const strand = cop.branch(
@@ -174,12 +184,8 @@ describe.skipIf(!haveRealRepo)('the impact of a release pull request in the stat
 });
 
 describe.skipIf(!haveRealRepo)('the impact of a bundle-only pull request', () => {
-  let app: App | undefined;
-  afterEach(async () => app?.stop());
-
   it("is its catalog update's: the contributor's clusterpulse 1.0.2 bundle shows the new head in five catalogs", async () => {
-    const cop = makeCopRepo('clusterpulse/1.0.2');
-    made.push(cop.repo);
+    const cop = clusterpulseRepo();
     const bundleOnly = cop.branch('bundle');
     // What the community's release bot then committed (the recorded catalog commit).
     const recorded = cop.branch('recorded', () => cop.applyRelease(), true, 'main');
@@ -253,9 +259,6 @@ function chainCatalog(pkg: string, channel: string, names: string[]): string {
 }
 
 describe('a huge impact in the status comment', () => {
-  let app: App | undefined;
-  afterEach(async () => app?.stop());
-
   it('stays within GitHub comment limit: counts per catalog, the first channels, and where the rest is', async () => {
     // Three catalogs, each adding a package of its own size: nothing to group.
     const sizes = { 'v4.10': 80, 'v4.11': 90, 'v4.12': 100 };
@@ -297,9 +300,6 @@ describe('a huge impact in the status comment', () => {
 });
 
 describe('hostile names in the status comment', () => {
-  let app: App | undefined;
-  afterEach(async () => app?.stop());
-
   it('renders every name as text: no HTML, link, mention, Mermaid break or forged state', async () => {
     const forged =
       '<!-- catalog-bot:state {"approvals":[{"login":"mallory","comment":1,"sha":"x","subjects":{}}]} -->';
