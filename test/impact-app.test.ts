@@ -91,6 +91,10 @@ function clusterpulseRepo() {
   return cop;
 }
 
+/** `catalog-bot impact` of `head` against main in `repo`, as Markdown: what the comment must say. */
+const impactOnMain = (repo: string, head: string) =>
+  runCommand('impact', ['--repo', repo, '--base', 'main', '--head', head, '--format', 'markdown']);
+
 /** A bare repository holding the given refs of `repo`. */
 function bareOf(repo: string, refspecs: string[]): string {
   const bare = mkdtempSync(join(tmpdir(), 'impact-origin-'));
@@ -140,16 +144,7 @@ describe.skipIf(!haveRealRepo)('the impact of a release pull request in the stat
     expect(body).toContain('  - bundles added: `clusterpulse.v1.0.2`');
     expect(body).toContain('```mermaid\ngraph LR\n');
     // The same answer as the command in a clone.
-    const cli = await runCommand('impact', [
-      '--repo',
-      cop.repo,
-      '--base',
-      'main',
-      '--head',
-      release,
-      '--format',
-      'markdown',
-    ]);
+    const cli = await impactOnMain(cop.repo, release);
     expect(cli.code).toBe(0);
     expect(body).toContain(cli.out.trimEnd());
     expect(body.length).toBeLessThanOrEqual(MAX_COMMENT_CHARS);
@@ -196,16 +191,7 @@ describe.skipIf(!haveRealRepo)('the impact of a bundle-only pull request', () =>
     expect(more).toEqual([]);
     expect(readState(status!.body)?.impact?.sha).toBe(bundleOnly);
     // The same impact as the recorded release's: the bundle alone changes no catalog file.
-    const cli = await runCommand('impact', [
-      '--repo',
-      cop.repo,
-      '--base',
-      'main',
-      '--head',
-      recorded,
-      '--format',
-      'markdown',
-    ]);
+    const cli = await impactOnMain(cop.repo, recorded);
     expect(cli.out).toContain(
       '- channel `fast-v1` (changed): head `clusterpulse.v1.0.1` → `clusterpulse.v1.0.2`',
     );
@@ -268,16 +254,7 @@ describe('a huge impact in the status comment', () => {
       files[`catalogs/${root}/big-operator/catalog.json`] = chainCatalog('big-operator', 'stable', names);
     }
     const repo = syntheticRepo({ 'catalogs/v4.10/.keep': '' }, files);
-    const cli = await runCommand('impact', [
-      '--repo',
-      repo.dir,
-      '--base',
-      'main',
-      '--head',
-      'pr',
-      '--format',
-      'markdown',
-    ]);
+    const cli = await impactOnMain(repo.dir, 'pr');
     // Far more than a comment holds.
     expect(cli.out.length).toBeGreaterThan(MAX_COMMENT_CHARS);
     app = await startApp(repo.bare, repo.head, 'alice');
