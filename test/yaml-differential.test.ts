@@ -12,7 +12,7 @@ import { DirectorySource, renderJson, validateCatalog } from '../src/catalog/ind
 import { READ_REFUSALS } from '../src/catalog/fbc/decode.js';
 import { sortedJson } from '../src/catalog/fbc/load.js';
 import { mapLimit } from '../src/publish/publish.js';
-import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
+import { haveOpm, jsonStream, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { cornerTree, yamlCorners, type Corner } from './helpers/yaml-corners.js';
 
 const run = promisify(execFile);
@@ -32,25 +32,7 @@ interface Verdict {
 }
 
 /** The objects of a JSON stream, each re-serialised with sorted keys (order of objects kept). */
-function objectsOf(stream: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < stream.length; i++) {
-    const c = stream[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') {
-      if (depth++ === 0) start = i;
-    } else if (c === '}' && --depth === 0) out.push(sortedJson(JSON.parse(stream.slice(start, i + 1))));
-  }
-  return out;
-}
+const objectsOf = (stream: string): string[] => jsonStream(stream).map(sortedJson);
 
 async function opmVerdict(dir: string): Promise<Verdict> {
   try {

@@ -64,3 +64,27 @@ export function goUnquote(quoted: string): string {
   }
   return new TextDecoder().decode(new Uint8Array(bytes));
 }
+
+/**
+ * The values of a stream of JSON values, as `opm render -o json` writes a catalog (and as
+ * rendered catalogs are stored): split at the end of each top-level object or array.
+ */
+export function jsonStream(text: string): unknown[] {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      if (depth++ === 0) start = i;
+    } else if (c === '}' || c === ']') {
+      if (--depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
+    }
+  }
+  return out;
+}
