@@ -6,6 +6,7 @@ import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/
 import type { DecodedFile } from '../src/catalog/fbc/decode.js';
 import { GitFiles, PathTooLongError } from '../src/git/files.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
+import { fooChannel } from './helpers/foo-repo.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -14,19 +15,7 @@ const git = (repo: string, ...args: string[]): string =>
   });
 
 const catalog = {
-  'catalogs/v1/foo/catalog.yaml': `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.1.0
-    replaces: foo.v1.0.0
-`,
+  'catalogs/v1/foo/catalog.yaml': fooChannel(['1.0.0', '1.1.0']),
   'catalogs/v1/foo/bundles.json': ['1.0.0', '1.1.0']
     .map((v) =>
       JSON.stringify({
