@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const OPM = fileURLToPath(new URL('../../../shared/tools/opm/opm', import.meta.url));
 export const SHARED_DATA = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
@@ -36,6 +37,25 @@ export function writeTree(files: Record<string, string | Buffer>): string {
 
 export function removeTree(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The temporary trees of one test file. */
+export interface TempTrees {
+  /** writeTree, the tree kept for removal. */
+  write: (files: Record<string, string | Buffer>) => string;
+}
+
+/** Temporary trees removed after the calling file's tests: call it at a test file's top level. */
+export function tempTrees(): TempTrees {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach(removeTree));
+  return {
+    write: (files) => {
+      const dir = writeTree(files);
+      dirs.push(dir);
+      return dir;
+    },
+  };
 }
 
 /** Inverse of strconv.Quote (enough for logrus' quoted msg field). */
