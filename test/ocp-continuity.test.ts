@@ -1,6 +1,5 @@
 // catalog-bot/ocp-continuity: every rule with a catalog set that breaks it and one that
 // passes, and the findings on the six real community-operators packages.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -22,6 +21,7 @@ import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.j
 import { haveRealRepo, REAL_REPO } from './helpers/ocp-history.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 import { cliCommand } from './helpers/cli.js';
+import { git } from './helpers/git.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
@@ -420,12 +420,6 @@ describe('the ocp key of .github/catalog-bot.yml', () => {
 });
 
 describe('in the pull-request checks (catalog-bot check)', () => {
-  function git(repo: string, ...args: string[]): void {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(r.stderr);
-  }
   /** main: foo in v4.20, v4.21 and v4.22 (or as `baseSpec` says); pr: `edit` applied. */
   function repo(
     edit: (dir: string) => void,

@@ -43,6 +43,8 @@ export function removeTree(dir: string): void {
 export interface TempTrees {
   /** writeTree, the tree kept for removal. */
   write: (files: Record<string, string | Buffer>) => string;
+  /** A new empty directory, kept for removal. */
+  dir: () => string;
 }
 
 /** Temporary trees removed after the calling file's tests: call it at a test file's top level. */
@@ -50,10 +52,13 @@ export function tempTrees(): TempTrees {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach(removeTree));
   return {
-    write: (files) => {
+    write(files) {
       const dir = writeTree(files);
       dirs.push(dir);
       return dir;
+    },
+    dir() {
+      return this.write({});
     },
   };
 }
