@@ -3,7 +3,6 @@
 // pull-request reports are), with the objects read back through the loaders.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
 import type { CatalogReport } from '../src/catalog/index.js';
@@ -17,7 +16,7 @@ import {
 import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { captureStream as capture, cliCommand } from './helpers/cli.js';
 import { git } from './helpers/git.js';
 
 const crdDiffCommand = cliCommand('crd-diff');
@@ -399,17 +398,6 @@ describe('gitObjectLoader', () => {
 });
 
 describe('catalog-bot crd-diff', () => {
-  function capture(): { stream: Writable; text: () => string } {
-    let text = '';
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        text += String(chunk);
-        done();
-      },
-    });
-    return { stream, text: () => text };
-  }
-
   async function catalogDir(): Promise<string> {
     const dir = writeTree({
       'foo/catalog.yaml': yamlStream(

@@ -11,6 +11,7 @@ import { legacyIndexGraph, type LegacyBundle } from '../src/catalog/legacy/index
 import { parseOpenShiftVersions } from '../src/catalog/legacy/openshift-versions.js';
 import { parseVersion } from '../src/catalog/versions/semver.js';
 import { runCommand } from './helpers/cli.js';
+import { ocpCatalogs } from './helpers/ocp-history.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
 import { ONBOARDING } from './helpers/onboarding-cases.js';
 
@@ -200,16 +201,7 @@ describe('catalog-bot onboard', () => {
     const report = JSON.parse(dry.out);
     expect(report.package).toBe('amd-gpu-operator');
     expect(report.mode).toBe('replaces-mode');
-    expect(Object.keys(report.catalogs)).toEqual([
-      'v4.12',
-      'v4.13',
-      'v4.14',
-      'v4.15',
-      'v4.16',
-      'v4.17',
-      'v4.18',
-      'v4.19',
-    ]);
+    expect(Object.keys(report.catalogs)).toEqual(ocpCatalogs(12, 19));
     expect(report.catalogs['v4.19'].defaultChannel).toBe('alpha');
     expect(report.catalogs['v4.19'].channels.alpha.map((e: { name: string }) => e.name)).toEqual([
       'amd-gpu-operator.v0.0.1',

@@ -16,14 +16,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { HISTORY, REAL_REPO } from './helpers/ocp-history.js';
 import { tempTrees } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
-
-const releaseCommand = cliCommand('release');
+import { runCommand } from './helpers/cli.js';
 
 const trees = tempTrees();
 
@@ -47,15 +44,8 @@ function snapshot(dir: string, rel = '', out = new Map<string, string>()): Map<s
 }
 
 async function release(args: string[]): Promise<{ code: number; output: string }> {
-  let output = '';
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      output += String(chunk);
-      done();
-    },
-  });
-  const code = await releaseCommand(args, sink);
-  return { code, output };
+  const { code, out } = await runCommand('release', args);
+  return { code, output: out };
 }
 
 /** Run a release that must be refused; the tree must be left as it was. */

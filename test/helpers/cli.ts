@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli.js';
 
@@ -17,6 +17,18 @@ export function cliCommand(
   env?: NodeJS.ProcessEnv,
 ) => Promise<number> {
   return (args, out, err, env) => main([name, ...args], out, err, env);
+}
+
+/** A stream to hand a command as its stdout or stderr, and the text written to it so far. */
+export function captureStream(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
 }
 
 /** `catalog-bot ...argv` in this process: its exit code, stdout, stderr, and both in the order written. */

@@ -11,6 +11,10 @@ export const REAL_REPO = join(SHARED_DATA, 'real-repo', 'community-operators-pro
 export const HISTORY = join(SHARED_DATA, 'real-repo', 'history');
 export const haveRealRepo = existsSync(REAL_REPO);
 
+/** The OpenShift catalog names v4.<from> to v4.<to>, in order. */
+export const ocpCatalogs = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `v4.${from + i}`);
+
 export const REAL_PACKAGES = haveRealRepo ? readdirSync(join(REAL_REPO, 'operators')).sort() : [];
 
 /**

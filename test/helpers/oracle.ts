@@ -1,6 +1,15 @@
 // Run the real opm (v1.73.0, shipped beside the project) as the oracle for verdicts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +42,16 @@ export function writeTree(files: Record<string, string | Buffer>): string {
     writeFileSync(abs, content);
   }
   return dir;
+}
+
+/** Every file below `dir` (path relative to it, with `/`) with its bytes. */
+export function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
+  for (const name of readdirSync(dir)) {
+    const abs = join(dir, name);
+    if (statSync(abs).isDirectory()) readTree(abs, `${prefix}${name}/`, out);
+    else out.set(`${prefix}${name}`, readFileSync(abs));
+  }
+  return out;
 }
 
 export function removeTree(dir: string): void {
