@@ -14,7 +14,7 @@ import {
 import { runPrChecks } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
-import { git } from './helpers/git.js';
+import { commitBaseAndPr } from './helpers/git.js';
 
 const BROKEN = 'this is not FBC\n';
 
@@ -248,14 +248,7 @@ describe('catalog-bot check reads files as opm does', () => {
       [`${root}/bar/OWNERS`]: 'approvers: [carol]\n',
     });
     dirs.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-qm', 'base');
-    git(repo, 'checkout', '-q', '-b', 'pr');
-    edit(repo);
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-qm', 'head');
-    return repo;
+    return commitBaseAndPr(repo, edit);
   };
   const opmRender = (repo: string) =>
     spawnSync(OPM, ['render', join(repo, root), '-o', 'json'], { encoding: 'utf8' });

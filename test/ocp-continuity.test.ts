@@ -20,7 +20,7 @@ import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.j
 import { haveRealRepo, ocpCatalogs, REAL_REPO } from './helpers/ocp-history.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 import { runCommand } from './helpers/cli.js';
-import { git } from './helpers/git.js';
+import { commitBaseAndPr } from './helpers/git.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
@@ -436,14 +436,7 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     );
     const dir = writeTree(files);
     dirs.push(dir);
-    git(dir, 'init', '-q', '-b', 'main');
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-qm', 'base');
-    git(dir, 'checkout', '-q', '-b', 'pr');
-    edit(dir);
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-qm', 'head');
-    return dir;
+    return commitBaseAndPr(dir, edit);
   }
   const ocpCheck = async (dir: string) =>
     (await runPrChecksInProcess({ repo: dir, base: 'main', head: 'pr' })).checks.find(

@@ -16,3 +16,15 @@ export const gitIn =
   (repo: string) =>
   (...args: string[]): string =>
     git(repo, ...args);
+
+/** Commits the files in `repo` (a fresh directory) as main, then `edit`s them and commits that as branch pr. */
+export function commitBaseAndPr(repo: string, edit: (repo: string) => void): string {
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'base');
+  git(repo, 'checkout', '-q', '-b', 'pr');
+  edit(repo);
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'head');
+  return repo;
+}
