@@ -35,6 +35,9 @@ function bundle(
   };
 }
 
+/** The bundle index's graph of `bundles` in replaces-mode, for OpenShift v4.16. */
+const replacesModeOn416 = (bundles: LegacyBundle[]) => legacyIndexGraph(bundles, 'replaces-mode', 'v4.16')!;
+
 const entries = (g: ReturnType<typeof legacyIndexGraph>, channel: string): string[] =>
   (g?.channels.get(channel) ?? []).map(
     (e) => `${e.name}${e.replaces ? `<${e.replaces}` : ''}${e.skips ? ` skips ${e.skips.join(',')}` : ''}`,
@@ -42,34 +45,26 @@ const entries = (g: ReturnType<typeof legacyIndexGraph>, channel: string): strin
 
 describe('the bundle index, emulated', () => {
   it('replaces-mode: a channel holds every bundle its head reaches by replaces, annotated there or not', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['alpha'], { defaultChannel: 'alpha' }),
-        bundle('op.v1.1.0', '1.1.0', ['alpha'], { replaces: 'op.v1.0.0' }),
-        bundle('op.v2.0.0', '2.0.0', ['stable'], { replaces: 'op.v1.1.0', defaultChannel: 'stable' }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['alpha'], { defaultChannel: 'alpha' }),
+      bundle('op.v1.1.0', '1.1.0', ['alpha'], { replaces: 'op.v1.0.0' }),
+      bundle('op.v2.0.0', '2.0.0', ['stable'], { replaces: 'op.v1.1.0', defaultChannel: 'stable' }),
+    ]);
     expect(entries(g, 'alpha')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0']);
     expect(entries(g, 'stable')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0', 'op.v2.0.0<op.v1.1.0']);
     expect(g.defaultChannel).toBe('stable');
   });
 
   it('replaces-mode: a skipped bundle of the index is an entry (no edge of its own); a missing one only a skip', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['stable']),
-        bundle('op.v1.0.1', '1.0.1', ['candidate']),
-        bundle('op.v1.1.0', '1.1.0', ['stable'], {
-          replaces: 'op.v1.0.0',
-          skips: ['op.v1.0.1', 'op.v0.9.0'],
-          skipRange: '<1.1.0',
-        }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['stable']),
+      bundle('op.v1.0.1', '1.0.1', ['candidate']),
+      bundle('op.v1.1.0', '1.1.0', ['stable'], {
+        replaces: 'op.v1.0.0',
+        skips: ['op.v1.0.1', 'op.v0.9.0'],
+        skipRange: '<1.1.0',
+      }),
+    ]);
     expect(entries(g, 'stable')).toEqual([
       'op.v1.0.0',
       'op.v1.0.1',
@@ -80,16 +75,12 @@ describe('the bundle index, emulated', () => {
   });
 
   it('replaces-mode: the head is the highest version annotating the channel; the default the last annotation', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['alpha', 'beta'], { defaultChannel: 'beta' }),
-        bundle('op.v1.2.0', '1.2.0', ['alpha'], { replaces: 'op.v1.0.0' }),
-        // A backport: lower than alpha's head, it heads nothing there.
-        bundle('op.v1.1.0', '1.1.0', ['beta'], { replaces: 'op.v1.0.0', defaultChannel: 'alpha' }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['alpha', 'beta'], { defaultChannel: 'beta' }),
+      bundle('op.v1.2.0', '1.2.0', ['alpha'], { replaces: 'op.v1.0.0' }),
+      // A backport: lower than alpha's head, it heads nothing there.
+      bundle('op.v1.1.0', '1.1.0', ['beta'], { replaces: 'op.v1.0.0', defaultChannel: 'alpha' }),
+    ]);
     expect(entries(g, 'alpha')).toEqual(['op.v1.0.0', 'op.v1.2.0<op.v1.0.0']);
     expect(entries(g, 'beta')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0']);
     // v1.1.0 came after v1.2.0 in version order? No: version order is 1.0.0, 1.1.0, 1.2.0,
