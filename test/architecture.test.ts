@@ -5,20 +5,12 @@
 // type-only, re-exports and dynamic import()) and fails on an import cycle, naming it, and
 // on an import against the layers. eslint.config.js holds the same rule per folder, so an
 // editor shows it at the line; this test also sees cycles, which eslint cannot.
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { removeTree, writeTree } from './helpers/oracle.js';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
@@ -47,6 +39,10 @@ function sourceFiles(dir: string, prefix = ''): string[] {
     return /\.(ts|mts)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [rel] : [];
   });
 }
+
+/** Every source file of src/ with its text. */
+const sourceTexts = (): Map<string, string> =>
+  new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
 
 /** The text without its comments (an import shown in a comment is not one); strings are kept. */
 function withoutComments(text: string): string {
@@ -261,8 +257,7 @@ describe('architecture of src/', () => {
   });
 
   it('reaches GitHub only through the port in src/github/', () => {
-    const texts = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
-    expect(clientOutsidePort(texts)).toEqual([]);
+    expect(clientOutsidePort(sourceTexts())).toEqual([]);
   });
 
   it('finds a use of the GitHub client outside the port when there is one', () => {
@@ -277,7 +272,7 @@ describe('architecture of src/', () => {
   });
 
   it('runs git only in src/git/', () => {
-    const texts = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
+    const texts = sourceTexts();
     expect(gitOutsideGitFolder(texts)).toEqual([]);
     // The walk sees where git does run, or the rule checks nothing.
     expect([...texts.keys()].filter((f) => f.startsWith('git/')).length).toBeGreaterThan(3);
@@ -316,17 +311,16 @@ describe('architecture of src/', () => {
     ]);
     expect(runnerOutsideGitFolder(withRunner)).toEqual(['checks/a.ts', 'commands/b.ts']);
     // Read from source: a dynamic import() and an aliased name are imports too.
-    const dir = mkdtempSync(path.join(tmpdir(), 'arch-'));
+    const dir = writeTree({
+      'git/run.ts': 'export const runGit = 1;',
+      'flows/x/c.ts': "const { runGit } = await import('../../git/run.js');",
+      'flows/x/e.ts': "import { runGitSync as git } from '../../git/run.js';",
+      'flows/x/f.ts': "// import { runGit } from '../../git/run.js';",
+    });
     try {
-      mkdirSync(path.join(dir, 'git'));
-      mkdirSync(path.join(dir, 'flows/x'), { recursive: true });
-      writeFileSync(path.join(dir, 'git/run.ts'), 'export const runGit = 1;');
-      writeFileSync(path.join(dir, 'flows/x/c.ts'), "const { runGit } = await import('../../git/run.js');");
-      writeFileSync(path.join(dir, 'flows/x/e.ts'), "import { runGitSync as git } from '../../git/run.js';");
-      writeFileSync(path.join(dir, 'flows/x/f.ts'), "// import { runGit } from '../../git/run.js';");
       expect(runnerOutsideGitFolder(importGraph(dir + '/')).sort()).toEqual(['flows/x/c.ts', 'flows/x/e.ts']);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      removeTree(dir);
     }
   });
 

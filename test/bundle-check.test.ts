@@ -1,25 +1,16 @@
 // The pure `catalog-bot/bundle` findings: on every real bundle directory of the six
 // community-operators-prod packages (the known oddities found, the released ones clean),
 // and on a real bundle broken one way at a time.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleNames, checkBundle, type BundleCheckInput } from '../src/checks/bundle.js';
 import type { DirectoryFiles } from '../src/checks/bundle-pr.js';
 import { metadataNamesOnly } from '../src/checks/package-files.js';
-import { SHARED_DATA } from './helpers/oracle.js';
+import { readTree, SHARED_DATA } from './helpers/oracle.js';
 
 const REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
 const PACKAGE_KEY = 'operators.operatorframework.io.bundle.package.v1';
-
-function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
-  for (const name of readdirSync(dir)) {
-    const abs = join(dir, name);
-    if (statSync(abs).isDirectory()) readTree(abs, `${prefix}${name}/`, out);
-    else out.set(`${prefix}${name}`, readFileSync(abs));
-  }
-  return out;
-}
 
 const catalogCache = new Map<string, NonNullable<BundleCheckInput['catalogs']>>();
 

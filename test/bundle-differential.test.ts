@@ -11,6 +11,7 @@ import { bundleObject } from '../src/catalog/templates/index.js';
 import { emptyOutput, writeConfig } from '../src/catalog/templates/write.js';
 import { bundleRenderer } from '../src/publish/bundle-render.js';
 import { RegistryClient } from '../src/publish/registry.js';
+import { thingCrd } from './helpers/bundle-fixture.js';
 import { pushBundle, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
@@ -42,17 +43,7 @@ spec:
     image: quay.io/example/operator:1.0
 `;
 
-const CRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: things.x.example.com
-spec:
-  group: x.example.com
-  names: {kind: Thing, plural: things}
-  scope: Namespaced
-  versions:
-  - {name: v1, served: true, storage: true}
-`;
+const CRD = thingCrd();
 
 const ANNOTATIONS = `annotations:
   operators.operatorframework.io.bundle.package.v1: thing-operator

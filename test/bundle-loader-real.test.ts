@@ -1,7 +1,7 @@
 // The bundle loader against the real community-operators-prod data: every `olm.bundle`
 // blob of the six packages, in every catalog they are in, must come out of the package's
 // bundle directories alone, byte for byte as the catalog holds it.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -13,19 +13,9 @@ import {
 import { decodeFile } from '../src/catalog/fbc/decode.js';
 import { bundleObject } from '../src/catalog/templates/index.js';
 import { encodeYaml, type JsonObject } from '../src/catalog/templates/write.js';
-import { SHARED_DATA } from './helpers/oracle.js';
+import { readTree, SHARED_DATA } from './helpers/oracle.js';
 
 const REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
-
-/** Every file under a directory, by its `/` path relative to it. */
-function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
-  for (const name of readdirSync(dir)) {
-    const abs = join(dir, name);
-    if (statSync(abs).isDirectory()) readTree(abs, `${prefix}${name}/`, out);
-    else out.set(`${prefix}${name}`, readFileSync(abs));
-  }
-  return out;
-}
 
 const packages = readdirSync(join(REPO, 'operators')).sort();
 const catalogs = readdirSync(join(REPO, 'catalogs')).sort();

@@ -11,12 +11,7 @@ import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { GitTreeSource } from '../src/catalog/fbc/source.js';
 import { GitFiles } from '../src/git/files.js';
 import { releaseSourceOf } from '../src/flows/release/source.js';
-import {
-  BUNDLE_DIR as DIR,
-  BUNDLE_PKG as PKG,
-  makeBundleRepo,
-  type BundleRepo,
-} from './helpers/bundle-repo.js';
+import { BUNDLE_DIR, BUNDLE_PKG, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
 
 let made: BundleRepo;
 let repo: string;
@@ -32,7 +27,7 @@ beforeAll(() => {
   // The release-config makes 0.9.0 replace 0.8.0 and skip nothing: 0.9.0-rc.2 stays a
   // second channel head.
   breaksGraph = made.branch('breaks-graph', () => {
-    const file = join(repo, DIR, 'release-config.yaml');
+    const file = join(repo, BUNDLE_DIR, 'release-config.yaml');
     writeFileSync(
       file,
       readFileSync(file, 'utf8')
@@ -56,8 +51,8 @@ describe('catalog checks on the release of a bundle-only pull request', () => {
   it('reports the release and runs the catalog checks on the head with it applied', async () => {
     const base = made.git('rev-parse', 'main^1');
     const plain = await runPrChecksInProcess({ repo, base, head: bundleOnly });
-    expect(plain.release?.bundles).toEqual([DIR]);
-    expect(plain.release?.files.map((f) => f.path)).toContain(`catalogs/v4.20/${PKG}/catalog.yaml`);
+    expect(plain.release?.bundles).toEqual([BUNDLE_DIR]);
+    expect(plain.release?.files.map((f) => f.path)).toContain(`catalogs/v4.20/${BUNDLE_PKG}/catalog.yaml`);
     // Without checkRelease, validate sees no catalog change.
     const validate = plain.checks.find((c) => c.name === 'catalog-bot/validate')!;
     expect(validate.title).not.toMatch(/catalog update/);
@@ -88,7 +83,10 @@ describe('catalog checks on the release of a bundle-only pull request', () => {
 });
 
 describe("the App's own release pull request", () => {
-  async function releaseCommit(edit?: (files: { path: string; after: string }[]) => void, dirs = [DIR]) {
+  async function releaseCommit(
+    edit?: (files: { path: string; after: string }[]) => void,
+    dirs = [BUNDLE_DIR],
+  ) {
     const release = await releaseMergedBundles({
       rev: merged,
       dirs,
@@ -116,7 +114,9 @@ describe("the App's own release pull request", () => {
     return made.git('rev-parse', 'HEAD');
   }
   // What GitHub lists as the merged pull request's files: its bundle directory.
-  const mergedFiles = { changed: [`${DIR}/manifests/x.yaml`, `${DIR}/metadata/annotations.yaml`] };
+  const mergedFiles = {
+    changed: [`${BUNDLE_DIR}/manifests/x.yaml`, `${BUNDLE_DIR}/metadata/annotations.yaml`],
+  };
   const permissionsOf = async (head: string, derivedRelease: { changed: string[] } | null = mergedFiles) =>
     (
       await runPrChecksInProcess({
@@ -133,12 +133,12 @@ describe("the App's own release pull request", () => {
     const head = await releaseCommit();
     const ok = await permissionsOf(head);
     expect(ok.conclusion).toBe('success');
-    expect(ok.title).toContain(DIR);
+    expect(ok.title).toContain(BUNDLE_DIR);
     // Only for the App itself: the same change by anyone else is judged by owners.
     expect((await permissionsOf(head, null)).conclusion).toBe('failure');
     // The bundles come from the merged pull request's files, never the commit message: a
     // release commit for a bundle that pull request did not add is judged by owners.
-    const other = { changed: [`operators/${PKG}/0.8.1/manifests/x.yaml`] };
+    const other = { changed: [`operators/${BUNDLE_PKG}/0.8.1/manifests/x.yaml`] };
     expect((await permissionsOf(head, other)).conclusion).toBe('failure');
   }, 60_000);
 
@@ -155,7 +155,7 @@ describe("the App's own release pull request", () => {
 
   it('fails permissions when it carries another file besides the release', async () => {
     const head = await releaseCommit((files) =>
-      files.push({ path: `operators/${PKG}/Makefile`, after: '# and something else\n' }),
+      files.push({ path: `operators/${BUNDLE_PKG}/Makefile`, after: '# and something else\n' }),
     );
     expect((await permissionsOf(head)).conclusion).toBe('failure');
   }, 60_000);

@@ -15,6 +15,7 @@ import {
 } from '../src/publish/bundle-render.js';
 import { createTar, readTar } from '../src/publish/tar.js';
 import { RegistryClient, RegistryError } from '../src/publish/registry.js';
+import { thingCrd } from './helpers/bundle-fixture.js';
 import { bundleLabels, pushBundle, pushImage, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
@@ -82,18 +83,7 @@ spec:
                 image: gcr.io/example/proxy@sha256:${'a'.repeat(64)}
 ${extra}`;
 
-const CRD_V1 = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: things.x.example.com
-spec:
-  group: x.example.com
-  names: {kind: Thing, plural: things}
-  scope: Namespaced
-  versions:
-  - {name: v1, served: true, storage: true}
-  - {name: v1alpha1, served: true, storage: false}
-`;
+const CRD_V1 = thingCrd('  - {name: v1alpha1, served: true, storage: false}\n');
 
 const CRD_V1BETA1 = `apiVersion: apiextensions.k8s.io/v1beta1
 kind: CustomResourceDefinition

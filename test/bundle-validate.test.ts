@@ -5,25 +5,16 @@
 // out of the bundle. Run `npm run build` first.
 /* eslint-disable @typescript-eslint/no-explicit-any -- the tests read fields of real CSVs as they are */
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { SHARED_DATA } from './helpers/oracle.js';
+import { REAL_REPO as REPO } from './helpers/ocp-history.js';
+import { tempTrees } from './helpers/oracle.js';
 import { cleanBundle, writeBundles, type BundleParts } from './helpers/bundle-fixture.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
 
 interface Finding {
   level: string;
@@ -235,8 +226,7 @@ describe('bundle validate on the 52 real bundles', () => {
 });
 
 describe('bundle validate on bad input: findings, no crash', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'bundle-validate-'));
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  const scratch = tempTrees().dir();
   let n = 0;
   /** A repository with one changed demo bundle; its directory, relative to the repository. */
   const repoWith = (edit: (b: BundleParts) => void, after?: (dir: string) => void): string => {

@@ -1,5 +1,4 @@
 // catalog-bot check on a real git repository: the example pull request and a fixed one.
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,17 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runPrChecks } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
+import { git } from './helpers/git.js';
 
 const example = fileURLToPath(new URL('../examples/catalog-repo/', import.meta.url));
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function git(repo: string, ...args: string[]): void {
-  const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(r.stderr);
-}
 
 /** A repository whose `main` is the example base and whose `pr` is `head` (edited by `edit`). */
 function exampleRepo(edit?: (repo: string) => void): string {

@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   classicCandidates,
   classicChannel,
@@ -20,10 +20,9 @@ import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { ModelBundle, ModelChannel } from '../src/catalog/fbc/model.js';
 import { parseVersion } from '../src/catalog/versions/semver.js';
 import { bundle, channel, pkg, v, versionEntry, yamlStream, type Edges } from './helpers/catalogs.js';
-import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
+import { haveOpm, opmValidate, tempTrees } from './helpers/oracle.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
+const trees = tempTrees();
 
 interface Loaded {
   channel: ModelChannel;
@@ -39,8 +38,7 @@ interface Loaded {
 async function stable(entries: Record<string, Edges>): Promise<Loaded> {
   const channelEntries = Object.entries(entries).map(([version, e]) => versionEntry(version, e));
   const bundles = Object.keys(entries).map((version) => bundle(version));
-  const dir = writeTree({ 'foo/catalog.yaml': yamlStream(pkg(), channel(channelEntries), ...bundles) });
-  dirs.push(dir);
+  const dir = trees.write({ 'foo/catalog.yaml': yamlStream(pkg(), channel(channelEntries), ...bundles) });
   const report = await validateCatalog(new DirectorySource(dir));
   const loaded = report.model.get('foo')?.channels.get('stable');
   if (!loaded) throw new Error(`channel not in the model: ${JSON.stringify(report.diagnostics)}`);

@@ -7,7 +7,6 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument, isMap, isSeq, type YAMLMap } from 'yaml';
 import { BUNDLE_CHECK } from '../src/checks/bundle.js';
@@ -16,7 +15,7 @@ import type { DirectoryFiles } from '../src/checks/bundle-pr.js';
 import type { Bundle } from '../src/catalog/fbc/declcfg.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import type { CheckResult } from '../src/checks/check.js';
-import { cliCommand } from './helpers/cli.js';
+import { captureStream as capture, cliCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { REAL_REPO } from './helpers/ocp-history.js';
 
@@ -33,17 +32,6 @@ const CRDS = [
   'monitoraccesspolicies.clusterpulse.io',
   'registryconnections.clusterpulse.io',
 ];
-
-function capture(): { stream: Writable; text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 /** Edit a YAML file in place with the document API (comments and layout kept). */
 function editYaml(path: string, edit: (doc: ReturnType<typeof parseDocument>) => void): void {

@@ -1,10 +1,8 @@
 // The `catalog-bot/crd-upgrade` check end to end: small old and new catalogs whose bundles
 // carry their CRDs as `olm.bundle.object`, loaded with the real loader (without objects, as
 // pull-request reports are), with the objects read back through the loaders.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
 import type { CatalogReport } from '../src/catalog/index.js';
@@ -18,7 +16,8 @@ import {
 import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { captureStream as capture, cliCommand } from './helpers/cli.js';
+import { git } from './helpers/git.js';
 
 const crdDiffCommand = cliCommand('crd-diff');
 
@@ -351,13 +350,6 @@ describe('crd-upgrade check on built catalogs', () => {
 });
 
 describe('gitObjectLoader', () => {
-  function git(repo: string, ...args: string[]): void {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(r.stderr);
-  }
-
   it('checks a pull request read from git objects, reading only the named files of each commit', async () => {
     const repo = writeTree({});
     dirs.push(repo);
@@ -406,17 +398,6 @@ describe('gitObjectLoader', () => {
 });
 
 describe('catalog-bot crd-diff', () => {
-  function capture(): { stream: Writable; text: () => string } {
-    let text = '';
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        text += String(chunk);
-        done();
-      },
-    });
-    return { stream, text: () => text };
-  }
-
   async function catalogDir(): Promise<string> {
     const dir = writeTree({
       'foo/catalog.yaml': yamlStream(

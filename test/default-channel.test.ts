@@ -1,65 +1,22 @@
 // `catalog-bot default-channel` on real repository data: plain catalogs and an
 // olm.template.basic template (re-rendered), exact results, and opm validate on each.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { haveOpm, opmValidate, removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { REAL_REPO, writeRealPackage } from './helpers/ocp-history.js';
+import { haveOpm, opmValidate, tempTrees } from './helpers/oracle.js';
+import { runCommandOutput } from './helpers/cli.js';
 
-const defaultChannelCommand = cliCommand('default-channel');
+const trees = tempTrees();
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
-
-const REPO = join(SHARED_DATA, 'real-repo/community-operators-prod');
-
-async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
-  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const data: Buffer[] = [];
-  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
-  err.on('data', (c: Buffer) => chunks.push(c));
-  const code = await defaultChannelCommand(args, out, err);
-  return {
-    code,
-    output: Buffer.concat(chunks).toString('utf8'),
-    stdout: Buffer.concat(data).toString('utf8'),
-  };
-}
-
-/** A temp repository with a real package: its operators/ files (optional) and every catalog. */
-function repoWith(pkg: string, withOperators: boolean): { dir: string; files: Record<string, string> } {
-  const files: Record<string, string> = {};
-  for (const v of readdirSync(join(REPO, 'catalogs'))) {
-    const path = `catalogs/${v}/${pkg}/catalog.yaml`;
-    try {
-      files[path] = readFileSync(join(REPO, path), 'utf8');
-    } catch {
-      // not in this OpenShift catalog
-    }
-  }
-  if (withOperators) {
-    files[`operators/${pkg}/ci.yaml`] = readFileSync(join(REPO, `operators/${pkg}/ci.yaml`), 'utf8');
-    for (const t of readdirSync(join(REPO, `operators/${pkg}/catalog-templates`)))
-      files[`operators/${pkg}/catalog-templates/${t}`] = readFileSync(
-        join(REPO, `operators/${pkg}/catalog-templates/${t}`),
-        'utf8',
-      );
-  }
-  const dir = writeTree(files);
-  dirs.push(dir);
-  return { dir, files };
-}
+const run = (args: string[]) => runCommandOutput('default-channel', args);
 
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
 
 describe('catalog-bot default-channel', () => {
   it('plain catalog (clusterpulse v4.21): exact edit, --dry-run writes nothing, opm validates', async () => {
-    const { dir, files } = repoWith('clusterpulse', false);
+    const { dir, files } = writeRealPackage(trees, 'clusterpulse', false);
     const path = 'catalogs/v4.21/clusterpulse/catalog.yaml';
     const dry = await run([
       'clusterpulse',
@@ -99,7 +56,7 @@ describe('catalog-bot default-channel', () => {
   });
 
   it('without --root: every catalog that has the package; one already set is left as it is', async () => {
-    const { dir, files } = repoWith('clusterpulse', false);
+    const { dir, files } = writeRealPackage(trees, 'clusterpulse', false);
     const v421 = 'catalogs/v4.21/clusterpulse/catalog.yaml';
     expect((await run(['clusterpulse', 'fast-v0', '--repo', dir, '--root', 'catalogs/v4.21'])).code).toBe(0);
     const all = await run(['clusterpulse', 'fast-v0', '--repo', dir]);
@@ -123,14 +80,13 @@ describe('catalog-bot default-channel', () => {
   });
 
   it('keeps comments and layout around the value', async () => {
-    const real = readFileSync(join(REPO, 'catalogs/v4.21/clusterpulse/catalog.yaml'), 'utf8');
+    const real = readFileSync(join(REAL_REPO, 'catalogs/v4.21/clusterpulse/catalog.yaml'), 'utf8');
     const commented = real.replace(
       'defaultChannel: fast-v1\n',
       '# the channel new installs get\ndefaultChannel: "fast-v1" # see ci.yaml\n',
     );
     expect(commented).not.toBe(real);
-    const dir = writeTree({ 'catalogs/v4.21/clusterpulse/catalog.yaml': commented });
-    dirs.push(dir);
+    const dir = trees.write({ 'catalogs/v4.21/clusterpulse/catalog.yaml': commented });
     expect((await run(['clusterpulse', 'fast-v0', '--repo', dir])).code).toBe(0);
     expect(read(dir, 'catalogs/v4.21/clusterpulse/catalog.yaml')).toBe(
       real.replace(
@@ -141,7 +97,7 @@ describe('catalog-bot default-channel', () => {
   });
 
   it('olm.template.basic (visionone-containersecurity): edits the template, re-renders every catalog', async () => {
-    const { dir, files } = repoWith('visionone-containersecurity', true);
+    const { dir, files } = writeRealPackage(trees, 'visionone-containersecurity', true);
     const template = 'operators/visionone-containersecurity/catalog-templates/basic.yaml';
     const r = await run(['visionone-containersecurity', 'alpha', '--repo', dir]);
     expect(r.code).toBe(0);
@@ -161,7 +117,7 @@ describe('catalog-bot default-channel', () => {
   });
 
   it('refusals say what is wrong and what would work; nothing is written', async () => {
-    const { dir, files } = repoWith('visionone-containersecurity', true);
+    const { dir, files } = writeRealPackage(trees, 'visionone-containersecurity', true);
     const unknownChannel = await run(['visionone-containersecurity', 'beta', '--repo', dir]);
     expect(unknownChannel.code).toBe(1);
     expect(unknownChannel.output).toMatch(
@@ -174,7 +130,7 @@ describe('catalog-bot default-channel', () => {
     );
     for (const [p, text] of Object.entries(files)) expect(read(dir, p)).toBe(text);
 
-    const semver = repoWith('clusterpulse', true);
+    const semver = writeRealPackage(trees, 'clusterpulse', true);
     const s = await run(['clusterpulse', 'fast-v0', '--repo', semver.dir]);
     expect(s.code).toBe(1);
     expect(s.output).toContain(

@@ -3,7 +3,7 @@
 // written to disk and loaded with the real loader, like the upgrade-graph tests.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   compileCel,
   celMatches,
@@ -16,10 +16,9 @@ import { DirectorySource, validateCatalog, type CatalogReport } from '../src/cat
 import { dependenciesCheck, dependencyFindings, DEPENDENCIES_CHECK } from '../src/checks/dependencies.js';
 import type { CheckedRoot } from '../src/checks/checked-root.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
-import { removeTree, writeTree } from './helpers/oracle.js';
+import { tempTrees } from './helpers/oracle.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
+const trees = tempTrees();
 
 // ---- Builders: packages with a replaces chain, bundles with provided and required APIs.
 
@@ -63,8 +62,7 @@ interface Loaded {
 async function load(...packages: Obj[][]): Promise<Loaded> {
   const files: Record<string, string> = {};
   for (const objs of packages) files[`${objs[0]!.name as string}/catalog.yaml`] = yamlStream(...objs);
-  const dir = writeTree(files);
-  dirs.push(dir);
+  const dir = trees.write(files);
   const report = await validateCatalog(new DirectorySource(dir));
   return { report, dir };
 }

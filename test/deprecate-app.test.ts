@@ -8,29 +8,16 @@ import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 import {
   fooBundle as bundle,
+  fooChannel,
   fooConfig,
+  FOO_BASE_VERSIONS,
   FOO_OWNERS,
   FOO_ROOT as ROOT,
   WorkRepo,
 } from './helpers/foo-repo.js';
 
-// Hand-written, with a comment: the edit must leave it as it is.
-const CATALOG = `---
-# foo's package and channel
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.0.1
-    replaces: foo.v1.0.0
-  - name: foo.v1.0.2
-    replaces: foo.v1.0.1
-`;
+// foo's channel with a hand-written comment: the edit must leave the file as it is.
+const CATALOG = fooChannel(FOO_BASE_VERSIONS).replace('---\n', "---\n# foo's package and channel\n");
 
 function makeRepo() {
   const repo = new WorkRepo('catalog-bot-deprecate-');

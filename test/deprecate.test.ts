@@ -1,63 +1,20 @@
 // `catalog-bot deprecate` on real repository data: bundle, channel and package deprecations
 // in plain catalogs and through olm.template.basic templates (re-rendered), exact results,
 // opm validate on each; every refusal says why and writes nothing.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addDeprecationText, removeDeprecationText } from '../src/catalog/edits/deprecate.js';
 import { changedLines } from '../src/catalog/edits/promote.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { parseComment } from '../src/handlers/commands.js';
-import { haveOpm, opmValidate, removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { writeRealPackage } from './helpers/ocp-history.js';
+import { haveOpm, opmValidate, tempTrees } from './helpers/oracle.js';
+import { runCommandOutput } from './helpers/cli.js';
 
-const deprecateCommand = cliCommand('deprecate');
+const trees = tempTrees();
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
-
-const REPO = join(SHARED_DATA, 'real-repo/community-operators-prod');
-
-async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
-  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const data: Buffer[] = [];
-  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
-  err.on('data', (c: Buffer) => chunks.push(c));
-  const code = await deprecateCommand(args, out, err);
-  return {
-    code,
-    output: Buffer.concat(chunks).toString('utf8'),
-    stdout: Buffer.concat(data).toString('utf8'),
-  };
-}
-
-/** A temp repository with a real package: every catalog that has it, and (optionally) its operators/ files. */
-function repoWith(pkg: string, withOperators: boolean): { dir: string; files: Record<string, string> } {
-  const files: Record<string, string> = {};
-  for (const v of readdirSync(join(REPO, 'catalogs'))) {
-    const path = `catalogs/${v}/${pkg}/catalog.yaml`;
-    try {
-      files[path] = readFileSync(join(REPO, path), 'utf8');
-    } catch {
-      // not in this OpenShift catalog
-    }
-  }
-  if (withOperators) {
-    files[`operators/${pkg}/ci.yaml`] = readFileSync(join(REPO, `operators/${pkg}/ci.yaml`), 'utf8');
-    for (const t of readdirSync(join(REPO, `operators/${pkg}/catalog-templates`)))
-      files[`operators/${pkg}/catalog-templates/${t}`] = readFileSync(
-        join(REPO, `operators/${pkg}/catalog-templates/${t}`),
-        'utf8',
-      );
-  }
-  const dir = writeTree(files);
-  dirs.push(dir);
-  return { dir, files };
-}
+const run = (args: string[]) => runCommandOutput('deprecate', args);
 
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
 
@@ -74,7 +31,7 @@ async function deprecationsOf(dir: string, root: string, pkg: string) {
 
 describe('catalog-bot deprecate: plain catalogs', () => {
   it('bundle, then package (added to the same blob), then undo each: exact edits, opm validates', async () => {
-    const { dir, files } = repoWith('clusterpulse', false);
+    const { dir, files } = writeRealPackage(trees, 'clusterpulse', false);
     const path = 'catalogs/v4.21/clusterpulse/catalog.yaml';
     const root = ['--repo', dir, '--root', 'catalogs/v4.21'];
 
@@ -144,7 +101,7 @@ describe('catalog-bot deprecate: plain catalogs', () => {
   });
 
   it('channel (visionone-containersecurity alpha): users move to stable, the message says so', async () => {
-    const { dir, files } = repoWith('visionone-containersecurity', false);
+    const { dir, files } = writeRealPackage(trees, 'visionone-containersecurity', false);
     const path = 'catalogs/v4.21/visionone-containersecurity/catalog.yaml';
     const r = await run([
       'channel',
@@ -187,7 +144,7 @@ describe('catalog-bot deprecate: plain catalogs', () => {
   });
 
   it('--format json: what was written, or why not', async () => {
-    const { dir } = repoWith('clusterpulse', false);
+    const { dir } = writeRealPackage(trees, 'clusterpulse', false);
     const ok = await run(['bundle', 'clusterpulse.v1.0.0', '--repo', dir, '--format', 'json']);
     expect(ok.code, ok.output).toBe(0);
     const result = JSON.parse(ok.output) as { done: boolean; files: { path: string; added: number }[] };
@@ -216,7 +173,7 @@ describe('catalog-bot deprecate: plain catalogs', () => {
 
 describe('catalog-bot deprecate: olm.template.basic templates, re-rendered', () => {
   it('jumpstarter-operator: a bundle, then the package, in the template and all five catalogs', async () => {
-    const { dir, files } = repoWith('jumpstarter-operator', true);
+    const { dir, files } = writeRealPackage(trees, 'jumpstarter-operator', true);
     const template = 'operators/jumpstarter-operator/catalog-templates/basic.yaml';
     const outputs = Object.keys(files).filter((p) => p.startsWith('catalogs/'));
     expect(outputs).toHaveLength(5);
@@ -277,7 +234,7 @@ describe('catalog-bot deprecate: olm.template.basic templates, re-rendered', () 
   });
 
   it('visionone-containersecurity: the alpha channel, in the template and all ten catalogs', async () => {
-    const { dir, files } = repoWith('visionone-containersecurity', true);
+    const { dir, files } = writeRealPackage(trees, 'visionone-containersecurity', true);
     const template = 'operators/visionone-containersecurity/catalog-templates/basic.yaml';
     const r = await run(['channel', 'visionone-containersecurity/alpha', '--repo', dir]);
     expect(r.code, r.output).toBe(0);
@@ -311,7 +268,7 @@ describe('catalog-bot deprecate: olm.template.basic templates, re-rendered', () 
 
 describe('catalog-bot deprecate: refusals say what is wrong and what would work; nothing is written', () => {
   it('on a plain catalog (clusterpulse v4.21)', async () => {
-    const { dir, files } = repoWith('clusterpulse', false);
+    const { dir, files } = writeRealPackage(trees, 'clusterpulse', false);
     const refused = async (args: string[], expected: string) => {
       const r = await run([...args, '--repo', dir, '--root', 'catalogs/v4.21']);
       expect(r.code, r.output).toBe(1);
@@ -399,7 +356,7 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
   });
 
   it('through templates: an olm.semver template has no place for the entry; the default channel of a basic one', async () => {
-    const semver = repoWith('clusterpulse', true);
+    const semver = writeRealPackage(trees, 'clusterpulse', true);
     const s = await run(['bundle', 'clusterpulse.v1.0.1', '--repo', semver.dir]);
     expect(s.code).toBe(1);
     expect(s.output).toContain(
@@ -407,7 +364,7 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
     );
     expectUnchanged(semver.dir, semver.files);
 
-    const basic = repoWith('visionone-containersecurity', true);
+    const basic = writeRealPackage(trees, 'visionone-containersecurity', true);
     const d = await run(['channel', 'visionone-containersecurity/stable', '--repo', basic.dir]);
     expect(d.code).toBe(1);
     expect(d.output).toContain(

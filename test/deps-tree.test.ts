@@ -1,14 +1,11 @@
 // What a fresh install pulls in (`catalog-bot deps`): the chosen provider for each
 // requirement in OLM's order of preference, and the command's formats and exit codes.
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { depsMermaid, depsText, depsTree } from '../src/catalog/olm/deps-tree.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import { bundle, channel, olmPackageProp, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
-
-const depsCommand = cliCommand('deps');
+import { runCommand } from './helpers/cli.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
@@ -133,20 +130,7 @@ describe('depsTree', () => {
 });
 
 describe('catalog-bot deps', () => {
-  async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const out = new PassThrough();
-    const err = new PassThrough();
-    const chunks: Buffer[] = [];
-    const errChunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
-    err.on('data', (c: Buffer) => errChunks.push(c));
-    const code = await depsCommand(args, out, err);
-    return {
-      code,
-      out: Buffer.concat(chunks).toString('utf8'),
-      err: Buffer.concat(errChunks).toString('utf8'),
-    };
-  }
+  const run = (...args: string[]) => runCommand('deps', args);
 
   it('exits 0 when every requirement is met, 1 when one is not, 2 on usage errors', async () => {
     const dir = await write(

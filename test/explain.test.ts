@@ -2,27 +2,15 @@
 // own output as `catalog-bot graph --format json` prints it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.js';
 import { explainMermaid, MAX_STARTS, type Explanation } from '../src/catalog/olm/explain.js';
+import { runCli as cli } from './helpers/cli.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
 const REPO_V421 = join(SHARED_DATA, 'real-repo/community-operators-prod/catalogs/v4.21');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const o: Buffer[] = [];
-  const e: Buffer[] = [];
-  out.on('data', (c: Buffer) => o.push(c));
-  err.on('data', (c: Buffer) => e.push(c));
-  const code = await main(args, out, err);
-  return { code, out: Buffer.concat(o).toString('utf8'), err: Buffer.concat(e).toString('utf8') };
-}
 
 async function explain(root: string, bundle: string, ...extra: string[]): Promise<Explanation> {
   const r = await cli(['explain', bundle, '--catalog', root, '--format', 'json', ...extra]);

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
+import { mutateLines as mutateLinesBy, random, type Rnd } from './helpers/mutate.js';
 import { haveOpm, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 const base =
@@ -88,48 +89,14 @@ const CHARS = [
   '\ufeff',
 ];
 
-function random(seed: number): (n: number) => number {
-  let s = seed;
-  return (n) => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return s % n;
-  };
-}
+const mutateLines = (text: string, rnd: Rnd): string =>
+  mutateLinesBy(text, rnd, {
+    maxEdits: 3,
+    kinds: ['drop', 'duplicate', 'swap', 'indent', 'retype', 'split', 'rename'],
+    tokens: TOKENS,
+  });
 
-function mutateLines(text: string, rnd: (n: number) => number): string {
-  const lines = text.split('\n');
-  for (let k = 1 + rnd(3); k > 0; k--) {
-    const i = rnd(lines.length);
-    const line = lines[i] ?? '';
-    switch (rnd(7)) {
-      case 0:
-        lines.splice(i, 1);
-        break;
-      case 1:
-        lines.splice(i, 0, lines[rnd(lines.length)] ?? '');
-        break;
-      case 2: {
-        const j = rnd(lines.length);
-        [lines[i], lines[j]] = [lines[j] ?? '', line];
-        break;
-      }
-      case 3:
-        lines[i] = (rnd(2) ? '  ' : '') + line.replace(/^ {0,2}/, '');
-        break;
-      case 4:
-        lines[i] = line.replace(/: .*$/, ': ' + TOKENS[rnd(TOKENS.length)]);
-        break;
-      case 5:
-        lines.splice(i, 0, '---');
-        break;
-      default:
-        lines[i] = line.replace(/(\w+):/, (_m, w: string) => (rnd(2) ? w.toUpperCase() : w + 'x') + ':');
-    }
-  }
-  return lines.join('\n');
-}
-
-function mutateChars(text: string, rnd: (n: number) => number): string {
+function mutateChars(text: string, rnd: Rnd): string {
   let t = text;
   for (let k = 1 + rnd(3); k > 0; k--) {
     const i = rnd(t.length);

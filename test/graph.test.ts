@@ -1,21 +1,9 @@
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.js';
+import { runCli as run } from './helpers/cli.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const o: Buffer[] = [];
-  const e: Buffer[] = [];
-  out.on('data', (c: Buffer) => o.push(c));
-  err.on('data', (c: Buffer) => e.push(c));
-  const code = await main(args, out, err);
-  return { code, out: Buffer.concat(o).toString('utf8'), err: Buffer.concat(e).toString('utf8') };
-}
 
 const bundle = (v: string) =>
   `---\nschema: olm.bundle\npackage: foo\nname: foo.v${v}\nimage: quay.io/x/foo:v${v}\nproperties:\n  - {type: olm.package, value: {packageName: foo, version: "${v}"}}\n`;

@@ -1,16 +1,7 @@
 // Issue 30, items 3, 4 and 6, on a repository laid out like community-operators-prod:
 // fix hints that run as printed (offline, never destroying a catalog), diffs counted as git
 // counts them and shown bounded, and `release` of a bundle already listed by hand.
-import {
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLE_CHECK } from '../src/checks/bundle.js';
@@ -18,13 +9,13 @@ import { TEMPLATES_CHECK } from '../src/checks/templates.js';
 import { runPrChecks } from '../src/checks/pr.js';
 import { catalogBotShell, runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
+import { tempTrees } from './helpers/oracle.js';
 
 const made: CopRepo[] = [];
-const scratch: string[] = [];
 afterAll(() => {
   for (const c of made) c.cleanup();
-  for (const d of scratch) rmSync(d, { recursive: true, force: true });
 });
+const trees = tempTrees();
 
 // One repository per release, shared: each test works on its own branch from main.
 const repos = new Map<string, CopRepo>();
@@ -293,8 +284,7 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
 describe.runIf(haveRealRepo)('render-template --output-file, as an attacker would use it', () => {
   it('a symbolic link at the output is replaced, never written through; a directory is refused', async () => {
     const c = cop('clusterpulse/1.0.2');
-    const victim = join(mkdtempSync(join(tmpdir(), 'victim-')), 'secret.txt');
-    scratch.push(dirname(victim));
+    const victim = join(trees.dir(), 'secret.txt');
     writeFileSync(victim, 'do not touch\n');
     const output = join(c.repo, 'catalogs/v4.17/clusterpulse/catalog.yaml');
     const committed = readFileSync(output, 'utf8');

@@ -178,17 +178,11 @@ describe('catalog-bot impact with hostile names', () => {
     write([{ name: v1 }, { name: v2, replaces: v1 }], [bundle(v1, '1.0.0'), bundle(v2, '2.0.0')]);
     git('add', '-A');
     git('commit', '-qm', 'head');
+    // The impact of the last commit, in `format`.
+    const lastCommitImpact = (format: string) =>
+      runCommand('impact', ['--repo', dir, '--base', 'HEAD~1', '--head', 'HEAD', '--format', format]);
     try {
-      const r = await runCommand('impact', [
-        '--repo',
-        dir,
-        '--base',
-        'HEAD~1',
-        '--head',
-        'HEAD',
-        '--format',
-        'markdown',
-      ]);
+      const r = await lastCommitImpact('markdown');
       expect(r.code).toBe(0);
       const md = r.out;
       // Outside code spans and fences nothing of the names is left: no HTML, link or mention.
@@ -200,20 +194,7 @@ describe('catalog-bot impact with hostile names', () => {
       const mermaid = md.slice(md.indexOf('```mermaid'));
       for (const label of mermaid.matchAll(/\["([^"]*)"\]/g)) expect(label[1]).not.toMatch(/["[\]<>|*]|-->/);
       expect(mermaid).toContain('#60;b#62;');
-      const json = JSON.parse(
-        (
-          await runCommand('impact', [
-            '--repo',
-            dir,
-            '--base',
-            'HEAD~1',
-            '--head',
-            'HEAD',
-            '--format',
-            'json',
-          ])
-        ).out,
-      );
+      const json = JSON.parse((await lastCommitImpact('json')).out);
       // JSON keeps the names exactly.
       expect(json.catalogs['catalogs/v4.20'].packages.evil.channels[channel].bundlesAdded).toEqual([v2]);
     } finally {

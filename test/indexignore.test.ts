@@ -14,6 +14,7 @@ import {
 import { runPrChecks } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
+import { commitBaseAndPr } from './helpers/git.js';
 
 const BROKEN = 'this is not FBC\n';
 
@@ -221,12 +222,6 @@ describe('Go filepath.Match quirks', () => {
 });
 
 describe('catalog-bot check reads files as opm does', () => {
-  const git = (repo: string, ...args: string[]) => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(r.stderr);
-  };
   const pkg = (name: string, version: string, image: string) =>
     [
       `{"schema":"olm.package","name":"${name}","defaultChannel":"stable"}`,
@@ -253,14 +248,7 @@ describe('catalog-bot check reads files as opm does', () => {
       [`${root}/bar/OWNERS`]: 'approvers: [carol]\n',
     });
     dirs.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-qm', 'base');
-    git(repo, 'checkout', '-q', '-b', 'pr');
-    edit(repo);
-    git(repo, 'add', '-A');
-    git(repo, 'commit', '-qm', 'head');
-    return repo;
+    return commitBaseAndPr(repo, edit);
   };
   const opmRender = (repo: string) =>
     spawnSync(OPM, ['render', join(repo, root), '-o', 'json'], { encoding: 'utf8' });

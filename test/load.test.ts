@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeFile, lineOf } from '../src/catalog/fbc/decode.js';
 import { goJsonSyntaxError } from '../src/catalog/go/gojsonsyntax.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
+import { fooChannel } from './helpers/foo-repo.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
@@ -89,18 +90,8 @@ describe('Go JSON syntax errors', () => {
 describe('knock-on findings', () => {
   it('leaves out model findings for packages of a file that did not load, with a notice', async () => {
     const dir = writeTree({
-      'foo.yaml': `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-   bad: indentation
----
+      // The channel's only entry carries a mis-indented key: a YAML syntax error on line 11.
+      'foo.yaml': `${fooChannel(['1.0.0'], '   bad: indentation\n')}---
 schema: olm.bundle
 package: foo
 name: foo.v1.0.0

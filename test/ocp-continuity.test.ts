@@ -1,9 +1,7 @@
 // catalog-bot/ocp-continuity: every rule with a catalog set that breaks it and one that
 // passes, and the findings on the six real community-operators packages.
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
@@ -19,9 +17,10 @@ import {
   type OcpMatrix,
 } from '../src/checks/ocp-continuity.js';
 import { bundle, channel, pkg, yamlStream, type Obj } from './helpers/catalogs.js';
-import { haveRealRepo, REAL_REPO } from './helpers/ocp-history.js';
+import { haveRealRepo, ocpCatalogs, REAL_REPO } from './helpers/ocp-history.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { runCommand } from './helpers/cli.js';
+import { commitBaseAndPr } from './helpers/git.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
@@ -65,21 +64,23 @@ const base = (): Obj[] => [
   bundle('1.1.0'),
 ];
 
+/** base() with 1.2.0 added on top of stable. */
+const grown = (): Obj[] => [
+  pkg(),
+  channel([
+    'foo.v1.0.0',
+    { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
+    { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
+  ]),
+  bundle('1.0.0'),
+  bundle('1.1.0'),
+  bundle('1.2.0'),
+];
+
 describe('continuity between consecutive OpenShift catalogs', () => {
   it('passes: the next catalog has the same bundles, or more', async () => {
     expect(await findings({ 'v4.20': base(), 'v4.21': base() })).toEqual([]);
-    const grown = [
-      pkg(),
-      channel([
-        'foo.v1.0.0',
-        { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-        { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
-    ];
-    expect(await findings({ 'v4.20': base(), 'v4.21': grown })).toEqual([]);
+    expect(await findings({ 'v4.20': base(), 'v4.21': grown() })).toEqual([]);
   });
 
   it('passes: a bundle missing from the next catalog that a newer entry still replaces', async () => {
@@ -420,12 +421,6 @@ describe('the ocp key of .github/catalog-bot.yml', () => {
 });
 
 describe('in the pull-request checks (catalog-bot check)', () => {
-  function git(repo: string, ...args: string[]): void {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(r.stderr);
-  }
   /** main: foo in v4.20, v4.21 and v4.22 (or as `baseSpec` says); pr: `edit` applied. */
   function repo(
     edit: (dir: string) => void,
@@ -441,14 +436,7 @@ describe('in the pull-request checks (catalog-bot check)', () => {
     );
     const dir = writeTree(files);
     dirs.push(dir);
-    git(dir, 'init', '-q', '-b', 'main');
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-qm', 'base');
-    git(dir, 'checkout', '-q', '-b', 'pr');
-    edit(dir);
-    git(dir, 'add', '-A');
-    git(dir, 'commit', '-qm', 'head');
-    return dir;
+    return commitBaseAndPr(dir, edit);
   }
   const ocpCheck = async (dir: string) =>
     (await runPrChecksInProcess({ repo: dir, base: 'main', head: 'pr' })).checks.find(
@@ -469,18 +457,7 @@ describe('in the pull-request checks (catalog-bot check)', () => {
   it('a loss the base already had is a warning; a change that touches no OpenShift catalog has no such check', async () => {
     const dir = repo(
       (d) => {
-        const grown = [
-          pkg(),
-          channel([
-            'foo.v1.0.0',
-            { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-            { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
-          ]),
-          bundle('1.0.0'),
-          bundle('1.1.0'),
-          bundle('1.2.0'),
-        ];
-        writeFileSync(join(d, 'catalogs/v4.21/foo/catalog.yaml'), yamlStream(...grown));
+        writeFileSync(join(d, 'catalogs/v4.21/foo/catalog.yaml'), yamlStream(...grown()));
       },
       ['v4.20', 'v4.21'],
     );
@@ -573,31 +550,15 @@ describe.skipIf(!haveRealRepo)('check_bundle_images_in_fbc on the real catalogs'
 
 describe.skipIf(!haveRealRepo)('catalog-bot ocp-matrix', () => {
   async function matrix(...args: string[]): Promise<{ code: number; output: string }> {
-    const ocpMatrixCommand = cliCommand('ocp-matrix');
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
-    const code = await ocpMatrixCommand(args, out);
-    return { code, output: Buffer.concat(chunks).toString('utf8') };
+    const { code, out } = await runCommand('ocp-matrix', args);
+    return { code, output: out };
   }
 
   it('the real packages: heads per version, gaps, and the findings marked', async () => {
     const { code, output } = await matrix('--repo', REAL_REPO, '--format', 'json');
     expect(code).toBe(1);
     const m = JSON.parse(output) as OcpMatrix;
-    expect(m.catalogs).toEqual([
-      'v4.12',
-      'v4.13',
-      'v4.14',
-      'v4.15',
-      'v4.16',
-      'v4.17',
-      'v4.18',
-      'v4.19',
-      'v4.20',
-      'v4.21',
-      'v4.22',
-    ]);
+    expect(m.catalogs).toEqual(ocpCatalogs(12, 22));
     const row = (p: string) => m.packages.find((x) => x.package === p)!.cells;
     expect(row('ecr-secret-operator')['v4.15']).toEqual({
       defaultChannel: 'v0.4',

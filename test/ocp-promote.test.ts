@@ -3,33 +3,16 @@
 // reverse-applied) and checks that the command writes what the real commit holds.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
 import { removeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
-
-const ocpPromoteCommand = cliCommand('ocp-promote');
+import { runCommandOutput } from './helpers/cli.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
 
-async function run(args: string[]): Promise<{ code: number; output: string; stdout: string }> {
-  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const data: Buffer[] = [];
-  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
-  err.on('data', (c: Buffer) => chunks.push(c));
-  const code = await ocpPromoteCommand(args, out, err);
-  return {
-    code,
-    output: Buffer.concat(chunks).toString('utf8'),
-    stdout: Buffer.concat(data).toString('utf8'),
-  };
-}
+const run = (args: string[]) => runCommandOutput('ocp-promote', args);
 
 function before(patches: string[]): string {
   const dir = realRepoBefore(patches);

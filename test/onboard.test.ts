@@ -11,6 +11,7 @@ import { legacyIndexGraph, type LegacyBundle } from '../src/catalog/legacy/index
 import { parseOpenShiftVersions } from '../src/catalog/legacy/openshift-versions.js';
 import { parseVersion } from '../src/catalog/versions/semver.js';
 import { runCommand } from './helpers/cli.js';
+import { ocpCatalogs } from './helpers/ocp-history.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
 import { ONBOARDING } from './helpers/onboarding-cases.js';
 
@@ -34,6 +35,9 @@ function bundle(
   };
 }
 
+/** The bundle index's graph of `bundles` in replaces-mode, for OpenShift v4.16. */
+const replacesModeOn416 = (bundles: LegacyBundle[]) => legacyIndexGraph(bundles, 'replaces-mode', 'v4.16')!;
+
 const entries = (g: ReturnType<typeof legacyIndexGraph>, channel: string): string[] =>
   (g?.channels.get(channel) ?? []).map(
     (e) => `${e.name}${e.replaces ? `<${e.replaces}` : ''}${e.skips ? ` skips ${e.skips.join(',')}` : ''}`,
@@ -41,34 +45,26 @@ const entries = (g: ReturnType<typeof legacyIndexGraph>, channel: string): strin
 
 describe('the bundle index, emulated', () => {
   it('replaces-mode: a channel holds every bundle its head reaches by replaces, annotated there or not', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['alpha'], { defaultChannel: 'alpha' }),
-        bundle('op.v1.1.0', '1.1.0', ['alpha'], { replaces: 'op.v1.0.0' }),
-        bundle('op.v2.0.0', '2.0.0', ['stable'], { replaces: 'op.v1.1.0', defaultChannel: 'stable' }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['alpha'], { defaultChannel: 'alpha' }),
+      bundle('op.v1.1.0', '1.1.0', ['alpha'], { replaces: 'op.v1.0.0' }),
+      bundle('op.v2.0.0', '2.0.0', ['stable'], { replaces: 'op.v1.1.0', defaultChannel: 'stable' }),
+    ]);
     expect(entries(g, 'alpha')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0']);
     expect(entries(g, 'stable')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0', 'op.v2.0.0<op.v1.1.0']);
     expect(g.defaultChannel).toBe('stable');
   });
 
   it('replaces-mode: a skipped bundle of the index is an entry (no edge of its own); a missing one only a skip', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['stable']),
-        bundle('op.v1.0.1', '1.0.1', ['candidate']),
-        bundle('op.v1.1.0', '1.1.0', ['stable'], {
-          replaces: 'op.v1.0.0',
-          skips: ['op.v1.0.1', 'op.v0.9.0'],
-          skipRange: '<1.1.0',
-        }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['stable']),
+      bundle('op.v1.0.1', '1.0.1', ['candidate']),
+      bundle('op.v1.1.0', '1.1.0', ['stable'], {
+        replaces: 'op.v1.0.0',
+        skips: ['op.v1.0.1', 'op.v0.9.0'],
+        skipRange: '<1.1.0',
+      }),
+    ]);
     expect(entries(g, 'stable')).toEqual([
       'op.v1.0.0',
       'op.v1.0.1',
@@ -79,16 +75,12 @@ describe('the bundle index, emulated', () => {
   });
 
   it('replaces-mode: the head is the highest version annotating the channel; the default the last annotation', () => {
-    const g = legacyIndexGraph(
-      [
-        bundle('op.v1.0.0', '1.0.0', ['alpha', 'beta'], { defaultChannel: 'beta' }),
-        bundle('op.v1.2.0', '1.2.0', ['alpha'], { replaces: 'op.v1.0.0' }),
-        // A backport: lower than alpha's head, it heads nothing there.
-        bundle('op.v1.1.0', '1.1.0', ['beta'], { replaces: 'op.v1.0.0', defaultChannel: 'alpha' }),
-      ],
-      'replaces-mode',
-      'v4.16',
-    )!;
+    const g = replacesModeOn416([
+      bundle('op.v1.0.0', '1.0.0', ['alpha', 'beta'], { defaultChannel: 'beta' }),
+      bundle('op.v1.2.0', '1.2.0', ['alpha'], { replaces: 'op.v1.0.0' }),
+      // A backport: lower than alpha's head, it heads nothing there.
+      bundle('op.v1.1.0', '1.1.0', ['beta'], { replaces: 'op.v1.0.0', defaultChannel: 'alpha' }),
+    ]);
     expect(entries(g, 'alpha')).toEqual(['op.v1.0.0', 'op.v1.2.0<op.v1.0.0']);
     expect(entries(g, 'beta')).toEqual(['op.v1.0.0', 'op.v1.1.0<op.v1.0.0']);
     // v1.1.0 came after v1.2.0 in version order? No: version order is 1.0.0, 1.1.0, 1.2.0,
@@ -200,16 +192,7 @@ describe('catalog-bot onboard', () => {
     const report = JSON.parse(dry.out);
     expect(report.package).toBe('amd-gpu-operator');
     expect(report.mode).toBe('replaces-mode');
-    expect(Object.keys(report.catalogs)).toEqual([
-      'v4.12',
-      'v4.13',
-      'v4.14',
-      'v4.15',
-      'v4.16',
-      'v4.17',
-      'v4.18',
-      'v4.19',
-    ]);
+    expect(Object.keys(report.catalogs)).toEqual(ocpCatalogs(12, 19));
     expect(report.catalogs['v4.19'].defaultChannel).toBe('alpha');
     expect(report.catalogs['v4.19'].channels.alpha.map((e: { name: string }) => e.name)).toEqual([
       'amd-gpu-operator.v0.0.1',

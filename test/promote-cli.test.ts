@@ -1,35 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
-
-const promoteCommand = cliCommand('promote');
-const renderTemplateCommand = cliCommand('render-template');
+import { runCommandOutput as run } from './helpers/cli.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeTree));
-
-async function run(
-  command: (args: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>,
-  args: string[],
-): Promise<{ code: number; output: string; stdout: string }> {
-  // Data on stdout, errors on stderr: output is both, in the order written; stdout alone too.
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: Buffer[] = [];
-  const data: Buffer[] = [];
-  out.on('data', (c: Buffer) => (chunks.push(c), data.push(c)));
-  err.on('data', (c: Buffer) => chunks.push(c));
-  const code = await command(args, out, err);
-  return {
-    code,
-    output: Buffer.concat(chunks).toString('utf8'),
-    stdout: Buffer.concat(data).toString('utf8'),
-  };
-}
 
 const VM = join(
   SHARED_DATA,
@@ -44,7 +21,7 @@ describe('catalog-bot promote', () => {
     dirs.push(repo);
     const path = join(repo, 'catalogs/v4.21/victoriametrics-operator/catalog.yaml');
 
-    const dry = await run(promoteCommand, [
+    const dry = await run('promote', [
       'victoriametrics-operator.v0.74.1',
       'stable',
       '--repo',
@@ -58,16 +35,16 @@ describe('catalog-bot promote', () => {
     expect(dry.output).toContain('--- a/catalogs/v4.21/victoriametrics-operator/catalog.yaml');
     expect(readFileSync(path, 'utf8')).toBe(original);
 
-    const done = await run(promoteCommand, ['victoriametrics-operator.v0.74.1', 'stable', '--repo', repo]);
+    const done = await run('promote', ['victoriametrics-operator.v0.74.1', 'stable', '--repo', repo]);
     expect(done.code).toBe(0);
     expect(readFileSync(path, 'utf8')).not.toBe(original);
 
-    const again = await run(promoteCommand, ['victoriametrics-operator.v0.74.1', 'stable', '--repo', repo]);
+    const again = await run('promote', ['victoriametrics-operator.v0.74.1', 'stable', '--repo', repo]);
     expect(again.code).toBe(0);
     expect(again.output).toMatch(/^catalog-bot promote: nothing to do: .*already in channel "stable"/);
 
-    expect((await run(promoteCommand, ['only-one-arg', '--repo', repo])).code).toBe(2);
-    expect((await run(promoteCommand, ['a', 'b', '--repo', join(repo, 'missing')])).code).toBe(2);
+    expect((await run('promote', ['only-one-arg', '--repo', repo])).code).toBe(2);
+    expect((await run('promote', ['a', 'b', '--repo', join(repo, 'missing')])).code).toBe(2);
   });
 
   it('finds template mappings in operators/<package>/ci.yaml', async () => {
@@ -81,7 +58,7 @@ describe('catalog-bot promote', () => {
       ),
     });
     dirs.push(repo);
-    const r = await run(promoteCommand, ['clusterpulse.v1.0.2', 'stable-v1', '--repo', repo]);
+    const r = await run('promote', ['clusterpulse.v1.0.2', 'stable-v1', '--repo', repo]);
     expect(r.code).toBe(0);
     expect(
       readFileSync(join(repo, 'operators/clusterpulse/catalog-templates/semver.yaml'), 'utf8'),
@@ -104,15 +81,15 @@ describe('catalog-bot render-template', () => {
       '-o',
       'yaml',
     ];
-    const old = await run(renderTemplateCommand, [...args, '--opm-version', 'v1.56.0']);
+    const old = await run('render-template', [...args, '--opm-version', 'v1.56.0']);
     expect(old.code).toBe(0);
     expect(old.output).toBe(committed);
-    const current = await run(renderTemplateCommand, args);
+    const current = await run('render-template', args);
     expect(current.code).toBe(0);
     expect(current.output).not.toBe(committed);
     // Bundles that neither the given catalog has nor (here) a registry can give: refused.
     const empty = mkdtempSync(join(tmpdir(), 'catalog-bot-no-bundles-'));
-    const missing = await run(renderTemplateCommand, [
+    const missing = await run('render-template', [
       join(CP, 'catalog-templates/semver.yaml'),
       '--bundles-from',
       empty,
@@ -120,6 +97,6 @@ describe('catalog-bot render-template', () => {
     rmSync(empty, { recursive: true, force: true });
     expect(missing.code).toBe(1);
     expect(missing.output).toMatch(/could not be rendered/);
-    expect((await run(renderTemplateCommand, [join(CP, 'ci.yaml'), '-o', 'xml'])).code).toBe(2);
+    expect((await run('render-template', [join(CP, 'ci.yaml'), '-o', 'xml'])).code).toBe(2);
   });
 });

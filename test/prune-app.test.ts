@@ -15,7 +15,7 @@ import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { fooBundle as bundle, FOO_ROOT as ROOT } from './helpers/foo-repo.js';
+import { fooBundle as bundle, fooChannel, FOO_ROOT as ROOT } from './helpers/foo-repo.js';
 import { webhookExample } from './helpers/github.js';
 import {
   freePort,
@@ -25,18 +25,10 @@ import {
   type RunningRegistry,
 } from './helpers/registry.js';
 
-const channels = (stable: string[], fast = true) => `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-${stable.map((v, i) => `  - name: foo.v${v}\n${i > 0 ? `    replaces: foo.v${stable[i - 1]}\n` : ''}`).join('')}${
-  fast ? `---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v1.0.1\n` : ''
-}`;
+/** foo's stable channel of `stable`, and (unless `fast` is false) a fast channel holding 1.0.1. */
+const channels = (stable: string[], fast = true) =>
+  fooChannel(stable) +
+  (fast ? `---\nschema: olm.channel\npackage: foo\nname: fast\nentries:\n  - name: foo.v1.0.1\n` : '');
 
 // Each comment here runs the App's flow for real (mirror, check worker, registry), several
 // per test: a little over the default timeout on a loaded machine.

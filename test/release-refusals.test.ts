@@ -7,7 +7,6 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -16,28 +15,19 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { SHARED_DATA } from './helpers/oracle.js';
-import { cliCommand } from './helpers/cli.js';
+import { HISTORY, REAL_REPO } from './helpers/ocp-history.js';
+import { tempTrees } from './helpers/oracle.js';
+import { runCommand } from './helpers/cli.js';
 
-const releaseCommand = cliCommand('release');
+const trees = tempTrees();
 
-const SNAPSHOT = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
-const HISTORY = join(SHARED_DATA, 'real-repo', 'history');
-const made: string[] = [];
-afterAll(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
-function copyPackage(pkg: string, into = mkdtempSync(join(tmpdir(), 'release-refusal-'))): string {
-  made.push(into);
-  cpSync(join(SNAPSHOT, 'operators', pkg), join(into, 'operators', pkg), { recursive: true });
-  for (const v of readdirSync(join(SNAPSHOT, 'catalogs'))) {
-    const from = join(SNAPSHOT, 'catalogs', v, pkg);
+function copyPackage(pkg: string, into = trees.dir()): string {
+  cpSync(join(REAL_REPO, 'operators', pkg), join(into, 'operators', pkg), { recursive: true });
+  for (const v of readdirSync(join(REAL_REPO, 'catalogs'))) {
+    const from = join(REAL_REPO, 'catalogs', v, pkg);
     if (existsSync(from)) cpSync(from, join(into, 'catalogs', v, pkg), { recursive: true });
   }
   return into;
@@ -54,15 +44,8 @@ function snapshot(dir: string, rel = '', out = new Map<string, string>()): Map<s
 }
 
 async function release(args: string[]): Promise<{ code: number; output: string }> {
-  let output = '';
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      output += String(chunk);
-      done();
-    },
-  });
-  const code = await releaseCommand(args, sink);
-  return { code, output };
+  const { code, out } = await runCommand('release', args);
+  return { code, output: out };
 }
 
 /** Run a release that must be refused; the tree must be left as it was. */
@@ -87,8 +70,7 @@ describe('catalog-bot release refuses what it cannot release', () => {
       });
   });
   const fresh = (): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'release-refusal-'));
-    made.push(dir);
+    const dir = trees.dir();
     cpSync(jumpstarter, dir, { recursive: true });
     return dir;
   };
@@ -197,8 +179,7 @@ describe('catalog-bot release refuses what it cannot release', () => {
 
   it('does not follow a symbolic link out of the repository', async () => {
     const dir = fresh();
-    const outside = mkdtempSync(join(tmpdir(), 'release-outside-'));
-    made.push(outside);
+    const outside = trees.dir();
     cpSync(join(dir, BUNDLE), join(outside, 'bundle'), { recursive: true });
     rmSync(join(dir, BUNDLE, 'manifests'), { recursive: true });
     symlinkSync(join(outside, 'bundle', 'manifests'), join(dir, BUNDLE, 'manifests'));
@@ -230,9 +211,8 @@ describe('catalog-bot release refuses what it cannot release', () => {
 
 describe('catalog-bot release with another layout', () => {
   it('follows bundles.path and bundles.imageTemplate, edits a JSON template, creates a catalog', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'release-layout-'));
-    made.push(dir);
-    const from = join(SNAPSHOT, 'operators', 'jumpstarter-operator');
+    const dir = trees.dir();
+    const from = join(REAL_REPO, 'operators', 'jumpstarter-operator');
     for (const v of ['0.9.0-rc.2', '0.9.0'])
       cpSync(join(from, v), join(dir, 'bundles', 'jumpstarter-operator', v), { recursive: true });
     const write = (path: string, text: string): void => {

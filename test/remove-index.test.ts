@@ -2,45 +2,16 @@
 // community-operators-prod (their `before/`, copied into a git repository in a temp dir; the
 // data set is read-only). What the report says each OpenShift catalog loses is derived here
 // from the bundle directories.
-import { spawnSync } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { CopRepo } from './helpers/cop-repo.js';
-import { SHARED_DATA } from './helpers/oracle.js';
+import { makeIndexRepo, ONBOARDING } from './helpers/cop-repo.js';
 import { currentFiles, remove, trackedFiles } from './helpers/removal.js';
 
-const ONBOARDING = join(SHARED_DATA, 'onboarding');
-
-/** An onboarding case's `before/` as a git repository (the data set is read-only). */
-function indexRepo(name: string): { repo: string; git: CopRepo['git']; cleanup: () => void } {
-  const repo = mkdtempSync(join(tmpdir(), 'remove-index-'));
-  cpSync(join(ONBOARDING, name, 'before'), repo, { recursive: true });
-  mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github', 'catalog-bot.yml'), 'catalogs: [catalogs/*]\nmaintainers: [Allda]\n');
-  const git: CopRepo['git'] = (...args) => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-qm', 'before');
-  return { repo, git, cleanup: () => rmSync(repo, { recursive: true, force: true }) };
-}
+/** An onboarding case's `before/` as a git repository, every bundle on main (the data set is read-only). */
+const indexRepo = (name: string) =>
+  makeIndexRepo(name, null, 'catalogs: [catalogs/*]\nmaintainers: [Allda]\n');
 
 interface DirBundle {
   dir: string;

@@ -21,12 +21,6 @@ describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () 
     cop = makeCopRepo('clusterpulse/1.0.2');
   });
   afterAll(() => cop?.cleanup());
-  // Back to the repository as made: a test's own commits (comments, a channel) go too.
-  const reset = () => {
-    cop.git('checkout', '-q', '-f', 'main');
-    cop.git('reset', '-q', '--hard', cop.git('rev-list', '--max-parents=0', 'main'));
-    cop.git('clean', '-qfdx');
-  };
 
   describe.skipIf(!haveOpm || !haveRegistryTools)(
     'the re-rendered catalogs against opm alpha render-template',
@@ -43,7 +37,7 @@ describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () 
       });
 
       it('equal what opm renders from the edited template, with and without the csv-metadata migration', async () => {
-        reset();
+        cop.reset();
         const pkg = 'visionone-containersecurity';
         const r = await remove([`${pkg}/0.0.1`, '--repo', cop.repo]);
         expect(r.code, r.err).toBe(0);
@@ -105,7 +99,7 @@ describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () 
   );
 
   it('removes one bundle of a semver template: its Bundles item goes, the generated channels are re-rendered without it', async () => {
-    reset();
+    cop.reset();
     const pkg = 'dotvirt-operator';
     const templatePath = join(cop.repo, `operators/${pkg}/catalog-templates/semver.yaml`);
     const original = readFileSync(templatePath, 'utf8');

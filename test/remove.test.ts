@@ -5,17 +5,7 @@
 // re-rendered catalogs against the real opm, and semver templates: remove-render.test.ts;
 // packages on the bundle index: remove-index.test.ts.
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -23,6 +13,7 @@ import { packageDirOf, parseRemovalTarget, planRemoval } from '../src/catalog/ed
 import { catalogRootsOf, workingTree } from '../src/commands/working-tree.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
+import { removeTree, writeTree } from './helpers/oracle.js';
 import { blobsOf, currentFiles, remove, trackedFiles } from './helpers/removal.js';
 
 describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
@@ -31,15 +22,9 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
     cop = makeCopRepo('clusterpulse/1.0.2');
   });
   afterAll(() => cop?.cleanup());
-  // Back to the repository as made: a test's own commits (comments, a channel) go too.
-  const reset = () => {
-    cop.git('checkout', '-q', '-f', 'main');
-    cop.git('reset', '-q', '--hard', cop.git('rev-list', '--max-parents=0', 'main'));
-    cop.git('clean', '-qfdx');
-  };
 
   it('removes a package: its catalog directories and operators/<pkg>/ go, every other file stays byte for byte, every catalog root stays valid', async () => {
-    reset();
+    cop.reset();
     const pkg = 'jumpstarter-operator';
     const before = trackedFiles(cop.git);
     const catalogRoots = readdirSync(join(cop.repo, 'catalogs')).map((v) => `catalogs/${v}`);
@@ -89,7 +74,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   });
 
   it('removes one bundle: the templates lose exactly its entries (comments kept), the catalogs are re-rendered and the report names the dangling edges', async () => {
-    reset();
+    cop.reset();
     const pkg = 'visionone-containersecurity';
     const templatePath = join(cop.repo, `operators/${pkg}/catalog-templates/basic.yaml`);
     // A maintainer's comments, above and inside the entries that change.
@@ -176,7 +161,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   // The real opm renders the edited template from images rebuilt from the committed bundles.
 
   it("refuses to empty the package's default channel in a template, naming the way forward", async () => {
-    reset();
+    cop.reset();
     const pkg = 'visionone-containersecurity';
     const templatePath = join(cop.repo, `operators/${pkg}/catalog-templates/basic.yaml`);
     // A channel of one bundle, made the default.
@@ -197,7 +182,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   });
 
   it('removes a bundle kept one level down (<dir>/bundle/manifests), named by its CSV', async () => {
-    reset();
+    cop.reset();
     const pkg = 'rabbitmq-messaging-topology-operator';
     const nested = readdirSync(join(cop.repo, 'operators', pkg)).find((d) =>
       existsSync(join(cop.repo, 'operators', pkg, d, 'bundle', 'manifests')),
@@ -213,7 +198,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   });
 
   it('--dry-run writes nothing and prints the same report', async () => {
-    reset();
+    cop.reset();
     const before = currentFiles(cop.git);
     // The bundle removal: the one that edits and re-renders; a package's dry run is in the index tests.
     for (const target of ['visionone-containersecurity/0.0.1']) {
@@ -227,12 +212,12 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(real.code, real.err).toBe(0);
       const strip = (o: Record<string, unknown>) => ({ ...o, done: undefined, dryRun: undefined });
       expect(strip(JSON.parse(dry.out))).toEqual(strip(JSON.parse(real.out)));
-      reset();
+      cop.reset();
     }
   });
 
   it('refuses, writing nothing: unknown package or bundle, no bundle directory, a removal that would break a catalog', async () => {
-    reset();
+    cop.reset();
     const before = currentFiles(cop.git);
     const cases: [string, RegExp][] = [
       ['no-such-package', /there is no package no-such-package/],
@@ -268,7 +253,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(r.err).toMatch(/catalogs\/v4\.20\/extra\.yaml holds objects of jumpstarter-operator outside/);
       expect(currentFiles(cop.git)).toEqual(withStray);
     }
-    reset();
+    cop.reset();
     const usage = await remove(['--repo', cop.repo]);
     expect(usage.code).toBe(2);
     const format = await remove(['jumpstarter-operator', '--repo', cop.repo, '--format', 'xml']);
@@ -277,13 +262,13 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   });
 
   it('attacks: a path for a name, a link for a bundle or package directory, a link inside a package: refused, nothing outside touched', async () => {
-    reset();
-    const outside = mkdtempSync(join(tmpdir(), 'remove-outside-'));
+    cop.reset();
+    // A bundle-shaped directory outside the repository, for links to point at.
+    const outside = writeTree({
+      'manifests/keep.yaml': 'precious: true\n',
+      'metadata/annotations.yaml': 'annotations: {}\n',
+    });
     try {
-      mkdirSync(join(outside, 'manifests'));
-      writeFileSync(join(outside, 'manifests', 'keep.yaml'), 'precious: true\n');
-      mkdirSync(join(outside, 'metadata'));
-      writeFileSync(join(outside, 'metadata', 'annotations.yaml'), 'annotations: {}\n');
       const before = currentFiles(cop.git);
       for (const target of [
         '../../etc',
@@ -336,7 +321,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       );
       expect(plan.removed).toContain('operators/jumpstarter-operator');
     } finally {
-      rmSync(outside, { recursive: true, force: true });
+      removeTree(outside);
     }
   });
 });

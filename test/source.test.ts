@@ -6,6 +6,7 @@ import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/
 import type { DecodedFile } from '../src/catalog/fbc/decode.js';
 import { GitFiles, PathTooLongError } from '../src/git/files.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
+import { fooChannel } from './helpers/foo-repo.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const git = (repo: string, ...args: string[]): string =>
@@ -14,19 +15,7 @@ const git = (repo: string, ...args: string[]): string =>
   });
 
 const catalog = {
-  'catalogs/v1/foo/catalog.yaml': `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
-  - name: foo.v1.1.0
-    replaces: foo.v1.0.0
-`,
+  'catalogs/v1/foo/catalog.yaml': fooChannel(['1.0.0', '1.1.0']),
   'catalogs/v1/foo/bundles.json': ['1.0.0', '1.1.0']
     .map((v) =>
       JSON.stringify({
@@ -71,20 +60,23 @@ function commitAt(repo: string, branch: string, path: string, content: string): 
     input: content,
   }).trim();
   run('update-index', '--add', '--cacheinfo', `100644,${blob},${path}`);
-  const tree = run('write-tree');
-  const commit = run(
-    '-c',
-    'user.name=t',
-    '-c',
-    'user.email=t@example.com',
-    'commit-tree',
-    tree,
-    '-p',
-    'main',
-    '-m',
-    branch,
-  );
-  run('branch', branch, commit);
+  branchWithTree(repo, branch, run('write-tree'));
+}
+
+/** A new branch `branch`: one commit on top of main holding `tree`. */
+function branchWithTree(repo: string, branch: string, tree: string): void {
+  const commit = git(repo, 'commit-tree', tree, '-p', 'main', '-m', branch).trim();
+  git(repo, 'branch', branch, commit);
+}
+
+/** Runs `use` with a GitFiles reader of `repo`, closed afterwards whatever happens. */
+async function withReader(repo: string, use: (files: GitFiles) => Promise<void>): Promise<void> {
+  const files = new GitFiles(repo);
+  try {
+    await use(files);
+  } finally {
+    files.close();
+  }
 }
 
 /** A path of exactly `bytes` bytes, in directories of 200-byte names. */
@@ -136,20 +128,7 @@ function commitTreeAt(
     return run(['mktree'], [...kept, `040000 tree ${sub}\t${name}`].join('\n') + '\n');
   };
   const big = run(['mktree'], listing.join('\n') + '\n');
-  const tree = place(run(['rev-parse', 'main^{tree}']), path.split('/'), big);
-  const commit = run([
-    '-c',
-    'user.name=t',
-    '-c',
-    'user.email=t@example.com',
-    'commit-tree',
-    tree,
-    '-p',
-    'main',
-    '-m',
-    branch,
-  ]);
-  run(['branch', branch, commit]);
+  branchWithTree(repo, branch, place(run(['rev-parse', 'main^{tree}']), path.split('/'), big));
 }
 
 describe('GitTreeSource', () => {
@@ -227,8 +206,7 @@ describe('GitFiles', () => {
     const first = git(repo, 'rev-parse', 'HEAD').trim();
     writeFileSync(join(repo, 'outside.yaml'), 'changed\n');
     git(repo, 'commit', '-qam', 'second');
-    const files = new GitFiles(repo);
-    try {
+    await withReader(repo, async (files) => {
       const reads = await Promise.all([
         files.read(first, 'outside.yaml'),
         files.read('HEAD', 'outside.yaml'),
@@ -247,27 +225,21 @@ describe('GitFiles', () => {
         undefined,
         undefined,
       ]);
-    } finally {
-      files.close();
-    }
+    });
   });
 
   it('refuses a path with a line break, which would ask git for another file', async () => {
     const repo = makeRepo();
-    const files = new GitFiles(repo);
-    try {
+    await withReader(repo, async (files) => {
       await expect(files.read('HEAD', 'x\nHEAD:outside.yaml')).rejects.toThrow(/line break/);
       // The reader still works after a refused request.
       expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
-    } finally {
-      files.close();
-    }
+    });
   });
 
   it('refuses ./, ../ and over-long paths, which would end or jam the reader for the run', async () => {
     const repo = makeRepo();
-    const files = new GitFiles(repo);
-    try {
+    await withReader(repo, async (files) => {
       // git takes ./x and ../x as work-tree paths and exits; a missing 5000-byte name is echoed
       // back on one line longer than the reader takes. Either failed every later read.
       await expect(files.read('HEAD', './outside.yaml')).rejects.toThrow(/no \.\/ or \.\.\//);
@@ -275,26 +247,21 @@ describe('GitFiles', () => {
       await expect(files.read('HEAD', `${'d/'.repeat(2500)}x`)).rejects.toThrow(PathTooLongError);
       expect(await files.read('HEAD', 'a/../outside.yaml')).toBeUndefined();
       expect(await files.read('HEAD', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
-    } finally {
-      files.close();
-    }
+    });
   });
 
   it('reads a path of up to 4096 bytes (PATH_MAX), and refuses only a longer one', async () => {
     const repo = makeRepo();
     const near = pathOf(4090);
     commitAt(repo, 'long', near, 'deep\n');
-    const files = new GitFiles(repo);
-    try {
+    await withReader(repo, async (files) => {
       expect(await files.read('long', near)).toBe('deep\n');
       expect(await files.read('long', pathOf(4096))).toBeUndefined();
       await expect(files.read('long', pathOf(4097))).rejects.toThrow(
         /its path is 4097 bytes, over the 4096-byte limit/,
       );
       expect(await files.read('long', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
-    } finally {
-      files.close();
-    }
+    });
   });
 
   it('answers a directory over the file limit as no file, not as an error', async () => {
@@ -312,13 +279,10 @@ describe('GitFiles', () => {
     const repo = makeRepo();
     commitTreeAt(repo, 'big', 'OWNERS', 80_000);
     expect(Number(git(repo, 'cat-file', '-s', 'big:OWNERS'))).toBeGreaterThan(16 * 2 ** 20);
-    const files = new GitFiles(repo);
-    try {
+    await withReader(repo, async (files) => {
       expect(await files.read('big', 'OWNERS')).toBeUndefined();
       expect(await files.read('big', 'outside.yaml')).toBe('schema: olm.package\nname: bar\n');
-    } finally {
-      files.close();
-    }
+    });
   });
 
   it('fails a file over its limit without holding it, and goes on with the next', async () => {

@@ -16,21 +16,15 @@ import type { JsonObject } from '../src/catalog/templates/write.js';
 import { bundleRenderer } from '../src/publish/bundle-render.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { bundleFilesFromBlob, pushBundle } from './helpers/bundle-images.js';
-import { haveOpm, OPM, SHARED_DATA } from './helpers/oracle.js';
+import { haveOpm, OPM } from './helpers/oracle.js';
+import { COP_TEMPLATES as C, REAL_TEMPLATES as T, type TemplatePair } from './helpers/real-templates.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
 
-const T = join(SHARED_DATA, 'real-templates');
-const C = join(T, 'community-operators-prod');
 const read = (path: string): string => readFileSync(path, 'utf8');
 
 type Migrate = 'bundle-object-to-csv-metadata' | undefined;
 
-interface Pair {
-  name: string;
-  template: string;
-  output: string;
-  format: 'yaml' | 'json';
-  opm: string;
+interface Pair extends TemplatePair {
   migrate: Migrate;
   /** Channel entries the template has and its committed output does not (see below). */
   dropEntries?: RegExp;

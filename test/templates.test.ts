@@ -21,20 +21,12 @@ import {
   type SemverTemplate,
 } from '../src/catalog/templates/semver.js';
 import { encodeYaml, goYamlSortKeys, writeConfig } from '../src/catalog/templates/write.js';
-import { haveOpm, OPM, removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
+import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
+import { COP_TEMPLATES as C, REAL_TEMPLATES as T, type TemplatePair } from './helpers/real-templates.js';
 
-const T = join(SHARED_DATA, 'real-templates');
-const C = join(T, 'community-operators-prod');
 const read = (path: string): string => readFileSync(path, 'utf8');
 
-interface Pair {
-  name: string;
-  template: string;
-  output: string;
-  format: 'yaml' | 'json';
-  /** The opm whose behaviour produced the committed output (see the clusterpulse test). */
-  opm: string;
-}
+type Pair = TemplatePair;
 
 const PAIRS: Pair[] = [
   {

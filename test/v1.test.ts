@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { ModelPackage } from '../src/catalog/fbc/model.js';
 import { parseVersion } from '../src/catalog/versions/semver.js';
@@ -26,10 +26,9 @@ import {
   yamlStream,
   type Obj,
 } from './helpers/catalogs.js';
-import { removeTree, writeTree } from './helpers/oracle.js';
+import { tempTrees } from './helpers/oracle.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
+const trees = tempTrees();
 
 /** The bundle name of package foo at a version. */
 const v = (version: string) => `foo.v${version}`;
@@ -82,7 +81,7 @@ async function load(
     (version) => overrides.get(v(version)) ?? bundle(version, { image: image(version) }),
   );
   const defaultChannel = Object.keys(channels)[0];
-  const dir = writeTree({
+  const dir = trees.write({
     'foo/catalog.yaml': yamlStream(
       pkg('foo', { defaultChannel }),
       ...channelBlobs,
@@ -90,7 +89,6 @@ async function load(
       ...(extra.blobs ?? []),
     ),
   });
-  dirs.push(dir);
   const report = await validateCatalog(new DirectorySource(dir));
   const loaded = report.model.get('foo');
   if (!loaded) throw new Error(`package foo did not load: ${JSON.stringify(report.diagnostics)}`);
@@ -252,7 +250,7 @@ describe('v1 installed bundle', () => {
       name: `foo-v${version}-${rel}`,
       properties: [olmPackageProp(version, 'foo', { release: rel })],
     });
-    const dir = writeTree({
+    const dir = trees.write({
       'foo/catalog.yaml': yamlStream(
         pkg(),
         channel(['foo-v1.0.0-a', { name: 'foo-v1.0.0-b', replaces: 'foo-v1.0.0-a' }]),
@@ -260,7 +258,6 @@ describe('v1 installed bundle', () => {
         release('1.0.0', 'b'),
       ),
     });
-    dirs.push(dir);
     const foo = (await validateCatalog(new DirectorySource(dir))).model.get('foo')!;
     // Gate off: both are plain 1.0.0, a tie broken by name.
     expect(v1Candidates(foo, null)).toEqual(['foo-v1.0.0-a', 'foo-v1.0.0-b']);

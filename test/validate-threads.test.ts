@@ -11,6 +11,7 @@ import type { LoadResult } from '../src/catalog/fbc/load.js';
 import { startLoadHelper, type LoadHelper } from '../src/catalog/fbc/load-threads.js';
 import { main } from '../src/cli.js';
 import { githubAnnotation } from '../src/commands/output.js';
+import { mutateLines, random, type Rnd } from './helpers/mutate.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
 const catalogs = join(SHARED_DATA, 'real-catalogs');
@@ -22,44 +23,15 @@ const realPackages = [
   join(community, 'v4.16', 'odf-node-recovery-operator', 'catalog.yaml'),
 ].map((p) => readFileSync(p, 'utf8'));
 
-function random(seed: number): (n: number) => number {
-  let s = seed;
-  return (n) => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return s % n;
-  };
-}
-
 const TOKENS = ['5', '[]', '{}', 'null', 'on', '"1.0"', '1.0', 'x: y', '[a, b', '|', '&a x', '*a', 'AAA='];
 
 /** A real package file with a few lines changed: moved, dropped, retyped, split by `---`. */
-function mutate(text: string, rnd: (n: number) => number): string {
-  const lines = text.split('\n');
-  for (let k = 1 + rnd(4); k > 0; k--) {
-    const i = rnd(lines.length);
-    const line = lines[i] ?? '';
-    switch (rnd(6)) {
-      case 0:
-        lines.splice(i, 1);
-        break;
-      case 1:
-        lines.splice(i, 0, lines[rnd(lines.length)] ?? '');
-        break;
-      case 2:
-        lines[i] = line.replace(/: .*$/, ': ' + TOKENS[rnd(TOKENS.length)]);
-        break;
-      case 3:
-        lines.splice(i, 0, '---');
-        break;
-      case 4:
-        lines[i] = line.replace(/(\w+):/, (_m, w: string) => (rnd(2) ? w.toUpperCase() : w + 'x') + ':');
-        break;
-      default:
-        lines[i] = (rnd(2) ? '  ' : '') + line.replace(/^ {0,2}/, '');
-    }
-  }
-  return lines.join('\n');
-}
+const mutate = (text: string, rnd: Rnd): string =>
+  mutateLines(text, rnd, {
+    maxEdits: 4,
+    kinds: ['drop', 'duplicate', 'retype', 'split', 'rename', 'indent'],
+    tokens: TOKENS,
+  });
 
 function mutantCatalog(seed: number, files: number): string {
   const rnd = random(seed);

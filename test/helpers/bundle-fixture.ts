@@ -6,6 +6,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 
+/** The apiextensions.k8s.io/v1 CRD of kind Thing (stored version v1), with `moreVersions` listed after v1. */
+export const thingCrd = (moreVersions = ''): string => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things.x.example.com
+spec:
+  group: x.example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true}
+${moreVersions}`;
+
 export interface BundleParts {
   package: string;
   version: string;

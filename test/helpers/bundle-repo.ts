@@ -2,10 +2,10 @@
 // jumpstarter-operator package as it was before its 0.9.0 release (the snapshot with the
 // release's catalog and template patches reversed, without the 0.9.0 directory), and each
 // branch made with `branch` is one pull request on it.
-import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gitIn } from './git.js';
 import { SHARED_DATA } from './oracle.js';
 
 const REAL = join(SHARED_DATA, 'real-repo');
@@ -27,13 +27,7 @@ export interface BundleRepo {
 export function makeBundleRepo(): BundleRepo {
   const repo = mkdtempSync(join(tmpdir(), 'bundle-pr-'));
   const stash = mkdtempSync(join(tmpdir(), 'bundle-pr-stash-'));
-  const git = (...args: string[]): string => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const git = gitIn(repo);
   git('init', '-q', '-b', 'main');
   cpSync(join(SNAPSHOT, 'operators', BUNDLE_PKG), join(repo, 'operators', BUNDLE_PKG), { recursive: true });
   for (const v of readdirSync(join(SNAPSHOT, 'catalogs'))) {

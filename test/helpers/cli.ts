@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli.js';
 
@@ -19,20 +19,63 @@ export function cliCommand(
   return (args, out, err, env) => main([name, ...args], out, err, env);
 }
 
+/** A stream to hand a command as its stdout or stderr, and the text written to it so far. */
+export function captureStream(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/** `catalog-bot ...argv` in this process: its exit code, stdout, stderr, and both in the order written. */
+async function captureCli(
+  argv: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number; out: string; err: string; output: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const o: Buffer[] = [];
+  const e: Buffer[] = [];
+  const both: Buffer[] = [];
+  out.on('data', (b: Buffer) => (o.push(b), both.push(b)));
+  err.on('data', (b: Buffer) => (e.push(b), both.push(b)));
+  const code = await main(argv, out, err, env);
+  const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8');
+  return { code, out: text(o), err: text(e), output: text(both) };
+}
+
+/** Runs `catalog-bot ...argv` (argv starts with the command's name): its exit code, stdout and stderr. */
+export async function runCli(
+  argv: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number; out: string; err: string }> {
+  const { code, out, err } = await captureCli(argv, env);
+  return { code, out, err };
+}
+
 /** Runs one command and returns its exit code and what it wrote to stdout and stderr. */
-export async function runCommand(
+export function runCommand(
   name: string,
   args: string[],
   env?: NodeJS.ProcessEnv,
 ): Promise<{ code: number; out: string; err: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let o = '';
-  let e = '';
-  out.on('data', (b: Buffer) => (o += b.toString('utf8')));
-  err.on('data', (b: Buffer) => (e += b.toString('utf8')));
-  const code = await cliCommand(name)(args, out, err, env);
-  return { code, out: o, err: e };
+  return runCli([name, ...args], env);
+}
+
+/**
+ * Runs one command as a terminal shows it: data goes to stdout and messages to stderr, so
+ * `output` is both in the order written (what a person reads) and `stdout` the data alone.
+ */
+export async function runCommandOutput(
+  name: string,
+  args: string[],
+): Promise<{ code: number; output: string; stdout: string }> {
+  const { code, out, output } = await captureCli([name, ...args]);
+  return { code, output, stdout: out };
 }
 
 const cliJs = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));

@@ -4,10 +4,10 @@
 // `main` is the state just before one recorded bundle release of one package (its catalog,
 // template and later promotion patches reversed, the bundle directory removed), so a branch
 // that adds the directory back is that release's bundle pull request.
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gitIn } from './git.js';
 import { HISTORY, REAL_REPO } from './ocp-history.js';
 import { SHARED_DATA } from './oracle.js';
 
@@ -49,6 +49,8 @@ export interface CopRepo {
   branch: (name: string, edit?: () => void, withBundle?: boolean, from?: string) => string;
   /** The release's recorded catalog and template changes (or only one part), applied to the work tree. */
   applyRelease: (only?: 'template' | 'catalog') => void;
+  /** Back to the repository as made, on main: a test's own commits and branches' changes go too. */
+  reset: () => void;
   cleanup: () => void;
 }
 
@@ -59,13 +61,7 @@ export function makeCopRepo(release: keyof typeof RELEASES | string, config = CO
   const bundleDir = `operators/${pkg}/${version}`;
   const repo = mkdtempSync(join(tmpdir(), 'cop-repo-'));
   const stash = mkdtempSync(join(tmpdir(), 'cop-repo-stash-'));
-  const git = (...args: string[]): string => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const git = gitIn(repo);
   git('init', '-q', '-b', 'main');
   for (const d of ['operators', 'catalogs', 'config.yaml'])
     cpSync(join(REAL_REPO, d), join(repo, d), { recursive: true });
@@ -95,6 +91,11 @@ export function makeCopRepo(release: keyof typeof RELEASES | string, config = CO
     applyRelease: (only) => {
       for (const p of forward)
         if (!only || p.endsWith(`-${only}`)) git('apply', '--whitespace=nowarn', join(HISTORY, `${p}.patch`));
+    },
+    reset: () => {
+      git('checkout', '-q', '-f', 'main');
+      git('reset', '-q', '--hard', git('rev-list', '--max-parents=0', 'main'));
+      git('clean', '-qfdx');
     },
     cleanup: () => {
       rmSync(repo, { recursive: true, force: true });
@@ -134,13 +135,7 @@ export function makeIndexRepo(
   const bundleDir = withhold == null ? `operators/${pkg}` : `operators/${pkg}/${withhold}`;
   const repo = mkdtempSync(join(tmpdir(), 'index-repo-'));
   const stash = mkdtempSync(join(tmpdir(), 'index-repo-stash-'));
-  const git = (...args: string[]): string => {
-    const r = spawnSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const git = gitIn(repo);
   git('init', '-q', '-b', 'main');
   cpSync(before, repo, { recursive: true });
   mkdirSync(join(repo, '.github'));

@@ -5,11 +5,15 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SHARED_DATA } from './oracle.js';
+import { SHARED_DATA, type TempTrees } from './oracle.js';
 
 export const REAL_REPO = join(SHARED_DATA, 'real-repo', 'community-operators-prod');
 export const HISTORY = join(SHARED_DATA, 'real-repo', 'history');
 export const haveRealRepo = existsSync(REAL_REPO);
+
+/** The OpenShift catalog names v4.<from> to v4.<to>, in order. */
+export const ocpCatalogs = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `v4.${from + i}`);
 
 export const REAL_PACKAGES = haveRealRepo ? readdirSync(join(REAL_REPO, 'operators')).sort() : [];
 
@@ -50,4 +54,36 @@ export function newFileOfPatch(patch: string, path: string, beforeDir?: string):
   const text = readFileSync(join(dir, path), 'utf8');
   rmSync(dir, { recursive: true, force: true });
   return text;
+}
+
+/**
+ * One real package's files as they are now (path -> text): its catalog in every OpenShift
+ * catalog that has it and, with `withOperators`, its `ci.yaml` and `catalog-templates/`.
+ */
+export function realPackageFiles(pkg: string, withOperators: boolean): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const v of readdirSync(join(REAL_REPO, 'catalogs'))) {
+    const path = `catalogs/${v}/${pkg}/catalog.yaml`;
+    if (existsSync(join(REAL_REPO, path))) files[path] = readFileSync(join(REAL_REPO, path), 'utf8');
+  }
+  if (withOperators) {
+    const operator = `operators/${pkg}`;
+    files[`${operator}/ci.yaml`] = readFileSync(join(REAL_REPO, operator, 'ci.yaml'), 'utf8');
+    for (const t of readdirSync(join(REAL_REPO, operator, 'catalog-templates')))
+      files[`${operator}/catalog-templates/${t}`] = readFileSync(
+        join(REAL_REPO, operator, 'catalog-templates', t),
+        'utf8',
+      );
+  }
+  return files;
+}
+
+/** A temporary tree of `trees` holding realPackageFiles(pkg, withOperators); returns it and those files. */
+export function writeRealPackage(
+  trees: TempTrees,
+  pkg: string,
+  withOperators: boolean,
+): { dir: string; files: Record<string, string> } {
+  const files = realPackageFiles(pkg, withOperators);
+  return { dir: trees.write(files), files };
 }

@@ -1,9 +1,19 @@
 // Run the real opm (v1.73.0, shipped beside the project) as the oracle for verdicts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const OPM = fileURLToPath(new URL('../../../shared/tools/opm/opm', import.meta.url));
 export const SHARED_DATA = fileURLToPath(new URL('../../../shared/data/', import.meta.url));
@@ -34,8 +44,42 @@ export function writeTree(files: Record<string, string | Buffer>): string {
   return dir;
 }
 
+/** Every file below `dir` (path relative to it, with `/`) with its bytes. */
+export function readTree(dir: string, prefix = '', out = new Map<string, Buffer>()): Map<string, Buffer> {
+  for (const name of readdirSync(dir)) {
+    const abs = join(dir, name);
+    if (statSync(abs).isDirectory()) readTree(abs, `${prefix}${name}/`, out);
+    else out.set(`${prefix}${name}`, readFileSync(abs));
+  }
+  return out;
+}
+
 export function removeTree(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The temporary trees of one test file. */
+export interface TempTrees {
+  /** writeTree, the tree kept for removal. */
+  write: (files: Record<string, string | Buffer>) => string;
+  /** A new empty directory, kept for removal. */
+  dir: () => string;
+}
+
+/** Temporary trees removed after the calling file's tests: call it at a test file's top level. */
+export function tempTrees(): TempTrees {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach(removeTree));
+  return {
+    write(files) {
+      const dir = writeTree(files);
+      dirs.push(dir);
+      return dir;
+    },
+    dir() {
+      return this.write({});
+    },
+  };
 }
 
 /** Inverse of strconv.Quote (enough for logrus' quoted msg field). */

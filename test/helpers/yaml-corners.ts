@@ -5,33 +5,15 @@
 // feeds each to the real opm and to catalog-bot and requires the same verdict and the same
 // rendered objects, or a refusal by catalog-bot.
 
+import { fooBundle, fooChannel } from './foo-repo.js';
+
 export interface Corner {
   name: string;
   /** Files of the catalog besides foo's and bar's own (path -> content). */
   files: Record<string, string | Buffer>;
 }
 
-const FOO = `---
-schema: olm.package
-name: foo
-defaultChannel: stable
----
-schema: olm.channel
-package: foo
-name: stable
-entries:
-  - name: foo.v1.0.0
----
-schema: olm.bundle
-package: foo
-name: foo.v1.0.0
-image: quay.io/foo/foo-bundle:v1.0.0
-properties:
-  - type: olm.package
-    value:
-      packageName: foo
-      version: 1.0.0
-`;
+const FOO = fooChannel(['1.0.0']) + fooBundle('1.0.0', 'quay.io/foo/foo-bundle:v1.0.0');
 
 const BAR = FOO.replaceAll('foo', 'bar');
 
