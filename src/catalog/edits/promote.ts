@@ -69,6 +69,12 @@ export interface PromoteInput {
   /** Catalog roots (directories), relative to the repository root. */
   roots: string[];
   templates?: TemplateMapping[];
+  /**
+   * The report of a whole catalog root of `tree` (default: validated from the tree's files).
+   * The App gives the checks' own validation of the commit the tree is read from, so the
+   * checks of the edit reuse it (docs/architecture.md, the `/promote` walk).
+   */
+  validateRoot?: (root: string) => Promise<CatalogReport>;
 }
 
 /** Why a promotion was refused; the message says what to do. */
@@ -108,6 +114,15 @@ export function rootFiles(tree: FileTree, root: string, override?: Map<string, s
 
 export async function report(files: Map<string, string>, label: string): Promise<CatalogReport> {
   return validateCatalog(treeSource(files, label));
+}
+
+/** The report of catalog root `root` of the input, whose files are `files`. */
+export function rootReport(
+  input: PromoteInput,
+  files: Map<string, string>,
+  root: string,
+): Promise<CatalogReport> {
+  return input.validateRoot ? input.validateRoot(root) : report(files, root);
 }
 
 /** The files (inside a root) that hold objects of a package. */

@@ -15,7 +15,7 @@ import {
   planChannelEdits,
   AlreadyDone,
   PromoteError,
-  report,
+  rootReport,
   rootFiles,
   type FileEdit,
   type FileTree,
@@ -59,7 +59,7 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
     const files = rootFiles(tree, root);
     // Only roots whose text mentions the bundle are loaded.
     if (![...files.values()].some((text) => text.includes(request.bundle))) continue;
-    const r = await report(files, root);
+    const r = await rootReport(input, files, root);
     const blob = r.config.bundles.find((b) => b.name === request.bundle);
     if (!blob) continue;
     const version = bundleVersion(r, request.bundle);
