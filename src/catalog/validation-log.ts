@@ -2,7 +2,7 @@
 // can see that no tree is validated twice (docs/architecture.md, the `/promote` walk). Only
 // recorded inside `withValidationLog`; validation itself does not change.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { CatalogSource } from './fbc/source.js';
 
 const log = new AsyncLocalStorage<CatalogSource[]>();
@@ -28,19 +28,20 @@ export async function withValidationLog<T>(
 
 /**
  * What a catalog source holds, whatever reads it (files in memory or a commit's tree): a
- * digest of each file's path and git blob id, so the same files give the same identity.
+ * digest of each entry's kind, path and content (the git blob id of a file), so the same
+ * files give the same identity. A source with anything but plain files it can read (a
+ * symlink, a name that is not UTF-8) is only ever itself.
  */
 export async function treeIdentity(source: CatalogSource): Promise<string> {
-  const paths = (await source.list())
-    .filter((e) => e.kind === 'file')
-    .map((e) => e.path)
-    .sort();
-  const unknown = paths.filter((p) => source.contentId?.(p) === undefined);
+  const entries = [...(await source.list())].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const files = entries.filter((e) => e.kind === 'file' && e.problem === undefined);
+  if (files.length !== entries.length) return randomUUID();
+  const unknown = files.filter((e) => source.contentId?.(e.path) === undefined).map((e) => e.path);
   const read = unknown.length > 0 ? await source.read(unknown) : new Map<string, Buffer | Error>();
   const digest = createHash('sha256');
-  for (const path of paths) {
+  for (const { path } of files) {
     const data = read.get(path);
-    const id = source.contentId?.(path) ?? (Buffer.isBuffer(data) ? blobId(data) : 'unreadable');
+    const id = source.contentId?.(path) ?? (Buffer.isBuffer(data) ? blobId(data) : randomUUID());
     digest.update(`${path}\0${id}\n`);
   }
   return digest.digest('hex');

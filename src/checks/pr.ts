@@ -48,7 +48,7 @@ import { VALIDATE_CHECK } from './validate.js';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
-import { validateRootAt, type RootValidations } from './root-validations.js';
+import { validateRoot, type RootValidations } from './root-validations.js';
 import { emulateIndexPackages, presenter } from './index-packages.js';
 import { catalogImpact } from '../catalog/olm/impact.js';
 import type { CatalogsImpact } from '../catalog/olm/impact-report.js';
@@ -431,6 +431,7 @@ async function prepareChange(
   const change: PrChange & { loaded?: CheckedRoot[] } = {
     input,
     repo,
+    ...(validations ? { validations } : {}),
     base,
     head,
     rules,
@@ -448,7 +449,7 @@ async function prepareChange(
       (checked ??= loadRoots(touched, (rev, path, decodedFiles) =>
         validations
           ? validations.validate(rev, path, decodedFiles)
-          : validateRootAt(repo, rev, path, decodedFiles),
+          : validateRoot(new GitTreeSource(repo, rev, path), decodedFiles),
       ).then((roots) => (change.loaded = roots))),
     changedRoots: async () => {
       // Validated roots when another check loaded them; otherwise only decoded (permissions

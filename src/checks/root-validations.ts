@@ -1,10 +1,12 @@
-// The validation of a catalog root at a commit, as the checks make it (catalog-bot/validate
-// and every check that reads validated catalogs), and the validations one piece of work has
-// made, so that a comment's edit is planned and checked on one validation of each tree
+// The validation of a catalog root as the checks make it (catalog-bot/validate and every
+// check that reads validated catalogs), and the validations one piece of work has made, so
+// that a comment's edit is planned and checked on one validation of each tree
 // (docs/architecture.md, the `/promote` walk).
 import { GitTreeSource, validateCatalog, type CatalogReport } from '../catalog/index.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
-import { objectAt } from '../git/read.js';
+import type { CatalogSource } from '../catalog/fbc/source.js';
+import { treeSource } from '../catalog/edits/promote.js';
+import { treeIdentity } from '../catalog/validation-log.js';
 
 /**
  * Validation findings kept per catalog root and commit (docs/security.md, bounded work);
@@ -13,16 +15,14 @@ import { objectAt } from '../git/read.js';
 export const MAX_FINDINGS_PER_ROOT = 1000;
 
 /**
- * Catalog root `path` of `rev` validated as the checks validate it. `decodedFiles` is shared
- * with the other commit of the change: a file both have is decoded once.
+ * A catalog source validated as the checks validate a root. `decodedFiles` is shared with
+ * the other commit of the change: a file both have is decoded once.
  */
-export function validateRootAt(
-  repo: string,
-  rev: string,
-  path: string,
+export function validateRoot(
+  source: CatalogSource,
   decodedFiles?: Map<string, DecodedFile>,
 ): Promise<CatalogReport> {
-  return validateCatalog(new GitTreeSource(repo, rev, path), {
+  return validateCatalog(source, {
     blobDigests: true,
     maxDiagnostics: MAX_FINDINGS_PER_ROOT,
     ...(decodedFiles ? { decodedFiles } : {}),
@@ -30,10 +30,12 @@ export function validateRootAt(
 }
 
 /**
- * The roots one piece of work validated (a comment's edit: its plan, then its checks), by
- * the git tree each one is: a tree id names exactly the files it holds, so a report is only
- * ever given for the very tree it was made from; any other tree (an edit, a branch that
- * moved) is validated afresh. Lives as long as the work, never longer.
+ * The trees one piece of work validated (a comment's edit: its plan, then its checks), by
+ * what they hold (`treeIdentity`: every entry's path, kind and content id), so a report is
+ * only ever given for the very files it was made from, whoever reads them (a commit's root
+ * or the plan's files in memory); other files (the edit, a branch that moved) are validated
+ * afresh. Every validation here is the checks' own (`validateRoot`). Lives as long as the
+ * work, never longer.
  */
 export class RootValidations {
   private readonly made = new Map<
@@ -43,16 +45,22 @@ export class RootValidations {
 
   constructor(private readonly repo: string) {}
 
-  /** validateRootAt, once per tree; the decoded files of a validation made before are shared too. */
-  async validate(rev: string, path: string, decodedFiles?: Map<string, DecodedFile>): Promise<CatalogReport> {
-    const tree = await objectAt(this.repo, rev, path);
-    if (tree === undefined) return validateRootAt(this.repo, rev, path, decodedFiles);
-    // The source's label (`<rev>:<path>`) may name the root in the report: the key holds it too.
-    const key = `${tree}\0${rev}\0${path}`;
+  /** Catalog root `path` at `rev`; the decoded files of the validation are shared too. */
+  validate(rev: string, path: string, decodedFiles?: Map<string, DecodedFile>): Promise<CatalogReport> {
+    return this.once(new GitTreeSource(this.repo, rev, path), decodedFiles);
+  }
+
+  /** Files of a catalog root (paths inside it), as a plan holds them. */
+  validateFiles(files: Map<string, string>, label: string): Promise<CatalogReport> {
+    return this.once(treeSource(files, label));
+  }
+
+  private async once(source: CatalogSource, decodedFiles?: Map<string, DecodedFile>): Promise<CatalogReport> {
+    const key = await treeIdentity(source);
     let made = this.made.get(key);
     if (!made) {
       const decoded = decodedFiles ?? new Map<string, DecodedFile>();
-      made = validateRootAt(this.repo, rev, path, decoded).then((report) => ({ report, decoded }));
+      made = validateRoot(source, decoded).then((report) => ({ report, decoded }));
       this.made.set(key, made);
       return (await made).report;
     }

@@ -30,21 +30,6 @@ export async function treeOf(dir: string, commit: string): Promise<string> {
   return (await runGit(dir, ['rev-parse', `${commit}^{tree}`])).toString('utf8').trim();
 }
 
-/**
- * The object id of `path` at `rev` (a directory's tree id: it names exactly what the
- * directory holds), or undefined when there is none.
- */
-export async function objectAt(dir: string, rev: string, path: string): Promise<string | undefined> {
-  const out = await runGit(dir, [
-    'rev-parse',
-    '--verify',
-    '--quiet',
-    '--end-of-options',
-    `${rev}:${path}`,
-  ]).catch(() => undefined);
-  return out?.toString('utf8').trim() || undefined;
-}
-
 /** The blob ids of the files of `rev` under `dirs` (each ending in `/`). */
 export async function blobIdsUnder(dir: string, rev: string, dirs: readonly string[]): Promise<Set<string>> {
   const listing = (await runGit(dir, ['ls-tree', '-r', rev, '--', ...dirs])).toString('utf8').split('\n');

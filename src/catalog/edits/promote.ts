@@ -70,12 +70,16 @@ export interface PromoteInput {
   roots: string[];
   templates?: TemplateMapping[];
   /**
-   * The report of a whole catalog root of `tree` (default: validated from the tree's files).
-   * The App gives the checks' own validation of the commit the tree is read from, so the
-   * checks of the edit reuse it (docs/architecture.md, the `/promote` walk).
+   * How files of a catalog root (a whole root, or a package's files in it) are validated
+   * (default: `report`). The App validates as its checks do and keeps each report by the
+   * files' content, so the checks of the edit reuse them (docs/architecture.md, the
+   * `/promote` walk).
    */
-  validateRoot?: (root: string) => Promise<CatalogReport>;
+  validateFiles?: ValidateFiles;
 }
+
+/** Validates files of a catalog root (paths inside it). */
+export type ValidateFiles = (files: Map<string, string>, label: string) => Promise<CatalogReport>;
 
 /** Why a promotion was refused; the message says what to do. */
 export class PromoteError extends Error {
@@ -90,7 +94,7 @@ export class AlreadyDone extends PromoteError {}
 
 // ---- catalog loading from the tree
 
-function treeSource(files: Map<string, string>, label: string): CatalogSource {
+export function treeSource(files: Map<string, string>, label: string): CatalogSource {
   const sorted = [...files.keys()].sort(goStringCompare);
   return {
     label,
@@ -122,7 +126,7 @@ export function rootReport(
   files: Map<string, string>,
   root: string,
 ): Promise<CatalogReport> {
-  return input.validateRoot ? input.validateRoot(root) : report(files, root);
+  return (input.validateFiles ?? report)(files, root);
 }
 
 /** The files (inside a root) that hold objects of a package. */

@@ -69,6 +69,8 @@ export type EditChecked =
   | {
       result: PlannedEdit;
       message: string;
+      /** The commit of the edit in the mirror: the one the checks judged. */
+      commit: string;
       checks: CheckResult[];
       /** What each checks run did (for observeChecks). */
       ran: NonNullable<PrCheckResult['ran']>[];
@@ -124,8 +126,13 @@ export async function planCatalogEdit(work: CatalogEditWork, validations?: RootV
     tree,
     roots,
     templates: templateMappingsFromTree(tree),
-    // The checks' validation of the same commit, which the checks of the edit then reuse.
-    ...(validations ? { validateRoot: (root: string) => validations.validate(parent, root) } : {}),
+    // Validated as the checks validate, each set of files once: the checks of the edit reuse them.
+    ...(validations
+      ? {
+          validateFiles: (files: Map<string, string>, label: string) =>
+            validations.validateFiles(files, label),
+        }
+      : {}),
   };
   try {
     const result =
@@ -184,8 +191,8 @@ async function planCommitAndCheck(work: EditWork): Promise<EditChecked> {
   const allowed = await runPrChecksInProcess({ ...asked, only: [PERMISSIONS_CHECK] }, validations);
   const ran = allowed.ran ? [allowed.ran] : [];
   const mayAsk = allowed.checks.every((c) => c.conclusion === 'success');
-  if (gate === 'permissions' || !mayAsk) return { result, message, checks: allowed.checks, ran };
+  if (gate === 'permissions' || !mayAsk) return { result, message, commit, checks: allowed.checks, ran };
   nowRunning(CHECKS_SUBJECT);
   const all = await runPrChecksInProcess(asked, validations);
-  return { result, message, checks: all.checks, ran: all.ran ? [...ran, all.ran] : ran };
+  return { result, message, commit, checks: all.checks, ran: all.ran ? [...ran, all.ran] : ran };
 }
