@@ -7,6 +7,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GitTreeSource } from '../src/catalog/index.js';
 import { treeIdentity, withValidationLog } from '../src/catalog/validation-log.js';
+import { CHECKS_SUBJECT, CheckLimitError, runTaskIsolated } from '../src/checks/isolate.js';
 import { PERMISSIONS_CHECK } from '../src/checks/permissions.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { RootValidations } from '../src/checks/root-validations.js';
@@ -184,5 +185,47 @@ describe.skipIf(!haveRealRepo)('/promote validates each tree once (clusterpulse,
       await validations.validate(linked, root),
     ]);
     expect(withLink.validated).toHaveLength(2);
+  });
+});
+
+describe('one task, two deadlines: the plan, then the checks (src/checks/isolate.ts nowRunning)', () => {
+  /** A task in a check worker that works `planMs`, then (after nowRunning) `checksMs`. */
+  function task(planMs: number, checksMs: number | undefined) {
+    const isolate = new URL('../src/checks/isolate.ts', import.meta.url).href;
+    const source = `import { nowRunning, CHECKS_SUBJECT } from ${JSON.stringify(isolate)};
+      const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+      export async function run() {
+        await sleep(${planMs});
+        ${checksMs === undefined ? '' : `nowRunning(CHECKS_SUBJECT); await sleep(${checksMs});`}
+        return 'done';
+      }`;
+    return runTaskIsolated<string>(
+      {
+        module: new URL(`data:text/javascript,${encodeURIComponent(source)}`),
+        fn: 'run',
+        input: {},
+        what: 'the /promote edit',
+      },
+      { timeoutMs: 3000, memoryMb: 256, workers: 1 },
+    );
+  }
+
+  it("a limit hit in the checks is the checks' (named as they were named in a worker of their own); in the plan, the edit's", async () => {
+    const inChecks = await task(0, 60_000).catch((e: unknown) => e);
+    expect(inChecks).toBeInstanceOf(CheckLimitError);
+    expect((inChecks as CheckLimitError).subject).toBe(CHECKS_SUBJECT.what);
+    expect((inChecks as Error).message).toBe(
+      "the checks of this pull request ran longer than catalog-bot's wall-clock limit of 3 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and were stopped",
+    );
+    const inPlan = await task(60_000, undefined).catch((e: unknown) => e);
+    expect((inPlan as CheckLimitError).subject).toBe('the /promote edit');
+    expect((inPlan as Error).message).toBe(
+      "the /promote edit ran longer than catalog-bot's wall-clock limit of 3 s (CATALOG_BOT_CHECK_TIMEOUT_MS) and was stopped",
+    );
+  });
+
+  it('each part has its own deadline, as when the plan and the checks ran in workers of their own', async () => {
+    // 2 s + 2 s: over one 3 s deadline, within two.
+    expect(await task(2000, 2000)).toBe('done');
   });
 });

@@ -151,9 +151,9 @@ export async function planCatalogEdit(work: CatalogEditWork, validations?: RootV
 /**
  * Plan the edit, commit it in the mirror and run the checks on it as the commenter's change:
  * their permissions first (someone who may not ask costs no more checks), then, for a
- * promotion, every check. One task, so the checks reuse the plan's validation of the branch
- * tip (`RootValidations`: by tree id, never for another tree); the edited tree is validated
- * once, by the checks. A limit hit in the checks is named as the checks' (`nowRunning`).
+ * promotion, every check. One task, so each set of files is validated once and the checks
+ * reuse what the plan validated (`RootValidations`: by the files' content, never for other
+ * files). A limit hit in the checks is named as the checks' (`nowRunning`).
  */
 export async function editAndCheck(work: EditWork): Promise<EditChecked> {
   if (!work.logValidations) return planCommitAndCheck(work);
