@@ -23,7 +23,7 @@ import {
   approveGraceMsFromEnv,
   type PrHandlerOptions,
 } from './handlers/pull-request.js';
-import type { ObserveChecks } from './handlers/session.js';
+import type { ObserveChecks, ObserveValidations } from './handlers/session.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 import { publicUrlFromEnv } from './flows/pages/urls.js';
 import { startReconciler, type PublishWatchdog } from './reconcile.js';
@@ -61,6 +61,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** Told which checks each flow ran and how many catalogs it validated (src/handlers/session.ts). */
   observeChecks?: ObserveChecks;
+  /** Told which catalog trees a comment's edit validated (src/handlers/session.ts). */
+  observeValidations?: ObserveValidations;
 }
 
 /** Renderers kept, one per credential scope (their caches hold what those credentials saw). */
@@ -81,6 +83,7 @@ export function createApp(options: AppOptions = {}): ApplicationFunction {
       approveGraceMs: options.approveGraceMs ?? approveGraceMsFromEnv(),
       publicUrl: options.publicUrl ?? publicUrlFromEnv(),
       ...(options.observeChecks ? { observeChecks: options.observeChecks } : {}),
+      ...(options.observeValidations ? { observeValidations: options.observeValidations } : {}),
       ...(options.publishBatches !== undefined ? { publishBatches: options.publishBatches } : {}),
     };
     listenToEvents(app, handlerOptions);

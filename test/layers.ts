@@ -57,6 +57,7 @@ export const LAYERS = {
     'permissions',
     'promote',
     'promote-cli',
+    'promote-once',
     'property',
     'prune',
     'publish-batch',

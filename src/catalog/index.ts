@@ -5,6 +5,7 @@ import type { DeclarativeConfig } from './fbc/declcfg.js';
 import type { Model } from './fbc/model.js';
 import type { CatalogSource } from './fbc/source.js';
 import { validateConfig } from './fbc/validate.js';
+import { noteValidation } from './validation-log.js';
 
 export interface CatalogReport {
   /** True exactly when `opm validate` would pass. */
@@ -31,6 +32,7 @@ export async function validateCatalog(
   options: ValidateOptions = {},
 ): Promise<CatalogReport> {
   const { maxDiagnostics, ...loadOptions } = options;
+  noteValidation(source);
   const loaded = await loadCatalog(source, loadOptions);
   const { model, diagnostics } = validateConfig(loaded.config);
   let all = sortDiagnostics([

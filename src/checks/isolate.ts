@@ -5,7 +5,7 @@
 // over a limit fails naming the limit; the job still completes.
 import { availableParallelism } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import { parentPort, Worker } from 'node:worker_threads';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 
 /** The callbacks of PrCheckInput: functions cannot cross to the worker, calls to them can. */
@@ -27,6 +27,7 @@ export type ToWorker =
 
 export type ToMain =
   | { type: 'ready' }
+  | { type: 'subject'; subject: Subject }
   | { type: 'call'; callId: number; fn: CallbackName; args: unknown[] }
   | { type: 'done'; ok: true; result: unknown }
   | { type: 'done'; ok: false; error: PlainError };
@@ -65,6 +66,13 @@ export function fromPlainError(plain: PlainError): Error {
 /** The checks of one pull request went over a limit; the message names it and its setting. */
 export class CheckLimitError extends Error {
   override readonly name = 'CheckLimitError';
+  constructor(
+    message: string,
+    /** What was stopped (a task's `what`, or the checks after `nowRunning(CHECKS_SUBJECT)`). */
+    readonly subject?: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface CheckLimits {
@@ -187,8 +195,7 @@ export async function runIsolated(
   const data = { ...input };
   for (const name of CALLBACKS) delete data[name];
   const run: ToWorker = { type: 'run', input: data, callbacks };
-  const subject: Subject = { what: 'the checks of this pull request', were: 'were' };
-  return (await inTurn(run, input, subject, limits)) as PrCheckResult;
+  return (await inTurn(run, input, CHECKS_SUBJECT, limits)) as PrCheckResult;
 }
 
 /**
@@ -215,9 +222,22 @@ export async function runTaskIsolated<T>(
 }
 
 /** What a limit message says was stopped: "the checks of this pull request … were stopped". */
-interface Subject {
+export interface Subject {
   what: string;
   were: 'was' | 'were';
+}
+
+/** The checks of a pull request, as a limit message names them. */
+export const CHECKS_SUBJECT: Subject = { what: 'the checks of this pull request', were: 'were' };
+
+/**
+ * Called by a task in a check worker when it moves on to other work (a comment's edit from
+ * its plan to the checks of the edit): a limit from now on is that work's, named as such, and
+ * the wall-clock deadline starts again, as for work in a worker of its own. Does nothing
+ * outside a worker.
+ */
+export function nowRunning(subject: Subject): void {
+  parentPort?.postMessage({ type: 'subject', subject } satisfies ToMain);
 }
 
 export type Callbacks = Partial<Pick<PrCheckInput, CallbackName>>;
@@ -234,9 +254,10 @@ async function inTurn(run: ToWorker, callbacks: Callbacks, subject: Subject, lim
 async function runInWorker(
   run: ToWorker,
   callbacks: Callbacks,
-  subject: Subject,
+  first: Subject,
   limits: CheckLimits,
 ): Promise<unknown> {
+  let subject = first;
   const worker = await acquire(limits.memoryMb);
   return new Promise<unknown>((resolve, reject) => {
     let settled = false;
@@ -250,20 +271,27 @@ async function runInWorker(
       if ('result' in outcome) resolve(outcome.result);
       else reject(outcome.error);
     };
-    const timer = setTimeout(
-      () =>
-        finish(
-          {
-            error: new CheckLimitError(
-              `${subject.what} ran longer than catalog-bot's wall-clock limit of ${limits.timeoutMs / 1000} s (CATALOG_BOT_CHECK_TIMEOUT_MS) and ${subject.were} stopped`,
-            ),
-          },
-          false,
-        ),
-      limits.timeoutMs,
-    );
+    const deadline = () =>
+      setTimeout(
+        () =>
+          finish(
+            {
+              error: new CheckLimitError(
+                `${subject.what} ran longer than catalog-bot's wall-clock limit of ${limits.timeoutMs / 1000} s (CATALOG_BOT_CHECK_TIMEOUT_MS) and ${subject.were} stopped`,
+                subject.what,
+              ),
+            },
+            false,
+          ),
+        limits.timeoutMs,
+      );
+    let timer = deadline();
     const onMessage = (m: ToMain) => {
-      if (m.type === 'done') {
+      if (m.type === 'subject') {
+        subject = m.subject;
+        clearTimeout(timer);
+        timer = deadline();
+      } else if (m.type === 'done') {
         if (m.ok) finish({ result: m.result }, true);
         else finish({ error: fromPlainError(m.error) }, true);
       } else if (m.type === 'call') {
@@ -293,6 +321,7 @@ async function runInWorker(
             error.code === 'ERR_WORKER_OUT_OF_MEMORY'
               ? new CheckLimitError(
                   `${subject.what} needed more than catalog-bot's memory limit of ${limits.memoryMb} MiB (CATALOG_BOT_CHECK_MEMORY_MB) and ${subject.were} stopped`,
+                  subject.what,
                 )
               : error,
         },

@@ -3,6 +3,7 @@
 // check` all read it; a flow that needs only some checks names them (`/approve` runs only the permissions decision), and each
 // check does its own work, so nothing is loaded or validated for a check that is not asked
 // for. The order is the order of the results (`catalog-bot check` prints them so).
+import type { RootValidations } from './root-validations.js';
 import { parseDocument } from 'yaml';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { Diagnostic } from '../catalog/diagnostics.js';
@@ -77,6 +78,8 @@ export interface ChangedRoot {
 export interface PrChange {
   input: PrCheckInput;
   repo: string;
+  /** Roots the same work validated already (a comment's edit), reused for the same files only. */
+  validations?: RootValidations;
   base: string;
   head: string;
   /** The commit whose config and owners files apply. */
@@ -188,7 +191,10 @@ export const PR_CHECKS = [
           change.readFile,
         ),
         load: async (path) =>
-          (await validateCatalog(new GitTreeSource(change.repo, change.head, path))).model,
+          (
+            await (change.validations?.validate(change.head, path) ??
+              validateCatalog(new GitTreeSource(change.repo, change.head, path)))
+          ).model,
         // The base's root config.yaml, as operator-pipelines reads it (docs/bundle-rules.md).
         allowedBundleRegistries: await baseAllowedBundleRegistries(change.readFile, change.base),
       }),

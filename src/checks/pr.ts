@@ -1,7 +1,7 @@
 // The checks of a pull request, on two commits of a git repository: the same code path
 // for the App and for `catalog-bot check`. Reads git objects only (never a worktree). The
 // checks themselves are the list in pr-checks.ts; this prepares the change they read.
-import { GitTreeSource, loadCatalog, validateCatalog } from '../catalog/index.js';
+import { GitTreeSource, loadCatalog } from '../catalog/index.js';
 import type { DeclarativeConfig } from '../catalog/fbc/declcfg.js';
 import type { DecodedFile } from '../catalog/fbc/decode.js';
 import { writeTree } from '../git/tree.js';
@@ -48,6 +48,7 @@ import { VALIDATE_CHECK } from './validate.js';
 import type { PrCheckInput, PrCheckResult } from './pr-input.js';
 import { bundlesWithPolicy, registryPolicy } from './registry-policy.js';
 import { runIsolated } from './isolate.js';
+import { validateRoot, type RootValidations } from './root-validations.js';
 import { emulateIndexPackages, presenter } from './index-packages.js';
 import { catalogImpact } from '../catalog/olm/impact.js';
 import type { CatalogsImpact } from '../catalog/olm/impact-report.js';
@@ -56,6 +57,7 @@ import type { CatalogsImpact } from '../catalog/olm/impact-report.js';
 // them without importing this module.
 export type { PrCheckInput, PrCheckResult } from './pr-input.js';
 export type { CheckedRoot } from './checked-root.js';
+export { MAX_FINDINGS_PER_ROOT } from './root-validations.js';
 
 /**
  * The checks of a pull request, off the event loop: in a worker thread with a wall-clock
@@ -99,8 +101,14 @@ export async function releaseOfMergedBundles(
   }
 }
 
-/** The checks, in this thread (the worker runs them with this). */
-export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheckResult> {
+/**
+ * The checks, in this thread (the worker runs them with this). `validations`: roots the same
+ * work validated already (a comment's edit: its plan), reused for the very same trees only.
+ */
+export async function runPrChecksInProcess(
+  input: PrCheckInput,
+  validations?: RootValidations,
+): Promise<PrCheckResult> {
   if (input.releaseMerged) {
     const found = await releaseOfMergedBundles(input.repo, input.head, input.releaseMerged.changed);
     return { roots: [], checks: [], ...(found ? { mergedRelease: found } : {}) };
@@ -108,19 +116,24 @@ export async function runPrChecksInProcess(input: PrCheckInput): Promise<PrCheck
   // One git process serves every file read of the run (config, OWNERS, ci.yaml, templates).
   const files = new GitFiles(input.repo);
   try {
-    return await prChecks(input, (rev, path) => files.read(rev, path));
+    return await prChecks(input, (rev, path) => files.read(rev, path), validations);
   } finally {
     files.close();
   }
 }
 
-async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrCheckResult> {
+async function prChecks(
+  input: PrCheckInput,
+  readFile: ReadFile,
+  validations?: RootValidations,
+): Promise<PrCheckResult> {
   const wanted = input.only ? new Set<string>(input.only) : undefined;
   const selected = PR_CHECKS.filter((c) => !wanted || wanted.has(c.name));
   const change = await prepareChange(
     input,
     readFile,
     selected.some((c) => c.validates),
+    validations,
   );
   const checks: CheckResult[] = [];
   for (const check of selected) {
@@ -131,7 +144,7 @@ async function prChecks(input: PrCheckInput, readFile: ReadFile): Promise<PrChec
   const { base, head } = change;
   const release = change.release;
   const released = input.checkRelease
-    ? await checkReleased(input, readFile, change, selected, checks)
+    ? await checkReleased(input, readFile, change, selected, checks, validations)
     : undefined;
   if (released?.causes) causes.push(...released.causes);
   // From the catalogs the checks loaded: nothing is loaded or compared twice (docs/impact.md).
@@ -259,6 +272,7 @@ async function checkReleased(
   change: PrChange,
   selected: readonly { name: string }[],
   checks: CheckResult[],
+  validations: RootValidations | undefined,
 ): Promise<PrCheckResult | undefined> {
   const names = selected.map((c) => c.name).filter((n) => RELEASE_CHECKED.has(n));
   if (names.length === 0) return undefined;
@@ -290,6 +304,7 @@ async function checkReleased(
           // The rules stay the base commit's: the emulated base is a tree, not a commit.
           { ...input, base, rules: input.rules ?? input.base, head, only: names, checkRelease: false },
           readFile,
+          validations,
         )
       : { roots: [], checks: [] };
   const shown = index ? presenter(index) : undefined;
@@ -389,6 +404,7 @@ async function prepareChange(
   readFile: ReadFile,
   /** A check run reads the validated catalogs: every check reads those. */
   validating: boolean,
+  validations: RootValidations | undefined,
 ): Promise<PrChange & { loaded?: CheckedRoot[] }> {
   const { repo, base, head } = input;
   const rules = input.rules ?? base;
@@ -415,6 +431,7 @@ async function prepareChange(
   const change: PrChange & { loaded?: CheckedRoot[] } = {
     input,
     repo,
+    ...(validations ? { validations } : {}),
     base,
     head,
     rules,
@@ -430,11 +447,9 @@ async function prepareChange(
     readDirectory: (rev, dir, maxBytes) => readDirectory(repo, rev, dir, maxBytes),
     checkedRoots: () =>
       (checked ??= loadRoots(touched, (rev, path, decodedFiles) =>
-        validateCatalog(new GitTreeSource(repo, rev, path), {
-          blobDigests: true,
-          maxDiagnostics: MAX_FINDINGS_PER_ROOT,
-          decodedFiles,
-        }),
+        validations
+          ? validations.validate(rev, path, decodedFiles)
+          : validateRoot(new GitTreeSource(repo, rev, path), decodedFiles),
       ).then((roots) => (change.loaded = roots))),
     changedRoots: async () => {
       // Validated roots when another check loaded them; otherwise only decoded (permissions
@@ -492,9 +507,3 @@ function configsOf(root: {
 function readDirectory(repo: string, rev: string, dir: string, maxBytes: number): Promise<DirectoryFiles> {
   return readSourceDirectory(new GitTreeSource(repo, rev, dir), maxBytes);
 }
-
-/**
- * Validation findings kept per catalog root and commit (docs/security.md, bounded work);
- * the rest are counted, and `catalog-bot validate <root>` lists them all.
- */
-export const MAX_FINDINGS_PER_ROOT = 1000;

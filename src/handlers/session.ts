@@ -73,10 +73,18 @@ export type SessionContext = Pick<Context, 'log'> & { github: GitHub };
 /** The checks a flow ran (for a test or a metric to see how much work each flow does). */
 export type ObserveChecks = (flow: string, ran: NonNullable<PrCheckResult['ran']>) => void;
 
+/**
+ * The catalog trees a flow's work validated, one identity each in the order validated
+ * (src/catalog/validation-log.ts): a tree validated twice shows twice. Told by the comment
+ * edits (src/flows/catalog-edit/).
+ */
+export type ObserveValidations = (flow: string, validated: string[]) => void;
+
 export interface SessionOptions {
   /** Where the mirrors live (default: CATALOG_BOT_WORKDIR or the temp dir). */
   workDir?: string;
   observeChecks?: ObserveChecks;
+  observeValidations?: ObserveValidations;
 }
 
 /** The commits a session needs in its mirror. */

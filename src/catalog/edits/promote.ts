@@ -69,7 +69,17 @@ export interface PromoteInput {
   /** Catalog roots (directories), relative to the repository root. */
   roots: string[];
   templates?: TemplateMapping[];
+  /**
+   * How files of a catalog root (a whole root, or a package's files in it) are validated
+   * (default: `report`). The App validates as its checks do and keeps each report by the
+   * files' content, so the checks of the edit reuse them (docs/architecture.md, the
+   * `/promote` walk).
+   */
+  validateFiles?: ValidateFiles;
 }
+
+/** Validates files of a catalog root (paths inside it). */
+export type ValidateFiles = (files: Map<string, string>, label: string) => Promise<CatalogReport>;
 
 /** Why a promotion was refused; the message says what to do. */
 export class PromoteError extends Error {
@@ -84,7 +94,7 @@ export class AlreadyDone extends PromoteError {}
 
 // ---- catalog loading from the tree
 
-function treeSource(files: Map<string, string>, label: string): CatalogSource {
+export function treeSource(files: Map<string, string>, label: string): CatalogSource {
   const sorted = [...files.keys()].sort(goStringCompare);
   return {
     label,
@@ -108,6 +118,15 @@ export function rootFiles(tree: FileTree, root: string, override?: Map<string, s
 
 export async function report(files: Map<string, string>, label: string): Promise<CatalogReport> {
   return validateCatalog(treeSource(files, label));
+}
+
+/** The report of catalog root `root` of the input, whose files are `files`. */
+export function rootReport(
+  input: PromoteInput,
+  files: Map<string, string>,
+  root: string,
+): Promise<CatalogReport> {
+  return (input.validateFiles ?? report)(files, root);
 }
 
 /** The files (inside a root) that hold objects of a package. */

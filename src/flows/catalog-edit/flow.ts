@@ -6,17 +6,17 @@
 // repository, otherwise as a new pull request from the default branch.
 import type { PullRequest } from '../../github/types.js';
 import { unifiedDiff } from '../../catalog/edits/promote.js';
-import { CheckLimitError, runTaskIsolated, type Callbacks } from '../../checks/isolate.js';
+import { CheckLimitError, CHECKS_SUBJECT, runTaskIsolated, type Callbacks } from '../../checks/isolate.js';
 import { PERMISSIONS_CHECK } from '../../checks/permissions.js';
-import { commitFiles } from '../../git/tree.js';
 import { commitFilesOn, hasRules } from '../../handlers/branch-commit.js';
 import { workModule } from '../../handlers/command-worker.js';
-import type { CatalogEdit, CatalogEditWork, Plan } from './work.js';
+import type { CatalogEdit, CatalogEditWork, EditChecked, EditWork, PlanTask } from './work.js';
 import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
 import { bounded, codeBlock, inlineCode } from '../../handlers/quote.js';
 import { openSession, type PullTarget } from '../../handlers/session.js';
+import { teamMembers } from '../../handlers/teams.js';
 
-export { gitFileTree, type Plan } from './work.js';
+export { gitFileTree, type Plan, type PlanTask } from './work.js';
 
 export interface EditTarget extends PullTarget {
   commenter: string;
@@ -32,40 +32,11 @@ export interface EditOutcome {
 
 const MAX_DIFF = 20_000;
 
-/**
- * A plan made by `fn` of `module` (./work.ts, ../render/work.ts) in a check worker: an edit stopped at a limit is
- * refused naming it.
- */
-export async function planInWorker(
-  command: string,
-  module: URL,
-  fn: string,
-  input: unknown,
-  callbacks: Callbacks = {},
-): Promise<Plan> {
-  try {
-    return await runTaskIsolated<Plan>({
-      module,
-      fn,
-      input,
-      callbacks,
-      what: `the ${command} edit`,
-    });
-  } catch (error) {
-    if (error instanceof CheckLimitError) return { refused: error.message };
-    throw error;
-  }
-}
-
-/** A plan made by a catalog edit (a flow's plan.ts, run by ./work.ts), in a check worker. */
-export function catalogEdit(
-  command: string,
-  change: CatalogEdit,
-  title: string,
-): (dir: string, parent: string) => Promise<Plan> {
+/** A plan step made by a catalog edit (a flow's plan.ts, run by ./work.ts planCatalogEdit). */
+export function catalogEdit(change: CatalogEdit, title: string): (dir: string, parent: string) => PlanTask {
   return (dir, parent) => {
-    const work: CatalogEditWork = { dir, parent, change, title };
-    return planInWorker(command, workModule(import.meta.url, 'work'), 'planCatalogEdit', work);
+    const input: CatalogEditWork = { dir, parent, change, title };
+    return { module: workModule(import.meta.url, 'work').href, fn: 'planCatalogEdit', input };
   };
 }
 
@@ -75,7 +46,8 @@ export async function editFromComment(
   target: EditTarget,
   pr: Pull,
   command: string,
-  plan: (dir: string, parent: string) => Promise<Plan>,
+  /** The flow's plan step on the mirror `dir`, for the edit on commit `parent`. */
+  plan: (dir: string, parent: string) => PlanTask,
   /** `all`: every check must pass on the edit (a promotion); `permissions`: only who asks matters. */
   gate: 'all' | 'permissions' = 'all',
 ): Promise<EditOutcome> {
@@ -94,29 +66,26 @@ export async function editFromComment(
   const ontoPr = sameRepo && !guarded;
   const parent = tip.commit.sha;
   const commits = { fetch: [parent, pr.base.sha], blobs: [parent] };
-  const planned = await openSession(context, options, target, command.slice(1), commits, async (session) => {
-    const { dir } = session;
-    const result = await plan(dir, parent);
-    if ('refused' in result) return result;
-    if (result.edits.length === 0) return { refused: 'nothing to change' };
-    const message = `${result.title}\n\nRequested by @${target.commenter} in #${target.number}.`;
-    const files = result.edits.map((e) => ({ path: e.path, text: e.after }));
-    const commit = await commitFiles(dir, parent, files, message);
-    // The edit as a change by the commenter: their permissions first (someone who may not
-    // ask costs no more checks), then (a promotion) every check.
-    const asked = {
-      base: parent,
+  const flow = command.slice(1);
+  const planned = await openSession(context, options, target, flow, commits, (session) => {
+    const { callbacks = {}, ...step } = plan(session.dir, parent);
+    const work: EditWork = {
+      dir: session.dir,
+      parent,
       rules: pr.base.sha,
-      head: commit,
-      author: target.commenter,
-      approvers: [],
+      plan: step,
+      commenter: target.commenter,
+      number: target.number,
+      gate,
+      ...(options.observeValidations ? { logValidations: true } : {}),
     };
-    const allowed = await session.run({ ...asked, only: [PERMISSIONS_CHECK] });
-    const mayAsk = allowed.checks.every((c) => c.conclusion === 'success');
-    if (gate === 'permissions' || !mayAsk) return { result, message, checks: allowed.checks };
-    const { checks } = await session.run(asked);
-    return { result, message, checks };
+    return planCommitAndCheck(command, work, {
+      ...callbacks,
+      teams: teamMembers(github, target.installationId),
+    });
   });
+  for (const ran of 'ran' in planned ? planned.ran : []) options.observeChecks?.(flow, ran);
+  if (planned.validated) options.observeValidations?.(flow, planned.validated);
   // Refusals quote the catalogs (names, channel lists): in a code span (src/handlers/quote.ts).
   if ('refused' in planned) return { ok: false, say: `\`${command}\`: ${inlineCode(planned.refused, 3000)}` };
   const { result, message, checks } = planned;
@@ -167,4 +136,29 @@ export async function editFromComment(
     ok: true,
     say: [where, ...notes, '', codeBlock(diff, 'diff')].join('\n'),
   };
+}
+
+/**
+ * ./work.ts editAndCheck in a check worker: the plan, the commit of the edit in the mirror and
+ * its checks, one task. A limit hit while planning refuses the edit naming it; one hit in the
+ * checks is thrown, as the checks' limits are.
+ */
+async function planCommitAndCheck(
+  command: string,
+  input: EditWork,
+  callbacks: Callbacks,
+): Promise<EditChecked> {
+  try {
+    return await runTaskIsolated<EditChecked>({
+      module: workModule(import.meta.url, 'work'),
+      fn: 'editAndCheck',
+      input,
+      callbacks,
+      what: `the ${command} edit`,
+    });
+  } catch (error) {
+    if (error instanceof CheckLimitError && error.subject !== CHECKS_SUBJECT.what)
+      return { refused: error.message };
+    throw error;
+  }
 }

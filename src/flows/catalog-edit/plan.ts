@@ -10,8 +10,8 @@ import {
   report,
   rootOf,
   type FileEdit,
-  type FileTree,
   type PromoteInput,
+  type ValidateFiles,
 } from '../../catalog/edits/promote.js';
 import { EditError } from '../../catalog/edits/promote-edit.js';
 import type { CatalogReport } from '../../catalog/index.js';
@@ -37,9 +37,10 @@ export async function promotionProblems(
   oldFiles: Map<string, string>,
   newFiles: Map<string, string>,
   pkg: string,
+  validate: ValidateFiles = report,
 ): Promise<Diagnostic[]> {
-  const before = await report(oldFiles, root);
-  const after = await report(newFiles, root);
+  const before = await validate(oldFiles, root);
+  const after = await validate(newFiles, root);
   const known = new Set(
     before.diagnostics.filter((d) => d.level === 'error').map((d) => `${d.rule}\0${d.message}`),
   );
@@ -101,10 +102,11 @@ export function fileEditProblems(
   pkg: string,
   file: string,
   after: string,
+  validate: ValidateFiles = report,
 ): Promise<Diagnostic[]> {
   const mine = packageFiles(r, pkg);
   const subset = new Map([...files].filter(([p]) => mine.has(p)));
-  return promotionProblems(root, subset, new Map([...subset, [file, after]]), pkg);
+  return promotionProblems(root, subset, new Map([...subset, [file, after]]), pkg, validate);
 }
 
 /**
@@ -119,6 +121,7 @@ export async function reRenderOutput(
   templateText: string,
   behaviour: SemverOptions | undefined,
   pkg: string,
+  validate: ValidateFiles = report,
 ): Promise<{ edit: FileEdit; problems: Diagnostic[] }> {
   const after = await renderTemplateText(templateText, /\.json$/.test(output) ? 'json' : 'yaml', {
     resolveBundle: bundleResolverFromCatalog([before]),
@@ -131,6 +134,7 @@ export async function reRenderOutput(
     new Map([[inRoot, before]]),
     new Map([[inRoot, after]]),
     pkg,
+    validate,
   );
   return { edit: { path: output, before, after }, problems };
 }
@@ -174,7 +178,7 @@ export async function editWhereWritten(
     if (!mapping) {
       const before = files.get(file)!;
       const after = single.edit(`${root}/${file}`, before);
-      const problems = await fileEditProblems(root, files, r, pkg.name, file, after);
+      const problems = await fileEditProblems(root, files, r, pkg.name, file, after, input.validateFiles);
       if (problems.length > 0)
         throw new PromoteError(`${single.what} breaks ${root}: ${describeProblems(problems)}`);
       return { edits: [{ path: `${root}/${file}`, before, after }] };
@@ -182,7 +186,7 @@ export async function editWhereWritten(
     if (doneTemplates.has(mapping.template)) return undefined;
     doneTemplates.add(mapping.template);
     return {
-      edits: await editViaTemplate(input.tree, roots, mapping, pkg.name, single),
+      edits: await editViaTemplate(input, roots, mapping, pkg.name, single),
       template: mapping.template,
     };
   } catch (err) {
@@ -192,7 +196,7 @@ export async function editWhereWritten(
 
 /** The single edit made in the template a package is rendered from, then each committed output re-rendered. */
 async function editViaTemplate(
-  tree: FileTree,
+  { tree, validateFiles }: PromoteInput,
   roots: string[],
   mapping: TemplateMapping,
   pkg: string,
@@ -209,7 +213,15 @@ async function editViaTemplate(
     const before = tree.read(o);
     if (before === undefined) continue;
     const behaviour = await outputBehaviour(mapping, templateText, o, before);
-    const { edit: rendered, problems } = await reRenderOutput(roots, o, before, after, behaviour, pkg);
+    const { edit: rendered, problems } = await reRenderOutput(
+      roots,
+      o,
+      before,
+      after,
+      behaviour,
+      pkg,
+      validateFiles,
+    );
     if (problems.length > 0)
       throw new PromoteError(`${single.what} breaks ${o}: ${describeProblems(problems)}`);
     edits.push(rendered);

@@ -22,7 +22,6 @@ export function defaultChannelFromComment(
     pr,
     '/default-channel',
     catalogEdit(
-      '/default-channel',
       { edit: 'default-channel', request },
       `Set the default channel of ${request.package} to ${request.channel}`,
     ),

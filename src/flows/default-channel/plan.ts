@@ -8,7 +8,7 @@ import {
   packageSite,
   AlreadyDone,
   PromoteError,
-  report,
+  rootReport,
   rootFiles,
   type FileEdit,
   type PromoteInput,
@@ -90,7 +90,7 @@ export async function setDefaultChannel(
   for (const root of searched) {
     const files = rootFiles(tree, root);
     if (![...files.values()].some((text) => text.includes(request.package))) continue;
-    const r = await report(files, root);
+    const r = await rootReport(input, files, root);
     const pkg = r.model.get(request.package);
     if (!pkg) continue;
     seen++;

@@ -23,7 +23,6 @@ export function deprecateFromComment(
     pr,
     command,
     catalogEdit(
-      command,
       { edit: 'deprecate', request },
       `${request.undo ? 'Undeprecate' : 'Deprecate'} ${request.kind} ${request.name}`,
     ),

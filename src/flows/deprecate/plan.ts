@@ -15,7 +15,7 @@ import {
 import {
   AlreadyDone,
   PromoteError,
-  report,
+  rootReport,
   rootFiles,
   type FileEdit,
   type PromoteInput,
@@ -72,7 +72,7 @@ export async function deprecate(request: DeprecateRequest, input: PromoteInput):
     const files = rootFiles(tree, root);
     const needle = knownPackage ?? name;
     if (![...files.values()].some((text) => text.includes(needle))) continue;
-    const r = await report(files, root);
+    const r = await rootReport(input, files, root);
     const pkgName = knownPackage ?? r.config.bundles.find((b) => b.name === name)?.package;
     if (pkgName === undefined) continue;
     const pkg = r.model.get(pkgName);

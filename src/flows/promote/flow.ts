@@ -21,6 +21,6 @@ export function promoteFromComment(
     target,
     pr,
     '/promote',
-    catalogEdit('/promote', { edit: 'promote', request }, `Promote ${request.bundle} to ${request.channel}`),
+    catalogEdit({ edit: 'promote', request }, `Promote ${request.bundle} to ${request.channel}`),
   );
 }

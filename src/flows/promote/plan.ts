@@ -15,10 +15,9 @@ import {
   planChannelEdits,
   AlreadyDone,
   PromoteError,
-  report,
+  rootReport,
   rootFiles,
   type FileEdit,
-  type FileTree,
   type PromoteInput,
   type PromoteRequest,
   type PromoteResult,
@@ -59,7 +58,7 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
     const files = rootFiles(tree, root);
     // Only roots whose text mentions the bundle are loaded.
     if (![...files.values()].some((text) => text.includes(request.bundle))) continue;
-    const r = await report(files, root);
+    const r = await rootReport(input, files, root);
     const blob = r.config.bundles.find((b) => b.name === request.bundle);
     if (!blob) continue;
     const version = bundleVersion(r, request.bundle);
@@ -77,12 +76,12 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
     const mapping = input.templates?.find((m) => m.outputs.includes(`${f.root}/${f.file}`));
     try {
       if (!mapping) {
-        const result = await promotePlain(tree, f, request);
+        const result = await promotePlain(input, f, request);
         edits.push(result.edit);
         notes.push(`${f.root}: ${result.note}`);
       } else if (!doneTemplates.has(mapping.template)) {
         doneTemplates.add(mapping.template);
-        const result = await promoteTemplate(tree, roots, f, mapping, request);
+        const result = await promoteTemplate(input, roots, f, mapping, request);
         edits.push(...result.edits);
         notes.push(...result.notes);
       }
@@ -98,7 +97,7 @@ export async function promote(request: PromoteRequest, input: PromoteInput): Pro
 }
 
 async function promotePlain(
-  tree: FileTree,
+  { tree, validateFiles }: PromoteInput,
   f: Found,
   request: PromoteRequest,
 ): Promise<{ edit: FileEdit; note: string }> {
@@ -112,7 +111,15 @@ async function promotePlain(
   for (const edit of candidates) {
     const before = files.get(channelFile)!;
     const after = applyChannelEdit(`${f.root}/${channelFile}`, before, edit, versionOf);
-    const problems = await fileEditProblems(f.root, files, f.report, f.pkg, channelFile, after);
+    const problems = await fileEditProblems(
+      f.root,
+      files,
+      f.report,
+      f.pkg,
+      channelFile,
+      after,
+      validateFiles,
+    );
     if (problems.length === 0)
       return { edit: { path: `${f.root}/${channelFile}`, before, after }, note: edit.note };
     rejected.push(`${edit.note} — rejected: ${describeProblems(problems)}`);
@@ -123,7 +130,7 @@ async function promotePlain(
 }
 
 async function promoteTemplate(
-  tree: FileTree,
+  { tree, validateFiles }: PromoteInput,
   roots: string[],
   f: Found,
   mapping: TemplateMapping,
@@ -170,7 +177,15 @@ async function promoteTemplate(
     for (const o of outputs) {
       let rendered: Awaited<ReturnType<typeof reRenderOutput>>;
       try {
-        rendered = await reRenderOutput(roots, o, tree.read(o)!, candidate.text, behaviours.get(o), f.pkg);
+        rendered = await reRenderOutput(
+          roots,
+          o,
+          tree.read(o)!,
+          candidate.text,
+          behaviours.get(o),
+          f.pkg,
+          validateFiles,
+        );
       } catch (err) {
         if (err instanceof TemplateError) {
           problems.push({ rule: 'TEMPLATE', level: 'error', message: `${o}: ${err.message}` });

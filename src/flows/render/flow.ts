@@ -5,7 +5,7 @@ import type { PullRequest } from '../../github/types.js';
 import type { PolicyBundles } from '../../publish/exists.js';
 import { workModule } from '../../handlers/command-worker.js';
 import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
-import { editFromComment, planInWorker, type EditOutcome, type EditTarget } from '../catalog-edit/flow.js';
+import { editFromComment, type EditOutcome, type EditTarget } from '../catalog-edit/flow.js';
 import type { RenderWork } from './work.js';
 
 type Pull = PullRequest;
@@ -25,15 +25,14 @@ export function renderFromComment(
     pr,
     '/render',
     (dir, parent) => {
-      const work: RenderWork = { dir, parent, base: pr.base.sha };
+      const input: RenderWork = { dir, parent, base: pr.base.sha };
       // Bundle images are pulled on this thread, for the worker (registry access stays here).
-      return planInWorker(
-        '/render',
-        workModule(import.meta.url, 'work'),
-        'planRender',
-        work,
-        resolveBundle ? { resolveBundle } : {},
-      );
+      return {
+        module: workModule(import.meta.url, 'work').href,
+        fn: 'planRender',
+        input,
+        ...(resolveBundle ? { callbacks: { resolveBundle } } : {}),
+      };
     },
     'permissions',
   );
