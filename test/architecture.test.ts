@@ -212,9 +212,9 @@ function runnerOutsideGitFolder(graph: Map<string, string[]>): string[] {
     .map(([file]) => file);
 }
 
-/** Where a function may not be longer than MAX_FUNCTION_LINES: the App and the checks (docs/architecture.md, "Named steps"). */
+/** Where a function may not be longer than MAX_FUNCTION_LINES: the App, the checks and the loader (docs/architecture.md, "Named steps"). */
 const STEPS_RULE =
-  /^(checks|handlers|flows|github|publish|commands|git)\/|^(app|server|reconcile|jobs|queue|redis-queue|cli)\.ts$/;
+  /^(checks|handlers|flows|github|publish|commands|git|catalog\/fbc)\/|^(app|server|reconcile|jobs|queue|redis-queue|cli)\.ts$/;
 const MAX_FUNCTION_LINES = 100;
 
 /** Every function (declared, method, arrow or expression) longer than `max` lines: "file:line name (lines)". */
@@ -338,6 +338,7 @@ describe('architecture of src/', () => {
     );
     // The rule sees the folders it guards, or it checks nothing.
     expect([...texts.keys()].filter((f) => f.startsWith('checks/')).length).toBeGreaterThan(10);
+    expect([...texts.keys()].filter((f) => f.startsWith('catalog/fbc/fast/')).length).toBeGreaterThan(3);
     expect(longFunctions(texts)).toEqual([]);
   });
 
