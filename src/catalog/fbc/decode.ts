@@ -150,7 +150,16 @@ export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): Deco
       out.problems.push({ rule: 'L-ENCODING', message: `yaml: ${at.reason}`, ...at.position });
       return out;
     }
-    decodeYamlBytes(buffer, encoding, out, options);
+    // The same documents, lines and findings as decodeYamlStream, each document's text made
+    // on its own (fast/yaml-documents.ts). Separator findings come before the documents' own.
+    const docOut: DecodedFile = { values: out.values, problems: [], notes: out.notes };
+    forEachYamlDocument(
+      buffer,
+      encoding,
+      (rest, line) => checkSeparatorLine(rest, line, out),
+      (text, firstLine) => emit(decodeYamlDocument({ text, firstLine }, docOut, options), out, options),
+    );
+    for (const p of docOut.problems) out.problems.push(p);
   }
   return out;
 }
@@ -258,30 +267,6 @@ function decodeYamlStream(
       emit(decoded, out, options);
     }
   }
-}
-
-/**
- * decodeYamlStream for a file's bytes (valid UTF-8), with the same documents, lines and
- * findings in the same order, each document's text made on its own (fast/yaml-documents.ts).
- */
-function decodeYamlBytes(
-  buffer: Buffer,
-  encoding: 'latin1' | 'utf8',
-  out: DecodedFile,
-  options: DecodeOptions,
-): void {
-  // Separator findings come before the documents' own, as splitYamlDocuments gives them.
-  const docOut: DecodedFile = { values: out.values, problems: [], notes: out.notes };
-  forEachYamlDocument(
-    buffer,
-    encoding,
-    (rest, line) => checkSeparatorLine(rest, line, out),
-    (text, firstLine) => {
-      const decoded = decodeYamlDocument({ text, firstLine }, docOut, options);
-      if (decoded) emit(decoded, out, options);
-    },
-  );
-  for (const p of docOut.problems) out.problems.push(p);
 }
 
 // A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
@@ -897,7 +882,8 @@ function fallBackToYaml(
   });
 }
 
-function emit(value: DecodedValue, out: DecodedFile, options: DecodeOptions): void {
+function emit(value: DecodedValue | undefined, out: DecodedFile, options: DecodeOptions): void {
+  if (value === undefined) return;
   if (options.onValue) options.onValue(value);
   else out.values.push(value);
 }

@@ -127,7 +127,8 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   );
   if (options.onListed) options.onListed(paths.reduce((bytes, path) => bytes + (sizes.get(path) ?? 0), 0));
   await decodeFiles(source, paths, sizes, options, {
-    add: (path, read) => addRead(result, path, read, options),
+    // Bound, not wrapped: the walk from a file to a message stays short (docs/architecture.md).
+    add: addRead.bind(undefined, result, options),
     loadOne: loadOneFile,
     merge: (one) => mergeResult(result, one),
   });
@@ -236,12 +237,15 @@ function filesToRead(
   return paths;
 }
 
-/** Add one file as read: why it could not be read, or its problems and blobs. */
+/**
+ * Add one file as read: why it could not be read, or its decoding problems and notes, then
+ * what each of its blobs says.
+ */
 function addRead(
   result: LoadResult,
+  options: LoadOptions,
   path: string,
   read: { bytes: number; decoding: FileDecoding } | Error | undefined,
-  options: LoadOptions,
 ): void {
   if (read === undefined || read instanceof Error) {
     result.diagnostics.push({
@@ -255,7 +259,12 @@ function addRead(
   }
   result.stats.files++;
   result.stats.bytes += read.bytes;
-  addFile(result, path, read.decoding, options);
+  const hintFor = hintsFor(path);
+  // Blob findings go after the file's decoding problems, though a blob may be added first.
+  const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
+  const decoded = read.decoding(addBlob.bind(undefined, blobs, path, options, hintFor));
+  addFileProblems(result, path, decoded, hintFor);
+  for (const d of blobs.diagnostics) result.diagnostics.push(d);
 }
 
 export function newLoadResult(): LoadResult {
@@ -265,7 +274,7 @@ export function newLoadResult(): LoadResult {
 /** One file of a validation-only load, into a result of its own (on either thread of `catalog-bot validate`). */
 export function loadOneFile(source: DirectorySource, path: string): LoadResult {
   const result = newLoadResult();
-  addRead(result, path, decodeForValidation(source.readReused(path)), { validationOnly: true });
+  addRead(result, { validationOnly: true }, path, decodeForValidation(source.readReused(path)));
   return result;
 }
 
@@ -281,19 +290,6 @@ function mergeResult(into: LoadResult, one: LoadResult): void {
 
 const NON_FBC_EXTENSION =
   /\.(md|txt|png|jpe?g|gif|svg|sh|py|go|mod|sum|toml|ini|cfg|lock)$|(^|\/)(Makefile|Dockerfile|LICENSE|OWNERS|README)$/;
-
-/** Add a file's decoding problems and notes, then what each of its blobs says. */
-function addFile(result: LoadResult, file: string, decoding: FileDecoding, options: LoadOptions): void {
-  const hintFor = hintsFor(file);
-  // Blob findings go after the file's decoding problems, though a blob may be added first.
-  const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
-  const decoded = decoding((value) => {
-    result.stats.blobs++;
-    addBlob(blobs, file, value, options, hintFor);
-  });
-  addFileProblems(result, file, decoded, hintFor);
-  for (const d of blobs.diagnostics) result.diagnostics.push(d);
-}
 
 function hintsFor(file: string): (rule: string) => string | undefined {
   return (rule: string): string | undefined =>
@@ -368,10 +364,11 @@ type Meta = Record<'schema' | 'package' | 'name', string>;
 function addBlob(
   result: LoadResult,
   file: string,
-  decoded: DecodedValue,
   options: LoadOptions,
   hintFor: (rule: string) => string | undefined,
+  decoded: DecodedValue,
 ): void {
+  result.stats.blobs++;
   const pos: Position = { file, line: decoded.line, column: decoded.column };
   const at: BlobInFile = {
     result,
