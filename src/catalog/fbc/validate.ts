@@ -325,7 +325,7 @@ function convertBundle(
     entries.push(mb);
   }
 
-  // Checked as the blob was read when validating (load.ts), else now.
+  // Checked as the blob was read when validating (fast/checked-values.ts), else now.
   const checked = b.checked ?? checkBundleBlob(b);
   for (const f of checked.findings) r.error(f.rule, f.message, f.pos, f.package);
   const ok = checked.passed;
