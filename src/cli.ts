@@ -102,8 +102,8 @@ async function runAsCommand(argv: string[]): Promise<void> {
   const validate = argv[0] === 'validate';
   if (validate) {
     const [threads, compiler] = await Promise.all([
-      import('./catalog/fbc/load-threads.js'),
-      import('./catalog/fbc/short-run.js'),
+      import('./catalog/fbc/fast/load-threads.js'),
+      import('./catalog/fbc/fast/short-run.js'),
     ]);
     if (availableParallelism() > 1) threads.startLoadHelperEarly();
     // A short run: the optimizing compiler is off until the catalog proves large (only here,

@@ -14,7 +14,7 @@ import {
   type DecodedFile,
   type LineTable,
 } from '../src/catalog/fbc/decode.js';
-import { readFastYamlDocument } from '../src/catalog/fbc/fastyaml.js';
+import { readFastYamlDocument } from '../src/catalog/fbc/fast/fastyaml.js';
 import { SHARED_DATA } from './helpers/oracle.js';
 
 function filesUnder(dir: string): string[] {

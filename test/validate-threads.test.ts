@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, validateCatalog, type CatalogSource } from '../src/catalog/index.js';
 import type { LoadResult } from '../src/catalog/fbc/load.js';
-import { startLoadHelper, type LoadHelper } from '../src/catalog/fbc/load-threads.js';
+import { startLoadHelper, type LoadHelper } from '../src/catalog/fbc/fast/load-threads.js';
 import { main } from '../src/cli.js';
 import { githubAnnotation } from '../src/commands/output.js';
 import { mutateLines, random, type Rnd } from './helpers/mutate.js';

@@ -5,8 +5,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DirectorySource, validateCatalog, type Diagnostic } from '../catalog/index.js';
 import type { LoadResult } from '../catalog/fbc/load.js';
-import { takeLoadHelper } from '../catalog/fbc/load-threads.js';
-import { noteCatalogBytes } from '../catalog/fbc/short-run.js';
+import { takeLoadHelper } from '../catalog/fbc/fast/load-threads.js';
+import { noteCatalogBytes } from '../catalog/fbc/fast/short-run.js';
 import { defineCliCommand, EXIT_FAIL, EXIT_OK, requireDirectory, UsageError } from './command.js';
 import { jsonFinding, paint, useColor, writeFindings, writeJson } from './output.js';
 

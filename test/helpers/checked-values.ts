@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'vitest';
 import { decodeFile, lineOf, type LineTable } from '../../src/catalog/fbc/decode.js';
 import { GO_PROPERTY_VALUES } from '../../src/catalog/fbc/declcfg.js';
-import type { CheckedValues } from '../../src/catalog/fbc/fastyaml.js';
+import type { CheckedValues } from '../../src/catalog/fbc/fast/fastyaml.js';
 import { checkGo, goRaw, type GoType } from '../../src/catalog/go/gojson.js';
 
 export const PLACEHOLDER = Object.freeze({ '<checked>': true });

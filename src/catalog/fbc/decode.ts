@@ -4,20 +4,19 @@
 // that one run reports every broken document of a file.
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { LoadOptions as YamlLoadOptions, YAMLException } from 'js-yaml';
-import { OUTSIDE_SUBSET, readFastYamlDocument, type CheckedValues } from './fastyaml.js';
+import type { CheckedValues } from './fast/fastyaml.js';
+import { lineAndColumnCached } from './fast/text-position.js';
+import { countLineBreaks, forEachYamlDocument } from './fast/yaml-documents.js';
+import { readInSubset } from './fast/yaml-subset.js';
 import { goJsonSyntaxError, isJsonSpace } from '../go/gojsonsyntax.js';
 import { goStringCompare, goTrimSpace, isGoSpace } from '../go/gostrings.js';
 import { goYamlSchema, jsYaml, nonFiniteScalars } from './yaml11.js';
-import {
-  LONE_CR,
-  READ_REFUSALS,
-  screenYamlDocument,
-  type ReadRefusal,
-  type ScreenFinding,
-} from './yaml-screen.js';
+import { READ_REFUSALS, screenYamlDocument, type ReadRefusal, type ScreenFinding } from './yaml-screen.js';
 
 export const MAX_NESTING_DEPTH = 1000;
-export { READ_REFUSALS } from './yaml-screen.js';
+export { READ_REFUSALS, READ_REFUSAL_HINTS, type ReadRefusal } from './yaml-screen.js';
+export { yamlDocumentsRead } from './fast/yaml-subset.js';
+export type { CheckedValues } from './fast/fastyaml.js';
 
 export interface DecodedValue {
   value: unknown;
@@ -122,15 +121,9 @@ export interface DecodeOptions {
    * (which stays empty): a caller that keeps little of each value lets it go at once.
    */
   onValue?: (value: DecodedValue) => void;
-  /** Property values to check and not build, in what the fast path reads (fastyaml.ts). */
+  /** Property values to check and not build, in what the fast path reads (fast/fastyaml.ts). */
   checkedValues?: CheckedValues;
 }
-
-/**
- * How many YAML documents each reader has read on this thread, and the characters of those
- * the full reader read (for tests and benchmarks, and for short-run.ts).
- */
-export const yamlDocumentsRead = { fast: 0, full: 0, fullChars: 0 };
 
 export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): DecodedFile {
   const out: DecodedFile = { values: [], problems: [], notes: [] };
@@ -157,7 +150,16 @@ export function decodeFile(bytes: Uint8Array, options: DecodeOptions = {}): Deco
       out.problems.push({ rule: 'L-ENCODING', message: `yaml: ${at.reason}`, ...at.position });
       return out;
     }
-    decodeYamlBytes(buffer, encoding, out, options);
+    // The same documents, lines and findings as decodeYamlStream, each document's text made
+    // on its own (fast/yaml-documents.ts). Separator findings come before the documents' own.
+    const docOut: DecodedFile = { values: out.values, problems: [], notes: out.notes };
+    forEachYamlDocument(
+      buffer,
+      encoding,
+      (rest, line) => checkSeparatorLine(rest, line, out),
+      (text, firstLine) => emit(decodeYamlDocument({ text, firstLine }, docOut, options), out, options),
+    );
+    for (const p of docOut.problems) out.problems.push(p);
   }
   return out;
 }
@@ -267,72 +269,6 @@ function decodeYamlStream(
   }
 }
 
-const SEPARATOR_AFTER_LINE = Buffer.from('\n---');
-
-/**
- * decodeYamlStream for a file's bytes (valid UTF-8), with the same documents, lines and
- * findings in the same order. Each document's text is made on its own: V8 makes a string
- * over 128 KiB (a whole catalog file) in its large-object space at many times the cost per
- * byte of a small one (README, "Benchmarks"), and real documents are smaller.
- */
-function decodeYamlBytes(
-  buffer: Buffer,
-  encoding: 'latin1' | 'utf8',
-  out: DecodedFile,
-  options: DecodeOptions,
-): void {
-  // Separator findings come before the documents' own, as splitYamlDocuments gives them.
-  const docProblems: DecodeProblem[] = [];
-  const docOut: DecodedFile = { values: out.values, problems: docProblems, notes: out.notes };
-  const length = buffer.length;
-  let docStart = 0;
-  let docLine = 0;
-  let bufferNonEmpty = false; // a `---` at the start of the buffer stays in the next document
-  let line = 0; // 0-based line of byte `counted`
-  let counted = 0;
-  const decodeDocument = (text: string): void => {
-    const decoded = decodeYamlDocument({ text, firstLine: docLine }, docOut, options);
-    if (decoded) emit(decoded, out, options);
-  };
-  let sep = buffer[0] === 0x2d && buffer[1] === 0x2d && buffer[2] === 0x2d ? 0 : nextSeparator(buffer, 0);
-  while (sep >= 0) {
-    let eol = buffer.indexOf(0x0a, sep);
-    if (eol < 0) eol = length;
-    let text: string | undefined;
-    if (sep > docStart || bufferNonEmpty) {
-      text = buffer.toString(encoding, docStart, sep);
-      // Lines from `counted` on: the document's, less the `---` line it may start with.
-      line += countLineBreaks(text) - (docStart < counted ? 1 : 0);
-    }
-    checkSeparatorLine(buffer.toString(encoding, sep + 3, eol), line, out);
-    if (text !== undefined) {
-      decodeDocument(text);
-      docStart = eol + 1;
-      docLine = line + 1;
-      bufferNonEmpty = false;
-    } else {
-      bufferNonEmpty = true;
-    }
-    counted = eol + 1;
-    line++;
-    sep = nextSeparator(buffer, eol);
-  }
-  if (docStart < length || bufferNonEmpty) decodeDocument(buffer.toString(encoding, docStart));
-  for (const p of docProblems) out.problems.push(p);
-}
-
-/** The start of the next line at or after `from` that begins with `---`, or -1. */
-function nextSeparator(buffer: Buffer, from: number): number {
-  const at = buffer.indexOf(SEPARATOR_AFTER_LINE, from);
-  return at < 0 ? -1 : at + 1;
-}
-
-function countLineBreaks(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 // A document whose root is a flow collection: optional BOM, `---`, blank and comment lines first.
 const FLOW_ROOT = /^\ufeff?(?:[ \t]*(?:#.*|---[ \t]*(?:#.*)?)?\r?\n)*[ \t]*[{[]/;
 const JUNK_AFTER_ROOT = /end of the stream or a document separator is expected|expected a single document/;
@@ -418,10 +354,21 @@ function readYamlDocument(
   out: DecodedFile,
   options: DecodeOptions,
 ): DecodedValue | undefined {
-  // One scan for the common case: no control characters and nothing the fast path leaves
-  // to the full reader (OUTSIDE_SUBSET includes every YAML_CONTROL_CHARACTER).
-  const unusual = OUTSIDE_SUBSET.test(doc.text);
-  const control = unusual ? YAML_CONTROL_CHARACTER.exec(doc.text) : null;
+  // What opm and the renderers write is read by the fast reader (fast/yaml-subset.ts), which
+  // gives what the full reader gives or nothing; the rest by the full reader.
+  const fast = readInSubset(doc.text, RECORDED_DEPTH, options);
+  if (fast === undefined) return readWithFullReader(doc, out);
+  return {
+    value: fast.value,
+    line: doc.firstLine + fast.rootLine + 1,
+    column: 1,
+    lines: lineTable(fast.value, fast.collections, fast.lines, doc.firstLine + 1),
+  };
+}
+
+/** A YAML document read by js-yaml with the go-yaml schema, past the screen (yaml-screen.ts). */
+function readWithFullReader(doc: YamlDocument, out: DecodedFile): DecodedValue | undefined {
+  const control = YAML_CONTROL_CHARACTER.exec(doc.text);
   if (control) {
     const before = doc.text.slice(0, control.index);
     const lineInDoc = before.split('\n').length;
@@ -433,29 +380,6 @@ function readYamlDocument(
     });
     return undefined;
   }
-  // What opm and the renderers write is read by the fast path; the rest by js-yaml. CRLF line
-  // ends read as LF: the same lines, and for go-yaml the same values (a lone CR is refused).
-  let fastText = doc.text;
-  let fastUnusual = unusual;
-  if (unusual && doc.text.includes('\r\n') && !LONE_CR.test(doc.text)) {
-    fastText = doc.text.replaceAll('\r\n', '\n');
-    fastUnusual = OUTSIDE_SUBSET.test(fastText);
-  }
-  const fast =
-    options.fullReaderOnly || fastUnusual
-      ? undefined
-      : readFastYamlDocument(fastText, RECORDED_DEPTH, true, options.checkedValues);
-  if (fast) {
-    yamlDocumentsRead.fast++;
-    return {
-      value: fast.value,
-      line: doc.firstLine + fast.rootLine + 1,
-      column: 1,
-      lines: lineTable(fast.value, fast.collections, fast.lines, doc.firstLine + 1),
-    };
-  }
-  yamlDocumentsRead.full++;
-  yamlDocumentsRead.fullChars += doc.text.length;
   // Where opm could read this text differently, refuse it rather than guess (docs/security.md).
   const refused = screenYamlDocument(doc.text);
   const refuse = (finding: ScreenFinding): undefined => {
@@ -958,27 +882,8 @@ function fallBackToYaml(
   });
 }
 
-function emit(value: DecodedValue, out: DecodedFile, options: DecodeOptions): void {
+function emit(value: DecodedValue | undefined, out: DecodedFile, options: DecodeOptions): void {
+  if (value === undefined) return;
   if (options.onValue) options.onValue(value);
   else out.values.push(value);
-}
-
-// Line lookups walk forward through the text; remember where the last one ended.
-let cachedText = '';
-let cachedOffset = 0;
-let cachedLine = 1;
-let cachedLineStart = 0;
-function lineAndColumnCached(text: string, offset: number): { line: number; column: number } {
-  if (text !== cachedText || offset < cachedOffset) {
-    cachedText = text;
-    cachedOffset = 0;
-    cachedLine = 1;
-    cachedLineStart = 0;
-  }
-  for (let i = text.indexOf('\n', cachedOffset); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
-    cachedLine++;
-    cachedLineStart = i + 1;
-  }
-  cachedOffset = offset;
-  return { line: cachedLine, column: offset - cachedLineStart + 1 };
 }

@@ -1,18 +1,11 @@
 // Load a catalog root into a DeclarativeConfig the way opm's `declcfg.LoadFS` does, but
-// collecting every problem (with file and line) instead of stopping at the first.
+// collecting every problem (with file and line) instead of stopping at the first: list the
+// files, leave out what .indexignore names, decode each file, add each blob to the config.
+// How files are read and decoded fast (batches, shared decodings, a second thread) is
+// fast/files.ts's (docs/architecture.md, "The loader").
 import { createRequire } from 'node:module';
-import { checkBundleBlob } from './blob-check.js';
-import {
-  decodeFile,
-  lineOf,
-  yamlDocumentsRead,
-  type DecodedFile,
-  type DecodedValue,
-  type LineTable,
-} from './decode.js';
-import type { CheckedValues } from './fastyaml.js';
+import { decodeFile, lineOf, type DecodedFile, type DecodedValue, type LineTable } from './decode.js';
 import { READ_REFUSAL_HINTS, type ReadRefusal } from './yaml-screen.js';
-import { noteFullReaderChars } from './short-run.js';
 import {
   emptyConfig,
   GO_BUNDLE,
@@ -33,7 +26,7 @@ import {
   type Property,
 } from './declcfg.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { checkGo, decodeGo, goRaw, validateGoBase64, type GoType } from '../go/gojson.js';
+import { decodeGo, validateGoBase64 } from '../go/gojson.js';
 import {
   INDEX_IGNORE,
   IndexIgnore,
@@ -44,15 +37,22 @@ import {
 import { goFormatFloat } from '../go/gofloat.js';
 import { goJsonEncode } from '../go/gojsonencode.js';
 import { goQuote, goStringCompare } from '../go/gostrings.js';
-import { claimNext, joinLoadJob, type LoadHelper, type SharedLoadJob } from './load-threads.js';
+import { keepForValidation } from './fast/checked-values.js';
+import {
+  decodeFiles,
+  decodeForValidation,
+  readInBatches,
+  type FileDecoding,
+  type SpeedOptions,
+} from './fast/files.js';
 import {
   DEFAULT_MAX_FILE_SIZE,
-  DirectorySource,
   NAME_NOT_UTF8,
-  READ_BATCH_BYTES,
   type CatalogSource,
+  type DirectorySource,
+  type SourceEntry,
 } from './source.js';
-import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_PACKAGE } from '../property.js';
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from '../property.js';
 
 export { DEFAULT_MAX_FILE_SIZE } from './source.js';
 
@@ -62,28 +62,13 @@ const require = createRequire(import.meta.url);
 const createHash = (algorithm: string): import('node:crypto').Hash =>
   (require('node:crypto') as typeof import('node:crypto')).createHash(algorithm);
 
-export interface LoadOptions {
+export interface LoadOptions extends SpeedOptions<LoadResult> {
   /** Files larger than this are not read (an error). Default 64 MiB. */
   maxFileSize?: number;
   /** Keep `olm.bundle.object` contents (for render); otherwise they are checked and dropped. */
   keepBundleObjects?: boolean;
   /** Remember a digest of each blob as read, every key of it (`blobDigest`), for change detection. */
   blobDigests?: boolean;
-  /**
-   * Files already decoded, by content id (`CatalogSource.contentId`): the base and the head of
-   * a pull request share almost every file, and each is then read and decoded once. Filled
-   * as files are decoded; decoded values are never changed by loading, so sharing is safe.
-   */
-  decodedFiles?: Map<string, DecodedFile>;
-  /**
-   * Only validation's answer is wanted (`catalog-bot validate`): what validation only
-   * type-checks (bundle property values such as olm.csv.metadata, package icons) is checked
-   * as each blob is read and not kept, and bundle objects leave no digest. The findings are
-   * the same; each document is let go as soon as it is read, so memory stays small.
-   */
-  validationOnly?: boolean;
-  /** With `validationOnly`, from a DirectorySource: a thread that loads half of the files. */
-  helper?: LoadHelper<LoadResult>;
   /** Told the total size of the files about to be read, once they are listed and before any is read. */
   onListed?: (bytes: number) => void;
 }
@@ -103,12 +88,12 @@ function contentDigest(blob: object): string {
   return digest;
 }
 
-/** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
 // Characters whose Unicode case folding (opm's cases.Fold) is not their lowercase: ſ, ß, final
 // sigma, Greek symbol forms, Cherokee, ligatures... (from the Unicode CaseFolding table).
 const FOLDS_UNLIKE_LOWERCASE =
   /[\u00b5\u00df\u0149\u017f\u01f0\u0390\u03a3\u03b0\u03c2\u03d0\u03d1\u03d5\u03d6\u03f0\u03f1\u03f5\u0587\u13a0-\u13f5\u13f8-\u13fd\u1c80-\u1c88\u1e96-\u1e9b\u1e9e\u1f50\u1f52\u1f54\u1f56\u1f80-\u1faf\u1fb2-\u1fb4\u1fb6\u1fb7\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6\u1fc7\u1fcc\u1fd2\u1fd3\u1fd6\u1fd7\u1fe2-\u1fe4\u1fe6\u1fe7\u1ff2-\u1ff4\u1ff6\u1ff7\u1ffc\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17]|\u0345/; // U+0345 combines: kept out of the class
 
+/** A digest of everything the blob that made `object` said (loaded with `blobDigests`). */
 export function blobDigest(object: object): string | undefined {
   return digests.get(object);
 }
@@ -129,49 +114,41 @@ export interface LoadResult {
 /** Stands in for dropped `olm.bundle.object` data, which was already checked. */
 const DROPPED_BUNDLE_OBJECT = Object.freeze({ data: '<dropped after loading>' });
 
-/**
- * Read files in batches so that memory holds a bounded number of raw files at once, calling
- * `each` in the order of `paths`. Paths `known` says need no reading are passed over
- * unread (`each` gets undefined for them).
- */
-async function readInBatches(
-  source: CatalogSource,
-  paths: string[],
-  sizes: Map<string, number>,
-  each: (path: string, data: Buffer | Error | undefined) => void,
-  known: (path: string) => boolean = () => false,
-): Promise<void> {
-  for (let i = 0; i < paths.length;) {
-    const batch: string[] = [];
-    const toRead: string[] = [];
-    let bytes = 0;
-    while (i < paths.length) {
-      const path = paths[i] as string;
-      const size = known(path) ? 0 : (sizes.get(path) ?? 0);
-      if (toRead.length > 0 && bytes + size > READ_BATCH_BYTES) break;
-      i++;
-      batch.push(path);
-      if (!known(path)) {
-        toRead.push(path);
-        bytes += size;
-      }
-    }
-    const contents = toRead.length > 0 ? await source.read(toRead) : new Map<string, Buffer | Error>();
-    for (const path of batch) each(path, contents.get(path));
-  }
+export async function loadCatalog(source: CatalogSource, options: LoadOptions = {}): Promise<LoadResult> {
+  const result = newLoadResult();
+  const entries = await source.list();
+  const sizes = new Map(entries.map((e) => [e.path, e.size]));
+  const ignore = await readIndexIgnores(source, entries, sizes, result.diagnostics);
+  const paths = filesToRead(
+    entries,
+    ignore,
+    options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE,
+    result.diagnostics,
+  );
+  if (options.onListed) options.onListed(paths.reduce((bytes, path) => bytes + (sizes.get(path) ?? 0), 0));
+  await decodeFiles(source, paths, sizes, options, {
+    // Bound, not wrapped: the walk from a file to a message stays short (docs/architecture.md).
+    add: addRead.bind(undefined, result, options),
+    loadOne: loadOneFile,
+    merge: (one) => mergeResult(result, one),
+  });
+  return result;
 }
 
-export async function loadCatalog(source: CatalogSource, options: LoadOptions = {}): Promise<LoadResult> {
-  const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
-  const result: LoadResult = {
-    config: emptyConfig(),
-    diagnostics: [],
-    stats: { files: 0, bytes: 0, blobs: 0 },
-  };
-  const entries = await source.list();
+const isIndexIgnore = (e: SourceEntry): boolean =>
+  e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE);
 
-  const sizes = new Map(entries.map((e) => [e.path, e.size]));
-  const ignoreFiles = entries.filter((e) => e.path === INDEX_IGNORE || e.path.endsWith('/' + INDEX_IGNORE));
+/**
+ * Every .indexignore of the listing, read and parsed into one IndexIgnore; one that cannot be
+ * read exactly as opm reads it is a finding (opm fails on it too).
+ */
+async function readIndexIgnores(
+  source: CatalogSource,
+  entries: SourceEntry[],
+  sizes: Map<string, number>,
+  diagnostics: Diagnostic[],
+): Promise<IndexIgnore> {
+  const ignoreFiles = entries.filter(isIndexIgnore);
   const ignoreProblems = new Map<string, string>();
   const ignorePatterns = new Map<string, ReturnType<typeof parseIndexIgnore>>();
   for (const e of ignoreFiles) {
@@ -202,11 +179,11 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
   );
   // Entries come in fs.WalkDir order, the order in which opm collects the patterns (it
   // matters: the last matching pattern wins, even across files).
-  const ignore = new IndexIgnore(
+  return new IndexIgnore(
     ignoreFiles.flatMap((e) => {
       const problem = ignoreProblems.get(e.path);
       if (problem !== undefined) {
-        result.diagnostics.push({
+        diagnostics.push({
           rule: 'L-INDEXIGNORE',
           level: 'error',
           message: problem,
@@ -220,14 +197,22 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
       return ignorePatterns.get(e.path) ?? [];
     }),
   );
+}
 
-  const toRead: string[] = [];
+/** The files of the listing opm reads, in its order; one it cannot read (or too large) is a finding. */
+function filesToRead(
+  entries: SourceEntry[],
+  ignore: IndexIgnore,
+  maxFileSize: number,
+  diagnostics: Diagnostic[],
+): string[] {
+  const paths: string[] = [];
   for (const e of entries) {
     const name = e.path.slice(e.path.lastIndexOf('/') + 1);
     // A name that is not UTF-8 cannot be matched against .indexignore exactly: fail it always.
     if (e.problem !== NAME_NOT_UTF8 && (name === INDEX_IGNORE || ignore.ignores(e.path))) continue;
     if (e.problem) {
-      result.diagnostics.push({
+      diagnostics.push({
         rule: 'L-FS',
         level: 'error',
         message: e.problem,
@@ -238,7 +223,7 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
             : 'Remove it, replace it with the file itself, or list it in .indexignore.',
       });
     } else if (e.size > maxFileSize) {
-      result.diagnostics.push({
+      diagnostics.push({
         rule: 'L-FILE-TOO-LARGE',
         level: 'error',
         message: `file is ${e.size} bytes, over the ${maxFileSize}-byte limit`,
@@ -246,172 +231,65 @@ export async function loadCatalog(source: CatalogSource, options: LoadOptions = 
         hint: 'Split the catalog into smaller files (one per package is usual), or raise the size limit.',
       });
     } else {
-      toRead.push(e.path);
+      paths.push(e.path);
     }
   }
-
-  if (options.onListed) {
-    let bytes = 0;
-    for (const path of toRead) bytes += sizes.get(path) ?? 0;
-    options.onListed(bytes);
-  }
-
-  // Read in bounded batches, decode each file, then let the raw bytes go.
-  const cache = options.decodedFiles;
-  const idOf = (path: string): string | undefined => (cache ? source.contentId?.(path) : undefined);
-  const decodedBefore = (path: string): DecodedFile | undefined => {
-    const id = idOf(path);
-    return id === undefined ? undefined : cache?.get(id);
-  };
-  const each = (path: string, data: Buffer | Error | undefined): void => {
-    const known = decodedBefore(path);
-    if (known) {
-      result.stats.files++;
-      result.stats.bytes += sizes.get(path) ?? 0;
-      addFile(result, path, known, options);
-      return;
-    }
-    const id = idOf(path);
-    addRead(result, path, data, options, id === undefined ? undefined : (decoded) => cache?.set(id, decoded));
-  };
-  const helper = options.helper;
-  if (helper && options.validationOnly && cache === undefined && source instanceof DirectorySource) {
-    await loadShared(result, source, toRead, sizes, helper);
-  } else {
-    await readInBatches(source, toRead, sizes, each, (path) => decodedBefore(path) !== undefined);
-  }
-  return result;
+  return paths;
 }
 
-/** Load one file as read (bytes, or why it could not be read); `remember` keeps the decoded file. */
+/**
+ * Add one file as read: why it could not be read, or its decoding problems and notes, then
+ * what each of its blobs says.
+ */
 function addRead(
   result: LoadResult,
-  path: string,
-  data: Buffer | Error | undefined,
   options: LoadOptions,
-  remember?: (decoded: DecodedFile) => void,
+  path: string,
+  read: { bytes: number; decoding: FileDecoding } | Error | undefined,
 ): void {
-  if (!(data instanceof Buffer)) {
+  if (read === undefined || read instanceof Error) {
     result.diagnostics.push({
       rule: 'L-FS',
       level: 'error',
-      message: (data as Error | undefined)?.message ?? `read ${path}: not readable`,
+      message: read?.message ?? `read ${path}: not readable`,
       file: path,
       hint: 'Make the file readable, or list it in .indexignore.',
     });
     return;
   }
   result.stats.files++;
-  result.stats.bytes += data.length;
-  if (options.validationOnly && remember === undefined) {
-    addFileStreaming(result, path, data, options);
-    return;
-  }
-  const decoded = decodeFile(data);
-  remember?.(decoded);
-  addFile(result, path, decoded, options);
+  result.stats.bytes += read.bytes;
+  const hintFor = hintsFor(path);
+  // Blob findings go after the file's decoding problems, though a blob may be added first.
+  const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
+  const decoded = read.decoding(addBlob.bind(undefined, blobs, path, options, hintFor));
+  addFileProblems(result, path, decoded, hintFor);
+  for (const d of blobs.diagnostics) result.diagnostics.push(d);
 }
-
-// ---- loading on two threads (`catalog-bot validate`)
 
 export function newLoadResult(): LoadResult {
   return { config: emptyConfig(), diagnostics: [], stats: { files: 0, bytes: 0, blobs: 0 } };
 }
 
-/**
- * Load files of the job until none is left to claim, handing each result to `each`. The
- * helper thread first joins the job; false when the job was already over.
- */
-export function loadClaimedFiles(
-  job: SharedLoadJob,
-  source: DirectorySource,
-  asHelper: boolean,
-  each: (index: number, result: LoadResult) => void,
-): boolean {
-  if (asHelper && !joinLoadJob(job)) return false;
-  for (;;) {
-    const k = claimNext(job);
-    if (k >= job.order.length) return true;
-    const index = job.order[k] as number;
-    const path = job.paths[index] as string;
-    const result = newLoadResult();
-    addRead(result, path, source.readReused(path), { validationOnly: true });
-    each(index, result);
-  }
+/** One file of a validation-only load, into a result of its own (on either thread of `catalog-bot validate`). */
+export function loadOneFile(source: DirectorySource, path: string): LoadResult {
+  const result = newLoadResult();
+  addRead(result, { validationOnly: true }, path, decodeForValidation(source.readReused(path)));
+  return result;
 }
 
-/**
- * Load `paths` on this thread and the helper's, each claiming the next file when done with
- * one; results are put together in the order of `paths`, as one thread would have. A file
- * the helper claimed but did not hand back (it failed) is loaded here.
- */
-async function loadShared(
-  result: LoadResult,
-  source: DirectorySource,
-  paths: string[],
-  sizes: Map<string, number>,
-  helper: LoadHelper<LoadResult>,
-): Promise<void> {
-  const order = paths
-    .map((_, i) => i)
-    .sort((a, b) => (sizes.get(paths[b]!) ?? 0) - (sizes.get(paths[a]!) ?? 0));
-  const job: SharedLoadJob = {
-    source: source.readState(),
-    paths,
-    order,
-    claims: new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT),
-  };
-  const running = helper.start(job);
-  const results: (LoadResult | undefined)[] = new Array(paths.length);
-  loadClaimedFiles(job, source, false, (i, r) => (results[i] = r));
-  const helped = await running.finish();
-  paths.forEach((path, i) => {
-    let r = results[i] ?? helped.get(i);
-    if (r === undefined) {
-      r = newLoadResult();
-      addRead(r, path, source.readReused(path), { validationOnly: true });
-    }
-    for (const d of r.diagnostics) result.diagnostics.push(d);
-    const into = result.config;
-    for (const key of ['packages', 'channels', 'bundles', 'deprecations', 'others'] as const)
-      for (const o of r.config[key]) (into[key] as object[]).push(o);
-    result.stats.files += r.stats.files;
-    result.stats.bytes += r.stats.bytes;
-    result.stats.blobs += r.stats.blobs;
-  });
+/** Add the result of one file (loadOneFile) to the whole load's. */
+function mergeResult(into: LoadResult, one: LoadResult): void {
+  for (const d of one.diagnostics) into.diagnostics.push(d);
+  for (const key of ['packages', 'channels', 'bundles', 'deprecations', 'others'] as const)
+    for (const o of one.config[key]) (into.config[key] as object[]).push(o);
+  into.stats.files += one.stats.files;
+  into.stats.bytes += one.stats.bytes;
+  into.stats.blobs += one.stats.blobs;
 }
 
 const NON_FBC_EXTENSION =
   /\.(md|txt|png|jpe?g|gif|svg|sh|py|go|mod|sum|toml|ini|cfg|lock)$|(^|\/)(Makefile|Dockerfile|LICENSE|OWNERS|README)$/;
-
-function addFile(result: LoadResult, file: string, decoded: DecodedFile, options: LoadOptions): void {
-  const hintFor = hintsFor(file);
-  addFileProblems(result, file, decoded, hintFor);
-  for (const v of decoded.values) {
-    result.stats.blobs++;
-    addBlob(result, file, v, options, hintFor);
-  }
-}
-
-/** addFile, with each blob converted as soon as it is decoded and then let go. */
-function addFileStreaming(result: LoadResult, file: string, data: Buffer, options: LoadOptions): void {
-  const hintFor = hintsFor(file);
-  const fullReaderChars = yamlDocumentsRead.fullChars;
-  // Blob findings go after the file's decoding problems, as addFile orders them.
-  const blobs: LoadResult = { config: result.config, diagnostics: [], stats: result.stats };
-  const decoded = decodeFile(data, {
-    checkedValues: CHECKED_WHEN_READ,
-    onValue: (v) => {
-      result.stats.blobs++;
-      addBlob(blobs, file, v, options, hintFor);
-    },
-  });
-  addFileProblems(result, file, decoded, hintFor);
-  for (const d of blobs.diagnostics) result.diagnostics.push(d);
-  // A validation run that needs the full YAML reader is long enough to optimize (short-run.ts).
-  if (yamlDocumentsRead.fullChars > fullReaderChars)
-    noteFullReaderChars(yamlDocumentsRead.fullChars - fullReaderChars);
-}
 
 function hintsFor(file: string): (rule: string) => string | undefined {
   return (rule: string): string | undefined =>
@@ -469,26 +347,83 @@ function abbreviate(s: string, max = 300): string {
   return s.length > max ? s.slice(0, max) + '…' : s;
 }
 
+/** A blob being added: where it is, and how to report a problem with it. */
+interface BlobInFile {
+  result: LoadResult;
+  decoded: DecodedValue;
+  pos: Position;
+  options: LoadOptions;
+  hintFor(rule: string): string | undefined;
+  /** Report a problem with the blob (the file's hint for the rule, unless `hint` is given). */
+  fail(rule: string, message: string, hint?: string, extra?: Partial<Diagnostic>): void;
+}
+
+type Meta = Record<'schema' | 'package' | 'name', string>;
+
+/** Add one blob: opm's declcfg.Meta of it, then the typed object its schema makes. */
 function addBlob(
   result: LoadResult,
   file: string,
-  decoded: DecodedValue,
   options: LoadOptions,
   hintFor: (rule: string) => string | undefined,
+  decoded: DecodedValue,
 ): void {
+  result.stats.blobs++;
   const pos: Position = { file, line: decoded.line, column: decoded.column };
-  const fail = (rule: string, message: string, hint?: string, extra: Partial<Diagnostic> = {}): void => {
-    result.diagnostics.push({ rule, level: 'error', message, ...pos, hint: hint ?? hintFor(rule), ...extra });
+  const at: BlobInFile = {
+    result,
+    decoded,
+    pos,
+    options,
+    hintFor,
+    fail: (rule, message, hint, extra = {}) => {
+      result.diagnostics.push({
+        rule,
+        level: 'error',
+        message,
+        ...pos,
+        hint: hint ?? hintFor(rule),
+        ...extra,
+      });
+    },
   };
-  const value = decoded.value;
+  const blob = objectOf(decoded.value, at);
+  const meta = blob && metaOf(blob, at);
+  if (!blob || !meta) return;
+  const keep = <T extends object>(typed: T): T => {
+    if (options.blobDigests) digests.set(typed, contentDigest(blob));
+    return typed;
+  };
+  switch (meta.schema) {
+    case '':
+      return at.fail(
+        'L-SCHEMA-MISSING',
+        `object '${abbreviate(metaText(blob))}\n' is missing root schema field`,
+        hintFor('L-SCHEMA-MISSING') ??
+          'Every FBC object needs `schema:` (olm.package, olm.channel, olm.bundle, olm.deprecations, or your own). If this file is not part of the catalog, list it in .indexignore.',
+      );
+    case SCHEMA_PACKAGE:
+      return addPackage(blob, at, keep);
+    case SCHEMA_CHANNEL:
+      return addChannel(blob, at, keep);
+    case SCHEMA_BUNDLE:
+      return addBundle(blob, at, keep);
+    case SCHEMA_DEPRECATIONS:
+      return addDeprecation(blob, at, keep);
+    default:
+      result.config.others.push(keep({ ...meta, value: blob, pos }));
+  }
+}
 
+/** The decoded value as an object, or undefined when it is not one (a finding). */
+function objectOf(value: unknown, at: BlobInFile): Record<string, unknown> | undefined {
   if (value === null) {
-    fail(
+    at.fail(
       'L-EMPTY-DOCUMENT',
       "object '' is missing root schema field",
       'This YAML document is empty (only blank lines or comments). Remove the extra `---` or the comment-only document, or put the comment inside a document.',
     );
-    return;
+    return undefined;
   }
   if (typeof value !== 'object' || Array.isArray(value)) {
     const kind = Array.isArray(value)
@@ -498,30 +433,32 @@ function addBlob(
         : typeof value === 'number'
           ? 'number'
           : 'bool';
-    fail(
+    at.fail(
       'L-NOT-OBJECT',
       `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`,
-      hintFor('L-NOT-OBJECT') ?? 'Every FBC document must be an object (a mapping) with a `schema` key.',
+      at.hintFor('L-NOT-OBJECT') ?? 'Every FBC document must be an object (a mapping) with a `schema` key.',
     );
-    return;
+    return undefined;
   }
-  const blob = value as Record<string, unknown>;
-  const keep = <T extends object>(typed: T): T => {
-    if (options.blobDigests) digests.set(typed, contentDigest(blob));
-    return typed;
-  };
+  return value as Record<string, unknown>;
+}
 
+/**
+ * opm's declcfg.Meta of a blob: its schema, package and name, read from top-level keys
+ * matched without regard to case; undefined when opm fails on them (a finding).
+ */
+function metaOf(blob: Record<string, unknown>, at: BlobInFile): Meta | undefined {
   // opm groups top-level keys by Unicode case folding (ſchema is schema, paßword is password);
   // a key with a character that folds otherwise than it lowercases is refused, so that no
   // key is a field, or a duplicate, for opm and not for us (docs/security.md).
   const foldKey = Object.keys(blob).find((k) => FOLDS_UNLIKE_LOWERCASE.test(k));
   if (foldKey !== undefined) {
-    fail(
+    at.fail(
       'L-KEY-FOLD',
       `top-level key ${goQuote(foldKey)} holds a character opm folds to other letters (ſ, ß, ς, ligatures): it may be another key for opm`,
       'Write top-level keys in ASCII (schema, package, name, ...); put other text inside a value.',
     );
-    return;
+    return undefined;
   }
   // Meta: case-insensitive uniqueness of top-level keys; schema/package/name strings.
   const folded = new Map<string, string[]>();
@@ -536,92 +473,68 @@ function addBlob(
     const msgs = dups.map(
       ([f, keys]) => `duplicate keys for key ${goQuote(f)}: [${keys.sort(goStringCompare).join(' ')}]`,
     );
-    fail(
+    at.fail(
       'L-META-DUPLICATE-KEYS',
       msgs.length === 1 ? (msgs[0] as string) : `[${msgs.join(', ')}]`,
       'Keys are matched without regard to case: keep one spelling of each key.',
     );
-    return;
+    return undefined;
   }
-  const meta: Record<'schema' | 'package' | 'name', string> = { schema: '', package: '', name: '' };
+  const meta: Meta = { schema: '', package: '', name: '' };
   for (const key of ['schema', 'package', 'name'] as const) {
     const actual = folded.get(key)?.[0];
     if (actual === undefined) continue;
     const v = blob[actual];
     if (typeof v !== 'string') {
-      fail(
+      at.fail(
         'L-META-NOT-STRING',
         `expected value for key ${goQuote(actual)} to be a string, got ${goKind(v)}`,
         `Quote the value of \`${actual}\` so that YAML reads it as a string (for example \`${actual}: "4.12"\`).`,
       );
-      return;
+      return undefined;
     }
     meta[key] = v;
   }
+  return meta;
+}
 
-  switch (meta.schema) {
-    case '':
-      fail(
-        'L-SCHEMA-MISSING',
-        `object '${abbreviate(metaText(blob))}\n' is missing root schema field`,
-        hintFor('L-SCHEMA-MISSING') ??
-          'Every FBC object needs `schema:` (olm.package, olm.channel, olm.bundle, olm.deprecations, or your own). If this file is not part of the catalog, list it in .indexignore.',
-      );
-      return;
-    case SCHEMA_PACKAGE: {
-      const { value: p, error } = decodeGo(blob, GO_PACKAGE);
-      if (error !== undefined) return fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
-      const pkg = toPackage(p as Record<string, unknown>, blob, decoded.lines, pos);
-      // The icon's base64 was checked by decodeGo; nothing else reads it.
-      if (options.validationOnly && pkg.icon) delete pkg.icon.base64data;
-      result.config.packages.push(keep(pkg));
-      return;
-    }
-    case SCHEMA_CHANNEL: {
-      const { value: c, error } = decodeGo(blob, GO_CHANNEL);
-      if (error !== undefined) return fail('L-PARSE-CHANNEL', `parse channel: ${error}`, typeHint(error));
-      result.config.channels.push(keep(toChannel(c as Record<string, unknown>, blob, decoded.lines, pos)));
-      return;
-    }
-    case SCHEMA_BUNDLE: {
-      const { value: b, error } = decodeGo(blob, GO_BUNDLE);
-      if (error !== undefined) return fail('L-PARSE-BUNDLE', `parse bundle: ${error}`, typeHint(error));
-      const bundle = keep(toBundle(b as Record<string, unknown>, blob, decoded.lines, pos));
-      const objectError = readBundleObjects(bundle, options);
-      if (objectError) {
-        return fail('L-BUNDLE-OBJECT', `read bundle objects: ${objectError.message}`, undefined, {
-          line: objectError.line ?? pos.line,
-          package: bundle.package,
-        });
-      }
-      if (options.validationOnly) {
-        dropCheckedValues(bundle);
-        // Checked here, on the thread that read it, rather than all on one thread later.
-        bundle.checked = checkBundleBlob(bundle);
-      }
-      result.config.bundles.push(bundle);
-      return;
-    }
-    case SCHEMA_DEPRECATIONS: {
-      const { value: d, error } = decodeGo(blob, GO_DEPRECATION);
-      if (error !== undefined)
-        return fail('L-PARSE-DEPRECATION', `parse deprecation: ${error}`, typeHint(error));
-      result.config.deprecations.push(
-        keep(toDeprecation(d as Record<string, unknown>, blob, decoded.lines, pos)),
-      );
-      return;
-    }
-    default:
-      result.config.others.push(
-        keep({
-          schema: meta.schema,
-          package: meta.package,
-          name: meta.name,
-          value: blob,
-          pos,
-        }),
-      );
+type Keep = <T extends object>(typed: T) => T;
+
+function addPackage(blob: Obj, at: BlobInFile, keep: Keep): void {
+  const { value: p, error } = decodeGo(blob, GO_PACKAGE);
+  if (error !== undefined) return at.fail('L-PARSE-PACKAGE', `parse package: ${error}`, typeHint(error));
+  const pkg = toPackage(p as Obj, blob, at.decoded.lines, at.pos);
+  // The icon's base64 was checked by decodeGo; nothing else reads it.
+  if (at.options.validationOnly && pkg.icon) delete pkg.icon.base64data;
+  at.result.config.packages.push(keep(pkg));
+}
+
+function addChannel(blob: Obj, at: BlobInFile, keep: Keep): void {
+  const { value: c, error } = decodeGo(blob, GO_CHANNEL);
+  if (error !== undefined) return at.fail('L-PARSE-CHANNEL', `parse channel: ${error}`, typeHint(error));
+  at.result.config.channels.push(keep(toChannel(c as Obj, blob, at.decoded.lines, at.pos)));
+}
+
+function addBundle(blob: Obj, at: BlobInFile, keep: Keep): void {
+  const { value: b, error } = decodeGo(blob, GO_BUNDLE);
+  if (error !== undefined) return at.fail('L-PARSE-BUNDLE', `parse bundle: ${error}`, typeHint(error));
+  const bundle = keep(toBundle(b as Obj, blob, at.decoded.lines, at.pos));
+  const objectError = readBundleObjects(bundle, at.options);
+  if (objectError) {
+    return at.fail('L-BUNDLE-OBJECT', `read bundle objects: ${objectError.message}`, undefined, {
+      line: objectError.line ?? at.pos.line,
+      package: bundle.package,
+    });
   }
+  if (at.options.validationOnly) keepForValidation(bundle);
+  at.result.config.bundles.push(bundle);
+}
+
+function addDeprecation(blob: Obj, at: BlobInFile, keep: Keep): void {
+  const { value: d, error } = decodeGo(blob, GO_DEPRECATION);
+  if (error !== undefined)
+    return at.fail('L-PARSE-DEPRECATION', `parse deprecation: ${error}`, typeHint(error));
+  at.result.config.deprecations.push(keep(toDeprecation(d as Obj, blob, at.decoded.lines, at.pos)));
 }
 
 function typeHint(error: string): string {
@@ -758,39 +671,6 @@ function toDeprecation(d: Obj, raw: Obj, lines: LineTable | undefined, pos: Posi
     }),
     pos,
   };
-}
-
-/** Stands in for a property value that passed its type check when read (`validationOnly`). */
-const CHECKED_VALUE = Object.freeze({ '<checked when read>': true });
-
-/**
- * The Go type a bundle property value of this type is only checked against in validation
- * (any value, for a type opm does not know), or undefined for the values validation reads.
- */
-function checkedOnlyShape(type: string): GoType | undefined {
-  if (type === PROPERTY_PACKAGE || type === PROPERTY_BUNDLE_OBJECT) return undefined;
-  return GO_PROPERTY_VALUES[type] ?? goRaw;
-}
-
-/** The fast reader checks these values as it reads them and builds only those that fail. */
-const CHECKED_WHEN_READ: CheckedValues = {
-  schema: SCHEMA_BUNDLE,
-  shape: checkedOnlyShape,
-  placeholder: CHECKED_VALUE,
-};
-
-/**
- * Replace bundle property values that validation only type-checks, and that pass, with
- * CHECKED_VALUE, which passes the same check (no Go struct has a field of that name):
- * validation finds the same first failing property of each bundle. (Most were replaced
- * when read: CHECKED_WHEN_READ.)
- */
-function dropCheckedValues(bundle: Bundle): void {
-  for (const prop of bundle.properties) {
-    if (prop.value === undefined || prop.value === CHECKED_VALUE) continue;
-    const shape = checkedOnlyShape(prop.type);
-    if (shape !== undefined && checkGo(prop.value, shape) === undefined) prop.value = CHECKED_VALUE;
-  }
 }
 
 const JSON_PREFIX = /^[\s\u0085\u00a0]*\{/;

@@ -1,7 +1,7 @@
 // opm-equivalent validation: operator-registry's ConvertToModel plus Model.Validate.
 // opm stops at the first conversion error; here every problem is collected, each with
 // the file and line to change and a hint. A catalog is valid exactly when opm says so.
-import type { Bundle, ChannelEntry, DeclarativeConfig, Position } from './declcfg.js';
+import type { Bundle, ChannelEntry, DeclarativeConfig, Deprecation, Position } from './declcfg.js';
 import { checkBundleBlob } from './blob-check.js';
 import type { Diagnostic } from '../diagnostics.js';
 import {
@@ -126,11 +126,26 @@ const entryPos = (
 ): Partial<Position> | undefined =>
   pos && entry?.line !== undefined ? { file: pos.file, line: entry.line } : pos;
 
+/** opm's ConvertToModel and Model.Validate: the packages, their channels, bundles and deprecations. */
 export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
   const r = new Reporter();
+  const { model, defaultChannels } = convertPackages(cfg, r);
+  const channels = convertChannels(cfg, model, defaultChannels, r);
+  const bundleNames = new Map<string, Set<string>>();
+  for (const b of cfg.bundles) convertBundle(b, model, bundleNames, channels.pendingByPackage, r);
+  reportEntriesWithoutBundle(channels, r);
+  reportMissingDefaultChannels(model, defaultChannels, r);
+  convertDeprecations(cfg, model, bundleNames, r);
+  validateModel(model, r);
+  return { model, diagnostics: r.diagnostics };
+}
+
+function convertPackages(
+  cfg: DeclarativeConfig,
+  r: Reporter,
+): { model: Model; defaultChannels: Map<string, string> } {
   const model: Model = new Map();
   const defaultChannels = new Map<string, string>();
-
   for (const p of cfg.packages) {
     if (p.name === '') {
       r.error('P-NO-NAME', 'config contains package with no name', p.pos);
@@ -151,10 +166,25 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
     model.set(p.name, { name: p.name, description: p.description, channels: new Map(), pos: p.pos });
     defaultChannels.set(p.name, p.defaultChannel);
   }
+  return { model, defaultChannels };
+}
 
-  // Channel entries still waiting for their olm.bundle blob, per channel.
+/** Channels converted so far, with the entries still waiting for their olm.bundle blob. */
+interface ConvertedChannels {
+  /** Channel entries still waiting for their olm.bundle blob, per channel. */
+  pendingEntries: Map<ModelChannel, Set<string>>;
+  /** The same, by package: each blob looks only at its own package's channels. */
+  pendingByPackage: Map<string, [ModelChannel, Set<string>][]>;
+  channelPos: Map<ModelChannel, Position>;
+}
+
+function convertChannels(
+  cfg: DeclarativeConfig,
+  model: Model,
+  defaultChannels: Map<string, string>,
+  r: Reporter,
+): ConvertedChannels {
   const pendingEntries = new Map<ModelChannel, Set<string>>();
-  // The same, by package: each blob looks only at its own package's channels.
   const pendingByPackage = new Map<string, [ModelChannel, Set<string>][]>();
   const channelPos = new Map<ModelChannel, Position>();
   for (const c of cfg.channels) {
@@ -216,10 +246,11 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
     mpkg.channels.set(c.name, mch);
     if (defaultChannels.get(c.package) === c.name) mpkg.defaultChannel = mch;
   }
+  return { pendingEntries, pendingByPackage, channelPos };
+}
 
-  const bundleNames = new Map<string, Set<string>>();
-  for (const b of cfg.bundles) convertBundle(b, model, bundleNames, pendingByPackage, r);
-
+/** Channel entries no olm.bundle blob came for: reported, and left out of the graph checks. */
+function reportEntriesWithoutBundle({ pendingEntries, channelPos }: ConvertedChannels, r: Reporter): void {
   for (const [mch, pending] of pendingEntries) {
     for (const name of [...pending].sort(goStringCompare)) {
       const entry = mch.bundles.get(name)?.entry;
@@ -232,7 +263,9 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
       mch.bundles.delete(name); // reported; keep it out of the graph checks
     }
   }
+}
 
+function reportMissingDefaultChannels(model: Model, defaultChannels: Map<string, string>, r: Reporter): void {
   for (const mpkg of model.values()) {
     const name = defaultChannels.get(mpkg.name) ?? '';
     if (name !== '' && !mpkg.defaultChannel) {
@@ -247,10 +280,6 @@ export function validateConfig(cfg: DeclarativeConfig): ValidationResult {
       mpkg.channels.set(name, dch);
     }
   }
-
-  convertDeprecations(cfg, model, bundleNames, r);
-  validateModel(model, r);
-  return { model, diagnostics: r.diagnostics };
 }
 
 function convertBundle(
@@ -296,7 +325,7 @@ function convertBundle(
     entries.push(mb);
   }
 
-  // Checked as the blob was read when validating (load.ts), else now.
+  // Checked as the blob was read when validating (fast/checked-values.ts), else now.
   const checked = b.checked ?? checkBundleBlob(b);
   for (const f of checked.findings) r.error(f.rule, f.message, f.pos, f.package);
   const ok = checked.passed;
@@ -367,56 +396,72 @@ function convertDeprecations(
         );
       }
       refs.add(key);
-      const deprecation = { message: entry.message };
-      switch (ref.schema) {
-        case SCHEMA_BUNDLE:
-          if (!bundleNames.get(d.package)?.has(ref.name)) {
-            return r.error(
-              'DEP-BUNDLE-NOT-FOUND',
-              `cannot deprecate bundle ${q(ref.name)} for package ${q(d.package)}: bundle not found`,
-              pos,
-              d.package,
-            );
-          }
-          for (const ch of mpkg.channels.values()) {
-            const mb = ch.bundles.get(ref.name);
-            if (mb) mb.deprecation = deprecation;
-          }
-          return;
-        case SCHEMA_CHANNEL: {
-          const ch = mpkg.channels.get(ref.name);
-          if (!ch) {
-            return r.error(
-              'DEP-CHANNEL-NOT-FOUND',
-              `cannot deprecate channel ${q(ref.name)} for package ${q(d.package)}: channel not found`,
-              pos,
-              d.package,
-            );
-          }
-          ch.deprecation = deprecation;
-          return;
-        }
-        case SCHEMA_PACKAGE:
-          if (ref.name !== '') {
-            return r.error(
-              'DEP-PACKAGE-NAME-SET',
-              `package name must be empty for deprecated package ${q(d.package)} (specified ${q(ref.name)})`,
-              pos,
-              d.package,
-            );
-          }
-          mpkg.deprecation = deprecation;
-          return;
-        default:
-          return r.error(
-            'DEP-UNKNOWN-SCHEMA',
-            `cannot deprecate object ${goRef} referenced by entry ${j} for package ${q(d.package)}: object schema unknown`,
-            pos,
-            d.package,
-          );
-      }
+      applyDeprecation(d.package, mpkg, bundleNames, entry, j, pos, r);
     });
   });
+}
+
+/** Mark what one deprecation entry names as deprecated, or report that it names nothing. */
+function applyDeprecation(
+  pkg: string,
+  mpkg: ModelPackage,
+  bundleNames: Map<string, Set<string>>,
+  entry: Deprecation['entries'][number],
+  j: number,
+  pos: Partial<Position>,
+  r: Reporter,
+): void {
+  const q = goQuote;
+  const ref = entry.reference;
+  const goRef = `declcfg.PackageScopedReference{Schema:${q(ref.schema)}, Name:${q(ref.name)}}`;
+  const deprecation = { message: entry.message };
+  switch (ref.schema) {
+    case SCHEMA_BUNDLE:
+      if (!bundleNames.get(pkg)?.has(ref.name)) {
+        return r.error(
+          'DEP-BUNDLE-NOT-FOUND',
+          `cannot deprecate bundle ${q(ref.name)} for package ${q(pkg)}: bundle not found`,
+          pos,
+          pkg,
+        );
+      }
+      for (const ch of mpkg.channels.values()) {
+        const mb = ch.bundles.get(ref.name);
+        if (mb) mb.deprecation = deprecation;
+      }
+      return;
+    case SCHEMA_CHANNEL: {
+      const ch = mpkg.channels.get(ref.name);
+      if (!ch) {
+        return r.error(
+          'DEP-CHANNEL-NOT-FOUND',
+          `cannot deprecate channel ${q(ref.name)} for package ${q(pkg)}: channel not found`,
+          pos,
+          pkg,
+        );
+      }
+      ch.deprecation = deprecation;
+      return;
+    }
+    case SCHEMA_PACKAGE:
+      if (ref.name !== '') {
+        return r.error(
+          'DEP-PACKAGE-NAME-SET',
+          `package name must be empty for deprecated package ${q(pkg)} (specified ${q(ref.name)})`,
+          pos,
+          pkg,
+        );
+      }
+      mpkg.deprecation = deprecation;
+      return;
+    default:
+      return r.error(
+        'DEP-UNKNOWN-SCHEMA',
+        `cannot deprecate object ${goRef} referenced by entry ${j} for package ${q(pkg)}: object schema unknown`,
+        pos,
+        pkg,
+      );
+  }
 }
 
 // ---------------------------------------------------------------- Model.Validate

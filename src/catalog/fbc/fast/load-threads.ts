@@ -1,9 +1,9 @@
 // A second thread for `catalog-bot validate`: opm decodes files in parallel, and so does the
 // bot, on a worker thread that claims files from the same list as the main thread
-// (load.ts, loadShared). Only validationOnly loads use it, so what it hands back is small.
+// (loadShared). Only validationOnly loads use it, so what it hands back is small.
 // This module loads no catalog code itself, so the command can start the thread first.
 import { Worker } from 'node:worker_threads';
-import type { DirectoryReadState } from './source.js';
+import type { DirectoryReadState, DirectorySource } from '../source.js';
 
 /**
  * Another thread that loads files of the same catalog: it claims files from the job's
@@ -43,6 +43,53 @@ export function closeLoadJob(job: SharedLoadJob): boolean {
   return Atomics.compareExchange(new Int32Array(job.claims), HELPER_STATE, OPEN, CLOSED) === JOINED;
 }
 
+/**
+ * Load files of the job with `loadOne` until none is left to claim, handing each result to
+ * `each`. The helper thread first joins the job; false when the job was already over.
+ */
+export function loadClaimedFiles<Result>(
+  job: SharedLoadJob,
+  asHelper: boolean,
+  loadOne: (path: string) => Result,
+  each: (index: number, result: Result) => void,
+): boolean {
+  if (asHelper && !joinLoadJob(job)) return false;
+  for (;;) {
+    const k = claimNext(job);
+    if (k >= job.order.length) return true;
+    const index = job.order[k] as number;
+    each(index, loadOne(job.paths[index] as string));
+  }
+}
+
+/**
+ * Load `paths` on this thread and the helper's, each claiming the next file when done with
+ * one; the results come in the order of `paths`, as one thread would have made them. A file
+ * the helper claimed but did not hand back (it failed) is loaded here.
+ */
+export async function loadShared<Result>(
+  source: DirectorySource,
+  paths: string[],
+  sizes: Map<string, number>,
+  helper: LoadHelper<Result>,
+  loadOne: (path: string) => Result,
+): Promise<Result[]> {
+  const order = paths
+    .map((_, i) => i)
+    .sort((a, b) => (sizes.get(paths[b]!) ?? 0) - (sizes.get(paths[a]!) ?? 0));
+  const job: SharedLoadJob = {
+    source: source.readState(),
+    paths,
+    order,
+    claims: new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT),
+  };
+  const running = helper.start(job);
+  const results: (Result | undefined)[] = new Array(paths.length);
+  loadClaimedFiles(job, false, loadOne, (i, r) => (results[i] = r));
+  const helped = await running.finish();
+  return paths.map((path, i) => results[i] ?? helped.get(i) ?? loadOne(path));
+}
+
 let startedEarly: LoadHelper | undefined;
 
 /**
@@ -75,10 +122,10 @@ export type HelperMessage<Result = unknown> =
 export function startLoadHelper<Result>(): LoadHelper<Result> {
   const here = import.meta.url;
   // From the TypeScript sources (the tests), the worker loads them through hooks that strip
-  // the types; the built command runs dist/catalog/load-worker.js.
+  // the types; the built command runs dist/catalog/fbc/fast/load-worker.js.
   const worker = here.endsWith('.ts')
     ? new Worker(
-        `require('node:module').register(${JSON.stringify(new URL('../../checks/worker-ts-hooks.mjs', here).href)});` +
+        `require('node:module').register(${JSON.stringify(new URL('../../../checks/worker-ts-hooks.mjs', here).href)});` +
           `import(${JSON.stringify(new URL('./load-worker.ts', here).href)});`,
         { eval: true },
       )

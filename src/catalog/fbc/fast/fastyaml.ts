@@ -4,9 +4,9 @@
 // full reader (js-yaml with the go-yaml schema, decode.ts) gives, or nothing: anything
 // outside that subset makes it give up on the document, which the full reader then reads.
 // Most catalog files are in the subset, and this is several times faster (README, "Benchmark").
-import { checkGo, goRaw, matchField, type GoType } from '../go/gojson.js';
-import { NOT_RESOLVED, resolvePlainScalar } from './yaml11.js';
-import { MAX_KEY_LENGTH } from './yaml-screen.js';
+import { checkGo, goRaw, matchField, type GoType } from '../../go/gojson.js';
+import { NOT_RESOLVED, resolvePlainScalar } from '../yaml11.js';
+import { MAX_KEY_LENGTH } from '../yaml-screen.js';
 
 /** A document read by the fast path: the value and the 0-based lines (in the document) of its collections. */
 export interface FastDocument {
