@@ -307,12 +307,8 @@ describe('architecture of src/', () => {
     expect(gitOutsideGitFolder(texts)).toEqual(['publish/a.ts', 'commands/b.ts']);
   });
 
-  // The catalog loader's streaming tree listing (GitTreeSource) still hands raw arguments to
-  // gitRecords; it moves with the loader's own folder. Tolerated, not required: the list may shrink.
-  const RUNNER_IMPORTERS_BEING_MOVED = new Set(['catalog/fbc/source.ts']);
-
   it('passes no raw git arguments outside src/git/ (only src/git/ imports its runner)', () => {
-    expect(runnerOutsideGitFolder(graph).filter((f) => !RUNNER_IMPORTERS_BEING_MOVED.has(f))).toEqual([]);
+    expect(runnerOutsideGitFolder(graph)).toEqual([]);
     // The graph sees the runner's users inside src/git/, or the rule checks nothing.
     const inside = [...graph].filter(
       ([f, targets]) => f.startsWith('git/') && targets.includes('git/run.ts'),

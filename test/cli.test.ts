@@ -106,7 +106,7 @@ describe('catalog-bot validate', () => {
   });
 
   // A short run goes faster without Node's optimizing compiler; a large one needs it, and so
-  // does YAML only the full reader reads (catalog/fbc/short-run.ts). V8 says what it
+  // does YAML only the full reader reads (catalog/fbc/fast/short-run.ts). V8 says what it
   // optimizes with --trace-opt.
   it('keeps the optimizing compiler off for a catalog of usual size, and on past the limit', () => {
     const v421 = join(SHARED_DATA, 'real-catalogs', 'community-operators-prod', 'catalogs', 'v4.21');

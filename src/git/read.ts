@@ -1,7 +1,10 @@
 // Questions the App and the checks ask of a repository's commits, each a named function so no
 // raw git arguments are written outside src/git/ (docs/architecture.md, "src/git/"). Revisions
 // come from the App (object ids, refs it names), never from a pull request's text.
-import { runGit } from './run.js';
+import { gitRecords, runGit } from './run.js';
+
+// The catalog loader reads a commit's blobs in bounded batches (GitTreeSource).
+export { readBlobs } from './run.js';
 
 /** The full message of a commit. */
 export async function commitMessage(dir: string, commit: string): Promise<string> {
@@ -183,4 +186,20 @@ export async function firstParentCommits(
       const [commit = '', ...parents] = ids.split(' ').filter(Boolean);
       return { commit, parents, subject };
     });
+}
+
+/**
+ * The recursive listing of `rev`'s tree (below `prefix`, or all of it when empty), one
+ * NUL-terminated `ls-tree -l` record at a time, as it streams: a tree of many files is never
+ * one Buffer. `prefix` is the catalog root's clean path inside the repository.
+ */
+export function listTreeRecords(
+  dir: string,
+  rev: string,
+  prefix: string,
+  onRecord: (record: Buffer) => void,
+): Promise<void> {
+  const args = ['ls-tree', '-r', '-l', '-z', rev];
+  if (prefix !== '') args.push('--', prefix + '/');
+  return gitRecords(dir, args, onRecord);
 }

@@ -14,7 +14,7 @@ import { open } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import { goStringCompare } from '../go/gostrings.js';
-import { gitRecords, readBlobs } from '../../git/run.js';
+import { listTreeRecords, readBlobs } from '../../git/read.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -280,11 +280,9 @@ export class GitTreeSource implements CatalogSource {
 
   private async tree(): Promise<TreeEntry[]> {
     if (this.entries) return this.entries;
-    const args = ['ls-tree', '-r', '-l', '-z', this.rev];
-    if (this.prefix !== '') args.push('--', this.prefix + '/');
     const entries: TreeEntry[] = [];
     // Parsed as it streams: the listing of a tree with many files is never one Buffer.
-    await gitRecords(this.repo, args, (record) => {
+    await listTreeRecords(this.repo, this.rev, this.prefix, (record) => {
       const tab = record.indexOf(0x09);
       if (tab === -1) return;
       const [mode = '', type = '', object = '', size = ''] = record
