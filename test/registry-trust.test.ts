@@ -67,20 +67,24 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** A server on 127.0.0.1:`port` (made later, hence `server()`) and how to stop it, its open connections too. */
+function stoppable(server: () => Server, port: number): Pick<Hostile, 'host' | 'port' | 'stop'> {
+  return {
+    host: `127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server().closeAllConnections();
+        server().close(() => resolve());
+      }),
+  };
+}
+
 async function hostile(
   handle: (req: IncomingMessage, res: ServerResponse, port: number) => void,
 ): Promise<Hostile> {
   const port = await freePort();
-  const state: Hostile = {
-    host: `127.0.0.1:${port}`,
-    port,
-    seen: [],
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const state: Hostile = { ...stoppable(() => server, port), seen: [] };
   const server: Server = createServer((req, res) => {
     state.seen.push({
       path: req.url ?? '',
@@ -241,16 +245,7 @@ describe('internal networks', () => {
     server.on('connection', () => count++);
     const port = await freePort();
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-    servers.push({
-      host: `127.0.0.1:${port}`,
-      port,
-      seen: [],
-      stop: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    });
+    servers.push({ ...stoppable(() => server, port), seen: [] });
     return { port, connections: () => count };
   }
 
