@@ -171,12 +171,13 @@ describe('credentials stay home', () => {
         JSON.stringify({ auths: { [host]: { username: 'bot', password: 's3cret' } } }),
         'auth.json',
       );
-    const client = new RegistryClient({
-      credentials: authFile(registry.host),
-      insecureHosts: ['127.0.0.1'],
-      retries: 0,
-    });
-    clients.push(client);
+    /** A client holding the bot's login for `host` only. */
+    const loggedInTo = (host: string) => {
+      const c = new RegistryClient({ credentials: authFile(host), insecureHosts: ['127.0.0.1'], retries: 0 });
+      clients.push(c);
+      return c;
+    };
+    const client = loggedInTo(registry.host);
     const check = await imageExists(`${registry.host}/team/bundle:v1`, client);
     expect(check.status).toBe('unreachable');
     expect(realm.seen.length).toBeGreaterThan(0); // asked anonymously
@@ -189,12 +190,7 @@ describe('credentials stay home', () => {
     const other = await hostile((_req, res) =>
       challenge(res, `Bearer realm="http://localhost:${realm.port}/token",service="x"`),
     );
-    const otherClient = new RegistryClient({
-      credentials: authFile(other.host),
-      insecureHosts: ['127.0.0.1'],
-      retries: 0,
-    });
-    clients.push(otherClient);
+    const otherClient = loggedInTo(other.host);
     const refused = await imageExists(`${other.host}/team/bundle:v1`, otherClient);
     expect(refused.reason).toMatch(/token service http:\/\/localhost:\d+ is not HTTPS/);
     expect(realm.seen.length).toBe(before);
