@@ -12,24 +12,16 @@ import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
 import { enqueueChecks } from '../src/handlers/pull-request.js';
+import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import {
-  FOO_BASE_VERSIONS,
-  FOO_ROOT,
-  fooBundle,
-  fooCatalogFiles,
-  fooConfig,
-  fooTwoHeads,
-  WorkRepo,
-} from './helpers/foo-repo.js';
+import { FOO_ROOT, fooBundle, fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
 import { testProbot, webhookExample, type Payload } from './helpers/github.js';
 
 const bundle = fooBundle;
 const ROOT = FOO_ROOT;
 
-interface Repo {
-  bare: string;
+type Repo = Origin<{
   base: string;
   /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
   top: string;
@@ -39,18 +31,15 @@ interface Repo {
   bottomChanged: string;
   /** carol changes only a README on top of `bottom`. */
   bottomReadme: string;
-  git: (...args: string[]) => string;
-  cleanup: () => void;
-}
+}>;
 
 /** foo (test/helpers/foo-repo.ts) owned by bob and erin, and the pull requests' heads. */
 function buildRepo(): Repo {
   const r = new WorkRepo('catalog-bot-merge-');
-  const base = r.commit('base', {
-    '.github/catalog-bot.yml': fooConfig({ automerge: 'squash' }),
-    'operators/foo/OWNERS': 'approvers: [bob, erin]\n',
-    'README.md': 'catalog\n',
-    ...fooCatalogFiles(FOO_BASE_VERSIONS),
+  const base = fooBaseCommit(r, {
+    config: { automerge: 'squash' },
+    owners: ['bob', 'erin'],
+    files: { 'README.md': 'catalog\n' },
   });
   const { top, bottom } = fooTwoHeads(r, base);
   const fixed = bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed');
@@ -61,16 +50,7 @@ function buildRepo(): Repo {
   r.push(bottom, 'refs/pull/2/head', 'refs/heads/pr-2');
   r.push(bottomChanged, 'refs/heads/bottom-changed');
   r.push(bottomReadme, 'refs/heads/bottom-readme');
-  return {
-    bare: r.bare,
-    base,
-    top,
-    bottom,
-    bottomChanged,
-    bottomReadme,
-    git: (...args) => r.gitIn(r.bare, ...args),
-    cleanup: () => r.cleanup(),
-  };
+  return originOf(r, { base, top, bottom, bottomChanged, bottomReadme });
 }
 
 // The repository is built once (about twenty git commands) and each test gets its own copy

@@ -13,7 +13,7 @@ import { buildBundleImage, pushBundleImage, readBundleImageFiles } from '../src/
 import { commitTime } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
-import { startAppServer, type AppServer } from './helpers/app-server.js';
+import { checkRunRerunPayload, pushPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
 import { SHARED_DATA } from './helpers/oracle.js';
@@ -55,17 +55,7 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     (await client.headManifest({ registry: registry.host, repository: `bundles/${PKG}` }, version))?.digest;
 
   async function push(before: string, after: string): Promise<void> {
-    const payload = webhookExample('push');
-    Object.assign(payload, {
-      ref: 'refs/heads/main',
-      before,
-      after,
-      deleted: false,
-      installation: { id: 4242 },
-    });
-    payload.repository.default_branch = 'main';
-    payload.repository.clone_url = bare;
-    expect(await server.send('push', payload, `push-${++delivery}`)).toBe(200);
+    expect(await server.send('push', pushPayload(bare, before, after), `push-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
@@ -122,11 +112,7 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     expect(rebuilt.manifest.descriptor.digest).toBe(digest);
 
     // Re-run: the image is already there; the check says so and nothing is pushed over it.
-    const rerun = webhookExample('check_run', 'rerequested');
-    rerun.installation = { id: 4242 };
-    rerun.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
-    rerun.check_run.name = 'catalog-bot/bundle-image';
-    rerun.check_run.head_sha = merge;
+    const rerun = checkRunRerunPayload(bare, 'catalog-bot/bundle-image', merge);
     expect(await server.send('check_run', rerun, `rerun-${++delivery}`)).toBe(200);
     await queue.onIdle();
     const again = gh.runsFor(merge, 'catalog-bot/bundle-image');

@@ -3,9 +3,9 @@
 // skopeo pulls it back, umoci unpacks it, and the real `opm render` of the pushed image gives
 // the very `olm.bundle` blob the bundle loader derives from the directory alone.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadBundleDirectory } from '../src/catalog/bundle.js';
@@ -23,6 +23,7 @@ import {
 import { commitTime } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { haveOpm, OPM, SHARED_DATA } from './helpers/oracle.js';
+import { fileTree } from './helpers/file-tree.js';
 import {
   haveRegistryTools,
   pullAndUnpack,
@@ -43,25 +44,11 @@ const BUNDLES = [
 ];
 const COMMIT_DATE = '2025-03-04T05:06:07Z';
 
-/** Every file under a directory: relative path -> bytes. */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d)) {
-      const abs = join(d, name);
-      if (statSync(abs).isDirectory()) walk(abs);
-      else out.set(relative(dir, abs), readFileSync(abs));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** The files of a bundle directory that belong in its image: manifests/ and metadata/. */
 function imageFiles(bundleDir: string): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const d of ['manifests', 'metadata'])
-    for (const [path, data] of tree(join(bundleDir, d))) out.set(`${d}/${path}`, data);
+    for (const [path, data] of fileTree(join(bundleDir, d))) out.set(`${d}/${path}`, data);
   return out;
 }
 
@@ -215,7 +202,7 @@ describe.skipIf(!haveRegistryTools)('the bundle image on docker-registry', () =>
     for (const b of BUNDLES) {
       const dir = join(OPERATORS, b.pkg, b.version);
       const rootfs = await pullAndUnpack(refOf(b), 'amd64', join(work, b.pkg));
-      const got = tree(rootfs);
+      const got = fileTree(rootfs);
       const want = imageFiles(dir);
       expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
       for (const [path, bytes] of want) expect(got.get(path)?.equals(bytes), path).toBe(true);

@@ -2,26 +2,23 @@
 // branch that adds a real bundle directory (test/helpers/bundle-repo.ts) ends with a
 // completed `catalog-bot/bundle` run that shows the catalog update the merge needs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bareOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import { startAppWithPull, type AppHarness } from './helpers/app-harness.js';
 import { BUNDLE_DIR, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
 
 describe('catalog-bot app: a bundle pull request', () => {
   let made: BundleRepo;
-  let origin: { bare: string; cleanup: () => void };
   let head: string;
   let app: AppHarness;
 
   beforeAll(async () => {
     made = makeBundleRepo();
     head = made.branch('bundle-only');
-    origin = bareOrigin(made.repo, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
-    app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
+    app = await startAppWithPull(made.repo, head);
   }, 60_000);
 
   afterAll(async () => {
     await app?.stop();
     made?.cleanup();
-    origin?.cleanup();
   });
 
   it('completes catalog-bot/bundle with the catalog update and its command', async () => {

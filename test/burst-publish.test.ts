@@ -13,22 +13,18 @@
 // with and without batches. Knobs: BURST_PUBLISH_PRS (default 12), BURST_PUBLISH_GAP_MS (the
 // write gap, default 250 ms: github.com's pace four times faster, as test/burst.test.ts),
 // BURST_PUBLISH_MERGE_MS (between merges, default 300).
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCatalogLayer } from '../src/publish/published-catalog.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
-import { startAppServer, type AppServer } from './helpers/app-server.js';
+import { pushPayload, type AppServer } from './helpers/app-server.js';
 import { sleep, until } from './helpers/fleet.js';
-import { webhookExample } from './helpers/github.js';
 import { GitHubServer, isWrite, type ServerRepo } from './helpers/github-server.js';
-import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import { gitAt, startPublishingApp, type PublishingApp } from './helpers/publish-origin.js';
+import { haveRegistryTools, type RunningRegistry } from './helpers/registry.js';
 
-const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
 const PRS = Number(process.env.BURST_PUBLISH_PRS ?? 12);
 const GAP_MS = Number(process.env.BURST_PUBLISH_GAP_MS ?? 250);
 const MERGE_MS = Number(process.env.BURST_PUBLISH_MERGE_MS ?? 300);
@@ -65,7 +61,7 @@ function onePackage(name: string, k: number): string {
 }
 
 describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (issue 35)', () => {
-  let dir: string;
+  let publishing: PublishingApp;
   let registry: RunningRegistry;
   let client: RegistryClient;
   let gh: GitHubServer;
@@ -73,90 +69,38 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
   let bare: string;
   let app: AppServer;
   let queue: InProcessQueue;
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
   const rootOf = (k: number) => ROOTS[k % ROOTS.length]!;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'catalog-bot-burst-publish-'));
-    registry = await startRegistry();
-    client = new RegistryClient({ insecureHosts: [registry.host], privateHosts: ['127.0.0.1'] });
-    await pushTestBase(client, { registry: registry.host, repository: 'base', tag: '1' });
-
-    bare = join(dir, 'origin.git');
-    const work = join(dir, 'work');
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    execFileSync('git', ['init', '-q', '-b', 'main', work]);
-    for (const root of ROOTS) cpSync(validCatalog, join(work, root), { recursive: true });
-    mkdirSync(join(work, '.github'));
-    writeFileSync(
-      join(work, '.github/catalog-bot.yml'),
-      [
-        'catalogs: [catalogs/*]',
-        'publish:',
-        `  baseImage: ${registry.host}/base:1`,
-        '  images:',
-        `    - ${registry.host}/burst:{root}`,
-        `    - ${registry.host}/burst:{root}-{sha}`,
-        '',
-      ].join('\n'),
-    );
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', 'base');
-    git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
-    gh = await GitHubServer.start();
+    publishing = await startPublishingApp({
+      image: 'burst',
+      id: 990_035,
+      roots: ROOTS,
+      app: { publishBatches: batches },
+      env: { CATALOG_BOT_WRITE_PACING: String(GAP_MS) },
+    });
+    ({ registry, client, bare, gh, repo, queue, app } = publishing);
+    const work = publishing.work;
     gh.paceWrites({ minGapMs: GAP_MS, toleranceMs: Math.min(100, GAP_MS / 4) });
-    repo = gh.addRepo({ owner: 'burst', name: 'catalog', id: 990_035, bare });
     // Every pull request off the same main, as a release bot opens them at once.
-    const base = git(work, 'rev-parse', 'HEAD');
+    const base = gitAt(work, 'rev-parse', 'HEAD');
     // One more, merged after the burst by the attack test.
     for (let k = 1; k <= PRS + 1; k++) {
-      git(work, 'checkout', '-q', '-B', `pr-${k}`, base);
+      gitAt(work, 'checkout', '-q', '-B', `pr-${k}`, base);
       const file = join(work, rootOf(k), `burst-${k}`, 'catalog.yaml');
       mkdirSync(join(file, '..'), { recursive: true });
       writeFileSync(file, onePackage(`burst-${k}`, k));
-      git(work, 'add', '-A');
-      git(work, 'commit', '-qm', `burst-${k} v1.0.0`);
-      git(work, 'push', '-q', bare, `HEAD:refs/heads/pr-${k}`);
-      gh.addPull(repo, { number: k, head: git(work, 'rev-parse', 'HEAD'), author: 'release-bot' });
+      gitAt(work, 'add', '-A');
+      gitAt(work, 'commit', '-qm', `burst-${k} v1.0.0`);
+      gitAt(work, 'push', '-q', bare, `HEAD:refs/heads/pr-${k}`);
+      gh.addPull(repo, { number: k, head: gitAt(work, 'rev-parse', 'HEAD'), author: 'release-bot' });
     }
-    queue = new InProcessQueue();
-    app = await startAppServer(
-      gh,
-      { queue, workDir: join(dir, 'mirrors'), registry: () => client, publishBatches: batches },
-      { CATALOG_BOT_WRITE_PACING: String(GAP_MS) },
-    );
   }, 60_000);
 
-  afterAll(async () => {
-    await app?.stop();
-    await gh?.close();
-    client?.close();
-    await registry?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => publishing?.stop());
 
   async function pushDelivery(before: string, after: string, id: string): Promise<void> {
-    const payload = webhookExample('push');
-    Object.assign(payload, {
-      ref: 'refs/heads/main',
-      before,
-      after,
-      deleted: false,
-      installation: { id: 4242 },
-    });
-    Object.assign(payload.repository, {
-      id: repo.id,
-      name: repo.name,
-      full_name: FULL,
-      clone_url: bare,
-      html_url: `https://github.com/${FULL}`,
-      default_branch: 'main',
-    });
-    payload.repository.owner.login = repo.owner;
-    expect(await app.send('push', payload, id)).toBe(200);
+    expect(await app.send('push', pushPayload(repo, before, after), id)).toBe(200);
   }
 
   const tagsOf = async (): Promise<string[]> =>
@@ -174,14 +118,8 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
       const started = Date.now();
       const merges: string[] = [];
       for (let k = 1; k <= PRS; k++) {
-        const before = git(bare, 'rev-parse', 'main');
-        const res = await fetch(`${gh.baseUrl}/repos/${FULL}/pulls/${k}/merge`, {
-          method: 'PUT',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ merge_method: 'merge' }),
-        });
-        expect(res.status).toBe(200);
-        const { sha } = (await res.json()) as { sha: string };
+        const before = gitAt(bare, 'rev-parse', 'main');
+        const sha = await publishing.merge(k);
         merges.push(sha);
         await pushDelivery(before, sha, `burst-publish-${k}`);
         await sleep(MERGE_MS);
@@ -247,12 +185,12 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
       // Each catalog's moving tag holds the catalog of the newest commit: every package the
       // branch head has under the root, none other (which build wrote it is not the point: two
       // builds of one catalog may share a digest, and the `{sha}` tag of a rebuild is kept).
-      const head = git(bare, 'rev-parse', 'main');
+      const head = gitAt(bare, 'rev-parse', 'main');
       for (const root of ROOTS) {
         const tag = root.split('/')[1]!;
         const moving = await digestOf(tag);
         expect(moving, root).toBeDefined();
-        const atHead = git(bare, 'ls-tree', '--name-only', `${head}:${root}`).split('\n').filter(Boolean);
+        const atHead = gitAt(bare, 'ls-tree', '--name-only', `${head}:${root}`).split('\n').filter(Boolean);
         expect((await packagesIn(`${registry.host}/burst`, moving!)).sort(), root).toEqual(atHead.sort());
       }
     },
@@ -260,13 +198,8 @@ describe.skipIf(!haveRegistryTools)('a burst of merges published in batches (iss
   );
   it("a run that another App or a workflow names like a batch's does not keep a merge from being published", async () => {
     const k = PRS + 1;
-    const before = git(bare, 'rev-parse', 'main');
-    const res = await fetch(`${gh.baseUrl}/repos/${FULL}/pulls/${k}/merge`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ merge_method: 'merge' }),
-    });
-    const { sha } = (await res.json()) as { sha: string };
+    const before = gitAt(bare, 'rev-parse', 'main');
+    const sha = await publishing.merge(k);
     // A workflow with `checks: write` marks the merge as published by a batch, before its job runs.
     const forged = {
       id: 9_000_001,

@@ -8,24 +8,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runPrChecks } from '../src/checks/pr.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { issueCommentPayload } from './helpers/app-server.js';
-import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
-import type { FakeGitHub } from './helpers/fake-github.js';
 import {
-  fooBundle as bundle,
-  fooCatalogFiles,
-  fooChannel,
-  fooConfig,
-  FOO_OWNERS,
-  FOO_ROOT,
-  WorkRepo,
-} from './helpers/foo-repo.js';
+  fooBaseCommit,
+  originOf,
+  startAppHarness,
+  type AppHarness,
+  type Origin,
+} from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
+import { fooBundle as bundle, fooChannel, FOO_ROOT, WorkRepo } from './helpers/foo-repo.js';
 import { webhookExample, type Payload } from './helpers/github.js';
 
 const ROOT = FOO_ROOT;
 const channel = (extra = '') => fooChannel(['1.0.0', '1.0.1'], extra);
 
-interface Repo {
-  bare: string;
+type Repo = Origin<{
   base: string;
   /** carol (no rights on foo) adds v1.1.0: what bob (foo's owner) reviews. */
   reviewed: string;
@@ -33,16 +30,14 @@ interface Repo {
   swapped: string;
   /** Another history from base: v1.1.0 with her image at once (a force-push). */
   rewritten: string;
-  git: (...args: string[]) => string;
-  cleanup: () => void;
-}
+}>;
 
 function makeRepo(): Repo {
   const repo = new WorkRepo('catalog-bot-trust-');
-  const base = repo.commit('base', {
-    '.github/catalog-bot.yml': fooConfig({ automerge: 'squash' }),
-    [FOO_OWNERS]: 'approvers: [bob]\n',
-    ...fooCatalogFiles(['1.0.0', '1.0.1']),
+  const base = fooBaseCommit(repo, {
+    config: { automerge: 'squash' },
+    owners: ['bob'],
+    versions: ['1.0.0', '1.0.1'],
   });
   const added = { [`${ROOT}/catalog.yaml`]: channel('  - name: foo.v1.1.0\n    replaces: foo.v1.0.1\n') };
   const reviewed = repo.commit(
@@ -57,15 +52,7 @@ function makeRepo(): Repo {
   repo.push(reviewed, 'refs/pull/2/head', 'refs/heads/pr-2');
   repo.push(swapped, 'refs/heads/swapped');
   repo.push(rewritten, 'refs/heads/rewritten');
-  return {
-    bare: repo.bare,
-    base,
-    reviewed,
-    swapped,
-    rewritten,
-    git: (...args) => repo.gitIn(repo.bare, ...args),
-    cleanup: () => repo.cleanup(),
-  };
+  return originOf(repo, { base, reviewed, swapped, rewritten });
 }
 
 describe('comment commands: who wrote them, what they saw, where they write', () => {

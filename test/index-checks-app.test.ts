@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeCheckRun } from './helpers/fake-github.js';
-import { bareOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import { startAppWithPull, type AppHarness } from './helpers/app-harness.js';
 import { makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
 
 type Annotation = { path: string; start_line: number; message: string };
@@ -17,7 +17,6 @@ const annotationsOf = (run: FakeCheckRun | undefined) =>
 describe('catalog-bot app: a bundle pull request for a package on the bundle index', () => {
   let made: IndexRepo;
   const csv = 'operators/amd-gpu-operator/0.0.4/manifests/amd-gpu-operator.clusterserviceversion.yaml';
-  let origin: { bare: string; cleanup: () => void };
   let head: string;
   let app: AppHarness;
 
@@ -33,14 +32,12 @@ describe('catalog-bot app: a bundle pull request for a package on the bundle ind
         ),
       );
     });
-    origin = bareOrigin(made.repo, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
-    app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
+    app = await startAppWithPull(made.repo, head);
   }, 60_000);
 
   afterAll(async () => {
     await app?.stop();
     made?.cleanup();
-    origin?.cleanup();
   });
 
   it('fails catalog-bot/upgrade-graph on the emulated index, naming both bundles at spec.replaces', async () => {

@@ -16,23 +16,16 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
 import { startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
-import {
-  fooCatalogFiles,
-  FOO_BASE_VERSIONS,
-  fooConfig,
-  FOO_OWNERS,
-  fooTwoHeads,
-  WorkRepo,
-} from './helpers/foo-repo.js';
+import { fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
 
 // Each test opens its pull requests through the real checks first: slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000 });
 
-interface Repo {
-  bare: string;
+type Repo = Origin<{
   /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
   top: string;
   /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
@@ -45,18 +38,14 @@ interface Repo {
   pages: string[];
   /** alice adds the first page otherwise: it conflicts with the first of `pages`. */
   otherPage: string;
-  git: (...args: string[]) => string;
-  cleanup: () => void;
-}
+}>;
 
 function makeRepo(): Repo {
   const repo = new WorkRepo('catalog-bot-batch-');
-  const base = repo.commit('base', {
-    '.github/catalog-bot.yml': fooConfig({ automerge: 'merge', batch: 8 }),
-    [FOO_OWNERS]: 'approvers: [bob]\n',
-    'README.md': 'catalog\n',
-    'NOTES.md': 'notes\n',
-    ...fooCatalogFiles(FOO_BASE_VERSIONS),
+  const base = fooBaseCommit(repo, {
+    config: { automerge: 'merge', batch: 8 },
+    owners: ['bob'],
+    files: { 'README.md': 'catalog\n', 'NOTES.md': 'notes\n' },
   });
   const { top, bottom } = fooTwoHeads(repo, base);
   const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
@@ -72,17 +61,7 @@ function makeRepo(): Repo {
   repo.push(bottom, 'refs/pull/2/head');
   repo.push(readme, 'refs/pull/3/head');
   repo.push(notes, 'refs/heads/notes');
-  return {
-    bare: repo.bare,
-    top,
-    bottom,
-    readme,
-    notes,
-    pages,
-    otherPage,
-    git: (...args) => repo.gitIn(repo.bare, ...args),
-    cleanup: () => repo.cleanup(),
-  };
+  return originOf(repo, { top, bottom, readme, notes, pages, otherPage });
 }
 
 describe('batch merge without a merge queue', () => {

@@ -16,17 +16,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { webhookExample } from './helpers/github.js';
-import {
-  fooCatalogFiles,
-  FOO_BASE_VERSIONS,
-  fooConfig,
-  FOO_OWNERS,
-  fooTwoHeads,
-  WorkRepo,
-} from './helpers/foo-repo.js';
+import { fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -34,8 +28,7 @@ vi.setConfig({ testTimeout: 60_000 });
 /** What branch protection requires on the queue's groups. */
 const REQUIRED = ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/permissions'];
 
-interface Repo {
-  bare: string;
+type Repo = Origin<{
   /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
   top: string;
   /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
@@ -44,18 +37,14 @@ interface Repo {
   readme: string;
   /** alice changes the README another way (a push to main outside the queue). */
   readme2: string;
-  git: (...args: string[]) => string;
-  cleanup: () => void;
-}
+}>;
 
 function makeRepo(): Repo {
   const repo = new WorkRepo('catalog-bot-mq-');
-  const base = repo.commit('base', {
-    '.github/catalog-bot.yml': fooConfig({ automerge: 'merge' }),
-    [FOO_OWNERS]: 'approvers: [bob]\n',
-    'README.md': 'catalog\n',
-    'NOTES.md': 'notes\n',
-    ...fooCatalogFiles(FOO_BASE_VERSIONS),
+  const base = fooBaseCommit(repo, {
+    config: { automerge: 'merge' },
+    owners: ['bob'],
+    files: { 'README.md': 'catalog\n', 'NOTES.md': 'notes\n' },
   });
   const { top, bottom } = fooTwoHeads(repo, base);
   const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
@@ -65,15 +54,7 @@ function makeRepo(): Repo {
   repo.push(bottom, 'refs/pull/2/head');
   repo.push(readme, 'refs/pull/3/head');
   repo.push(readme2, 'refs/heads/readme2');
-  return {
-    bare: repo.bare,
-    top,
-    bottom,
-    readme,
-    readme2,
-    git: (...args) => repo.gitIn(repo.bare, ...args),
-    cleanup: () => repo.cleanup(),
-  };
+  return originOf(repo, { top, bottom, readme, readme2 });
 }
 
 describe('GitHub merge queue', () => {

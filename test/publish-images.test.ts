@@ -18,6 +18,7 @@ import {
   haveRegistryTools,
   pushTestBase,
   run,
+  skopeoInspect,
   startProxy,
   startRegistry,
   type RunningProxy,
@@ -308,15 +309,13 @@ describe.skipIf(!haveRegistryTools)('image existence and commands against docker
     expect(lines.slice(0, 2)).toEqual(dry.text().trim().split('\n').slice(0, 2));
     expect(lines[2]).toMatch(/^pushed 1 files .* on linux\/amd64, linux\/arm64/);
     const digest = lines[0]?.split(' ')[1];
-    const inspected = await run('skopeo', [
-      'inspect',
-      '--tls-verify=false',
-      '--authfile',
-      env.REGISTRY_AUTH_FILE as string,
+    const authFile = env.REGISTRY_AUTH_FILE as string;
+    const inspected = await skopeoInspect(
+      `${token.host}/catalogs/cli:b`,
+      authFile,
       '--format',
       '{{.Digest}}',
-      `docker://${token.host}/catalogs/cli:b`,
-    ]);
+    );
     expect(inspected.trim()).toBe(digest);
   });
 

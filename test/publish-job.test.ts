@@ -1,21 +1,18 @@
 // Publishing after a merge, end to end through the App: a signed push webhook, a real bare
 // repository, a real docker-registry on 127.0.0.1, GitHub's API as a stateful fake.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RegistryClient } from '../src/publish/registry.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
-import { startAppServer, type AppServer } from './helpers/app-server.js';
+import { checkRunRerunPayload, pushPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { testProbot, webhookExample } from './helpers/github.js';
-import { haveRegistryTools, pushTestBase, startRegistry, type RunningRegistry } from './helpers/registry.js';
-
-const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
+import { testProbot } from './helpers/github.js';
+import { catalogOrigin, gitAt, publishConfig, registryWithBase } from './helpers/publish-origin.js';
+import { haveRegistryTools, type RunningRegistry } from './helpers/registry.js';
 
 describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   let registry: RunningRegistry;
@@ -32,33 +29,16 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   let image = 'catalog';
   let tests = 0;
 
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-
   beforeAll(async () => {
-    registry = await startRegistry();
     // 127.0.0.1 is internal: listed as private, so that an unreachable port is just that.
-    client = new RegistryClient({ insecureHosts: [registry.host], privateHosts: ['127.0.0.1'] });
-    await pushTestBase(client, { registry: registry.host, repository: 'base', tag: '1' });
+    ({ registry, client } = await registryWithBase());
   });
   afterAll(async () => {
     client.close();
     await registry.stop();
   });
 
-  function config(extra = '') {
-    return [
-      'catalogs: [catalogs/*]',
-      'publish:',
-      `  baseImage: ${registry.host}/base:1`,
-      '  images:',
-      `    - ${registry.host}/${image}:{root}`,
-      `    - ${registry.host}/${image}:{root}-{sha}`,
-      extra,
-    ].join('\n');
-  }
+  const config = (extra = '') => publishConfig(registry.host, image, extra);
 
   /** A repository whose main has the valid fixture at catalogs/v4.21; returns commit shas. */
   function commit(message: string, files: Record<string, string> = {}): string {
@@ -66,22 +46,18 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
       mkdirSync(join(work, path, '..'), { recursive: true });
       writeFileSync(join(work, path), text);
     }
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', message, '--allow-empty');
-    const sha = git(work, 'rev-parse', 'HEAD');
-    git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
+    gitAt(work, 'add', '-A');
+    gitAt(work, 'commit', '-qm', message, '--allow-empty');
+    const sha = gitAt(work, 'rev-parse', 'HEAD');
+    gitAt(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
     return sha;
   }
 
   beforeEach(async () => {
     image = `catalog-${++tests}`;
     root = mkdtempSync(join(tmpdir(), 'catalog-bot-publish-'));
-    work = join(root, 'work');
-    bare = join(root, 'origin.git');
     workDir = join(root, 'mirrors');
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    execFileSync('git', ['init', '-q', '-b', 'main', work]);
-    cpSync(validCatalog, join(work, 'catalogs/v4.21'), { recursive: true });
+    ({ bare, work } = catalogOrigin(root, ['catalogs/v4.21']));
     gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
     queue = new InProcessQueue();
     server = await startAppServer(gh, { queue, workDir, registry: () => client });
@@ -92,21 +68,37 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   });
 
   async function push(before: string, after: string, ref = 'refs/heads/main') {
-    const payload = webhookExample('push');
-    Object.assign(payload, { ref, before, after, deleted: false, installation: { id: 4242 } });
-    payload.repository.default_branch = 'main';
-    payload.repository.clone_url = bare;
-    expect(await server.send('push', payload, `p-${++delivery}`)).toBe(200);
+    expect(await server.send('push', pushPayload(bare, before, after, ref), `p-${++delivery}`)).toBe(200);
     await queue.onIdle();
+  }
+  /** Main with `configText` as the config, then `files` merged onto it: that push delivered; the merge's sha. */
+  async function mergeOnBase(configText: string, files: Record<string, string>): Promise<string> {
+    const base = commit('base', { '.github/catalog-bot.yml': configText });
+    const merge = commit('change', files);
+    await push(base, merge);
+    return merge;
+  }
+  /**
+   * A fresh App's reconciliation (what a restart runs), with its jobs on a queue of its own:
+   * each pass resolves to its report once the jobs it queued are done.
+   */
+  function reconciler() {
+    const app = testProbot();
+    const q = new InProcessQueue();
+    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot', registry: () => client };
+    q.start(jobRunner(app, options));
+    return async () => {
+      const report = await reconcile(app, options);
+      await q.onIdle();
+      return report;
+    };
   }
   const digestOf = async (tag: string) =>
     (await client.headManifest({ registry: registry.host, repository: image }, tag, true))?.digest;
   const publishRun = (sha: string) => gh.runsFor(sha, 'catalog-bot/publish').at(-1);
 
   it('builds the changed root and pushes every tag, reporting the digest on the commit', async () => {
-    const first = commit('base', { '.github/catalog-bot.yml': config() });
-    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# part of the image\n' });
-    await push(first, second);
+    const second = await mergeOnBase(config(), { 'catalogs/v4.21/.indexignore': '# part of the image\n' });
     const run = publishRun(second)!;
     expect(run.conclusion).toBe('success');
     const moving = await digestOf('v4.21');
@@ -115,11 +107,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     expect(pinned).toBe(moving);
     expect(run.output?.summary).toContain(moving);
     // "Re-run" on the check publishes that commit again: same content, same digest.
-    const rerun = webhookExample('check_run', 'rerequested');
-    rerun.installation = { id: 4242 };
-    rerun.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
-    rerun.check_run.name = 'catalog-bot/publish';
-    rerun.check_run.head_sha = second;
+    const rerun = checkRunRerunPayload(bare, 'catalog-bot/publish', second);
     expect(await server.send('check_run', rerun, `p-${++delivery}`)).toBe(200);
     await queue.onIdle();
     expect(gh.runsFor(second, 'catalog-bot/publish').map((r) => r.conclusion)).toEqual([
@@ -144,9 +132,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   });
 
   it('does not publish a catalog that does not validate, and says why', async () => {
-    const first = commit('base', { '.github/catalog-bot.yml': config() });
-    const broken = commit('broken', { 'catalogs/v4.21/bad.json': '{"schema": "olm.package"' });
-    await push(first, broken);
+    const broken = await mergeOnBase(config(), { 'catalogs/v4.21/bad.json': '{"schema": "olm.package"' });
     const run = publishRun(broken)!;
     expect(run.conclusion).toBe('failure');
     expect(JSON.stringify(run)).toContain('does not validate');
@@ -154,11 +140,9 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   });
 
   it('hands publishing to a workflow in dispatch mode', async () => {
-    const first = commit('base', {
-      '.github/catalog-bot.yml': config('  dispatch: {eventType: catalog-changed}'),
+    const second = await mergeOnBase(config('  dispatch: {eventType: catalog-changed}'), {
+      'catalogs/v4.21/.indexignore': '# x\n',
     });
-    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# x\n' });
-    await push(first, second);
     expect(gh.dispatches).toEqual([
       { event_type: 'catalog-changed', client_payload: { sha: second, roots: ['catalogs/v4.21'] } },
     ]);
@@ -177,33 +161,23 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
   it('reconciliation publishes a default branch whose push was missed', async () => {
     commit('base', { '.github/catalog-bot.yml': config() });
     const missed = commit('change', { 'catalogs/v4.21/.indexignore': '# missed\n' });
-    const app = testProbot();
-    const q = new InProcessQueue();
-    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot', registry: () => client };
-    q.start(jobRunner(app, options));
-    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 1 });
-    await q.onIdle();
+    const reconcilePass = reconciler();
+    expect(await reconcilePass()).toMatchObject({ publishQueued: 1 });
     expect(publishRun(missed)!.conclusion).toBe('success');
     expect(await digestOf(`v4.21-${missed.slice(0, 12)}`)).toMatch(/^sha256:/);
-    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 0 });
+    expect(await reconcilePass()).toMatchObject({ publishQueued: 0 });
   });
 
   it('reports an unreachable registry as a failed publish, with the reason', async () => {
-    const first = commit('base', {
-      '.github/catalog-bot.yml': config().replaceAll(registry.host, '127.0.0.1:1'),
+    const second = await mergeOnBase(config().replaceAll(registry.host, '127.0.0.1:1'), {
+      'catalogs/v4.21/.indexignore': '# x\n',
     });
-    const second = commit('change', { 'catalogs/v4.21/.indexignore': '# x\n' });
-    await push(first, second);
     const failed = publishRun(second)!;
     expect(failed.conclusion).toBe('failure');
     expect(JSON.stringify(failed.output)).toMatch(/cannot reach registry 127\.0\.0\.1:1/);
     // Reconciliation tries a failed publish again later (once per failed run).
-    const app = testProbot();
-    const q = new InProcessQueue();
-    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot', registry: () => client };
-    q.start(jobRunner(app, options));
-    expect(await reconcile(app, options)).toMatchObject({ publishQueued: 1 });
-    await q.onIdle();
+    const reconcilePass = reconciler();
+    expect(await reconcilePass()).toMatchObject({ publishQueued: 1 });
     expect(gh.runsFor(second, 'catalog-bot/publish').map((r) => r.conclusion)).toEqual([
       'failure',
       'failure',

@@ -5,37 +5,36 @@
 // published once it is back; `catalog-bot verify-published` against the pushed image; every
 // tag read back after a push.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppOptions } from '../src/app.js';
 import { AppMetrics } from '../src/metrics.js';
 import { layerFromFiles } from '../src/publish/layer.js';
-import { blob, OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST } from '../src/publish/oci.js';
+import { OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST } from '../src/publish/oci.js';
 import { TagMismatchError, verifyTags } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { InProcessQueue } from '../src/queue.js';
 import { metricsServer } from '../src/server.js';
-import { startAppServer, type AppServer } from './helpers/app-server.js';
+import { pushPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { cliCommand } from './helpers/cli.js';
 import { freePort, until } from './helpers/fleet.js';
-import { webhookExample } from './helpers/github.js';
 import { GitHubServer, type ServerRepo } from './helpers/github-server.js';
+import { gitAt, startPublishingApp, type PublishingApp } from './helpers/publish-origin.js';
 import {
   haveRegistryTools,
-  pushTestBase,
+  jsonBlob,
+  manifestBlob,
   startProxy,
-  startRegistry,
   type RunningRegistry,
 } from './helpers/registry.js';
 
-const validCatalog = fileURLToPath(new URL('./fixtures/valid-catalog/', import.meta.url));
 const verifyPublished = cliCommand('verify-published');
 const FULL = 'proof/catalog';
 
 describe.skipIf(!haveRegistryTools)('proof of publication through the App server', () => {
+  let publishing: PublishingApp;
   let dir: string;
   let registry: RunningRegistry;
   let client: RegistryClient;
@@ -47,60 +46,34 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
   let queue: InProcessQueue;
   let delivery = 0;
 
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
   const image = () => `${registry.host}/proof`;
 
   /** A pull request branch off main with these files; the fake GitHub knows it as `number`. */
   function openPull(number: number, files: Record<string, string>): string {
-    git(work, 'fetch', '-q', bare, 'main');
-    git(work, 'checkout', '-q', '-B', `pr-${number}`, 'FETCH_HEAD');
+    gitAt(work, 'fetch', '-q', bare, 'main');
+    gitAt(work, 'checkout', '-q', '-B', `pr-${number}`, 'FETCH_HEAD');
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(join(work, path, '..'), { recursive: true });
       writeFileSync(join(work, path), text);
     }
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', `change ${number}`);
-    const head = git(work, 'rev-parse', 'HEAD');
-    git(work, 'push', '-q', bare, `HEAD:refs/heads/pr-${number}`);
+    gitAt(work, 'add', '-A');
+    gitAt(work, 'commit', '-qm', `change ${number}`);
+    const head = gitAt(work, 'rev-parse', 'HEAD');
+    gitAt(work, 'push', '-q', bare, `HEAD:refs/heads/pr-${number}`);
     gh.addPull(repo, { number, head, author: 'alice' });
     return head;
   }
 
   /** Merge on the fake GitHub (a real merge commit in the bare repository) and deliver the push. */
   async function mergeAndPush(number: number): Promise<string> {
-    const before = git(bare, 'rev-parse', 'main');
-    const res = await fetch(`${gh.baseUrl}/repos/${FULL}/pulls/${number}/merge`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ merge_method: 'merge' }),
-    });
-    const { sha } = (await res.json()) as { sha: string };
+    const before = gitAt(bare, 'rev-parse', 'main');
+    const sha = await publishing.merge(number);
     await pushDelivery(before, sha);
     return sha;
   }
 
   async function pushDelivery(before: string, after: string): Promise<void> {
-    const payload = webhookExample('push');
-    Object.assign(payload, {
-      ref: 'refs/heads/main',
-      before,
-      after,
-      deleted: false,
-      installation: { id: 4242 },
-    });
-    Object.assign(payload.repository, {
-      id: repo.id,
-      name: repo.name,
-      full_name: FULL,
-      clone_url: bare,
-      html_url: `https://github.com/${FULL}`,
-      default_branch: 'main',
-    });
-    payload.repository.owner.login = repo.owner;
-    expect(await app.send('push', payload, `proof-${++delivery}`)).toBe(200);
+    expect(await app.send('push', pushPayload(repo, before, after), `proof-${++delivery}`)).toBe(200);
     await queue.onIdle();
   }
 
@@ -110,57 +83,40 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
   const releaseComments = (issue: number) =>
     gh.comments.filter((c) => c.issue === issue && c.body.startsWith('<!-- catalog-bot:release '));
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'catalog-bot-proof-'));
-    registry = await startRegistry();
-    // One try after a refused connection, so a registry that is down fails fast.
-    client = new RegistryClient({
-      insecureHosts: [registry.host],
-      privateHosts: ['127.0.0.1'],
-      retries: 1,
-      backoffMs: 50,
-    });
-    await pushTestBase(client, { registry: registry.host, repository: 'base', tag: '1' });
-
-    bare = join(dir, 'origin.git');
-    work = join(dir, 'work');
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    execFileSync('git', ['init', '-q', '-b', 'main', work]);
-    cpSync(validCatalog, join(work, 'catalogs/v4.21'), { recursive: true });
-    mkdirSync(join(work, '.github'));
-    writeFileSync(
-      join(work, '.github/catalog-bot.yml'),
-      [
-        'catalogs: [catalogs/*]',
-        'publish:',
-        `  baseImage: ${registry.host}/base:1`,
-        '  images:',
-        `    - ${registry.host}/proof:{root}`,
-        `    - ${registry.host}/proof:{root}-{sha}`,
-        '',
-      ].join('\n'),
-    );
-    git(work, 'add', '-A');
-    git(work, 'commit', '-qm', 'base');
-    git(work, 'push', '-q', bare, 'HEAD:refs/heads/main');
-
-    gh = await GitHubServer.start();
-    repo = gh.addRepo({ owner: 'proof', name: 'catalog', id: 990_017, bare });
-    queue = new InProcessQueue();
-    app = await startAppServer(
+  /**
+   * Another App on the same fake GitHub and registry, with its own mirrors, whose publish
+   * watchdog looks back an hour as soon as it starts (and reconciles no sooner than hourly).
+   */
+  async function startWatchdogApp(mirrors: string, options: Partial<AppOptions> = {}) {
+    const watchQueue = new InProcessQueue();
+    const watchApp = await startAppServer(
       gh,
-      { queue, workDir: join(dir, 'mirrors'), registry: () => client },
+      {
+        queue: watchQueue,
+        workDir: join(dir, mirrors),
+        registry: () => client,
+        reconcileEveryMs: 3_600_000,
+        publishWatchdog: { afterMs: 0, lookBackMs: 3_600_000, maxCommits: 10 },
+        ...options,
+      },
       { CATALOG_BOT_WRITE_PACING: 'off' },
     );
+    return { queue: watchQueue, app: watchApp };
+  }
+
+  beforeAll(async () => {
+    publishing = await startPublishingApp({
+      image: 'proof',
+      id: 990_017,
+      roots: ['catalogs/v4.21'],
+      // One try after a refused connection, so a registry that is down fails fast.
+      client: { retries: 1, backoffMs: 50 },
+      env: { CATALOG_BOT_WRITE_PACING: 'off' },
+    });
+    ({ dir, registry, client, bare, work, gh, repo, queue, app } = publishing);
   }, 60_000);
 
-  afterAll(async () => {
-    await app?.stop();
-    await gh?.close();
-    client?.close();
-    await registry?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => publishing?.stop());
 
   it('comments once on the merged pull request with each image reference and digest; a re-run edits that comment', async () => {
     openPull(1, { 'catalogs/v4.21/.indexignore': '# one\n' });
@@ -190,12 +146,12 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     const patches = () =>
       gh.requests.filter((r) => r.method === 'PATCH' && r.path.includes('/issues/comments/')).length;
     const before = patches();
-    await pushDelivery(git(bare, 'rev-parse', 'main^'), merge);
+    await pushDelivery(gitAt(bare, 'rev-parse', 'main^'), merge);
     expect(publishRuns(merge).map((r) => r.conclusion)).toEqual(['success', 'success']);
     expect(patches()).toBe(before);
     // A comment that says something else (an older run's) is edited, not duplicated.
     comment!.body = `<!-- catalog-bot:release ${merge} -->\nstale`;
-    await pushDelivery(git(bare, 'rev-parse', 'main^'), merge);
+    await pushDelivery(gitAt(bare, 'rev-parse', 'main^'), merge);
     expect(patches()).toBe(before + 1);
     expect(releaseComments(1).filter((c) => c.user.type === 'Bot')).toHaveLength(1);
     expect(comment!.body).toContain(`${image()}:v4.21@${digest}`);
@@ -287,19 +243,7 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     const metricsPort = await freePort();
     const scrape = metricsServer(metrics, { CATALOG_BOT_METRICS_PORT: String(metricsPort) })!;
     const asked = gh.requests.length;
-    const q2 = new InProcessQueue();
-    const second = await startAppServer(
-      gh,
-      {
-        queue: q2,
-        workDir: join(dir, 'mirrors-2'),
-        registry: () => client,
-        metrics,
-        reconcileEveryMs: 3_600_000,
-        publishWatchdog: { afterMs: 0, lookBackMs: 3_600_000, maxCommits: 10 },
-      },
-      { CATALOG_BOT_WRITE_PACING: 'off' },
-    );
+    const { queue: q2, app: second } = await startWatchdogApp('mirrors-2', { metrics });
     try {
       expect(await until(() => publishRuns(merge).at(-1)?.conclusion === 'success', 60_000, 100)).toBe(true);
       await q2.onIdle();
@@ -333,12 +277,12 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
     expect(publishRuns(merge).at(-1)?.conclusion).toBe('failure');
     // The next pull request: twelve commits whose dates its author set a year ahead. GitHub
     // lists commits by date, so they fill the watchdog's page (10) before the failed merge.
-    git(work, 'fetch', '-q', bare, 'main');
-    git(work, 'checkout', '-q', '-B', 'pr-5', 'FETCH_HEAD');
+    gitAt(work, 'fetch', '-q', bare, 'main');
+    gitAt(work, 'checkout', '-q', '-B', 'pr-5', 'FETCH_HEAD');
     const ahead = new Date(Date.now() + 365 * 86_400_000).toISOString();
     for (let i = 0; i < 12; i++) {
       writeFileSync(join(work, 'README.md'), `docs ${i}\n`);
-      git(work, 'add', '-A');
+      gitAt(work, 'add', '-A');
       execFileSync(
         'git',
         ['-C', work, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-qm', `docs ${i}`],
@@ -347,25 +291,14 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
         },
       );
     }
-    const head = git(work, 'rev-parse', 'HEAD');
-    git(work, 'push', '-q', bare, `HEAD:refs/heads/pr-5`);
+    const head = gitAt(work, 'rev-parse', 'HEAD');
+    gitAt(work, 'push', '-q', bare, `HEAD:refs/heads/pr-5`);
     gh.addPull(repo, { number: 5, head, author: 'alice' });
     const later = await mergeAndPush(5);
     expect(publishRuns(later)).toEqual([]);
 
     await registry.resume();
-    const q3 = new InProcessQueue();
-    const third = await startAppServer(
-      gh,
-      {
-        queue: q3,
-        workDir: join(dir, 'mirrors-3'),
-        registry: () => client,
-        reconcileEveryMs: 3_600_000,
-        publishWatchdog: { afterMs: 0, lookBackMs: 3_600_000, maxCommits: 10 },
-      },
-      { CATALOG_BOT_WRITE_PACING: 'off' },
-    );
+    const { queue: q3, app: third } = await startWatchdogApp('mirrors-3');
     try {
       // Before, the watchdog saw only the head: the failed merge stayed unpublished, unseen.
       expect(await until(() => publishRuns(merge).at(-1)?.conclusion === 'success', 30_000, 100)).toBe(true);
@@ -381,20 +314,10 @@ describe.skipIf(!haveRegistryTools)('proof of publication through the App server
   it('reading tags back: a tag that names another image fails the publish with both digests', async () => {
     const ref = { registry: registry.host, repository: 'readback' };
     const layer = await layerFromFiles(new Map([['a.json', Buffer.from('{}')]]));
-    const config = blob(OCI_CONFIG, Buffer.from(JSON.stringify({ rootfs: { diff_ids: [layer.diffId] } })));
+    const config = jsonBlob(OCI_CONFIG, { rootfs: { diff_ids: [layer.diffId] } });
+    const layerDescriptor = { mediaType: OCI_LAYER_GZIP, digest: layer.digest, size: layer.size };
     const manifest = (annotation: string) =>
-      blob(
-        OCI_MANIFEST,
-        Buffer.from(
-          JSON.stringify({
-            schemaVersion: 2,
-            mediaType: OCI_MANIFEST,
-            config: config.descriptor,
-            layers: [{ mediaType: OCI_LAYER_GZIP, digest: layer.digest, size: layer.size }],
-            annotations: { which: annotation },
-          }),
-        ),
-      );
+      manifestBlob(config.descriptor, [layerDescriptor], { which: annotation });
     await client.ensureBlob(ref, layer.digest, layer.data);
     await client.ensureBlob(ref, config.descriptor.digest, config.data);
     const [a, b] = [manifest('a'), manifest('b')];

@@ -1,9 +1,9 @@
 // Building and publishing catalog images, checked with independent tools: skopeo pulls
 // what we pushed, umoci unpacks it, and the /configs tree must equal the catalog root.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource } from '../src/catalog/fbc/source.js';
@@ -14,12 +14,14 @@ import { OCI_INDEX, OCI_MANIFEST } from '../src/publish/oci.js';
 import { buildCatalogImage, expandTags, publishCatalog } from '../src/publish/publish.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { SHARED_DATA } from './helpers/oracle.js';
+import { fileTree } from './helpers/file-tree.js';
 import {
   blobUploads,
   haveRegistryTools,
   pullAndUnpack,
   pushTestBase,
   run,
+  skopeoInspect,
   startProxy,
   startRegistry,
   type RunningProxy,
@@ -30,23 +32,9 @@ import {
 const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
 const V416 = join(SHARED_DATA, 'real-catalogs/community-operators-prod/catalogs/v4.16');
 
-/** Every file under a directory: relative path -> bytes. */
-function tree(dir: string): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d)) {
-      const abs = join(d, name);
-      if (statSync(abs).isDirectory()) walk(abs);
-      else out.set(relative(dir, abs), readFileSync(abs));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 function expectSameTree(actual: string, expected: string): void {
-  const a = tree(actual);
-  const e = tree(expected);
+  const a = fileTree(actual);
+  const e = fileTree(expected);
   expect([...a.keys()].sort()).toEqual([...e.keys()].sort());
   for (const [path, bytes] of e) expect(a.get(path)?.equals(bytes), path).toBe(true);
 }
@@ -195,47 +183,27 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     const mountScopes = 'repository:base/opm:pull repository:catalogs/example:pull,push';
     expect(token.tokenRequests.filter((t) => [...t.scopes].sort().join(' ') === mountScopes)).toHaveLength(1);
 
-    const raw = JSON.parse(
-      await run('skopeo', [
-        'inspect',
-        '--raw',
-        '--tls-verify=false',
-        '--authfile',
-        authFile,
-        `docker://${tag}`,
-      ]),
-    );
+    const raw = JSON.parse(await skopeoInspect(tag, authFile, '--raw'));
     expect(raw.mediaType).toBe(OCI_INDEX);
     expect(raw.manifests.map((m: { platform: { architecture: string } }) => m.platform.architecture)).toEqual(
       ['amd64', 'arm64'],
     );
     expect(raw.annotations['org.opencontainers.image.source']).toBe(options.repoUrl);
     expect(raw.annotations['org.opencontainers.image.revision']).toBe(options.commit);
-    const digest = await run('skopeo', [
-      'inspect',
-      '--tls-verify=false',
-      '--authfile',
-      authFile,
-      '--format',
-      '{{.Digest}}',
-      `docker://${tag}`,
-    ]);
+    const digest = await skopeoInspect(tag, authFile, '--format', '{{.Digest}}');
     expect(digest.trim()).toBe(result?.digest);
 
     for (const p of base.platforms) {
       const config = JSON.parse(
-        await run('skopeo', [
-          'inspect',
-          '--config',
-          '--tls-verify=false',
-          '--authfile',
+        await skopeoInspect(
+          tag,
           authFile,
+          '--config',
           '--override-arch',
           p.architecture,
           '--override-os',
           'linux',
-          `docker://${tag}`,
-        ]),
+        ),
       );
       expect(config.architecture).toBe(p.architecture);
       expect(config.config.Labels[CONFIGS_LABEL]).toBe('/configs');
@@ -366,16 +334,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
       baseImage: `${token.host}/base/docker:v1`,
       client: client(),
     });
-    const raw = JSON.parse(
-      await run('skopeo', [
-        'inspect',
-        '--raw',
-        '--tls-verify=false',
-        '--authfile',
-        authFile,
-        `docker://${tag}`,
-      ]),
-    );
+    const raw = JSON.parse(await skopeoInspect(tag, authFile, '--raw'));
     expect(raw.mediaType).toBe(OCI_MANIFEST);
     expect(raw.layers.map((l: { mediaType: string }) => l.mediaType)).toEqual([
       'application/vnd.oci.image.layer.v1.tar+gzip',

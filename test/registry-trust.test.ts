@@ -67,20 +67,24 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** A server on 127.0.0.1:`port` (made later, hence `server()`) and how to stop it, its open connections too. */
+function stoppable(server: () => Server, port: number): Pick<Hostile, 'host' | 'port' | 'stop'> {
+  return {
+    host: `127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server().closeAllConnections();
+        server().close(() => resolve());
+      }),
+  };
+}
+
 async function hostile(
   handle: (req: IncomingMessage, res: ServerResponse, port: number) => void,
 ): Promise<Hostile> {
   const port = await freePort();
-  const state: Hostile = {
-    host: `127.0.0.1:${port}`,
-    port,
-    seen: [],
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const state: Hostile = { ...stoppable(() => server, port), seen: [] };
   const server: Server = createServer((req, res) => {
     state.seen.push({
       path: req.url ?? '',
@@ -167,12 +171,13 @@ describe('credentials stay home', () => {
         JSON.stringify({ auths: { [host]: { username: 'bot', password: 's3cret' } } }),
         'auth.json',
       );
-    const client = new RegistryClient({
-      credentials: authFile(registry.host),
-      insecureHosts: ['127.0.0.1'],
-      retries: 0,
-    });
-    clients.push(client);
+    /** A client holding the bot's login for `host` only. */
+    const loggedInTo = (host: string) => {
+      const c = new RegistryClient({ credentials: authFile(host), insecureHosts: ['127.0.0.1'], retries: 0 });
+      clients.push(c);
+      return c;
+    };
+    const client = loggedInTo(registry.host);
     const check = await imageExists(`${registry.host}/team/bundle:v1`, client);
     expect(check.status).toBe('unreachable');
     expect(realm.seen.length).toBeGreaterThan(0); // asked anonymously
@@ -185,12 +190,7 @@ describe('credentials stay home', () => {
     const other = await hostile((_req, res) =>
       challenge(res, `Bearer realm="http://localhost:${realm.port}/token",service="x"`),
     );
-    const otherClient = new RegistryClient({
-      credentials: authFile(other.host),
-      insecureHosts: ['127.0.0.1'],
-      retries: 0,
-    });
-    clients.push(otherClient);
+    const otherClient = loggedInTo(other.host);
     const refused = await imageExists(`${other.host}/team/bundle:v1`, otherClient);
     expect(refused.reason).toMatch(/token service http:\/\/localhost:\d+ is not HTTPS/);
     expect(realm.seen.length).toBe(before);
@@ -241,16 +241,7 @@ describe('internal networks', () => {
     server.on('connection', () => count++);
     const port = await freePort();
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-    servers.push({
-      host: `127.0.0.1:${port}`,
-      port,
-      seen: [],
-      stop: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    });
+    servers.push({ ...stoppable(() => server, port), seen: [] });
     return { port, connections: () => count };
   }
 

@@ -10,6 +10,14 @@ import type { AppOptions } from '../../src/app.js';
 import { InProcessQueue } from '../../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './app-server.js';
 import { FakeGitHub, type FakePull } from './fake-github.js';
+import {
+  fooCatalogFiles,
+  FOO_BASE_VERSIONS,
+  fooConfig,
+  FOO_OWNERS,
+  type FooConfig,
+  type WorkRepo,
+} from './foo-repo.js';
 import { webhookExample, type Payload } from './github.js';
 
 /** A bare repository (default branch `main`) holding `refspecs` pushed from `source`. */
@@ -18,6 +26,39 @@ export function bareOrigin(source: string, refspecs: string[]): { bare: string; 
   execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
   if (refspecs.length) execFileSync('git', ['-C', source, 'push', '-q', bare, ...refspecs]);
   return { bare, cleanup: () => rmSync(bare, { recursive: true, force: true }) };
+}
+
+/** A test's origin: the bare repository, git in it, its removal, and the commits the test names. */
+export type Origin<Commits> = Commits & {
+  bare: string;
+  git: (...args: string[]) => string;
+  cleanup: () => void;
+};
+
+/** The origin of `repo` (its bare repository) with `commits`. */
+export function originOf<Commits extends object>(repo: WorkRepo, commits: Commits): Origin<Commits> {
+  return {
+    ...commits,
+    bare: repo.bare,
+    git: (...args) => repo.gitIn(repo.bare, ...args),
+    cleanup: () => repo.cleanup(),
+  };
+}
+
+/**
+ * The base commit of the App's merge tests: catalog-bot.yml of `config`, foo (its releases
+ * `versions`, test/helpers/foo-repo.ts) owned by `owners`, and `files` more.
+ */
+export function fooBaseCommit(
+  repo: WorkRepo,
+  o: { config: FooConfig; owners: string[]; versions?: string[]; files?: Record<string, string> },
+): string {
+  return repo.commit('base', {
+    '.github/catalog-bot.yml': fooConfig(o.config),
+    [FOO_OWNERS]: `approvers: [${o.owners.join(', ')}]\n`,
+    ...o.files,
+    ...fooCatalogFiles(o.versions ?? FOO_BASE_VERSIONS),
+  });
 }
 
 export type PullAction = 'opened' | 'synchronize' | 'closed' | 'reopened' | 'edited';
@@ -93,4 +134,19 @@ export async function startAppHarness(
       rmSync(workDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The App with one pull request open: #1 by alice at `head` of the work repository `source`,
+ * onto its main (both pushed to a bare origin, which stop() removes too).
+ */
+export async function startAppWithPull(source: string, head: string): Promise<AppHarness> {
+  const origin = bareOrigin(source, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
+  const app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
+  const stop = app.stop;
+  app.stop = async () => {
+    await stop();
+    origin.cleanup();
+  };
+  return app;
 }

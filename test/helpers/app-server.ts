@@ -8,7 +8,7 @@ import { Probot, Server } from 'probot';
 import type { AppOptions } from '../../src/app.js';
 import { octokitFromEnv, serverApp } from '../../src/server.js';
 import { closeNetwork, FakeGitHub, openNetwork } from './fake-github.js';
-import { freePort } from './fleet.js';
+import { freePort, nameRepository } from './fleet.js';
 import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './github.js';
 import type { GitHubServer, ServerPull, ServerRepo } from './github-server.js';
 
@@ -131,18 +131,39 @@ export function pullRequestPayload(
   const payload = structuredClone(examples.get(kind));
   payload.action = action;
   payload.number = pull.number;
-  payload.installation = { id: 4242 };
-  Object.assign(payload.repository, {
-    id: repo.id,
-    name: repo.name,
-    full_name: `${repo.owner}/${repo.name}`,
-    clone_url: repo.bare,
-  });
-  payload.repository.owner.login = repo.owner;
+  nameRepository(payload, repo);
   Object.assign(payload.pull_request, { number: pull.number, draft: false, title: `Add p${pull.number}` });
   payload.pull_request.user.login = pull.author;
   payload.pull_request.head.sha = sha;
   // An edit of the title only (the base stays): no new checks are asked for.
   if (action === 'edited') payload.changes = { title: { from: `p${pull.number}` } };
+  return payload;
+}
+
+/**
+ * A push delivery: `ref` (main unless said) moved from `before` to `after`, in the repository
+ * of the fake GitHub API server (`repo`) or, for the nock fake, cloned from the bare `origin`.
+ */
+export function pushPayload(
+  origin: string | ServerRepo,
+  before: string,
+  after: string,
+  ref = 'refs/heads/main',
+): Payload {
+  const payload = webhookExample('push');
+  Object.assign(payload, { ref, before, after, deleted: false, installation: { id: 4242 } });
+  payload.repository.default_branch = 'main';
+  if (typeof origin === 'string') payload.repository.clone_url = origin;
+  else nameRepository(payload, origin);
+  return payload;
+}
+
+/** A check_run delivery: "Re-run" on the App's check `name` at `sha` of the repository cloned from `bare`. */
+export function checkRunRerunPayload(bare: string, name: string, sha: string): Payload {
+  const payload = webhookExample('check_run', 'rerequested');
+  payload.installation = { id: 4242 };
+  payload.repository = { ...webhookExample('push').repository, clone_url: bare, default_branch: 'main' };
+  payload.check_run.name = name;
+  payload.check_run.head_sha = sha;
   return payload;
 }

@@ -5,16 +5,9 @@ import { csvMetadata } from '../../src/catalog/templates/migrate.js';
 import type { JsonObject } from '../../src/catalog/templates/write.js';
 import { goMarshal } from '../../src/publish/bundle-render.js';
 import { createTar, gzipFixed, type TarEntry } from '../../src/publish/tar.js';
-import {
-  blob,
-  OCI_CONFIG,
-  OCI_INDEX,
-  OCI_LAYER_GZIP,
-  OCI_MANIFEST,
-  sha256,
-  type Blob,
-} from '../../src/publish/oci.js';
+import { blob, OCI_CONFIG, OCI_LAYER_GZIP, sha256, type Blob } from '../../src/publish/oci.js';
 import type { RegistryClient, RepoRef } from '../../src/publish/registry.js';
+import { indexBlob, jsonBlob, manifestBlob } from './registry.js';
 
 export type Files = Record<string, string | Buffer>;
 
@@ -47,27 +40,15 @@ export interface ImageSpec {
 async function imageBlobs(spec: ImageSpec): Promise<{ blobs: Blob[]; manifest: Blob }> {
   const tars = spec.layers.map((files) => createTar(entries(files)));
   const layers = await Promise.all(tars.map(async (t) => blob(OCI_LAYER_GZIP, await gzipFixed(t))));
-  const config = blob(
-    OCI_CONFIG,
-    Buffer.from(
-      JSON.stringify({
-        architecture: spec.architecture ?? 'amd64',
-        os: 'linux',
-        config: { Labels: spec.labels ?? {} },
-        rootfs: { type: 'layers', diff_ids: tars.map((t) => sha256(t)) },
-      }),
-    ),
-  );
-  const manifest = blob(
-    OCI_MANIFEST,
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: OCI_MANIFEST,
-        config: config.descriptor,
-        layers: layers.map((l) => l.descriptor),
-      }),
-    ),
+  const config = jsonBlob(OCI_CONFIG, {
+    architecture: spec.architecture ?? 'amd64',
+    os: 'linux',
+    config: { Labels: spec.labels ?? {} },
+    rootfs: { type: 'layers', diff_ids: tars.map((t) => sha256(t)) },
+  });
+  const manifest = manifestBlob(
+    config.descriptor,
+    layers.map((l) => l.descriptor),
   );
   return { blobs: [...layers, config], manifest };
 }
@@ -101,21 +82,16 @@ export async function pushImage(
     return client.putManifest(ref, ref.tag, m.descriptor.mediaType, m.data);
   }
   for (const img of built)
-    await client.putManifest(ref, img.manifest.descriptor.digest, OCI_MANIFEST, img.manifest.data);
-  const index = blob(
-    OCI_INDEX,
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: OCI_INDEX,
-        manifests: built.map((img, i) => ({
-          ...img.manifest.descriptor,
-          platform: { architecture: specs[i]!.architecture ?? 'amd64', os: 'linux' },
-        })),
-      }),
-    ),
+    await client.putManifest(
+      ref,
+      img.manifest.descriptor.digest,
+      img.manifest.descriptor.mediaType,
+      img.manifest.data,
+    );
+  const index = indexBlob(
+    built.map((img, i) => ({ manifest: img.manifest, architecture: specs[i]!.architecture ?? 'amd64' })),
   );
-  return client.putManifest(ref, ref.tag, OCI_INDEX, index.data);
+  return client.putManifest(ref, ref.tag, index.descriptor.mediaType, index.data);
 }
 
 /** Push a bundle image holding these files (paths under manifests/ and metadata/). */
@@ -129,6 +105,14 @@ export function pushBundle(
 }
 
 // ---- rebuilding bundle images from rendered FBC
+
+// The fields of olm.csv.metadata a CSV's spec holds under the same name, in the CSV's order;
+// the text ones are kept when defined (an empty description too), the others when set.
+const SAME_NAME_SPEC_FIELDS =
+  'description displayName installModes keywords links maintainers maturity minKubeVersion nativeAPIs provider'.split(
+    ' ',
+  );
+const TEXT_SPEC_FIELDS = new Set(['description', 'displayName', 'maturity', 'minKubeVersion']);
 
 const STANDARD = new Set([
   'olm.package',
@@ -210,16 +194,11 @@ export function bundleFilesFromBlob(b: JsonObject, icon?: JsonObject): Files {
       ...(pkg.release ? { release: pkg.release } : {}),
       ...(meta.apiServiceDefinitions ? { apiservicedefinitions: meta.apiServiceDefinitions } : {}),
       ...(meta.crdDescriptions ? { customresourcedefinitions: meta.crdDescriptions } : {}),
-      ...(meta.description !== undefined ? { description: meta.description } : {}),
-      ...(meta.displayName !== undefined ? { displayName: meta.displayName } : {}),
-      ...(meta.installModes ? { installModes: meta.installModes } : {}),
-      ...(meta.keywords ? { keywords: meta.keywords } : {}),
-      ...(meta.links ? { links: meta.links } : {}),
-      ...(meta.maintainers ? { maintainers: meta.maintainers } : {}),
-      ...(meta.maturity !== undefined ? { maturity: meta.maturity } : {}),
-      ...(meta.minKubeVersion !== undefined ? { minKubeVersion: meta.minKubeVersion } : {}),
-      ...(meta.nativeAPIs ? { nativeAPIs: meta.nativeAPIs } : {}),
-      ...(meta.provider ? { provider: meta.provider } : {}),
+      ...Object.fromEntries(
+        SAME_NAME_SPEC_FIELDS.filter((f) => (TEXT_SPEC_FIELDS.has(f) ? meta[f] !== undefined : meta[f])).map(
+          (f) => [f, meta[f]],
+        ),
+      ),
       ...(related.length > 0 ? { relatedImages: related } : {}),
       ...(icon ? { icon: [icon] } : {}),
     },

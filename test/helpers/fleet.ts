@@ -5,12 +5,13 @@
 // @octokit/webhooks-examples. Used by test/replicas.test.ts and bench/load.mjs (which
 // transpiles this file and github-server.ts; keep imports to node: and ./github-server.js).
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { privateKey } from './github.js';
 import { GitHubServer, type ServerCheckRun, type ServerPull, type ServerRepo } from './github-server.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -243,18 +244,6 @@ function example(name: string, action: string): Record<string, unknown> {
   return structuredClone(found) as Record<string, unknown>;
 }
 
-// The App's key, made once per process: an RSA key takes up to seconds on a busy machine, and
-// every fleet's replicas may share one (each fleet has its own fake GitHub).
-let appKey: string | undefined;
-function fleetKey(): string {
-  appKey ??= generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  }).privateKey;
-  return appKey;
-}
-
 export interface DeliveryResult {
   status: number;
   ms: number;
@@ -279,7 +268,9 @@ export class Fleet {
     readonly redis: RedisServer,
     readonly options: FleetOptions,
   ) {
-    this.#privateKey = fleetKey();
+    // The test key, made once per process (an RSA key takes seconds on a busy machine): every
+    // fleet's replicas may share it, each fleet has its own fake GitHub.
+    this.#privateKey = privateKey();
   }
 
   static async start(options: FleetOptions): Promise<Fleet> {
@@ -449,14 +440,7 @@ export class Fleet {
     const { repo, pull } = pr;
     payload.action = k === 0 ? 'opened' : 'synchronize';
     payload.number = pull.number;
-    payload.installation = { id: 4242 };
-    Object.assign(payload.repository, {
-      id: repo.id,
-      name: repo.name,
-      full_name: `${repo.owner}/${repo.name}`,
-      clone_url: repo.bare,
-    });
-    payload.repository.owner.login = repo.owner;
+    nameRepository(payload, repo);
     Object.assign(payload.pull_request, { number: pull.number, draft: false });
     payload.pull_request.user.login = pull.author;
     payload.pull_request.head.sha = pr.heads[k];
@@ -561,4 +545,27 @@ export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/**
+ * Point a delivery at `repo` of the fake GitHub API server (its id, names and bare clone),
+ * from installation 4242, the one the fake answers.
+ */
+export function nameRepository(
+  payload: {
+    installation?: unknown;
+    repository: Record<string, unknown> & { owner: Record<string, unknown> };
+  },
+  repo: ServerRepo,
+): void {
+  const fullName = `${repo.owner}/${repo.name}`;
+  payload.installation = { id: 4242 };
+  Object.assign(payload.repository, {
+    id: repo.id,
+    name: repo.name,
+    full_name: fullName,
+    html_url: `https://github.com/${fullName}`,
+    clone_url: repo.bare,
+  });
+  payload.repository.owner.login = repo.owner;
 }

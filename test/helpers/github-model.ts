@@ -229,6 +229,21 @@ export interface ModelOptions {
 
 const notFound: Reply = [404, { message: 'Not Found', documentation_url: DOCS }];
 
+/**
+ * The merge commit GitHub writes: `head` merged onto `parent`, by GitHub, in the repository
+ * `git` runs in. Throws when they conflict (git merge-tree fails).
+ */
+export function githubMergeCommit(
+  git: (...args: string[]) => string,
+  parent: string,
+  head: string,
+  message: string,
+): string {
+  const tree = git('merge-tree', '--write-tree', parent, head).split('\n')[0]!;
+  const identity = ['-c', 'user.name=GitHub', '-c', 'user.email=noreply@github.com'];
+  return git(...identity, 'commit-tree', tree, '-p', parent, '-p', head, '-m', message);
+}
+
 export class GitHubModel {
   readonly slug: string;
   readonly repos = new Map<string, ModelRepo>();
@@ -347,22 +362,7 @@ export class GitHubModel {
   /** What GitHub does on a merge: `head` merged into branch `base` (a merge commit); returns it. */
   mergeForReal(repo: ModelRepo, base: string, head: string, message = 'merge'): string {
     const from = this.branch(repo, base);
-    const tree = this.git(repo, 'merge-tree', '--write-tree', from, head).split('\n')[0]!;
-    const commit = this.git(
-      repo,
-      '-c',
-      'user.name=GitHub',
-      '-c',
-      'user.email=noreply@github.com',
-      'commit-tree',
-      tree,
-      '-p',
-      from,
-      '-p',
-      head,
-      '-m',
-      message,
-    );
+    const commit = githubMergeCommit((...args) => this.git(repo, ...args), from, head, message);
     this.updateRef(repo, `refs/heads/${base}`, commit, from);
     return commit;
   }

@@ -17,6 +17,7 @@
 //   again without it. A `dequeuePullRequest` does the same.
 // One model, used by the fakes: they answer the HTTP side, this keeps the queue.
 import { webhookExample, type Payload } from './github.js';
+import { githubMergeCommit } from './github-model.js';
 
 /** What the model needs of the fake it lives in. */
 export interface QueueHost {
@@ -196,26 +197,13 @@ export class MergeQueueModel {
   /** Pull request `number` merged onto `parent` as GitHub's merge commit; undefined on a conflict. */
   #build(number: number, parent: string): QueueGroup | undefined {
     const pull = this.host.pull(number)!;
-    let tree: string;
+    const message = `Merge pull request #${number} from Codertocat/${pull.headRef}\n\n${pull.title}`;
+    let head: string;
     try {
-      tree = this.host.git('merge-tree', '--write-tree', parent, pull.head).split('\n')[0]!;
+      head = githubMergeCommit((...args) => this.host.git(...args), parent, pull.head, message);
     } catch {
-      return undefined;
+      return undefined; // they conflict
     }
-    const head = this.host.git(
-      '-c',
-      'user.name=GitHub',
-      '-c',
-      'user.email=noreply@github.com',
-      'commit-tree',
-      tree,
-      '-p',
-      parent,
-      '-p',
-      pull.head,
-      '-m',
-      `Merge pull request #${number} from Codertocat/${pull.headRef}\n\n${pull.title}`,
-    );
     const base = this.#tip();
     const branch = `gh-readonly-queue/${this.base}/pr-${number}-${base}`;
     this.host.git('update-ref', `refs/heads/${branch}`, head);

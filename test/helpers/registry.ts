@@ -20,6 +20,7 @@ import {
   OCI_MANIFEST,
   sha256,
   type Blob,
+  type Descriptor,
 } from '../../src/publish/oci.js';
 import type { RegistryClient, RepoRef } from '../../src/publish/registry.js';
 
@@ -267,6 +268,34 @@ export interface TestBase {
   platforms: { architecture: string; files: Record<string, string> }[];
 }
 
+/** A blob of `mediaType` holding `value` as JSON (configs, manifests, indexes). */
+export function jsonBlob(mediaType: string, value: unknown): Blob {
+  return blob(mediaType, Buffer.from(JSON.stringify(value)));
+}
+
+/** An image manifest (OCI unless `mediaType` says Docker v2) naming `config` and `layers`. */
+export function manifestBlob(
+  config: Descriptor,
+  layers: Descriptor[],
+  annotations: Record<string, string> = {},
+  mediaType: string = OCI_MANIFEST,
+): Blob {
+  const extra = Object.keys(annotations).length ? { annotations } : {};
+  return jsonBlob(mediaType, { schemaVersion: 2, mediaType, config, layers, ...extra });
+}
+
+/** An OCI index of linux images, one manifest per architecture. */
+export function indexBlob(images: { manifest: Blob; architecture: string }[]): Blob {
+  return jsonBlob(OCI_INDEX, {
+    schemaVersion: 2,
+    mediaType: OCI_INDEX,
+    manifests: images.map(({ manifest, architecture }) => ({
+      ...manifest.descriptor,
+      platform: { architecture, os: 'linux' },
+    })),
+  });
+}
+
 async function platformImage(
   architecture: string,
   docker: boolean,
@@ -282,29 +311,18 @@ async function platformImage(
     { path: 'etc/base-release', type: 'file', data: Buffer.from(files['etc/base-release']) },
   ]);
   const layer = blob(docker ? DOCKER_LAYER_GZIP : OCI_LAYER_GZIP, await gzipFixed(tar));
-  const config = blob(
-    docker ? DOCKER_CONFIG : OCI_CONFIG,
-    Buffer.from(
-      JSON.stringify({
-        architecture,
-        os: 'linux',
-        config: { Env: ['PATH=/bin'], Labels: { 'base.label': 'kept' }, User: '1001' },
-        rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
-        history: [{ created: '2020-01-01T00:00:00Z', created_by: 'test base' }],
-      }),
-    ),
-  );
-  const manifestType = docker ? DOCKER_MANIFEST : OCI_MANIFEST;
-  const manifest = blob(
-    manifestType,
-    Buffer.from(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: manifestType,
-        config: config.descriptor,
-        layers: [layer.descriptor],
-      }),
-    ),
+  const config = jsonBlob(docker ? DOCKER_CONFIG : OCI_CONFIG, {
+    architecture,
+    os: 'linux',
+    config: { Env: ['PATH=/bin'], Labels: { 'base.label': 'kept' }, User: '1001' },
+    rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
+    history: [{ created: '2020-01-01T00:00:00Z', created_by: 'test base' }],
+  });
+  const manifest = manifestBlob(
+    config.descriptor,
+    [layer.descriptor],
+    {},
+    docker ? DOCKER_MANIFEST : OCI_MANIFEST,
   );
   return { blobs: [layer, config], manifest, files };
 }
@@ -334,19 +352,7 @@ export async function pushTestBase(
   if (options.docker) {
     top = images[0]!.manifest;
   } else {
-    top = blob(
-      OCI_INDEX,
-      Buffer.from(
-        JSON.stringify({
-          schemaVersion: 2,
-          mediaType: OCI_INDEX,
-          manifests: images.map((img, i) => ({
-            ...img.manifest.descriptor,
-            platform: { architecture: arches[i], os: 'linux' },
-          })),
-        }),
-      ),
-    );
+    top = indexBlob(images.map((img, i) => ({ manifest: img.manifest, architecture: arches[i]! })));
   }
   const digest = await client.putManifest(ref, ref.tag, top.descriptor.mediaType, top.data);
   return {
@@ -369,6 +375,18 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
       },
     );
   });
+}
+
+/** `skopeo inspect` (with `flags`, say `--raw` or `--config`) of a plain-HTTP registry image, as `authFile` allows. */
+export function skopeoInspect(image: string, authFile: string, ...flags: string[]): Promise<string> {
+  return run('skopeo', [
+    'inspect',
+    ...flags,
+    '--tls-verify=false',
+    '--authfile',
+    authFile,
+    `docker://${image}`,
+  ]);
 }
 
 /** `skopeo copy` one platform of a plain-HTTP registry image into an OCI layout, then `umoci unpack` it. */
