@@ -61,8 +61,8 @@ export default defineConfig({
     projects: (Object.keys(LAYERS) as Layer[]).flatMap((layer) => {
       if (layer !== 'unit') return [{ extends: true, test: { name: layer, include: filesOf(layer) } }];
       // The unit files share a module registry per worker: the core and vitest's own modules
-      // are imported once per worker, not once per file. The files that mock a module keep
-      // one of their own, as a project `unit-isolated` of the same layer.
+      // are imported once per worker, not once per file. The files that mock a module or
+      // measure memory keep one of their own, as a project `unit-isolated` of the same layer.
       const isolated = new Set<string>(ISOLATED_UNIT.map((name) => `test/${name}.test.ts`));
       const files = filesOf('unit');
       return [

@@ -71,8 +71,9 @@ const projects: Project[] = (config.test?.projects ?? []).map((p) => {
 });
 // A layer may be several projects: `unit` and `unit-isolated` (test/layers.ts, ISOLATED_UNIT).
 const layerOf = (project: string): Layer => project.replace(/-isolated$/, '') as Layer;
-// A `unit` file that replaces a module: sharing a module registry, it would replace it for others.
-const MOCKS = /\bvi\.(mock|doMock|unmock)\(/;
+// A `unit` file that replaces a module (sharing a module registry, it would replace it for
+// others) or measures the process's memory (what earlier files left behind would count).
+const NEEDS_OWN_REGISTRY = /\bvi\.(mock|doMock|unmock)\(|process\.memoryUsage\(/;
 
 describe('the layers of the suite', () => {
   const files = [...testFiles('test'), ...testFiles('src')].sort();
@@ -81,11 +82,11 @@ describe('the layers of the suite', () => {
     expect([...new Set(projects.map((p) => layerOf(p.name)))]).toEqual(ORDER);
   });
 
-  it('give a unit file that mocks a module a module registry of its own', () => {
+  it('give a unit file that mocks a module or measures memory a module registry of its own', () => {
     const shared = projects.find((p) => p.name === 'unit')!.include;
     const isolated = projects.find((p) => p.name === 'unit-isolated')!.include;
     const mocking = [...shared, ...isolated].filter((file) =>
-      MOCKS.test(readFileSync(join(ROOT, file), 'utf8')),
+      NEEDS_OWN_REGISTRY.test(readFileSync(join(ROOT, file), 'utf8')),
     );
     expect(mocking.length).toBeGreaterThan(0);
     expect(shared.filter((file) => mocking.includes(file))).toEqual([]);

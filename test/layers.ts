@@ -167,12 +167,16 @@ export const LAYERS = {
 export type Layer = keyof typeof LAYERS;
 
 /**
- * The `unit` files that replace a module (`vi.mock`): they run in a module registry of their
- * own. The other `unit` files share one per worker (vitest's `isolate: false`), so the core
- * is imported once per worker instead of once per file (README, "Testing");
- * test/layers.test.ts fails on a `unit` file that mocks a module and is not listed here.
+ * The `unit` files that replace a module (`vi.mock`) or measure the process's memory: they
+ * run in a module registry of their own. The other `unit` files share one per worker
+ * (vitest's `isolate: false`), so the core is imported once per worker instead of once per
+ * file (README, "Testing"); test/layers.test.ts fails on a `unit` file that mocks a module
+ * or reads `process.memoryUsage()` and is not listed here.
  */
-export const ISOLATED_UNIT = ['bundle-bounds'] as const satisfies readonly (typeof LAYERS)['unit'][number][];
+export const ISOLATED_UNIT = [
+  'bundle-bounds',
+  'indexignore-size',
+] as const satisfies readonly (typeof LAYERS)['unit'][number][];
 
 /** A layer's test files, as paths from the project root. */
 export const filesOf = (layer: Layer): string[] => LAYERS[layer].map((name) => `test/${name}.test.ts`);
