@@ -7,13 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { checkBundle } from '../src/checks/bundle.js';
 import { BUNDLE_RULES, type BundleSuite } from '../src/checks/bundle-rules/index.js';
-import { parseWaivers, waiverFor } from '../src/checks/bundle-rules/waivers.js';
+import { parseWaivers, waiverFor, type Waiver } from '../src/checks/bundle-rules/waivers.js';
 import { bundleFiles, cleanBundle, withoutFbc, type BundleParts } from './helpers/bundle-fixture.js';
 
 interface Options {
   others?: BundleParts[];
   suites?: BundleSuite[];
   organization?: string;
+  /** The bundle's files when a test writes them past what BundleParts holds (default: bundleFiles(parts)). */
+  files?: ReturnType<typeof bundleFiles>;
+  waivers?: readonly Waiver[];
 }
 
 function findings(parts: BundleParts, options: Options = {}) {
@@ -21,7 +24,7 @@ function findings(parts: BundleParts, options: Options = {}) {
     dir: `operators/${parts.package}/${parts.version}`,
     package: parts.package,
     version: parts.version,
-    files: bundleFiles(parts),
+    files: options.files ?? bundleFiles(parts),
     baseCiYaml: stringify(parts.ci),
     suites: options.suites ?? ['community'],
     otherBundles: (options.others ?? []).map((b) => ({
@@ -30,6 +33,7 @@ function findings(parts: BundleParts, options: Options = {}) {
       annotations: b.annotations,
     })),
     ...(options.organization ? { organization: options.organization } : {}),
+    ...(options.waivers ? { waivers: options.waivers } : {}),
   });
 }
 
@@ -45,6 +49,10 @@ const change = (
   edit(b);
   return b;
 };
+
+/** The clean bundle with one more manifest, `file` holding `manifest`. */
+const withManifest = (file: string, manifest: Record<string, unknown>): BundleParts =>
+  change((b) => (b.extra[file] = manifest));
 
 const older = (version: string, edit?: (b: BundleParts) => void, fbc = false): BundleParts => {
   const b = fbc ? cleanBundle(version) : withoutFbc(cleanBundle(version));
@@ -265,14 +273,11 @@ const cases: Case[] = [
   {
     name: "a ServiceAccount manifest the CSV's deployment names",
     bundle: () =>
-      change(
-        (b) =>
-          (b.extra['sa.yaml'] = {
-            apiVersion: 'v1',
-            kind: 'ServiceAccount',
-            metadata: { name: 'demo-operator' },
-          }),
-      ),
+      withManifest('sa.yaml', {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'demo-operator' },
+      }),
     expected: ['B-SERVICE-ACCOUNT:error'],
     upstream: 'operator-sdk:BundleValidator',
   },
@@ -285,15 +290,12 @@ const cases: Case[] = [
   {
     name: 'a bundle over 1 MiB compressed',
     bundle: () =>
-      change(
-        (b) =>
-          (b.extra['blob.yaml'] = {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: 'blob' },
-            data: { blob: randomBytes(1_100_000).toString('base64') },
-          }),
-      ),
+      withManifest('blob.yaml', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'blob' },
+        data: { blob: randomBytes(1_100_000).toString('base64') },
+      }),
     expected: ['B-COMPRESSED-SIZE:error'],
     upstream: 'operator-sdk:BundleValidator',
   },
@@ -375,15 +377,12 @@ const cases: Case[] = [
   {
     name: 'a NetworkPolicy',
     bundle: () =>
-      change(
-        (b) =>
-          (b.extra['netpol.yaml'] = {
-            apiVersion: 'networking.k8s.io/v1',
-            kind: 'NetworkPolicy',
-            metadata: { name: 'deny' },
-            spec: { podSelector: {} },
-          }),
-      ),
+      withManifest('netpol.yaml', {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'deny' },
+        spec: { podSelector: {} },
+      }),
     expected: ['B-NETWORK-POLICY:error'],
     upstream: 'operator-pipelines:check_network_policy_presence',
   },
@@ -626,16 +625,7 @@ describe("the repository's waivers (config.yaml tests ignore_operators)", () => 
       b.annotations['operators.operatorframework.io.bundle.channels.v1'] = 'alpha';
       b.annotations['operators.operatorframework.io.bundle.channel.default.v1'] = 'alpha';
     });
-  const run = (tests: unknown) =>
-    checkBundle({
-      dir: 'operators/demo-operator/1.0.0',
-      package: 'demo-operator',
-      version: '1.0.0',
-      files: bundleFiles(trips()),
-      baseCiYaml: stringify(cleanBundle().ci),
-      suites: ['community'],
-      waivers: parseWaivers({ tests }).waivers,
-    });
+  const run = (tests: unknown) => findings(trips(), { waivers: parseWaivers({ tests }).waivers });
 
   it('turn a finding of a waived static test into a notice that names the waiver, as re.match reads it', () => {
     const got = run([{ name: 'check_required_fields', ignore_operators: ['^ack-.*', 'demo-'] }]);
@@ -750,14 +740,7 @@ describe('hostile layout', () => {
     expect(text.length).toBeGreaterThan(1_500_000);
     files.set('manifests/crd-0.yaml', Buffer.from(text));
     const started = Date.now();
-    const got = checkBundle({
-      dir: 'operators/demo-operator/1.0.0',
-      package: 'demo-operator',
-      version: '1.0.0',
-      files,
-      baseCiYaml: stringify(b.ci),
-      suites: ['community'],
-    });
+    const got = findings(b, { files });
     expect(Date.now() - started).toBeLessThan(15_000);
     const problems = got.filter((f) => f.rule === 'B-CRD-DEFINITION');
     expect(problems.length).toBe(20);
@@ -773,14 +756,7 @@ describe('hostile layout', () => {
     const path = 'manifests/demo-operator.clusterserviceversion.yaml';
     files.set(path, Buffer.from('\n'.repeat(1_000_000) + files.get(path)!.toString('utf8')));
     const started = Date.now();
-    const got = checkBundle({
-      dir: 'operators/demo-operator/1.0.0',
-      package: 'demo-operator',
-      version: '1.0.0',
-      files,
-      baseCiYaml: stringify(b.ci),
-      suites: ['community'],
-    });
+    const got = findings(b, { files });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(verdicts(got)).toEqual(['B-ICON:warning', 'B-REQUIRED-FIELDS:error', 'B-REQUIRED-FIELDS:warning']);
     expect(got.find((f) => f.rule === 'B-ICON')!.line).toBeGreaterThan(1_000_000);

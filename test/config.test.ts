@@ -18,6 +18,19 @@ function problem(text: string): ConfigProblem {
   return problems[0] as ConfigProblem;
 }
 
+/**
+ * Each text has exactly one problem, written `line:column [key] message` (all four fields, nothing
+ * else), so a test lists its cases one row each.
+ */
+function expectSingleProblems(cases: [text: string, problemLine: string][]): void {
+  const got = cases.map(([text]) => {
+    const { key, message, line, column, ...others } = problem(text);
+    expect(others).toEqual({});
+    return `${line}:${column} [${key}] ${message}`;
+  });
+  expect(got).toEqual(cases.map(([, problemLine]) => problemLine));
+}
+
 // The example of design.md, Repository contract.
 const DESIGN_EXAMPLE = `catalogs: [catalogs/*]      # globs of FBC roots; each matching directory is one catalog
 maintainers: [alice, my-org/catalog-admins]   # users and org/team; may change anything
@@ -105,18 +118,12 @@ describe('a valid config', () => {
           ],
           baseImage: 'quay.io/operator-framework/opm:latest',
         },
-        dependencies: { externalProviders: { gvks: [], packages: [] } },
-        images: { allowedRegistries: [], unverifiableRegistries: [] },
-        templates: [],
-        bundles: {
-          path: 'operators/{package}/{version}',
-          imageTemplate: 'quay.io/community-operator-pipeline-prod/{package}:{version}',
-          pushImages: false,
-          renderer: { opmVersion: 'v1.46.0', csvMetadataFrom: 'v4.17' },
-          release: 'push',
-          suites: [],
-        },
-        ocp: { bundleObjectForbiddenFrom: 'v4.17', kubernetesVersions: [] },
+        // The sections the example leaves out are the defaults (checked key by key above).
+        dependencies: DEFAULT_CONFIG.dependencies,
+        images: DEFAULT_CONFIG.images,
+        templates: DEFAULT_CONFIG.templates,
+        bundles: DEFAULT_CONFIG.bundles,
+        ocp: DEFAULT_CONFIG.ocp,
       },
       problems: [],
     });
@@ -203,57 +210,45 @@ describe('a valid config', () => {
 
 describe('problems, each with key, line and column', () => {
   it('unknown top-level key, with a suggestion', () => {
-    expect(problem('automerge: {}\ncatalog: [a/*]\n')).toEqual({
-      key: 'catalog',
-      message: 'catalog: unknown key (did you mean catalogs?)',
-      line: 2,
-      column: 1,
-    });
-    expect(problem('# settings\n  \ncolour: blue\n')).toEqual({
-      key: 'colour',
-      message: 'colour: unknown key',
-      line: 3,
-      column: 1,
-    });
+    expectSingleProblems([
+      ['automerge: {}\ncatalog: [a/*]\n', '2:1 [catalog] catalog: unknown key (did you mean catalogs?)'],
+      ['# settings\n  \ncolour: blue\n', '3:1 [colour] colour: unknown key'],
+    ]);
   });
 
   it('a nested key at the top level points to its section', () => {
-    expect(problem('method: squash\n')).toEqual({
-      key: 'method',
-      message: 'method: unknown key (did you mean automerge.method?)',
-      line: 1,
-      column: 1,
-    });
+    expectSingleProblems([
+      ['method: squash\n', '1:1 [method] method: unknown key (did you mean automerge.method?)'],
+    ]);
   });
 
   it('unknown nested key, with a suggestion by edit distance', () => {
-    expect(problem('ownership:\n  ownersFiles: true\n  newPackage: anyone\n')).toEqual({
-      key: 'ownership.newPackage',
-      message: 'ownership.newPackage: unknown key (did you mean newPackages?)',
-      line: 3,
-      column: 3,
-    });
+    expectSingleProblems([
+      [
+        'ownership:\n  ownersFiles: true\n  newPackage: anyone\n',
+        '3:3 [ownership.newPackage] ownership.newPackage: unknown key (did you mean newPackages?)',
+      ],
+    ]);
     expect(problem('automerge:\n    auto_merge: true\n').message).toBe('automerge.auto_merge: unknown key');
-    expect(problem('publish: {base-image: x}\n')).toMatchObject({
-      message: 'publish.base-image: unknown key (did you mean baseImage?)',
-      line: 1,
-      column: 11,
-    });
+    expectSingleProblems([
+      [
+        'publish: {base-image: x}\n',
+        '1:11 [publish.base-image] publish.base-image: unknown key (did you mean baseImage?)',
+      ],
+    ]);
   });
 
   it('wrong enum value', () => {
-    expect(problem('automerge:\n  enabled: true\n  method: fast-forward\n')).toEqual({
-      key: 'automerge.method',
-      message: 'automerge.method: must be one of merge, squash, rebase (got "fast-forward")',
-      line: 3,
-      column: 11,
-    });
-    expect(problem('ownership: {newPackages: everyone}\n')).toEqual({
-      key: 'ownership.newPackages',
-      message: 'ownership.newPackages: must be one of maintainers, anyone (got "everyone")',
-      line: 1,
-      column: 26,
-    });
+    expectSingleProblems([
+      [
+        'automerge:\n  enabled: true\n  method: fast-forward\n',
+        '3:11 [automerge.method] automerge.method: must be one of merge, squash, rebase (got "fast-forward")',
+      ],
+      [
+        'ownership: {newPackages: everyone}\n',
+        '1:26 [ownership.newPackages] ownership.newPackages: must be one of maintainers, anyone (got "everyone")',
+      ],
+    ]);
   });
 
   it('automerge.batch: on with a maximum, off by default, and a maximum out of range is named with its range', () => {
@@ -266,12 +261,12 @@ describe('problems, each with key, line and column', () => {
       enabled: false,
       max: 8,
     });
-    expect(problem('automerge:\n  batch:\n    max: 1\n')).toEqual({
-      key: 'automerge.batch.max',
-      message: 'automerge.batch.max: must be a whole number from 2 to 20 (got 1)',
-      line: 3,
-      column: 10,
-    });
+    expectSingleProblems([
+      [
+        'automerge:\n  batch:\n    max: 1\n',
+        '3:10 [automerge.batch.max] automerge.batch.max: must be a whole number from 2 to 20 (got 1)',
+      ],
+    ]);
     expect(problem('automerge:\n  batch: {enabled: true, max: 2.5}\n').message).toBe(
       'automerge.batch.max: must be a whole number (got 2.5)',
     );
@@ -282,38 +277,31 @@ describe('problems, each with key, line and column', () => {
 
   it('wrong type', () => {
     // YAML 1.2: `yes` is a string, not a boolean.
-    expect(problem('automerge:\n  enabled: yes\n')).toEqual({
-      key: 'automerge.enabled',
-      message: 'automerge.enabled: must be true or false (got "yes")',
-      line: 2,
-      column: 12,
-    });
-    expect(problem('ownership: [a]\n')).toEqual({
-      key: 'ownership',
-      message: 'ownership: must be a mapping of keys (got a list)',
-      line: 1,
-      column: 12,
-    });
-    expect(problem('publish:\n  baseImage: 3\n')).toMatchObject({
-      message: 'publish.baseImage: must be a string (got 3)',
-      line: 2,
-      column: 14,
-    });
+    expectSingleProblems([
+      [
+        'automerge:\n  enabled: yes\n',
+        '2:12 [automerge.enabled] automerge.enabled: must be true or false (got "yes")',
+      ],
+      ['ownership: [a]\n', '1:12 [ownership] ownership: must be a mapping of keys (got a list)'],
+    ]);
+    expectSingleProblems([
+      ['publish:\n  baseImage: 3\n', '2:14 [publish.baseImage] publish.baseImage: must be a string (got 3)'],
+    ]);
   });
 
   it('an empty value points at its key', () => {
-    expect(problem('ownership:\nautomerge: {}\n')).toEqual({
-      key: 'ownership',
-      message: 'ownership: must be a mapping of keys (got an empty value)',
-      line: 1,
-      column: 1,
-    });
-    expect(problem('automerge:\n  method:\n')).toMatchObject({
-      key: 'automerge.method',
-      message: 'automerge.method: must be one of merge, squash, rebase (got an empty value)',
-      line: 2,
-      column: 3,
-    });
+    expectSingleProblems([
+      [
+        'ownership:\nautomerge: {}\n',
+        '1:1 [ownership] ownership: must be a mapping of keys (got an empty value)',
+      ],
+    ]);
+    expectSingleProblems([
+      [
+        'automerge:\n  method:\n',
+        '2:3 [automerge.method] automerge.method: must be one of merge, squash, rebase (got an empty value)',
+      ],
+    ]);
   });
 
   it('globs that are not strings, or not a list', () => {
@@ -328,46 +316,45 @@ describe('problems, each with key, line and column', () => {
         column: 5,
       },
     ]);
-    expect(problem('catalogs: catalogs/*\n')).toEqual({
-      key: 'catalogs',
-      message: 'catalogs: must be a list of globs, like [catalogs/*] (got "catalogs/*")',
-      line: 1,
-      column: 11,
-    });
+    expectSingleProblems([
+      [
+        'catalogs: catalogs/*\n',
+        '1:11 [catalogs] catalogs: must be a list of globs, like [catalogs/*] (got "catalogs/*")',
+      ],
+    ]);
     expect(problem('catalogs: []\n')).toMatchObject({
       message: 'catalogs: must list at least one glob (with none, no catalog would be checked)',
     });
-    expect(problem('catalogs: [catalogs/*, ../other/*]\n')).toEqual({
-      key: 'catalogs[1]',
-      message:
-        'catalogs[1]: must be a glob relative to the repository root, like catalogs/* (got "../other/*")',
-      line: 1,
-      column: 24,
-    });
+    expectSingleProblems([
+      [
+        'catalogs: [catalogs/*, ../other/*]\n',
+        '1:24 [catalogs[1]] catalogs[1]: must be a glob relative to the repository root, like catalogs/* (got "../other/*")',
+      ],
+    ]);
   });
 
   it('maintainers, packageOwners and image references', () => {
-    expect(problem('maintainers: [alice, "@bob"]\n')).toEqual({
-      key: 'maintainers[1]',
-      message: 'maintainers[1]: must be a GitHub user or org/team without the "@" (got "@bob")',
-      line: 1,
-      column: 22,
-    });
+    expectSingleProblems([
+      [
+        'maintainers: [alice, "@bob"]\n',
+        '1:22 [maintainers[1]] maintainers[1]: must be a GitHub user or org/team without the "@" (got "@bob")',
+      ],
+    ]);
     expect(problem('ownership:\n  packageOwners: operators/ci.yaml\n').message).toBe(
       'ownership.packageOwners: must contain {package}, like operators/{package}/ci.yaml (got "operators/ci.yaml")',
     );
-    expect(problem('publish:\n  images:\n    - quay.io/acme/catalog:{branch}\n')).toEqual({
-      key: 'publish.images[0]',
-      message:
-        'publish.images[0]: unknown placeholder {branch}; the placeholders are {root} and {sha} (got "quay.io/acme/catalog:{branch}")',
-      line: 3,
-      column: 7,
-    });
-    expect(problem('publish:\n  images: [Quay.io/Acme/catalog:x]\n')).toMatchObject({
-      message: 'publish.images[0]: is not a valid image reference (got "Quay.io/Acme/catalog:x")',
-      line: 2,
-      column: 12,
-    });
+    expectSingleProblems([
+      [
+        'publish:\n  images:\n    - quay.io/acme/catalog:{branch}\n',
+        '3:7 [publish.images[0]] publish.images[0]: unknown placeholder {branch}; the placeholders are {root} and {sha} (got "quay.io/acme/catalog:{branch}")',
+      ],
+    ]);
+    expectSingleProblems([
+      [
+        'publish:\n  images: [Quay.io/Acme/catalog:x]\n',
+        '2:12 [publish.images[0]] publish.images[0]: is not a valid image reference (got "Quay.io/Acme/catalog:x")',
+      ],
+    ]);
     expect(problem(`publish:\n  images: ["quay.io/a/b@sha256:${'a'.repeat(64)}"]\n`).message).toMatch(
       /^publish\.images\[0\]: must be a tag, not a digest/,
     );
@@ -396,55 +383,47 @@ describe('problems, each with key, line and column', () => {
       message: expect.stringMatching(/^YAML syntax error: /),
       line: 2,
     });
-    expect(problem('automerge:\n  enabled: true\n\tmethod: squash\n')).toEqual({
-      key: '',
-      message: 'YAML syntax error: Tabs are not allowed as indentation',
-      line: 3,
-      column: 1,
-    });
-    expect(problem('ownership:\n  ownersFiles: true\n  ownersFiles: false\n')).toEqual({
-      key: 'ownership.ownersFiles',
-      message: 'ownership.ownersFiles: duplicate key',
-      line: 3,
-      column: 3,
-    });
-    expect(problem('catalogs: [a/*]\n---\ncatalogs: [b/*]\n')).toEqual({
-      key: '',
-      message: 'the file must hold one YAML document, but another one starts here',
-      line: 2,
-      column: 1,
-    });
-    expect(problem('catalogs: [a/*]\nmaintainers: *admins\n')).toEqual({
-      key: '',
-      message: 'YAML error: Unresolved alias (the anchor must be set before the alias): admins',
-      line: 2,
-      column: 14,
-    });
+    expectSingleProblems([
+      [
+        'automerge:\n  enabled: true\n\tmethod: squash\n',
+        '3:1 [] YAML syntax error: Tabs are not allowed as indentation',
+      ],
+      [
+        'ownership:\n  ownersFiles: true\n  ownersFiles: false\n',
+        '3:3 [ownership.ownersFiles] ownership.ownersFiles: duplicate key',
+      ],
+      [
+        'catalogs: [a/*]\n---\ncatalogs: [b/*]\n',
+        '2:1 [] the file must hold one YAML document, but another one starts here',
+      ],
+      [
+        'catalogs: [a/*]\nmaintainers: *admins\n',
+        '2:14 [] YAML error: Unresolved alias (the anchor must be set before the alias): admins',
+      ],
+    ]);
   });
 
   it('a document that is not a mapping', () => {
-    expect(problem('# config\n- catalogs/*\n')).toEqual({
-      key: '',
-      message: 'the file must be a mapping of keys (catalogs, maintainers, ...), not a list',
-      line: 2,
-      column: 1,
-    });
-    expect(problem('\ncatalogs/*\n')).toMatchObject({
-      message: 'the file must be a mapping of keys (catalogs, maintainers, ...), not "catalogs/*"',
-      line: 2,
-      column: 1,
-    });
+    expectSingleProblems([
+      [
+        '# config\n- catalogs/*\n',
+        '2:1 [] the file must be a mapping of keys (catalogs, maintainers, ...), not a list',
+      ],
+    ]);
+    expectSingleProblems([
+      [
+        '\ncatalogs/*\n',
+        '2:1 [] the file must be a mapping of keys (catalogs, maintainers, ...), not "catalogs/*"',
+      ],
+    ]);
   });
 
   it('a file over 64 KiB, counted in bytes', () => {
     const comment = (n: number): string => '#'.repeat(n - 1) + '\n';
     expect(parseRepoConfig(comment(64 * 1024)).problems).toEqual([]);
-    expect(problem(comment(64 * 1024 + 1))).toEqual({
-      key: '',
-      message: 'the file is 65537 bytes; the limit is 65536 bytes (64 KiB)',
-      line: 1,
-      column: 1,
-    });
+    expectSingleProblems([
+      [comment(64 * 1024 + 1), '1:1 [] the file is 65537 bytes; the limit is 65536 bytes (64 KiB)'],
+    ]);
     expect(problem('# ' + 'é'.repeat(33_000) + '\n').message).toMatch(/^the file is 66003 bytes/);
   });
 });

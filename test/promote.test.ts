@@ -24,6 +24,20 @@ import { SHARED_DATA } from './helpers/oracle.js';
 const CATALOGS = join(SHARED_DATA, 'real-catalogs');
 const TEMPLATES = join(SHARED_DATA, 'real-templates');
 
+/** Bundle `example.v<version>` as a hand-written YAML document (block style, like the rest of such a file). */
+function exampleBundleYaml(version: string): string {
+  return [
+    '---',
+    'schema: olm.bundle',
+    `name: example.v${version}`,
+    'package: example',
+    `image: quay.io/example/bundle:v${version}`,
+    'properties:',
+    `  - {type: olm.package, value: {packageName: example, version: ${version}}}`,
+    '',
+  ].join('\n');
+}
+
 /** A repository made of real files: repository path -> file on disk. */
 function tree(files: Record<string, string>): FileTree {
   const cache = new Map<string, string>();
@@ -52,6 +66,23 @@ function rootSource(t: FileTree, root: string, edits: FileEdit[] = []): CatalogS
         .map((path) => ({ path, kind: 'file' as const, size: files.get(path)!.length })),
     read: async (paths) => new Map(paths.map((p) => [p, Buffer.from(files.get(p)!)])),
   };
+}
+
+/** The promoted catalog loads as valid and its upgrade graph has no errors. */
+async function expectValidPromotion(t: FileTree, root: string, pkg: string, result: PromoteResult) {
+  const check = await checkPromotion(t, root, pkg, result);
+  expect(check.valid).toBe(true);
+  expect(check.graphErrors).toEqual([]);
+}
+
+/** Promote `bundle` into `channel` over `roots` of `t`, the request most cases make. */
+function promoteIn(t: FileTree, roots: string[], bundle: string, channel: string): Promise<PromoteResult> {
+  return promote({ bundle, channel }, { tree: t, roots });
+}
+
+/** The lines the first edit of `result` adds and removes. */
+function firstEditChanges(result: PromoteResult): string[] {
+  return changedLines(result.edits[0]!.before, result.edits[0]!.after);
 }
 
 /** The real checks, old catalog vs new: what the promotion would make the PR check say. */
@@ -98,12 +129,9 @@ describe('promote on plain FBC (real community-operators catalogs)', () => {
   const VM = 'catalogs/v4.21/victoriametrics-operator/catalog.yaml';
 
   it('a higher version becomes the head: it replaces the current head', async () => {
-    const result = await promote(
-      { bundle: 'victoriametrics-operator.v0.74.1', channel: 'stable' },
-      { tree: t, roots },
-    );
+    const result = await promoteIn(t, roots, 'victoriametrics-operator.v0.74.1', 'stable');
     expect(result.edits.map((e) => e.path)).toEqual([VM]);
-    expect(changedLines(result.edits[0]!.before, result.edits[0]!.after)).toEqual([
+    expect(firstEditChanges(result)).toEqual([
       '+- name: victoriametrics-operator.v0.74.1',
       '+  replaces: victoriametrics-operator.v0.68.5',
     ]);
@@ -120,55 +148,37 @@ describe('promote on plain FBC (real community-operators catalogs)', () => {
   });
 
   it("follows the channel's skipRange convention for a new head", async () => {
-    const result = await promote(
-      { bundle: 'sailoperator.v1.26.0', channel: 'stable-1.25' },
-      { tree: t, roots },
-    );
-    expect(changedLines(result.edits[0]!.before, result.edits[0]!.after)).toEqual([
+    const result = await promoteIn(t, roots, 'sailoperator.v1.26.0', 'stable-1.25');
+    expect(firstEditChanges(result)).toEqual([
       '+- name: sailoperator.v1.26.0',
       '+  replaces: sailoperator.v1.25.2',
       "+  skipRange: '>=1.0.0 <1.26.0'",
     ]);
-    const check = await checkPromotion(t, 'catalogs/v4.21', 'sailoperator', result);
-    expect(check.graphErrors).toEqual([]);
-    expect(check.valid).toBe(true);
+    await expectValidPromotion(t, 'catalogs/v4.21', 'sailoperator', result);
   });
 
   it('a lower version that the head already replaces goes in with no other change', async () => {
     // stable is `v0.68.5 replaces v0.68.4`, and v0.68.4 is not in stable yet.
-    const result = await promote(
-      { bundle: 'victoriametrics-operator.v0.68.4', channel: 'stable' },
-      { tree: t, roots },
-    );
-    expect(changedLines(result.edits[0]!.before, result.edits[0]!.after)).toEqual([
-      '+- name: victoriametrics-operator.v0.68.4',
-    ]);
+    const result = await promoteIn(t, roots, 'victoriametrics-operator.v0.68.4', 'stable');
+    expect(firstEditChanges(result)).toEqual(['+- name: victoriametrics-operator.v0.68.4']);
     expect(result.notes[0]).toMatch(/already replaces it/);
     const check = await checkPromotion(t, 'catalogs/v4.21', 'victoriametrics-operator', result);
     expect(check.graphErrors).toEqual([]);
   });
 
   it('a lower version nothing points at: the next higher entry skips it', async () => {
-    const result = await promote(
-      { bundle: 'victoriametrics-operator.v0.68.3', channel: 'stable' },
-      { tree: t, roots },
-    );
-    expect(changedLines(result.edits[0]!.before, result.edits[0]!.after)).toEqual([
+    const result = await promoteIn(t, roots, 'victoriametrics-operator.v0.68.3', 'stable');
+    expect(firstEditChanges(result)).toEqual([
       '+  skips:',
       '+  - victoriametrics-operator.v0.68.3',
       '+- name: victoriametrics-operator.v0.68.3',
     ]);
     expect(result.notes[0]).toMatch(/victoriametrics-operator\.v0\.68\.5 skips it/);
-    const check = await checkPromotion(t, 'catalogs/v4.21', 'victoriametrics-operator', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'catalogs/v4.21', 'victoriametrics-operator', result);
   });
 
   it('creates a missing channel next to the package channels', async () => {
-    const result = await promote(
-      { bundle: 'victoriametrics-operator.v0.74.1', channel: 'candidate' },
-      { tree: t, roots },
-    );
+    const result = await promoteIn(t, roots, 'victoriametrics-operator.v0.74.1', 'candidate');
     expectChanges(result.edits[0]!, [
       [
         '+---',
@@ -180,9 +190,7 @@ describe('promote on plain FBC (real community-operators catalogs)', () => {
       ],
     ]);
     expect(result.notes[0]).toMatch(/did not exist/);
-    const check = await checkPromotion(t, 'catalogs/v4.21', 'victoriametrics-operator', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'catalogs/v4.21', 'victoriametrics-operator', result);
   });
 
   it('refuses what it cannot or need not do', async () => {
@@ -439,9 +447,7 @@ describe('promote through an olm.template.basic template', () => {
       expected.map((l) => l.replace(/^\+\s+(- |)/, '+$1')),
     );
     expect(changedLines(out.before, out.after)).toEqual(expected);
-    const check = await checkPromotion(t, 'catalogs/v4.12', 'ecr-secret-operator', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'catalogs/v4.12', 'ecr-secret-operator', result);
   });
 
   it('refuses when the committed output is not the render of the template', async () => {
@@ -502,9 +508,7 @@ describe('promote through an olm.template.basic template', () => {
       ['+            "replaces": "mtv-operator.v2.11.7",'],
     ]);
     expect(JSON.parse(template.after)).toBeTruthy();
-    const check = await checkPromotion(t, 'v4.20/catalog', 'mtv-operator', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'v4.20/catalog', 'mtv-operator', result);
   });
 });
 
@@ -536,9 +540,7 @@ describe('promote keeps the file as it was written', () => {
         '+                "clusterkubedescheduleroperator.4.13.0-202309181427"',
       ],
     ]);
-    const check = await checkPromotion(t, 'v4.20/catalog', 'cluster-kube-descheduler-operator', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'v4.20/catalog', 'cluster-kube-descheduler-operator', result);
   });
 
   it('the same through its YAML basic template, with the JSON output re-rendered', async () => {
@@ -582,35 +584,7 @@ package: example
 name: candidate
 entries: [{name: example.v1.0.1}, {name: example.v1.2.0, replaces: example.v1.0.1}]
 # bundles
----
-schema: olm.bundle
-name: example.v1.0.0
-package: example
-image: quay.io/example/bundle:v1.0.0
-properties:
-  - {type: olm.package, value: {packageName: example, version: 1.0.0}}
----
-schema: olm.bundle
-name: example.v1.0.1
-package: example
-image: quay.io/example/bundle:v1.0.1
-properties:
-  - {type: olm.package, value: {packageName: example, version: 1.0.1}}
----
-schema: olm.bundle
-name: example.v1.1.0
-package: example
-image: quay.io/example/bundle:v1.1.0
-properties:
-  - {type: olm.package, value: {packageName: example, version: 1.1.0}}
----
-schema: olm.bundle
-name: example.v1.2.0
-package: example
-image: quay.io/example/bundle:v1.2.0
-properties:
-  - {type: olm.package, value: {packageName: example, version: 1.2.0}}
-`;
+${['1.0.0', '1.0.1', '1.1.0', '1.2.0'].map(exampleBundleYaml).join('')}`;
     const store: Record<string, string> = { 'catalogs/a/example/catalog.yaml': text };
     const t: FileTree = { list: () => Object.keys(store), read: (p) => store[p] };
     // v1.0.1 sits between v1.0.0 and v1.1.0 (which replaces v1.0.0): the chain goes through it.
@@ -653,10 +627,7 @@ describe('promote on plain FBC (real certified-operators catalog)', () => {
   const roots = ['catalogs/v4.22'];
 
   it('the previous minor release becomes the tail of the next minor channel', async () => {
-    const result = await promote(
-      { bundle: 'cloud-native-postgresql.v1.28.2', channel: 'stable-v1.29' },
-      { tree: t, roots },
-    );
+    const result = await promoteIn(t, roots, 'cloud-native-postgresql.v1.28.2', 'stable-v1.29');
     const before = result.edits[0]!.before;
     expect(result.edits[0]!.after).toBe(
       before.replace(
@@ -668,17 +639,12 @@ describe('promote on plain FBC (real certified-operators catalog)', () => {
       '+- name: cloud-native-postgresql.v1.28.2',
       '+  replaces: cloud-native-postgresql.v1.28.2',
     ]);
-    const check = await checkPromotion(t, 'catalogs/v4.22', 'cloud-native-postgresql', result);
-    expect(check.valid).toBe(true);
-    expect(check.graphErrors).toEqual([]);
+    await expectValidPromotion(t, 'catalogs/v4.22', 'cloud-native-postgresql', result);
   });
 
   it('a newer minor release becomes the head of an older minor channel', async () => {
-    const result = await promote(
-      { bundle: 'cloud-native-postgresql.v1.29.1', channel: 'stable-v1.28' },
-      { tree: t, roots },
-    );
-    expect(changedLines(result.edits[0]!.before, result.edits[0]!.after)).toEqual([
+    const result = await promoteIn(t, roots, 'cloud-native-postgresql.v1.29.1', 'stable-v1.28');
+    expect(firstEditChanges(result)).toEqual([
       '+- name: cloud-native-postgresql.v1.29.1',
       '+  replaces: cloud-native-postgresql.v1.28.4',
     ]);

@@ -52,26 +52,21 @@ function docLineOf(dir: string, text: string, nth = 0): number {
 
 const rules = (findings: Diagnostic[]) => findings.map((d) => d.rule);
 
+/** Package foo with one channel, stable, of `entries`, and foo's bundles of `versions` (not always the entries'). */
+function fooCatalog(entries: (string | Obj)[], versions: string[]): Obj[] {
+  return [pkg(), channel(entries), ...versions.map((version) => bundle(version))];
+}
+
 // A three-bundle replaces chain, 1.0.0 <- 1.1.0 <- 1.2.0.
-const chain3 = (): Obj[] => [
-  pkg(),
-  channel([
-    v('1.0.0'),
-    { name: v('1.1.0'), replaces: v('1.0.0') },
-    { name: v('1.2.0'), replaces: v('1.1.0') },
-  ]),
-  bundle('1.0.0'),
-  bundle('1.1.0'),
-  bundle('1.2.0'),
-];
+const chain3 = (): Obj[] =>
+  fooCatalog(
+    [v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }, { name: v('1.2.0'), replaces: v('1.1.0') }],
+    ['1.0.0', '1.1.0', '1.2.0'],
+  );
 
 // The smallest valid catalog, 1.0.0 <- 1.1.0.
-const chain2 = (): Obj[] => [
-  pkg(),
-  channel([v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }]),
-  bundle('1.0.0'),
-  bundle('1.1.0'),
-];
+const chain2 = (): Obj[] =>
+  fooCatalog([v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }], ['1.0.0', '1.1.0']);
 
 describe('G12-NO-WAY-FORWARD', () => {
   it('adding a head that replaces the old head is fine', async () => {
@@ -81,15 +76,14 @@ describe('G12-NO-WAY-FORWARD', () => {
 
   it('adding a head with only a skipRange strands everyone under classic (two heads), not under v1', async () => {
     const after = await load(
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.2.0'), skipRange: '>=1.0.0 <1.2.0' },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
+      ...fooCatalog(
+        [
+          v('1.0.0'),
+          { name: v('1.1.0'), replaces: v('1.0.0') },
+          { name: v('1.2.0'), skipRange: '>=1.0.0 <1.2.0' },
+        ],
+        ['1.0.0', '1.1.0', '1.2.0'],
+      ),
     );
     expect(after.valid).toBe(false); // opm: multiple channel heads
     const findings = compareFindings((await load(...chain2())).model, after.model);
@@ -113,27 +107,24 @@ describe('G12-NO-WAY-FORWARD', () => {
   });
 
   it('the fix for a skipRange-only head (replaces plus skipRange) is fine', async () => {
-    const findings = await compare(chain2(), [
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.0.0 <1.2.0' },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
-    ]);
+    const findings = await compare(
+      chain2(),
+      fooCatalog(
+        [
+          v('1.0.0'),
+          { name: v('1.1.0'), replaces: v('1.0.0') },
+          { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.0.0 <1.2.0' },
+        ],
+        ['1.0.0', '1.1.0', '1.2.0'],
+      ),
+    );
     // 1.0.0 now jumps straight to 1.2.0 under classic: further ahead, so no G13 warning either.
     expect(findings).toEqual([]);
   });
 
   it('removing a middle bundle without covering it strands its predecessor under both OLMs', async () => {
     const after = await load(
-      pkg(),
-      channel([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0') }]),
-      bundle('1.0.0'),
-      bundle('1.2.0'),
+      ...fooCatalog([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0') }], ['1.0.0', '1.2.0']),
     );
     const findings = compareFindings((await load(...chain3())).model, after.model);
     expect(rules(findings)).toEqual(['G12-NO-WAY-FORWARD', 'G12-NO-WAY-FORWARD']);
@@ -153,45 +144,40 @@ describe('G12-NO-WAY-FORWARD', () => {
     expect(removed.message).toContain('stranded by classic OLM:');
   });
 
-  it('removing a middle bundle that the next bundle skips is fine', async () => {
-    const findings = await compare(chain3(), [
-      pkg(),
-      channel([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.0.0'), skips: [v('1.1.0')] }]),
-      bundle('1.0.0'),
-      bundle('1.2.0'),
-    ]);
-    expect(findings).toEqual([]);
-  });
-
-  it('applying the suggested fix (skip the orphaned predecessor) is fine', async () => {
-    const findings = await compare(chain3(), [
-      pkg(),
-      channel([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0'), skips: [v('1.0.0')] }]),
-      bundle('1.0.0'),
-      bundle('1.2.0'),
-    ]);
-    expect(findings).toEqual([]);
-  });
-
-  it('removing the tail is fine while the next entry still replaces it', async () => {
-    const findings = await compare(chain3(), [
-      pkg(),
-      channel([
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.2.0'), replaces: v('1.1.0') },
-      ]),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
-    ]);
-    expect(findings).toEqual([]);
+  // Changes to chain3 that leave every installed bundle a way forward.
+  const fineAfterChain3: [name: string, after: Obj[]][] = [
+    [
+      'removing a middle bundle that the next bundle skips is fine',
+      fooCatalog(
+        [v('1.0.0'), { name: v('1.2.0'), replaces: v('1.0.0'), skips: [v('1.1.0')] }],
+        ['1.0.0', '1.2.0'],
+      ),
+    ],
+    [
+      'applying the suggested fix (skip the orphaned predecessor) is fine',
+      fooCatalog(
+        [v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0'), skips: [v('1.0.0')] }],
+        ['1.0.0', '1.2.0'],
+      ),
+    ],
+    [
+      'removing the tail is fine while the next entry still replaces it',
+      fooCatalog(
+        [
+          { name: v('1.1.0'), replaces: v('1.0.0') },
+          { name: v('1.2.0'), replaces: v('1.1.0') },
+        ],
+        ['1.1.0', '1.2.0'],
+      ),
+    ],
+  ];
+  it.each(fineAfterChain3)('%s', async (_name, after) => {
+    expect(await compare(chain3(), after)).toEqual([]);
   });
 
   it('removing the tail together with the edge to it strands its users', async () => {
     const after = await load(
-      pkg(),
-      channel([v('1.1.0'), { name: v('1.2.0'), replaces: v('1.1.0') }]),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
+      ...fooCatalog([v('1.1.0'), { name: v('1.2.0'), replaces: v('1.1.0') }], ['1.1.0', '1.2.0']),
     );
     const findings = compareFindings((await load(...chain3())).model, after.model);
     expect(findings).toHaveLength(1);
@@ -205,7 +191,7 @@ describe('G12-NO-WAY-FORWARD', () => {
   });
 
   it('bundles that need an edge from the same entry share one finding and one edit', async () => {
-    const findings = await compare(chain3(), [pkg(), channel([v('1.2.0')]), bundle('1.2.0')]);
+    const findings = await compare(chain3(), fooCatalog([v('1.2.0')], ['1.2.0']));
     expect(findings).toHaveLength(1);
     expect(findings[0]!.message).toMatch(
       /^installed bundles \(2\) foo\.v1\.0\.0 \(1\.0\.0; removed .*\), foo\.v1\.1\.0 \(1\.1\.0; removed .*\) in channel "stable" of package "foo" would be stranded by both classic OLM and OLM v1: /,
@@ -218,26 +204,21 @@ describe('G12-NO-WAY-FORWARD', () => {
 
   it("re-pointing the tail's replaces strands the old tail", async () => {
     const findings = await compare(
-      [
-        pkg(),
-        channel([
+      fooCatalog(
+        [
           v('1.0.0'),
           { name: v('1.1.0'), replaces: v('1.0.0') },
           { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.1.0 <1.2.0' },
-        ]),
-        bundle('1.0.0'),
-        bundle('1.1.0'),
-        bundle('1.2.0'),
-      ],
-      [
-        pkg(),
-        channel([
+        ],
+        ['1.0.0', '1.1.0', '1.2.0'],
+      ),
+      fooCatalog(
+        [
           { name: v('1.1.0'), replaces: v('0.9.0') },
           { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.1.0 <1.2.0' },
-        ]),
-        bundle('1.1.0'),
-        bundle('1.2.0'),
-      ],
+        ],
+        ['1.1.0', '1.2.0'],
+      ),
     );
     expect(findings).toHaveLength(1);
     expect(findings[0]!.hint).toBe(
@@ -246,22 +227,16 @@ describe('G12-NO-WAY-FORWARD', () => {
   });
 
   it('suggests widening a skipRange that almost covers a removed bundle', async () => {
-    const before = [
-      pkg(),
-      channel([
+    const before = fooCatalog(
+      [
         v('1.0.0'),
         { name: v('1.1.0'), replaces: v('1.0.0') },
         { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.1.0 <1.2.0' },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
-    ];
-    const pruned = (skipRange: string): Obj[] => [
-      pkg(),
-      channel([{ name: v('1.2.0'), replaces: v('1.1.0'), skipRange }]),
-      bundle('1.2.0'),
-    ];
+      ],
+      ['1.0.0', '1.1.0', '1.2.0'],
+    );
+    const pruned = (skipRange: string): Obj[] =>
+      fooCatalog([{ name: v('1.2.0'), replaces: v('1.1.0'), skipRange }], ['1.2.0']);
     const findings = await compare(before, pruned('>=1.1.0 <1.2.0'));
     expect(findings).toHaveLength(1);
     expect(findings[0]!.message).toContain(`bundle ${v('1.0.0')} (1.0.0; removed from the channel`);
@@ -273,22 +248,19 @@ describe('G12-NO-WAY-FORWARD', () => {
   });
 
   it('the seed example as an edit: v3 skips v2, so 1.0.0 (covered only by v2) is stranded under classic', async () => {
-    const before = [
-      pkg(),
-      channel([v('1.0.0'), { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' }]),
-      bundle('1.0.0'),
-      bundle('2.0.0'),
-    ];
+    const before = fooCatalog(
+      [v('1.0.0'), { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' }],
+      ['1.0.0', '2.0.0'],
+    );
     const after = await load(
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' },
-        { name: v('3.0.0'), replaces: v('2.0.0'), skips: [v('2.0.0')] },
-      ]),
-      bundle('1.0.0'),
-      bundle('2.0.0'),
-      bundle('3.0.0'),
+      ...fooCatalog(
+        [
+          v('1.0.0'),
+          { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' },
+          { name: v('3.0.0'), replaces: v('2.0.0'), skips: [v('2.0.0')] },
+        ],
+        ['1.0.0', '2.0.0', '3.0.0'],
+      ),
     );
     const findings = compareFindings((await load(...before)).model, after.model);
     expect(findings).toHaveLength(1);
@@ -303,17 +275,17 @@ describe('G12-NO-WAY-FORWARD', () => {
         `head's replaces chain minus skipped entries (${v('3.0.0')} -> ${v('1.0.0')})`,
     );
     // With the fix, nobody is stranded.
-    const fixed = await compare(before, [
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' },
-        { name: v('3.0.0'), replaces: v('2.0.0'), skips: [v('2.0.0'), v('1.0.0')] },
-      ]),
-      bundle('1.0.0'),
-      bundle('2.0.0'),
-      bundle('3.0.0'),
-    ]);
+    const fixed = await compare(
+      before,
+      fooCatalog(
+        [
+          v('1.0.0'),
+          { name: v('2.0.0'), replaces: v('1.0.0'), skipRange: '>=1.0.0 <2.0.0' },
+          { name: v('3.0.0'), replaces: v('2.0.0'), skips: [v('2.0.0'), v('1.0.0')] },
+        ],
+        ['1.0.0', '2.0.0', '3.0.0'],
+      ),
+    );
     expect(fixed).toEqual([]);
   });
 
@@ -359,15 +331,10 @@ describe('G12-NO-WAY-FORWARD', () => {
 describe('G13', () => {
   it('warns about a second entry replacing the same bundle (and G12 reports the two heads)', async () => {
     const after = await load(
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.1.1'), replaces: v('1.0.0') },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.1.1'),
+      ...fooCatalog(
+        [v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }, { name: v('1.1.1'), replaces: v('1.0.0') }],
+        ['1.0.0', '1.1.0', '1.1.1'],
+      ),
     );
     const findings = compareFindings((await load(...chain2())).model, after.model);
     const multiple = findings.filter((d) => d.rule === 'G13-MULTIPLE-REPLACERS');
@@ -388,26 +355,20 @@ describe('G13', () => {
   it('warns when classic now sends an old bundle elsewhere, not further ahead', async () => {
     // 1.0.0 used to go to 1.2.0 (skipRange); now 1.1.0 replaces it and 1.2.0 no longer covers it.
     const after = await load(
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.2.0'), replaces: v('1.1.0') },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
+      ...fooCatalog(
+        [v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }, { name: v('1.2.0'), replaces: v('1.1.0') }],
+        ['1.0.0', '1.1.0', '1.2.0'],
+      ),
     );
     const before = await load(
-      pkg(),
-      channel([
-        v('1.0.0'),
-        { name: v('1.1.0'), replaces: v('1.0.0') },
-        { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.0.0 <1.2.0' },
-      ]),
-      bundle('1.0.0'),
-      bundle('1.1.0'),
-      bundle('1.2.0'),
+      ...fooCatalog(
+        [
+          v('1.0.0'),
+          { name: v('1.1.0'), replaces: v('1.0.0') },
+          { name: v('1.2.0'), replaces: v('1.1.0'), skipRange: '>=1.0.0 <1.2.0' },
+        ],
+        ['1.0.0', '1.1.0', '1.2.0'],
+      ),
     );
     const findings = compareFindings(before.model, after.model);
     expect(findings).toEqual([
@@ -454,10 +415,7 @@ describe('G14', () => {
 
   it('a head with a lower version than the old head is an error', async () => {
     const after = await load(
-      pkg(),
-      channel([v('1.0.0'), { name: v('1.0.1'), replaces: v('1.0.0') }]),
-      bundle('1.0.0'),
-      bundle('1.0.1'),
+      ...fooCatalog([v('1.0.0'), { name: v('1.0.1'), replaces: v('1.0.0') }], ['1.0.0', '1.0.1']),
     );
     const findings = compareFindings((await load(...chain2())).model, after.model);
     expect(findings).toEqual([
@@ -544,10 +502,7 @@ describe('scope', () => {
   it('by default only looks at packages whose graph data differs', async () => {
     const before = await load(...chain3());
     const after = await load(
-      pkg(),
-      channel([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0') }]),
-      bundle('1.0.0'),
-      bundle('1.2.0'),
+      ...fooCatalog([v('1.0.0'), { name: v('1.2.0'), replaces: v('1.1.0') }], ['1.0.0', '1.2.0']),
     );
     expect(differingPackages(before.model, before.model)).toEqual(new Set());
     expect(differingPackages(before.model, after.model)).toEqual(new Set(['foo']));
@@ -652,13 +607,11 @@ describe.skipIf(realRoots.length === 0)('real catalogs', () => {
 
 describe('skipRange lint on a change', () => {
   // 1.0.0 <- 1.1.0 (skipRange matching nothing ever published) <- 1.2.0
-  const catalog = (head: Obj) => [
-    pkg(),
-    channel([v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0'), skipRange: '<0.5.0' }, head]),
-    bundle('1.0.0'),
-    bundle('1.1.0'),
-    bundle('1.2.0'),
-  ];
+  const catalog = (head: Obj) =>
+    fooCatalog(
+      [v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0'), skipRange: '<0.5.0' }, head],
+      ['1.0.0', '1.1.0', '1.2.0'],
+    );
   const findings = async (oldObjs: Obj[], newObjs: Obj[]) => {
     const before = await load(...oldObjs);
     const after = await load(...newObjs);
