@@ -13,6 +13,7 @@ import {
   channel,
   deprecations,
   pkg,
+  SKIPS_LADDER,
   v,
   versionEntry,
   yamlStream,
@@ -167,12 +168,7 @@ describe('G5-CYCLE', () => {
 
 describe('G6-CLASSIC-DEAD-END', () => {
   it('key finding 1: opm passes, but an install of v1 has no classic update', async () => {
-    const r = await stable({
-      '1.0.0': {},
-      '2.0.0': { skips: ['1.0.0'] },
-      '3.0.0': { skips: ['2.0.0'] },
-      '4.0.0': { replaces: '3.0.0' },
-    });
+    const r = await stable(SKIPS_LADDER);
     expectOpm(r, true);
     const f = onlyFinding(r, 'G6-CLASSIC-DEAD-END');
     // It points at the entry to change (the one the hint names), not at the stranded one.
