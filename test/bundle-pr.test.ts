@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleCheckForChange, bundleDirectories, ocpIndexesOfRoots } from '../src/checks/bundle-pr.js';
 import { stringify } from 'yaml';
-import { bundleFiles, cleanBundle } from './helpers/bundle-fixture.js';
+import { bundleFiles, cleanBundle, withV1beta1Pdb } from './helpers/bundle-fixture.js';
 import { DEFAULT_BUNDLE_SETTINGS } from '../src/catalog/edits/release.js';
 import { runPrChecksInProcess } from '../src/checks/pr.js';
 import { main } from '../src/cli.js';
@@ -306,15 +306,7 @@ describe("bundles.suites: a bundle's OpenShift range on a pull request", () => {
       '4.11',
     ]);
     // A policy/v1beta1 PodDisruptionBudget (removed in Kubernetes 1.25) for OpenShift 4.9 and later.
-    const b = cleanBundle();
-    b.annotations['com.redhat.openshift.versions'] = 'v4.9';
-    b.csv.spec.minKubeVersion = '1.21.0';
-    b.extra['pdb.yaml'] = {
-      apiVersion: 'policy/v1beta1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'demo' },
-      spec: { minAvailable: 1 },
-    };
+    const b = withV1beta1Pdb(cleanBundle(), 'v4.9');
     const files = bundleFiles(b);
     const bytes = [...files.values()].reduce((n, f) => n + f.length, 0);
     const dir = 'operators/demo-operator/1.0.0';

@@ -8,7 +8,13 @@ import { stringify } from 'yaml';
 import { checkBundle } from '../src/checks/bundle.js';
 import { BUNDLE_RULES, type BundleSuite } from '../src/checks/bundle-rules/index.js';
 import { parseWaivers, waiverFor, type Waiver } from '../src/checks/bundle-rules/waivers.js';
-import { bundleFiles, cleanBundle, withoutFbc, type BundleParts } from './helpers/bundle-fixture.js';
+import {
+  bundleFiles,
+  cleanBundle,
+  withoutFbc,
+  withV1beta1Pdb,
+  type BundleParts,
+} from './helpers/bundle-fixture.js';
 
 interface Options {
   others?: BundleParts[];
@@ -243,17 +249,7 @@ const cases: Case[] = [
   },
   {
     name: 'a policy/v1beta1 PodDisruptionBudget in a bundle for an OpenShift range no catalog has, older Kubernetes',
-    bundle: () =>
-      change((b) => {
-        b.annotations['com.redhat.openshift.versions'] = '=v4.8';
-        b.csv.spec.minKubeVersion = '1.21.0';
-        b.extra['pdb.yaml'] = {
-          apiVersion: 'policy/v1beta1',
-          kind: 'PodDisruptionBudget',
-          metadata: { name: 'demo' },
-          spec: { minAvailable: 1 },
-        };
-      }),
+    bundle: () => change((b) => withV1beta1Pdb(b, '=v4.8')),
     // Only where the bundle claims a Kubernetes that removed it is it an error.
     expected: ['B-REMOVED-API:warning'],
     upstream: OSDK_HUB,

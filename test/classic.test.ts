@@ -19,7 +19,16 @@ import {
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
 import type { ModelBundle, ModelChannel } from '../src/catalog/fbc/model.js';
 import { parseVersion } from '../src/catalog/versions/semver.js';
-import { bundle, channel, pkg, v, versionEntry, yamlStream, type Edges } from './helpers/catalogs.js';
+import {
+  bundle,
+  channel,
+  pkg,
+  SKIPS_LADDER,
+  v,
+  versionEntry,
+  yamlStream,
+  type Edges,
+} from './helpers/catalogs.js';
 import { haveOpm, opmValidate, tempTrees } from './helpers/oracle.js';
 
 const trees = tempTrees();
@@ -259,12 +268,7 @@ describe('classic on FBC catalogs', () => {
   });
 
   it('key finding 1: opm accepts the skips ladder, but an install of v1 has no update', async () => {
-    const l = await stable({
-      '1.0.0': {},
-      '2.0.0': { skips: ['1.0.0'] },
-      '3.0.0': { skips: ['2.0.0'] },
-      '4.0.0': { replaces: '3.0.0' },
-    });
+    const l = await stable(SKIPS_LADDER);
     expectOpmVerdict(l, true);
     const c = classicChannel(l.channel);
     expect(c.heads).toEqual([v('4.0.0')]);

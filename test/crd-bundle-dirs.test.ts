@@ -34,6 +34,14 @@ const CRDS = [
 ];
 
 /** Edit a YAML file in place with the document API (comments and layout kept). */
+/** A finding of `rule` whose message contains `message` (a string) or matches it (a RegExp). */
+const findingSaying = (rule: string, message: string | RegExp, more: Record<string, unknown> = {}) =>
+  expect.objectContaining({
+    rule,
+    ...more,
+    message: typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message),
+  });
+
 function editYaml(path: string, edit: (doc: ReturnType<typeof parseDocument>) => void): void {
   const doc = parseDocument(readFileSync(path, 'utf8'));
   edit(doc);
@@ -60,6 +68,13 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
     const found = result.checks.find((c) => c.name === CRD_UPGRADE_CHECK);
     expect(found, result.checks.map((c) => `${c.name}: ${c.title}`).join('\n')).toBeDefined();
     return found!;
+  };
+  /** crd-upgrade on main..head without the release: neutral, with a finding of `rule` saying `message`. */
+  const neutralCheckWith = async (head: string, rule: string, message: string | RegExp, more = {}) => {
+    const check = await crdCheck(head, false);
+    expect(check.conclusion).toBe('neutral');
+    expect(check.findings).toContainEqual(findingSaying(rule, message, more));
+    return check;
   };
 
   beforeAll(() => {
@@ -191,18 +206,13 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
       },
       true,
     );
-    const check = await crdCheck(head, false);
-    expect(check.conclusion).toBe('neutral');
+    const check = await neutralCheckWith(
+      head,
+      'CRD-NEEDS-IMAGE',
+      'no bundle directory has them: no bundle directory operators/clusterpulse/1.0.2',
+    );
     expect(check.title).toBe('CRDs not checked: no manifests for clusterpulse.v1.0.2');
     expect(check.summary).not.toContain('clusterpulse.v1.0.1 -> clusterpulse.v1.0.2:');
-    expect(check.findings).toContainEqual(
-      expect.objectContaining({
-        rule: 'CRD-NEEDS-IMAGE',
-        message: expect.stringContaining(
-          'no bundle directory has them: no bundle directory operators/clusterpulse/1.0.2',
-        ),
-      }),
-    );
   }, 60_000);
 
   it("attack: clusterpulse's own 1.0.2 directory annotated as another package is refused, saying why", async () => {
@@ -215,15 +225,10 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
         ),
       );
     });
-    const check = await crdCheck(head, false);
-    expect(check.conclusion).toBe('neutral');
-    expect(check.findings).toContainEqual(
-      expect.objectContaining({
-        rule: 'CRD-BUNDLE-DIRECTORY',
-        message: expect.stringContaining(
-          'operators/clusterpulse/1.0.2/metadata/annotations.yaml names package jumpstarter-operator, not clusterpulse',
-        ),
-      }),
+    await neutralCheckWith(
+      head,
+      'CRD-BUNDLE-DIRECTORY',
+      'operators/clusterpulse/1.0.2/metadata/annotations.yaml names package jumpstarter-operator, not clusterpulse',
     );
   }, 60_000);
 
@@ -234,16 +239,11 @@ describe.skipIf(!haveRealRepo)('CRDs from bundle directories: clusterpulse 1.0.2
       const path = dir(CRD_FILE);
       writeFileSync(path, readFileSync(path, 'utf8').replace('    served: true', '    served: !!bool true'));
     });
-    const check = await crdCheck(head, false);
-    expect(check.conclusion).toBe('neutral');
-    expect(check.findings).toContainEqual(
-      expect.objectContaining({
-        rule: 'CRD-BUNDLE-DIRECTORY',
-        level: 'notice',
-        message: expect.stringMatching(
-          /operators\/clusterpulse\/1\.0\.2 cannot be read as a bundle: manifests\/clusterpulse\.io_clusterconnections\.yaml:\d+: L-YAML-TAG/,
-        ),
-      }),
+    await neutralCheckWith(
+      head,
+      'CRD-BUNDLE-DIRECTORY',
+      /operators\/clusterpulse\/1\.0\.2 cannot be read as a bundle: manifests\/clusterpulse\.io_clusterconnections\.yaml:\d+: L-YAML-TAG/,
+      { level: 'notice' },
     );
     const out = capture();
     const err = capture();

@@ -18,15 +18,8 @@ describe('catalog-bot default-channel', () => {
   it('plain catalog (clusterpulse v4.21): exact edit, --dry-run writes nothing, opm validates', async () => {
     const { dir, files } = writeRealPackage(trees, 'clusterpulse', false);
     const path = 'catalogs/v4.21/clusterpulse/catalog.yaml';
-    const dry = await run([
-      'clusterpulse',
-      'fast-v0',
-      '--repo',
-      dir,
-      '--root',
-      'catalogs/v4.21',
-      '--dry-run',
-    ]);
+    const root = ['--repo', dir, '--root', 'catalogs/v4.21'];
+    const dry = await run(['clusterpulse', 'fast-v0', ...root, '--dry-run']);
     expect(dry.code).toBe(0);
     expect(dry.output).toContain(
       '--- a/catalogs/v4.21/clusterpulse/catalog.yaml\n+++ b/catalogs/v4.21/clusterpulse/catalog.yaml\n@@ -1,5 +1,5 @@\n ---\n-defaultChannel: fast-v1\n+defaultChannel: fast-v0\n name: clusterpulse\n schema: olm.package\n ---\n',
@@ -36,7 +29,7 @@ describe('catalog-bot default-channel', () => {
     );
     expect(read(dir, path)).toBe(files[path]);
 
-    const done = await run(['clusterpulse', 'fast-v0', '--repo', dir, '--root', 'catalogs/v4.21']);
+    const done = await run(['clusterpulse', 'fast-v0', ...root]);
     expect(done.code).toBe(0);
     expect(read(dir, path)).toBe(
       files[path]!.replace('defaultChannel: fast-v1\n', 'defaultChannel: fast-v0\n'),
@@ -48,7 +41,7 @@ describe('catalog-bot default-channel', () => {
     expect(report.model.get('clusterpulse')!.defaultChannel!.name).toBe('fast-v0');
     if (haveOpm) expect(opmValidate(join(dir, 'catalogs/v4.21')).valid).toBe(true);
 
-    const again = await run(['clusterpulse', 'fast-v0', '--repo', dir, '--root', 'catalogs/v4.21']);
+    const again = await run(['clusterpulse', 'fast-v0', ...root]);
     expect(again.code).toBe(0);
     expect(again.output).toBe(
       'catalog-bot default-channel: nothing to do: catalogs/v4.21: the default channel of clusterpulse is already "fast-v0"\n',

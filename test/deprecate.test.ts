@@ -18,8 +18,29 @@ const run = (args: string[]) => runCommandOutput('deprecate', args);
 
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
 
+/** A package's olm.deprecations blob as opm writes it: keys sorted, so entries before package. */
+const deprecationsBlob = (pkg: string, entryLines: string[]): string =>
+  ['---', 'entries:', ...entryLines, `package: ${pkg}`, 'schema: olm.deprecations', ''].join('\n');
+
 function expectUnchanged(dir: string, files: Record<string, string>): void {
   for (const [p, text] of Object.entries(files)) expect(read(dir, p), p).toBe(text);
+}
+
+/** The file at `path` is what it was with `added` after it (the new blob goes last). */
+function expectAppended(dir: string, files: Record<string, string>, path: string, added: string): void {
+  expect(read(dir, path), path).toBe(files[path] + added);
+}
+
+/** Runs `args` on a written package: refused (exit 1), the output says `reason`, nothing written. */
+async function expectRefused(
+  written: { dir: string; files: Record<string, string> },
+  args: string[],
+  reason: string,
+): Promise<void> {
+  const r = await run([...args, '--repo', written.dir]);
+  expect(r.code, r.output).toBe(1);
+  expect(r.output).toContain(reason);
+  expectUnchanged(written.dir, written.files);
 }
 
 async function deprecationsOf(dir: string, root: string, pkg: string) {
@@ -37,19 +58,14 @@ describe('catalog-bot deprecate: plain catalogs', () => {
 
     const bundle = await run(['bundle', 'clusterpulse.v1.0.1', ...root]);
     expect(bundle.code, bundle.output).toBe(0);
-    const bundleBlob = [
-      '---',
-      'entries:',
+    const bundleBlob = deprecationsBlob('clusterpulse', [
       '- message: clusterpulse.v1.0.1 is deprecated. Upgrade to clusterpulse.v1.0.2 (1.0.2), the head of channel fast-v1.',
       '  reference:',
       '    name: clusterpulse.v1.0.1',
       '    schema: olm.bundle',
-      'package: clusterpulse',
-      'schema: olm.deprecations',
-      '',
-    ].join('\n');
+    ]);
     // opm writes keys sorted, so the new blob does too; it goes after the package's last object.
-    expect(read(dir, path)).toBe(files[path] + bundleBlob);
+    expectAppended(dir, files, path, bundleBlob);
     expect(bundle.output).toContain(
       '@@ -5823,3 +5823,11 @@\n' +
         ' - image: quay.io/community-operator-pipeline-prod/clusterpulse:1.0.2\n' +
@@ -78,18 +94,15 @@ describe('catalog-bot deprecate: plain catalogs', () => {
 
     const undoBundle = await run(['bundle', 'clusterpulse.v1.0.1', '--undo', ...root]);
     expect(undoBundle.code, undoBundle.output).toBe(0);
-    expect(read(dir, path)).toBe(
-      files[path] +
-        [
-          '---',
-          'entries:',
-          '- message: Moved to clusterpulse-ng.',
-          '  reference:',
-          '    schema: olm.package',
-          'package: clusterpulse',
-          'schema: olm.deprecations',
-          '',
-        ].join('\n'),
+    expectAppended(
+      dir,
+      files,
+      path,
+      deprecationsBlob('clusterpulse', [
+        '- message: Moved to clusterpulse-ng.',
+        '  reference:',
+        '    schema: olm.package',
+      ]),
     );
     expect(await deprecationsOf(dir, 'catalogs/v4.21', 'clusterpulse')).toEqual([
       { reference: { schema: 'olm.package', name: '' }, message: 'Moved to clusterpulse-ng.', line: 5828 },
@@ -103,42 +116,23 @@ describe('catalog-bot deprecate: plain catalogs', () => {
   it('channel (visionone-containersecurity alpha): users move to stable, the message says so', async () => {
     const { dir, files } = writeRealPackage(trees, 'visionone-containersecurity', false);
     const path = 'catalogs/v4.21/visionone-containersecurity/catalog.yaml';
-    const r = await run([
-      'channel',
-      'visionone-containersecurity/alpha',
-      '--repo',
-      dir,
-      '--root',
-      'catalogs/v4.21',
-      '--dry-run',
-    ]);
+    const root = ['--repo', dir, '--root', 'catalogs/v4.21'];
+    const r = await run(['channel', 'visionone-containersecurity/alpha', ...root, '--dry-run']);
     expect(r.code, r.output).toBe(0);
     expect(r.output).toContain('(dry run: nothing written)');
     expectUnchanged(dir, files);
-    const done = await run([
-      'channel',
-      'alpha',
-      '--package',
-      'visionone-containersecurity',
-      '--repo',
-      dir,
-      '--root',
-      'catalogs/v4.21',
-    ]);
+    const done = await run(['channel', 'alpha', '--package', 'visionone-containersecurity', ...root]);
     expect(done.code, done.output).toBe(0);
-    expect(read(dir, path)).toBe(
-      files[path] +
-        [
-          '---',
-          'entries:',
-          '- message: Channel alpha is deprecated. Switch your subscription to channel stable (the default channel), whose head is visionone-containersecurity.v0.0.5 (0.0.5).',
-          '  reference:',
-          '    name: alpha',
-          '    schema: olm.channel',
-          'package: visionone-containersecurity',
-          'schema: olm.deprecations',
-          '',
-        ].join('\n'),
+    expectAppended(
+      dir,
+      files,
+      path,
+      deprecationsBlob('visionone-containersecurity', [
+        '- message: Channel alpha is deprecated. Switch your subscription to channel stable (the default channel), whose head is visionone-containersecurity.v0.0.5 (0.0.5).',
+        '  reference:',
+        '    name: alpha',
+        '    schema: olm.channel',
+      ]),
     );
     expect(await deprecationsOf(dir, 'catalogs/v4.21', 'visionone-containersecurity')).toHaveLength(1);
   });
@@ -196,19 +190,14 @@ describe('catalog-bot deprecate: olm.template.basic templates, re-rendered', () 
         ].join('\n'),
     );
     // Each output as opm renders it: the blob last, keys sorted, long lines folded as go-yaml does.
-    const rendered = [
-      '---',
-      'entries:',
+    const rendered = deprecationsBlob('jumpstarter-operator', [
       '- message: jumpstarter-operator.v0.8.1-rc.1 is deprecated. Upgrade to jumpstarter-operator.v0.9.0',
       '    (0.9.0), the head of channel alpha.',
       '  reference:',
       '    name: jumpstarter-operator.v0.8.1-rc.1',
       '    schema: olm.bundle',
-      'package: jumpstarter-operator',
-      'schema: olm.deprecations',
-      '',
-    ].join('\n');
-    for (const o of outputs) expect(read(dir, o), o).toBe(files[o] + rendered);
+    ]);
+    for (const o of outputs) expectAppended(dir, files, o, rendered);
     expect(r.output).toContain(`edited ${template} and re-rendered its outputs`);
     expect(await deprecationsOf(dir, 'catalogs/v4.18', 'jumpstarter-operator')).toEqual([
       expect.objectContaining({
@@ -356,21 +345,16 @@ describe('catalog-bot deprecate: refusals say what is wrong and what would work;
   });
 
   it('through templates: an olm.semver template has no place for the entry; the default channel of a basic one', async () => {
-    const semver = writeRealPackage(trees, 'clusterpulse', true);
-    const s = await run(['bundle', 'clusterpulse.v1.0.1', '--repo', semver.dir]);
-    expect(s.code).toBe(1);
-    expect(s.output).toContain(
+    await expectRefused(
+      writeRealPackage(trees, 'clusterpulse', true),
+      ['bundle', 'clusterpulse.v1.0.1'],
       'refused: operators/clusterpulse/catalog-templates/semver.yaml is an olm.semver template, and opm alpha render-template renders nothing but its bundles and derived channels from it',
     );
-    expectUnchanged(semver.dir, semver.files);
-
-    const basic = writeRealPackage(trees, 'visionone-containersecurity', true);
-    const d = await run(['channel', 'visionone-containersecurity/stable', '--repo', basic.dir]);
-    expect(d.code).toBe(1);
-    expect(d.output).toContain(
+    await expectRefused(
+      writeRealPackage(trees, 'visionone-containersecurity', true),
+      ['channel', 'visionone-containersecurity/stable'],
       'refused: channel "stable" is the default channel of visionone-containersecurity in catalogs/v4.12: every new Subscription without a channel would start on a deprecated channel. Change the default channel first (e.g. `default-channel visionone-containersecurity alpha`)',
     );
-    expectUnchanged(basic.dir, basic.files);
   });
 });
 

@@ -41,6 +41,24 @@ const named = (checks: Check[], name: string): Check => {
   return c;
 };
 
+/** Checks `head` against main: exit 1 with nothing on stderr, the `name` check fails, and among
+ * its findings is one of `rule` (returned with the check and all checks). */
+async function failingCheck(
+  r: IndexRepo,
+  head: string,
+  name: string,
+  rule: string,
+): Promise<{ checks: Check[]; failed: Check; finding: Finding }> {
+  const { code, checks, err } = await check(r.repo, head);
+  expect(err).toBe('');
+  expect(code).toBe(1);
+  const failed = named(checks, name);
+  expect(failed.conclusion).toBe('failure');
+  const finding = failed.findings.find((f) => f.rule === rule);
+  if (!finding) throw new Error(`${name} has no ${rule} finding: ${JSON.stringify(failed.findings)}`);
+  return { checks, failed, finding };
+}
+
 /** The 1-based line of the first line of `file` at `ref` that contains `text`. */
 const lineOf = (r: IndexRepo, ref: string, file: string, text: string): number =>
   r
@@ -60,6 +78,9 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
     if (!text.includes(from)) throw new Error(`${file} has no ${from}`);
     writeFileSync(p, text.replace(from, to));
   };
+  /** `finding` is an error at the first line of `file` on branch `head` that has `text`. */
+  const expectErrorAt = (finding: Finding, head: string, file: string, text: string): void =>
+    expect(finding).toMatchObject({ level: 'error', file, line: lineOf(r, head, file, text) });
   beforeAll(() => {
     r = makeIndexRepo('amd-gpu-operator', '0.0.4');
     r.branch('good');
@@ -116,18 +137,11 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
   });
 
   it('a CSV that replaces a bundle the channel does not have fails upgrade-graph naming both, at spec.replaces', async () => {
-    const { code, checks } = await check(r.repo, 'wrong-replaces');
-    expect(code).toBe(1);
-    const graph = named(checks, 'upgrade-graph');
-    expect(graph.conclusion).toBe('failure');
-    const missing = graph.findings.find((f) => f.rule === 'INDEX-REPLACES-MISSING');
-    expect(missing).toMatchObject({
-      level: 'error',
-      file: csv,
-      line: lineOf(r, 'wrong-replaces', csv, 'replaces: amd-gpu-operator.v0.0.9'),
-    });
-    expect(missing!.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
-    expect(missing!.message).toContain("the channel's head there is amd-gpu-operator.v0.0.3");
+    const got = await failingCheck(r, 'wrong-replaces', 'upgrade-graph', 'INDEX-REPLACES-MISSING');
+    const { failed: graph, finding: missing } = got;
+    expectErrorAt(missing, 'wrong-replaces', csv, 'replaces: amd-gpu-operator.v0.0.9');
+    expect(missing.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
+    expect(missing.message).toContain("the channel's head there is amd-gpu-operator.v0.0.3");
     // The graph the index would serve: the installed versions are stranded, said once for the eight catalogs.
     const stranded = graph.findings.filter((f) => f.rule === 'G12-NO-WAY-FORWARD');
     expect(stranded).toHaveLength(1);
@@ -141,14 +155,12 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
   });
 
   it('attack: a hand-written catalog of the package in the pull request does not stand in for the index the bundle goes into', async () => {
-    const { code, checks } = await check(r.repo, 'wrong-replaces-with-catalog');
-    expect(code).toBe(1);
-    const graph = named(checks, 'upgrade-graph');
-    expect(graph.conclusion).toBe('failure');
-    const missing = graph.findings.find((f) => f.rule === 'INDEX-REPLACES-MISSING');
-    expect(missing?.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
+    const missing = (
+      await failingCheck(r, 'wrong-replaces-with-catalog', 'upgrade-graph', 'INDEX-REPLACES-MISSING')
+    ).finding;
+    expect(missing.message).toContain('amd-gpu-operator.v0.0.4 replaces amd-gpu-operator.v0.0.9');
     // Every version's index, v4.12 (where the pull request wrote its own catalog) included.
-    expect(missing?.message).toContain('for v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18 and v4.19');
+    expect(missing.message).toContain('for v4.12, v4.13, v4.14, v4.15, v4.16, v4.17, v4.18 and v4.19');
   });
 
   it('an old bundle directory the index never took is left out of the emulation, not a reason to skip the checks', async () => {
@@ -175,29 +187,21 @@ describe('catalog-bot check: a bundle of a replaces-mode package on the index (a
   });
 
   it('an annotation the index cannot read is a failing finding at its line (exit 1, not a crash)', async () => {
-    const { code, checks, err } = await check(r.repo, 'comma-versions');
-    expect(err).toBe('');
-    expect(code).toBe(1);
-    const validate = named(checks, 'validate');
-    expect(validate.conclusion).toBe('failure');
-    const refused = validate.findings.find((f) => f.rule === 'INDEX-REFUSED');
+    const { finding: refused } = await failingCheck(r, 'comma-versions', 'validate', 'INDEX-REFUSED');
     expect(refused).toMatchObject({ level: 'error', file: annotations, line: 2 });
-    expect(refused!.message).toContain('com.redhat.openshift.versions "v4.12,v4.13" is a comma list');
+    expect(refused.message).toContain('com.redhat.openshift.versions "v4.12,v4.13" is a comma list');
   });
 
   it('a bundle for v4.12-v4.13 only leaves its installs without a way forward on OpenShift 4.14: ocp-continuity fails at the annotation', async () => {
-    const { code, checks } = await check(r.repo, 'narrow-versions');
-    expect(code).toBe(1);
-    const ocp = named(checks, 'ocp-continuity');
-    expect(ocp.conclusion).toBe('failure');
-    const f = ocp.findings.find((x) => x.rule === 'OCP-NO-WAY-FORWARD');
-    expect(f).toMatchObject({
-      level: 'error',
-      file: annotations,
-      line: lineOf(r, 'narrow-versions', annotations, 'com.redhat.openshift.versions'),
-    });
-    expect(f!.message).toContain('catalog v4.13 -> v4.14: bundle amd-gpu-operator.v0.0.4');
-    expect(f!.message).toContain('as the bundle index will serve it for v4.14');
+    const { checks, finding: f } = await failingCheck(
+      r,
+      'narrow-versions',
+      'ocp-continuity',
+      'OCP-NO-WAY-FORWARD',
+    );
+    expectErrorAt(f, 'narrow-versions', annotations, 'com.redhat.openshift.versions');
+    expect(f.message).toContain('catalog v4.13 -> v4.14: bundle amd-gpu-operator.v0.0.4');
+    expect(f.message).toContain('as the bundle index will serve it for v4.14');
     // The catalogs that keep the bundle are fine: the graph of v4.12 and v4.13 has it as the head.
     expect(named(checks, 'upgrade-graph').conclusion).toBe('success');
   });

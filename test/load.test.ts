@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeFile, lineOf } from '../src/catalog/fbc/decode.js';
 import { goJsonSyntaxError } from '../src/catalog/go/gojsonsyntax.js';
 import { DirectorySource, validateCatalog } from '../src/catalog/index.js';
-import { fooChannel } from './helpers/foo-repo.js';
+import { fooBundle, fooChannel } from './helpers/foo-repo.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
 
 const dirs: string[] = [];
@@ -91,14 +91,7 @@ describe('knock-on findings', () => {
   it('leaves out model findings for packages of a file that did not load, with a notice', async () => {
     const dir = writeTree({
       // The channel's only entry carries a mis-indented key: a YAML syntax error on line 11.
-      'foo.yaml': `${fooChannel(['1.0.0'], '   bad: indentation\n')}---
-schema: olm.bundle
-package: foo
-name: foo.v1.0.0
-image: quay.io/x/foo:v1
-properties:
-  - {type: olm.package, value: {packageName: foo, version: 1.0.0}}
-`,
+      'foo.yaml': fooChannel(['1.0.0'], '   bad: indentation\n') + fooBundle('1.0.0'),
     });
     dirs.push(dir);
     const report = await validateCatalog(new DirectorySource(dir));

@@ -173,19 +173,14 @@ function caseRepo(name: string): string {
 const clean = (dir: string): string => git(dir, 'status', '--porcelain');
 const IMAGES = (name: string): string => join(ONBOARDING, name, 'bundle-images.txt');
 
+/** `catalog-bot onboard <name>` on `repo` with the case's recorded bundle images. */
+const onboardCase = (name: string, repo: string, ...more: string[]) =>
+  runCommand('onboard', [name, '--repo', repo, '--bundle-images', IMAGES(name), ...more]);
+
 describe('catalog-bot onboard', () => {
   it('--dry-run reports the graph as JSON and writes nothing; then it writes templates, catalogs and ci.yaml', async () => {
     const repo = caseRepo('amd-gpu-operator');
-    const dry = await runCommand('onboard', [
-      'amd-gpu-operator',
-      '--repo',
-      repo,
-      '--bundle-images',
-      IMAGES('amd-gpu-operator'),
-      '--dry-run',
-      '--format',
-      'json',
-    ]);
+    const dry = await onboardCase('amd-gpu-operator', repo, '--dry-run', '--format', 'json');
     expect(dry.err).toBe('');
     expect(dry.code).toBe(0);
     expect(clean(repo)).toBe('');
@@ -209,15 +204,7 @@ describe('catalog-bot onboard', () => {
     expect(report.written).toEqual([]);
     expect(report.differences).toEqual([]);
 
-    const run = await runCommand('onboard', [
-      'amd-gpu-operator',
-      '--repo',
-      repo,
-      '--bundle-images',
-      IMAGES('amd-gpu-operator'),
-      '--format',
-      'json',
-    ]);
+    const run = await onboardCase('amd-gpu-operator', repo, '--format', 'json');
     expect(run.code).toBe(0);
     const written: string[] = JSON.parse(run.out).written;
     // One template: every catalog has the same graph and images.
@@ -260,13 +247,7 @@ describe('catalog-bot onboard', () => {
     'opm validates the written catalogs, with bundle objects (v4.16) and CSV metadata (v4.17)',
     async () => {
       const repo = caseRepo('amd-gpu-operator');
-      const run = await runCommand('onboard', [
-        'amd-gpu-operator',
-        '--repo',
-        repo,
-        '--bundle-images',
-        IMAGES('amd-gpu-operator'),
-      ]);
+      const run = await onboardCase('amd-gpu-operator', repo);
       expect(run.code).toBe(0);
       const opm = spawnSync(OPM, ['validate', join(repo, 'catalogs/v4.16')], { encoding: 'utf8' });
       expect(opm.status, opm.stderr).toBe(0);

@@ -13,6 +13,7 @@ import {
   channel,
   deprecations,
   pkg,
+  SKIPS_LADDER,
   v,
   versionEntry,
   yamlStream,
@@ -82,6 +83,13 @@ const stable = (entries: Entries, rest: Omit<CatalogSpec, 'channels'> = {}, opti
 
 const of = (r: Run, rule: string) => r.findings.filter((d) => d.rule === rule);
 
+/** The one finding of `rule` (there must be exactly one). */
+function onlyFinding(r: Run, rule: string): Diagnostic {
+  const found = of(r, rule);
+  expect(found, rule).toHaveLength(1);
+  return found[0]!;
+}
+
 /** The line of a channel entry (its first `- name:`) in the written catalog. */
 function lineOf(r: Run, version: string): number {
   const lines = readFileSync(join(r.dir, 'foo/catalog.yaml'), 'utf8').split('\n');
@@ -138,9 +146,8 @@ describe('G5-CYCLE', () => {
 
   it('reports a self-reference', async () => {
     const r = await stable({ '1.0.0': {}, '2.0.0': { replaces: '1.0.0', skips: ['2.0.0'] }, '3.0.0': {} });
-    const f = of(r, 'G5-CYCLE');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain('foo.v2.0.0 skips itself');
+    const f = onlyFinding(r, 'G5-CYCLE');
+    expect(f.message).toContain('foo.v2.0.0 skips itself');
   });
 
   it('leaves a loop opm already reports (C-CYCLE) to the validator', async () => {
@@ -161,24 +168,16 @@ describe('G5-CYCLE', () => {
 
 describe('G6-CLASSIC-DEAD-END', () => {
   it('key finding 1: opm passes, but an install of v1 has no classic update', async () => {
-    const r = await stable({
-      '1.0.0': {},
-      '2.0.0': { skips: ['1.0.0'] },
-      '3.0.0': { skips: ['2.0.0'] },
-      '4.0.0': { replaces: '3.0.0' },
-    });
+    const r = await stable(SKIPS_LADDER);
     expectOpm(r, true);
-    const f = of(r, 'G6-CLASSIC-DEAD-END');
-    expect(f).toHaveLength(1);
+    const f = onlyFinding(r, 'G6-CLASSIC-DEAD-END');
     // It points at the entry to change (the one the hint names), not at the stranded one.
-    expect(f[0]).toMatchObject({ level: 'error', file: 'foo/catalog.yaml', line: lineOf(r, '3.0.0') });
-    expect(f[0]!.message).toContain('classic OLM has no update from foo.v1.0.0');
-    expect(f[0]!.message).toContain('foo.v2.0.0 (which skips it) is skipped by foo.v3.0.0');
-    expect(f[0]!.message).toContain('OLM v1 does move it on (to foo.v2.0.0)');
-    expect(f[0]!.message).toContain('opm validate accepts this channel');
-    expect(f[0]!.hint).toBe(
-      'add `foo.v1.0.0` to the `skips` of foo.v3.0.0, so classic OLM offers it an update.',
-    );
+    expect(f).toMatchObject({ level: 'error', file: 'foo/catalog.yaml', line: lineOf(r, '3.0.0') });
+    expect(f.message).toContain('classic OLM has no update from foo.v1.0.0');
+    expect(f.message).toContain('foo.v2.0.0 (which skips it) is skipped by foo.v3.0.0');
+    expect(f.message).toContain('OLM v1 does move it on (to foo.v2.0.0)');
+    expect(f.message).toContain('opm validate accepts this channel');
+    expect(f.hint).toBe('add `foo.v1.0.0` to the `skips` of foo.v3.0.0, so classic OLM offers it an update.');
   });
 
   it('the seed example: classic dead end (also opm-stranded) and a divergence notice', async () => {
@@ -216,12 +215,11 @@ describe('G6-CLASSIC-DEAD-END', () => {
       '2.0.0': { replaces: '1.0.0' },
       '3.0.0': { replaces: '2.0.0', skips: ['2.0.0'] },
     });
-    const f = of(r, 'G6-CLASSIC-DEAD-END');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.line).toBe(lineOf(r, '3.0.0'));
-    expect(f[0]!.message).toContain('no update from foo.v1.0.0');
-    expect(f[0]!.message).toContain('Installs of foo.v0.5.0 end up there too');
-    expect(f[0]!.hint).toContain('add `foo.v1.0.0` to the `skips` of foo.v3.0.0');
+    const f = onlyFinding(r, 'G6-CLASSIC-DEAD-END');
+    expect(f.line).toBe(lineOf(r, '3.0.0'));
+    expect(f.message).toContain('no update from foo.v1.0.0');
+    expect(f.message).toContain('Installs of foo.v0.5.0 end up there too');
+    expect(f.hint).toContain('add `foo.v1.0.0` to the `skips` of foo.v3.0.0');
   });
 
   it('passes a channel where every install reaches the head', async () => {
@@ -279,10 +277,6 @@ describe('G7-V1-NO-PROGRESS', () => {
     );
     expect(stays[0]!.hint).toContain('to foo.v1.5.0 (the next higher version, 1.5.0)');
   });
-
-  it('passes a linear channel', async () => {
-    expect(of(await stable(linear), 'G7-V1-NO-PROGRESS')).toEqual([]);
-  });
 });
 
 describe('G8-DOWNGRADE-EDGE', () => {
@@ -306,29 +300,20 @@ describe('G8-DOWNGRADE-EDGE', () => {
     expect(f[2]!.message).toContain('covers its own version 4.0.0');
     expect(f[2]!.hint).toContain('upper bound `<4.0.0`');
   });
-
-  it('passes upward edges', async () => {
-    expect(of(await stable(linear), 'G8-DOWNGRADE-EDGE')).toEqual([]);
-  });
 });
 
 describe('G9-HEAD-NOT-HIGHEST', () => {
   it('warns when the head is lower than another entry', async () => {
     const r = await stable(downgrade);
-    const f = of(r, 'G9-HEAD-NOT-HIGHEST');
-    expect(f).toHaveLength(1);
-    expect(f[0]).toMatchObject({ level: 'warning', line: lineOf(r, '2.0.0') });
-    expect(f[0]!.message).toContain(
+    const f = onlyFinding(r, 'G9-HEAD-NOT-HIGHEST');
+    expect(f).toMatchObject({ level: 'warning', line: lineOf(r, '2.0.0') });
+    expect(f.message).toContain(
       'the head foo.v1.5.0 (1.5.0) is not the highest version; foo.v2.0.0 (2.0.0) is higher',
     );
-    expect(f[0]!.message).toContain('classic OLM but foo.v2.0.0 from OLM v1');
-    expect(f[0]!.hint).toBe(
+    expect(f.message).toContain('classic OLM but foo.v2.0.0 from OLM v1');
+    expect(f.hint).toBe(
       'Make foo.v2.0.0 the head: remove foo.v2.0.0 from the `replaces`/`skips` of foo.v1.5.0 and add `skips: [foo.v1.5.0]` to foo.v2.0.0.',
     );
-  });
-
-  it('passes when the head is the highest', async () => {
-    expect(of(await stable(linear), 'G9-HEAD-NOT-HIGHEST')).toEqual([]);
   });
 });
 
@@ -347,9 +332,18 @@ describe('G11-DIVERGENCE', () => {
     expect(f[0]!.message).toContain('classic OLM foo.v1.0.0 -> foo.v1.2.0 -> foo.v2.0.0');
     expect(f[0]!.message).toContain('OLM v1 foo.v1.0.0 -> foo.v1.3.0');
   });
+});
 
-  it('passes a channel where both agree', async () => {
-    expect(of(await stable(linear), 'G11-DIVERGENCE')).toEqual([]);
+// The rules above pass a linear channel: upward edges, the highest version as the head, where
+// classic OLM and OLM v1 agree, and every install making progress.
+describe('a linear channel passes the edge and head rules', () => {
+  it.each([
+    ['G7-V1-NO-PROGRESS', 'a linear channel'],
+    ['G8-DOWNGRADE-EDGE', 'upward edges'],
+    ['G9-HEAD-NOT-HIGHEST', 'when the head is the highest'],
+    ['G11-DIVERGENCE', 'a channel where both agree'],
+  ])('%s passes %s', async (rule) => {
+    expect(of(await stable(linear), rule)).toEqual([]);
   });
 });
 
@@ -362,13 +356,12 @@ describe('G15-EDGES-DIFFER-ACROSS-CHANNELS', () => {
       },
     });
     expectOpm(r, true);
-    const f = of(r, 'G15-EDGES-DIFFER-ACROSS-CHANNELS');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.level).toBe('warning');
-    expect(f[0]!.message).toContain(
+    const f = onlyFinding(r, 'G15-EDGES-DIFFER-ACROSS-CHANNELS');
+    expect(f.level).toBe('warning');
+    expect(f.message).toContain(
       'foo.v2.0.0 ("fast": `replaces: foo.v1.0.0` + `skipRange: ">=1.0.0 <2.0.0"`; "stable": `replaces: foo.v1.0.0`)',
     );
-    expect(f[0]!.hint).toContain(
+    expect(f.hint).toContain(
       'in channel "stable" give foo.v2.0.0 `replaces: foo.v1.0.0` + `skipRange: ">=1.0.0 <2.0.0"` as in "fast"',
     );
   });
@@ -387,12 +380,9 @@ describe('G16-ZSTREAM-SHAPE', () => {
       '1.0.2': { replaces: '1.0.1' },
       '1.0.3': { replaces: '1.0.2' },
     });
-    const f = of(r, 'G16-ZSTREAM-SHAPE');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain(
-      'foo.v1.0.0, foo.v1.0.1, so their installs reach it one z-stream at a time',
-    );
-    expect(f[0]!.hint).toContain('add `skipRange: ">=1.0.0 <1.0.3"` to foo.v1.0.3');
+    const f = onlyFinding(r, 'G16-ZSTREAM-SHAPE');
+    expect(f.message).toContain('foo.v1.0.0, foo.v1.0.1, so their installs reach it one z-stream at a time');
+    expect(f.hint).toContain('add `skipRange: ">=1.0.0 <1.0.3"` to foo.v1.0.3');
   });
 
   it('asks the head to replace the previous highest version', async () => {
@@ -402,9 +392,8 @@ describe('G16-ZSTREAM-SHAPE', () => {
       '1.0.5': { replaces: '1.1.0' },
       '1.2.0': { replaces: '1.0.5' },
     });
-    const f = of(r, 'G16-ZSTREAM-SHAPE');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain(
+    const f = onlyFinding(r, 'G16-ZSTREAM-SHAPE');
+    expect(f.message).toContain(
       'the head foo.v1.2.0 (1.2.0) has no direct edge from the previous highest version foo.v1.1.0 (1.1.0)',
     );
   });
@@ -423,12 +412,11 @@ describe('G16-ZSTREAM-SHAPE', () => {
 describe('G17-PRERELEASE-IN-CHAIN', () => {
   it('flags a `-1` revision that sorts below the GA it replaces (instead of G8)', async () => {
     const r = await stable({ '1.0.0': {}, '1.0.1': { replaces: '1.0.0' }, '1.0.1-1': { replaces: '1.0.1' } });
-    const f = of(r, 'G17-PRERELEASE-IN-CHAIN');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain(
+    const f = onlyFinding(r, 'G17-PRERELEASE-IN-CHAIN');
+    expect(f.message).toContain(
       'foo.v1.0.1-1 (1.0.1-1) is a prerelease, which sorts below foo.v1.0.1 (1.0.1)',
     );
-    expect(f[0]!.hint).toContain('`1.0.1+1`');
+    expect(f.hint).toContain('`1.0.1+1`');
     expect(of(r, 'G8-DOWNGRADE-EDGE')).toEqual([]);
   });
 
@@ -438,10 +426,9 @@ describe('G17-PRERELEASE-IN-CHAIN', () => {
       '1.1.0-rc.1': { replaces: '1.0.0' },
       '1.1.0': { replaces: '1.1.0-rc.1' },
     });
-    const f = of(r, 'G17-PRERELEASE-IN-CHAIN');
-    expect(f).toHaveLength(1);
-    expect(f[0]).toMatchObject({ level: 'warning', line: lineOf(r, '1.1.0') });
-    expect(f[0]!.hint).toContain('add `skips: [foo.v1.0.0]` to foo.v1.1.0');
+    const f = onlyFinding(r, 'G17-PRERELEASE-IN-CHAIN');
+    expect(f).toMatchObject({ level: 'warning', line: lineOf(r, '1.1.0') });
+    expect(f.hint).toContain('add `skips: [foo.v1.0.0]` to foo.v1.1.0');
   });
 
   it('passes when GA installs can jump over the prerelease', async () => {
@@ -460,10 +447,9 @@ describe('G18-HEAD-DEPRECATED', () => {
 
   it('warns when the head is deprecated', async () => {
     const r = await stable(linear, { extra: [dep(v('1.1.0'))] });
-    const f = of(r, 'G18-HEAD-DEPRECATED');
-    expect(f).toHaveLength(1);
-    expect(f[0]).toMatchObject({ level: 'warning', line: lineOf(r, '1.1.0') });
-    expect(f[0]!.message).toContain('a fresh install gets foo.v1.0.1');
+    const f = onlyFinding(r, 'G18-HEAD-DEPRECATED');
+    expect(f).toMatchObject({ level: 'warning', line: lineOf(r, '1.1.0') });
+    expect(f.message).toContain('a fresh install gets foo.v1.0.1');
   });
 
   it('passes a deprecated non-head', async () => {
@@ -480,13 +466,12 @@ describe('G19-DEPENDENCIES-ON-V1-CANDIDATE', () => {
 
   it('warns at the property of a bundle v1 may pick', async () => {
     const r = await stable(linear, { bundles: { '1.1.0': { properties: [gvkRequired] } } });
-    const f = of(r, 'G19-DEPENDENCIES-ON-V1-CANDIDATE');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain('foo.v1.1.0 declares olm.gvk.required');
-    expect(f[0]!.message).toContain('a fresh install in channel "stable"');
-    expect(f[0]!.message).toContain('the upgrade from foo.v1.0.0');
+    const f = onlyFinding(r, 'G19-DEPENDENCIES-ON-V1-CANDIDATE');
+    expect(f.message).toContain('foo.v1.1.0 declares olm.gvk.required');
+    expect(f.message).toContain('a fresh install in channel "stable"');
+    expect(f.message).toContain('the upgrade from foo.v1.0.0');
     // The property's own line in the bundle blob.
-    expect(f[0]!.line).toBeGreaterThan(30);
+    expect(f.line).toBeGreaterThan(30);
   });
 
   it('passes dependencies on a bundle v1 never picks', async () => {
@@ -500,9 +485,8 @@ describe('G20-MAX-OPENSHIFT-VERSION', () => {
 
   it('warns when the head blocks cluster upgrades from the OCP version the catalog serves', async () => {
     const r = await stable(linear, { bundles: { '1.1.0': max('4.21') } }, { openShiftVersion: 'v4.21' });
-    const f = of(r, 'G20-MAX-OPENSHIFT-VERSION');
-    expect(f).toHaveLength(1);
-    expect(f[0]!.message).toContain('at or below the OpenShift 4.21 this catalog serves');
+    const f = onlyFinding(r, 'G20-MAX-OPENSHIFT-VERSION');
+    expect(f.message).toContain('at or below the OpenShift 4.21 this catalog serves');
   });
 
   it('warns on a number (4.10 reads as 4.1), a patch, and two declarations', async () => {

@@ -165,6 +165,20 @@ export function cleanBundle(version = '1.0.0', replaces?: string): BundleParts {
   };
 }
 
+/** Puts a policy/v1beta1 PodDisruptionBudget (removed in Kubernetes 1.25) in a bundle for the
+ * OpenShift range `openshiftVersions` that claims Kubernetes 1.21: the removed-API rule's case. */
+export function withV1beta1Pdb(parts: BundleParts, openshiftVersions: string): BundleParts {
+  parts.annotations['com.redhat.openshift.versions'] = openshiftVersions;
+  parts.csv.spec.minKubeVersion = '1.21.0';
+  parts.extra['pdb.yaml'] = {
+    apiVersion: 'policy/v1beta1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: 'demo' },
+    spec: { minAvailable: 1 },
+  };
+  return parts;
+}
+
 /** A package released the old way (no templates): the tests operator-pipelines marks skip_fbc run. */
 export function withoutFbc(parts: BundleParts): BundleParts {
   return {

@@ -78,6 +78,17 @@ export interface Edges {
   skipRange?: string;
 }
 
+/**
+ * A skips ladder (each version skips the one before, the head replaces the top rung): opm
+ * accepts it, yet classic OLM offers an install of 1.0.0 no update (docs/olm-upgrades.md, G6-CLASSIC-DEAD-END).
+ */
+export const SKIPS_LADDER: Readonly<Record<string, Edges>> = {
+  '1.0.0': {},
+  '2.0.0': { skips: ['1.0.0'] },
+  '3.0.0': { skips: ['2.0.0'] },
+  '4.0.0': { replaces: '3.0.0' },
+};
+
 /** The channel entry of foo at `version` with those edges. */
 export function versionEntry(version: string, e: Edges): Obj {
   const entry: Obj = { name: v(version) };
