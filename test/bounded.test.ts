@@ -18,6 +18,7 @@ import { commandInWorker, MAX_COMMAND_REPLY } from '../src/handlers/command-work
 import { InProcessQueue } from '../src/queue.js';
 import { serverApp } from '../src/server.js';
 import { issueCommentPayload } from './helpers/app-server.js';
+import { longChannelJson, oneBundlePackageYaml } from './helpers/catalogs.js';
 import { answerFromModel, closeNetwork, openNetwork } from './helpers/fake-github.js';
 import { GitHubModel, type ModelCheckRun } from './helpers/github-model.js';
 import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
@@ -56,33 +57,18 @@ function repoWith(files: Record<string, string>): { bare: string; base: string; 
 
 /** A package whose one bundle carries `properties` (YAML lines) and an olm.constraint with `rule`. */
 function packageWith(name: string, rule: string, properties = ''): Record<string, string> {
-  return {
-    [`catalogs/v4.21/${name}/catalog.yaml`]: `---
-schema: olm.package
-name: ${name}
-defaultChannel: stable
----
-schema: olm.channel
-package: ${name}
-name: stable
-entries:
-  - name: ${name}.v1.0.0
----
-schema: olm.bundle
-package: ${name}
-name: ${name}.v1.0.0
-image: quay.io/example/${name}-bundle:v1.0.0
-properties:
-  - type: olm.package
-    value:
-      packageName: ${name}
-      version: 1.0.0
-${properties}  - type: olm.constraint
+  const constraint = `  - type: olm.constraint
     value:
       failureMessage: needs something
       cel:
         rule: ${JSON.stringify(rule)}
-`,
+`;
+  return {
+    [`catalogs/v4.21/${name}/catalog.yaml`]: oneBundlePackageYaml(
+      name,
+      `quay.io/example/${name}-bundle:v1.0.0`,
+      properties + constraint,
+    ),
   };
 }
 
@@ -142,24 +128,7 @@ function mockRepo(name: string, repo: { bare: string; head: string }, id: number
  * event loop).
  */
 function bigCatalog(count: number): Record<string, string> {
-  const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
-  const lines = [JSON.stringify({ schema: 'olm.package', name: 'big', defaultChannel: 'stable' })];
-  const entries: object[] = [];
-  for (let i = 0; i < count; i++) {
-    const v = version(i);
-    entries.push(i === 0 ? { name: `big.v${v}` } : { name: `big.v${v}`, replaces: `big.v${version(i - 1)}` });
-    lines.push(
-      JSON.stringify({
-        schema: 'olm.bundle',
-        package: 'big',
-        name: `big.v${v}`,
-        image: `quay.io/example/big-bundle:v${v}`,
-        properties: [{ type: 'olm.package', value: { packageName: 'big', version: v } }],
-      }),
-    );
-  }
-  lines.push(JSON.stringify({ schema: 'olm.channel', package: 'big', name: 'stable', entries }));
-  return { 'catalogs/v4.21/big/catalog.json': lines.join('\n') + '\n' };
+  return { 'catalogs/v4.21/big/catalog.json': longChannelJson('big', count) };
 }
 
 /** Repository `name` on the fake, with pull request #1 from its branch pr-1: the replies and reactions it gets. */
