@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { explainMermaid, MAX_STARTS, type Explanation } from '../src/catalog/olm/explain.js';
+import { longChannelJson } from './helpers/catalogs.js';
 import { runCli as cli } from './helpers/cli.js';
 import { removeTree, SHARED_DATA, writeTree } from './helpers/oracle.js';
 
@@ -284,32 +285,8 @@ describe('catalog-bot explain', () => {
 });
 
 describe('catalog-bot explain on a long channel', () => {
-  /** One channel of `count` entries, each replacing the one before. */
-  function longChannel(count: number): string {
-    const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
-    const lines = [JSON.stringify({ schema: 'olm.package', name: 'long', defaultChannel: 'stable' })];
-    const entries: object[] = [];
-    for (let i = 0; i < count; i++) {
-      const v = version(i);
-      entries.push(
-        i === 0 ? { name: `long.v${v}` } : { name: `long.v${v}`, replaces: `long.v${version(i - 1)}` },
-      );
-      lines.push(
-        JSON.stringify({
-          schema: 'olm.bundle',
-          package: 'long',
-          name: `long.v${v}`,
-          image: `quay.io/example/long-bundle:v${v}`,
-          properties: [{ type: 'olm.package', value: { packageName: 'long', version: v } }],
-        }),
-      );
-    }
-    lines.push(JSON.stringify({ schema: 'olm.channel', package: 'long', name: 'stable', entries }));
-    return lines.join('\n') + '\n';
-  }
-
   it(`explains from the ${MAX_STARTS} entries nearest the bundle, each hop asked once: 1,000 entries in seconds, not a minute`, async () => {
-    const root = writeTree({ 'long/catalog.json': longChannel(1000) });
+    const root = writeTree({ 'long/catalog.json': longChannelJson('long', 1000) });
     dirs.push(root);
     const started = performance.now();
     const e = await explain(root, 'long.v1.5.0');

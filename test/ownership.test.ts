@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
+import { oneBundlePackageYaml } from './helpers/catalogs.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -75,29 +76,7 @@ async function permissions(
 }
 
 /** One package, one channel, one bundle; `extra` lands in the bundle's properties. */
-function pkg(name: string, image: string, extra = ''): string {
-  return `---
-schema: olm.package
-name: ${name}
-defaultChannel: stable
----
-schema: olm.channel
-package: ${name}
-name: stable
-entries:
-  - name: ${name}.v1.0.0
----
-schema: olm.bundle
-package: ${name}
-name: ${name}.v1.0.0
-image: ${image}
-properties:
-  - type: olm.package
-    value:
-      packageName: ${name}
-      version: 1.0.0
-${extra}`;
-}
+const pkg = (name: string, image: string, extra = ''): string => oneBundlePackageYaml(name, image, extra);
 
 const config = (ownership: string) =>
   `catalogs: [catalogs/*]\nmaintainers: [mia]\nownership:\n  ownersFiles: true\n${ownership}`;

@@ -31,7 +31,7 @@ import { buildCatalogImage, commitTime, publishCatalog } from '../src/publish/pu
 import { RegistryClient, type RepoRef } from '../src/publish/registry.js';
 import { publishCheck } from '../src/publish/report.js';
 import { GrpcClient, messages, str, waitServing } from './helpers/grpc.js';
-import { OPM, SHARED_DATA } from './helpers/oracle.js';
+import { jsonStream, OPM, SHARED_DATA } from './helpers/oracle.js';
 import {
   freePort,
   haveRegistryTools,
@@ -48,27 +48,6 @@ const canRun =
   haveRegistryTools && existsSync(OPM) && existsSync(V421) && hostPlatform().architecture === 'amd64';
 
 type Meta = Record<string, unknown> & { schema?: string; name?: string; package?: string };
-
-/** Split a stream of JSON values (how rendered catalogs are stored). */
-function jsonStream(text: string): unknown[] {
-  const out: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
-      if (depth++ === 0) start = i;
-    } else if (c === '}' || c === ']') {
-      if (--depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
-    }
-  }
-  return out;
-}
 
 /** Every catalog object under a directory, read independently of catalog-bot's loader. */
 function catalogObjects(dir: string): Meta[] {

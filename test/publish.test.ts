@@ -131,6 +131,15 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     repoUrl: 'https://github.com/example/catalogs',
     commit: '0123456789abcdef0123456789abcdef01234567',
   };
+  // The fixture catalog's root on the test base; each test names its tags and what else differs.
+  const publishFixture = (over: Partial<Parameters<typeof publishCatalog>[0]> & { tags: string[] }) =>
+    publishCatalog({
+      source: new DirectorySource(FIXTURE),
+      root: 'catalogs/v1',
+      baseImage: `${token.host}/base/opm:v1`,
+      ...over,
+      client: over.client ?? client(),
+    });
 
   beforeAll(async () => {
     [registry, other] = await Promise.all([startRegistry(), startRegistry()]);
@@ -169,14 +178,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
   it('builds on a multi-arch base and pushes: skopeo and umoci see every platform, /configs and the opm config', async () => {
     const tag = `${token.host}/catalogs/example:v1`;
     const c = client();
-    const [result] = await publishCatalog({
-      source: new DirectorySource(FIXTURE),
-      root: 'catalogs/v1',
-      tags: [tag],
-      baseImage: `${token.host}/base/opm:v1`,
-      client: c,
-      ...options,
-    });
+    const [result] = await publishFixture({ tags: [tag], client: c, ...options });
     expect(result?.tag).toBe(tag);
     expect(c.stats.mounts).toBe(2); // one base layer per platform, mounted from the base repository
     // tokens are cached per scope set: one served both mounts
@@ -249,15 +251,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     expect(c.layer.digest).toBe(a.layer.digest);
     expect(c.top.descriptor.digest).not.toBe(a.top.descriptor.digest);
 
-    const publish = (tags: string[]) =>
-      publishCatalog({
-        source: new DirectorySource(FIXTURE),
-        root: 'catalogs/v1',
-        tags,
-        baseImage: `${token.host}/base/opm:v1`,
-        client: client(),
-        ...options,
-      });
+    const publish = (tags: string[]) => publishFixture({ tags, ...options });
     const first = await publish([`${token.host}/catalogs/repro:{root}`]);
     expect(first[0]?.digest).toBe(a.top.descriptor.digest);
     const before = token.log.length;
@@ -278,11 +272,8 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     // but the catalog layer and the base layers are found by HEAD and never sent again.
     const third = token.log.length;
     const c3 = client();
-    const [next] = await publishCatalog({
-      source: new DirectorySource(FIXTURE),
-      root: 'catalogs/v1',
+    const [next] = await publishFixture({
       tags: [`${token.host}/catalogs/repro:next`],
-      baseImage: `${token.host}/base/opm:v1`,
       client: c3,
       ...options,
       commit: 'e'.repeat(40),
@@ -303,14 +294,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     const tag = `${faulty.host}/catalogs/copied:v1`;
     failNext = { method: 'PUT', match: /\/blobs\/uploads\//, times: 1 };
     const c = client();
-    const [result] = await publishCatalog({
-      source: new DirectorySource(FIXTURE),
-      root: 'catalogs/v1',
-      tags: [tag],
-      baseImage: `${token.host}/base/opm:v1`,
-      client: c,
-      ...options,
-    });
+    const [result] = await publishFixture({ tags: [tag], client: c, ...options });
     expect(failNext.times).toBe(0); // the fault was hit, and retried
     expect(c.stats.mounts).toBe(0);
     expect(c.stats.uploads).toBe(5); // 2 base layers + 2 configs + the catalog layer
@@ -327,13 +311,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
       { docker: true },
     );
     const tag = `${token.host}/catalogs/single:v1`;
-    const [result] = await publishCatalog({
-      source: new DirectorySource(FIXTURE),
-      root: 'catalogs/v1',
-      tags: [tag],
-      baseImage: `${token.host}/base/docker:v1`,
-      client: client(),
-    });
+    const [result] = await publishFixture({ tags: [tag], baseImage: `${token.host}/base/docker:v1` });
     const raw = JSON.parse(await skopeoInspect(tag, authFile, '--raw'));
     expect(raw.mediaType).toBe(OCI_MANIFEST);
     expect(raw.layers.map((l: { mediaType: string }) => l.mediaType)).toEqual([

@@ -50,19 +50,8 @@ export async function startAppServer(
   return {
     url: `http://127.0.0.1:${port}`,
     async send(event, payload, id) {
-      const body = JSON.stringify(payload);
       // A kept-alive connection the server just closed: GitHub delivers again, so does this.
-      const post = () =>
-        fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-github-event': event,
-            'x-github-delivery': id,
-            'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-          },
-          body,
-        });
+      const post = () => postSignedWebhook(`http://127.0.0.1:${port}`, secret, event, payload, id);
       const res = await post().catch(post);
       await res.arrayBuffer();
       return res.status;
@@ -72,6 +61,27 @@ export async function startAppServer(
       if (nocked) openNetwork();
     },
   };
+}
+
+/** POST `payload` as webhook `event` (delivery `id`) to the App at `url`, signed with `secret` as GitHub signs. */
+export function postSignedWebhook(
+  url: string,
+  secret: string,
+  event: string,
+  payload: unknown,
+  id: string,
+): Promise<Response> {
+  const body = JSON.stringify(payload);
+  return fetch(`${url}/api/github/webhooks`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': event,
+      'x-github-delivery': id,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    },
+    body,
+  });
 }
 
 export interface IssueComment {

@@ -97,3 +97,51 @@ export function versionEntry(version: string, e: Edges): Obj {
   if (e.skipRange !== undefined) entry.skipRange = e.skipRange;
   return entry;
 }
+
+/**
+ * Package `name` as hand-written YAML: one channel `stable` with one bundle v1.0.0 at `image`;
+ * `extraProperties` (YAML list items, two-space indented) follow the bundle's olm.package property.
+ */
+export function oneBundlePackageYaml(name: string, image: string, extraProperties = ''): string {
+  return `---
+schema: olm.package
+name: ${name}
+defaultChannel: stable
+---
+schema: olm.channel
+package: ${name}
+name: stable
+entries:
+  - name: ${name}.v1.0.0
+---
+schema: olm.bundle
+package: ${name}
+name: ${name}.v1.0.0
+image: ${image}
+properties:
+  - type: olm.package
+    value:
+      packageName: ${name}
+      version: 1.0.0
+${extraProperties}`;
+}
+
+/**
+ * Package `name` with one channel `stable` of `count` bundles, each replacing the one before,
+ * one JSON object a line: large catalogs for the tests that bound time and memory.
+ */
+export function longChannelJson(name: string, count: number): string {
+  const version = (i: number) => `1.${Math.floor(i / 100)}.${i % 100}`;
+  const entries: Obj[] = [];
+  const bundles: Obj[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = version(i);
+    entries.push(
+      i === 0
+        ? { name: `${name}.v${at}` }
+        : { name: `${name}.v${at}`, replaces: `${name}.v${version(i - 1)}` },
+    );
+    bundles.push(bundle(at, {}, name));
+  }
+  return jsonStream(pkg(name), ...bundles, channel(entries, { package: name }));
+}
