@@ -1,6 +1,6 @@
 // Publishing after a merge, end to end through the App: a signed push webhook, a real bare
 // repository, a real docker-registry on 127.0.0.1, GitHub's API as a stateful fake.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,16 @@ import { reconcile } from '../src/reconcile.js';
 import { checkRunRerunPayload, pushPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { testProbot } from './helpers/github.js';
-import { catalogOrigin, gitAt, publishConfig, registryWithBase } from './helpers/publish-origin.js';
+import {
+  catalogOrigin,
+  entriesAt,
+  entriesInImage,
+  gitAt,
+  onePackage,
+  publishConfig,
+  registryWithBase,
+  VALID_CATALOG,
+} from './helpers/publish-origin.js';
 import { haveRegistryTools, type RunningRegistry } from './helpers/registry.js';
 
 describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
@@ -117,7 +126,7 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     expect(await digestOf('v4.21')).toBe(moving);
   });
 
-  it('an older commit never moves a newer tag: only its {sha} tag is pushed', async () => {
+  it('an older commit never puts an older catalog on a moving tag: its {sha} tag from itself, the moving one from the head', async () => {
     const first = commit('base', { '.github/catalog-bot.yml': config() });
     const older = commit('older', { 'catalogs/v4.21/.indexignore': '# one\n' });
     const newer = commit('newer', { 'catalogs/v4.21/.indexignore': '# two\n' });
@@ -128,8 +137,81 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     const olderDigest = await digestOf(`v4.21-${older.slice(0, 12)}`);
     expect(olderDigest).toMatch(/^sha256:/);
     expect(olderDigest).not.toBe(newest);
+    // Its moving tag was built again, from the head then: the run names that commit.
     expect(publishRun(older)!.output?.summary).toContain('has moved past this commit');
+    expect(publishRun(older)!.output?.summary).toContain(`were built from \`${newer}\``);
   });
+
+  // The race behind burst-publish's stale tag (docs/publishing.md, "When main moves during a
+  // publish"): #12 lands while #11's job runs, after the job read the head (#11) when it
+  // started (`lookup` 2 with batches: the batch's look comes first) and before it asks again
+  // for its build. #12 changes the other catalog, so #12's own job never builds #11's.
+  it.each([
+    { batches: true, lookup: 2 },
+    { batches: false, lookup: 1 },
+  ])(
+    'a merge landing during the job (batches $batches): the moving tag still gets the first merge',
+    async ({ batches, lookup }) => {
+      // An App of its own: stopping the other one takes the fake's interceptors away.
+      await server.stop();
+      gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
+      queue = new InProcessQueue();
+      server = await startAppServer(gh, { queue, workDir, registry: () => client, publishBatches: batches });
+      cpSync(VALID_CATALOG, join(work, 'catalogs/v4.20'), { recursive: true });
+      const base = commit('base', { '.github/catalog-bot.yml': config() });
+      await push('0'.repeat(40), base);
+      const before = { v20: await digestOf('v4.20'), v21: await digestOf('v4.21') };
+      const first = commit('#11', { 'catalogs/v4.21/pkg-11/catalog.yaml': onePackage('pkg-11', 11) });
+      let second = '';
+      let lookups = 0;
+      gh.onBranch = () => {
+        if (++lookups === lookup)
+          second = commit('#12', { 'catalogs/v4.20/pkg-12/catalog.yaml': onePackage('pkg-12', 12) });
+      };
+      await push(base, first);
+      gh.onBranch = undefined;
+      expect(second, 'the hook merged #12 during the job').not.toBe('');
+      await push(first, second);
+
+      expect(publishRun(first)!.conclusion).toBe('success');
+      expect(publishRun(second)!.conclusion).toBe('success');
+      // Each moving tag holds main's catalog: v4.21 has #11's package, v4.20 #12's.
+      const main = gitAt(bare, 'rev-parse', 'main');
+      for (const [tag, root, pkg] of [
+        ['v4.21', 'catalogs/v4.21', 'pkg-11'],
+        ['v4.20', 'catalogs/v4.20', 'pkg-12'],
+      ] as const) {
+        expect(entriesAt(bare, main, root)).toContain(pkg);
+        expect(await entriesInImage(client, `${registry.host}/${image}:${tag}`), tag).toEqual(
+          entriesAt(bare, main, root),
+        );
+      }
+      expect(await digestOf('v4.21')).not.toBe(before.v21);
+      expect(await digestOf('v4.20')).not.toBe(before.v20);
+      // The {sha} tags as before: each merge's build of the catalog it changed, and only those.
+      const pinned = (sha: string, tag: string) => `${registry.host}/${image}:${tag}-${sha.slice(0, 12)}`;
+      expect(await entriesInImage(client, pinned(first, 'v4.21'))).toEqual(
+        entriesAt(bare, first, 'catalogs/v4.21'),
+      );
+      expect(await entriesInImage(client, pinned(second, 'v4.20'))).toEqual(
+        entriesAt(bare, second, 'catalogs/v4.20'),
+      );
+      const tags = (await (await fetch(`http://${registry.host}/v2/${image}/tags/list`)).json()) as {
+        tags: string[];
+      };
+      expect(tags.tags.sort()).toEqual(
+        [
+          'v4.20',
+          'v4.21',
+          `v4.20-${base.slice(0, 12)}`,
+          `v4.21-${base.slice(0, 12)}`,
+          `v4.21-${first.slice(0, 12)}`,
+          `v4.20-${second.slice(0, 12)}`,
+        ].sort(),
+      );
+    },
+    60_000,
+  );
 
   it('does not publish a catalog that does not validate, and says why', async () => {
     const broken = await mergeOnBase(config(), { 'catalogs/v4.21/bad.json': '{"schema": "olm.package"' });

@@ -33,6 +33,21 @@ export async function treeOf(dir: string, commit: string): Promise<string> {
   return (await runGit(dir, ['rev-parse', `${commit}^{tree}`])).toString('utf8').trim();
 }
 
+/**
+ * The object id of `path` at `rev` (a directory's tree id), or '' when there is none: two
+ * commits with the same id at a path hold the same files under it.
+ */
+export async function objectAt(dir: string, rev: string, path: string): Promise<string> {
+  const out = await runGit(dir, [
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    `${rev}:${path}`,
+  ]).catch(() => undefined);
+  return out?.toString('utf8').trim() ?? '';
+}
+
 /** The blob ids of the files of `rev` under `dirs` (each ending in `/`). */
 export async function blobIdsUnder(dir: string, rev: string, dirs: readonly string[]): Promise<Set<string>> {
   const listing = (await runGit(dir, ['ls-tree', '-r', rev, '--', ...dirs])).toString('utf8').split('\n');

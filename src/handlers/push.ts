@@ -3,9 +3,11 @@
 // report `catalog-bot/publish` on the commit. With `bundles.pushImages`, first the bundle
 // image of every bundle directory the merge adds, reported as `catalog-bot/bundle-image`.
 // Publishing in one repository is serialized (its own queue group), and a moving tag (one
-// without {sha}) is only written while the commit is still the branch head: an older job
-// never overwrites a newer tag. A merge that is no longer the head when its job starts is
-// published in a batch up to the head (src/flows/publish-batch/, docs/publishing.md).
+// without {sha}) only ever gets the catalog of the branch head read just before its build:
+// an older job never puts an older catalog there, and a head that moved on during the job
+// still gets this merge's roots (docs/publishing.md, "When main moves during a publish").
+// A merge that is no longer the head when its job starts is published in a batch up to the
+// head (src/flows/publish-batch/).
 import type { Context } from 'probot';
 import { commitMessage } from '../git/read.js';
 import type { BundleDirectory } from '../checks/bundle-pr.js';
@@ -18,13 +20,15 @@ import { templateRegistry } from '../publish/bundle-image.js';
 import {
   bundlesAddedBetween,
   publishBundles,
-  publishRoot,
+  publishRootUpToHead,
   rootsChangedBetween,
+  type BranchHead,
 } from '../publish/merge-content.js';
 import { credentialHostsOf, type RegistryClient } from '../publish/registry.js';
 import {
   BUNDLE_IMAGE_CHECK,
   bundleImageCheck,
+  cell,
   publishCheck,
   PUBLISH_CHECK,
   releaseComment,
@@ -57,6 +61,7 @@ export interface PublishJob extends RepoTarget {
 }
 
 const ZERO = /^0+$/;
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export function pushHandler(options: PrHandlerOptions): (context: Context<'push'>) => Promise<void> {
   return async (context) => {
@@ -219,7 +224,8 @@ async function handPublishingToWorkflow(
 
 /**
  * Each changed root built and pushed from the job's commit, and the run completed. Tags
- * without {sha} move: only the branch head may write them (asked as late as possible).
+ * without {sha} move: they get the catalog of the branch head, asked as late as possible
+ * (a build of that head when a newer merge changed the root too).
  */
 async function publishRootsOfCommit(
   run: PublishRun,
@@ -230,23 +236,39 @@ async function publishRootsOfCommit(
 ): Promise<RootPublication[]> {
   const { github } = run.context;
   const { job, session } = run;
-  const { images } = config.publish;
   await session.fetchBlobs([job.after]);
-  const branch = await github.repos.branch(job.ref, job.branch);
-  const current = branch.commit.sha === job.after;
-  const tags = current ? images : images.filter((t) => t.includes('{sha}'));
+  const head = branchHead(run);
   const publications: RootPublication[] = [];
   for (const root of roots)
-    publications.push(await publishRoot(session.dir, job, config, root, job.after, tags, client));
+    publications.push(
+      ...(await publishRootUpToHead(session.dir, job, config, root, job.after, head, client)),
+    );
   const result = publishCheck(publications);
-  if (!current && images.length !== tags.length)
-    result.summary += `\n\n${job.branch} has moved past this commit: its moving tags (${images
-      .filter((t) => !t.includes('{sha}'))
-      .map((t) => `\`${t}\``)
-      .join(', ')}) are left to the newer commit.`;
+  const newer = publications.filter((p) => p.commit !== undefined);
+  if (newer.length > 0)
+    result.summary += `\n\n${job.branch} has moved past this commit while it was published: the moving tags of ${newer
+      .map((p) => `\`${cell(p.root)}\` were built from \`${p.commit}\``)
+      .join(', ')}, the branch head then (docs/publishing.md, "When main moves during a publish").`;
   if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
   await completeCheckRun(github, job.ref, runId, result);
   return publications;
+}
+
+/** The branch head as GitHub has it now, fetched into the mirror. */
+function branchHead(run: PublishRun): BranchHead {
+  const { github } = run.context;
+  const { job, session } = run;
+  const fetched = new Set([job.after]);
+  return async () => {
+    const sha = (await github.repos.branch(job.ref, job.branch)).commit.sha;
+    // It becomes a git argument: a commit id or nothing.
+    if (!COMMIT_ID.test(sha)) throw new Error(`the head of ${job.branch} is not a commit id`);
+    if (!fetched.has(sha)) {
+      await session.fetchCommits([sha]);
+      fetched.add(sha);
+    }
+    return sha;
+  };
 }
 
 /**

@@ -2,6 +2,7 @@
 // range of commits changes, and the build and push of one root's or bundle's image (the
 // publish job, src/handlers/push.ts, and its batches, src/flows/publish-batch/).
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
+import { objectAt } from '../git/read.js';
 import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
 import { catalogRoots, changedFiles } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
@@ -118,4 +119,47 @@ export async function publishRoot(
   } catch (error) {
     return { root, error: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** The branch head now (asked of GitHub), fetched into the mirror. */
+export type BranchHead = () => Promise<string>;
+
+/**
+ * One root of `commit` published while the branch may have moved past it (docs/publishing.md,
+ * "When main moves during a publish"): the `{sha}` tags from `commit`, the moving tags from
+ * the branch head asked for just before their build, so that a moving tag always gets the
+ * newest catalog even when no newer merge changes this root. One build, all tags, when the
+ * root's files are the same at the head (the newer merges changed other roots). A root the
+ * head no longer has is not built again: its moving tags stay as they are.
+ */
+export async function publishRootUpToHead(
+  dir: string,
+  job: { repoUrl: string },
+  config: RepoConfig,
+  root: string,
+  commit: string,
+  head: BranchHead,
+  client: RegistryClient,
+): Promise<RootPublication[]> {
+  const { images } = config.publish;
+  const first = await head();
+  if (first === commit || (await sameFiles(dir, root, commit, first)))
+    return [await publishRoot(dir, job, config, root, commit, images, client)];
+  const pinned = images.filter((t) => t.includes('{sha}'));
+  const moving = images.filter((t) => !t.includes('{sha}'));
+  const out = pinned.length > 0 ? [await publishRoot(dir, job, config, root, commit, pinned, client)] : [];
+  if (moving.length === 0) return out;
+  // Asked again: the build of the `{sha}` tags took a while.
+  const now = await head();
+  if (now === commit || (await sameFiles(dir, root, commit, now)))
+    out.push(await publishRoot(dir, job, config, root, commit, moving, client));
+  else if ((await catalogRoots(dir, now, config.catalogs)).includes(root))
+    out.push({ ...(await publishRoot(dir, job, config, root, now, moving, client)), commit: now });
+  return out;
+}
+
+/** Whether `root` holds the same files at both commits (and exists at both). */
+async function sameFiles(dir: string, root: string, a: string, b: string): Promise<boolean> {
+  const [atA, atB] = await Promise.all([objectAt(dir, a, root), objectAt(dir, b, root)]);
+  return atA !== '' && atA === atB;
 }

@@ -12,6 +12,11 @@ export interface RootPublication {
   results?: PublishResult[];
   /** Why it failed, when it did. */
   error?: string;
+  /**
+   * The commit it was built from when that is not the published merge: the newer branch
+   * head its moving tags were built from (docs/publishing.md, "When main moves during a publish").
+   */
+  commit?: string;
 }
 
 export const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -81,15 +86,30 @@ export const quoted = (s: string): string => cell(s).replace(/<!--/g, '<\u200b!-
  * check run already says why, and a comment would cost a write for nothing new.
  */
 export function releaseComment(sha: string, publications: RootPublication[]): string | undefined {
-  const pushed = publications.flatMap((p) => (p.results ?? []).map((r) => ({ root: p.root, ...r })));
+  const pushed = publications.flatMap((p) =>
+    (p.results ?? []).map((r) => ({ root: p.root, commit: p.commit ?? sha, ...r })),
+  );
   if (pushed.length === 0) return undefined;
+  // A moving tag built from a newer branch head says so (docs/publishing.md, "When main moves during a publish").
+  const newer = pushed.some((r) => r.commit !== sha);
   const lines = [
     releaseMarker(sha),
     `Published from merge commit ${sha}:`,
     '',
-    '| catalog | image |',
-    '|---|---|',
-    ...pushed.map((r) => `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` |`),
+    ...(newer
+      ? [
+          '| catalog | image | built from |',
+          '|---|---|---|',
+          ...pushed.map(
+            (r) =>
+              `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` | ${r.commit === sha ? 'this merge' : `\`${r.commit.slice(0, 12)}\` (the branch head then)`} |`,
+          ),
+        ]
+      : [
+          '| catalog | image |',
+          '|---|---|',
+          ...pushed.map((r) => `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` |`),
+        ]),
   ];
   const failed = publications.filter((p) => p.error !== undefined);
   if (failed.length > 0)

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppOptions } from '../../src/app.js';
+import { readCatalogLayer } from '../../src/publish/published-catalog.js';
 import { RegistryClient, type RegistryClientOptions } from '../../src/publish/registry.js';
 import { InProcessQueue } from '../../src/queue.js';
 import { startAppServer, type AppServer } from './app-server.js';
@@ -22,6 +23,47 @@ export function gitAt(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
     encoding: 'utf8',
   }).trim();
+}
+
+/** A package with one bundle (`k` makes its bundle image digest): what one release-bot pull request adds. */
+export function onePackage(name: string, k: number): string {
+  const digest = k.toString(16).padStart(64, '0');
+  return [
+    'schema: olm.package',
+    `name: ${name}`,
+    'defaultChannel: stable',
+    '---',
+    'schema: olm.channel',
+    `package: ${name}`,
+    'name: stable',
+    'entries:',
+    `  - name: ${name}.v1.0.0`,
+    '---',
+    'schema: olm.bundle',
+    `package: ${name}`,
+    `name: ${name}.v1.0.0`,
+    `image: quay.io/example/${name}-bundle@sha256:${digest}`,
+    'properties:',
+    '  - type: olm.package',
+    '    value:',
+    `      packageName: ${name}`,
+    '      version: 1.0.0',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The top-level entries of the catalog an image serves (`image` names it by tag or digest),
+ * sorted: what `git ls-tree --name-only <commit>:<root>` lists for the root it was built from.
+ */
+export async function entriesInImage(client: RegistryClient, image: string): Promise<string[]> {
+  const read = await readCatalogLayer(client, image);
+  return [...new Set(read.files.map(([path]) => path.split('/')[0]!))].sort();
+}
+
+/** The top-level entries of `root` at `rev` in the repository `cwd`, sorted. */
+export function entriesAt(cwd: string, rev: string, root: string): string[] {
+  return gitAt(cwd, 'ls-tree', '--name-only', `${rev}:${root}`).split('\n').filter(Boolean).sort();
 }
 
 /** A registry with the test base image at `base:1`, and a client that may reach it (127.0.0.1 is private). */
