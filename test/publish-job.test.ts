@@ -140,6 +140,13 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     // Its moving tag was built again, from the head then: the run names that commit.
     expect(publishRun(older)!.output?.summary).toContain('has moved past this commit');
     expect(publishRun(older)!.output?.summary).toContain(`were built from \`${newer}\``);
+    // Whoever may re-run a check cannot roll the moving tag back: "Re-run" on the older
+    // commit's check builds its moving tag from the head again.
+    const rerun = checkRunRerunPayload(bare, 'catalog-bot/publish', older);
+    expect(await server.send('check_run', rerun, `p-${++delivery}`)).toBe(200);
+    await queue.onIdle();
+    expect(publishRun(older)!.conclusion).toBe('success');
+    expect(await digestOf('v4.21')).toBe(newest);
   });
 
   // The race behind burst-publish's stale tag (docs/publishing.md, "When main moves during a
