@@ -107,6 +107,36 @@ describe('what a merge of a batch is told', () => {
     expect(check.summary).toContain('registry down');
     expect(batchReleaseComment({ sha: A, roots: ['catalogs/v4.21'] }, failed)).toBeUndefined();
   });
+  it('moving tags built from a newer head name that head in the run and the comment', () => {
+    const D = 'd'.repeat(40);
+    const behind: RootBuild = {
+      commit: C,
+      publication: {
+        root: 'catalogs/v4.21',
+        results: [{ tag: `quay.io/x/cat:v4.21-${C.slice(0, 12)}`, digest: digest('4') }],
+      },
+      moving: [
+        { root: 'catalogs/v4.21', commit: D, results: [{ tag: 'quay.io/x/cat:v4.21', digest: digest('5') }] },
+      ],
+    };
+    const merge = { sha: A, roots: ['catalogs/v4.21'] };
+    const one = new Map([['catalogs/v4.21', behind]]);
+    const check = batchCheck(merge, one, 2);
+    expect(check.summary).toContain(`| \`catalogs/v4.21\` | \`${C.slice(0, 12)}\` |`);
+    expect(check.summary).toContain(
+      `| \`catalogs/v4.21\` (moving tags) | \`${D.slice(0, 12)}\`, the branch head then |`,
+    );
+    expect(check.summary).toContain(digest('5'));
+    const body = batchReleaseComment(merge, one)!;
+    expect(body).toContain(
+      `| \`quay.io/x/cat:v4.21@${digest('5')}\` | \`${D.slice(0, 12)}\` (a later merge) |`,
+    );
+    expect(body).toContain(`@${digest('4')}\` | \`${C.slice(0, 12)}\` (a later merge) |`);
+    // A failed build of the moving tags is not published yet.
+    behind.moving![0] = { root: 'catalogs/v4.21', commit: D, error: 'registry down' };
+    expect(batchCheck(merge, one, 2).conclusion).toBe('failure');
+    expect(batchReleaseComment(merge, one)).toContain('Not published yet');
+  });
   it('a root name from merged content cannot open an HTML comment or break the table', () => {
     const root = 'catalogs/x|<!--`y';
     const odd = new Map([[root, build(root, C, digest('3'))]]);

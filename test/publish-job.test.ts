@@ -4,6 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_BATCH_RETARGETS } from '../src/publish/batch.js';
 import { RegistryClient } from '../src/publish/registry.js';
 import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
@@ -219,6 +220,38 @@ describe.skipIf(!haveRegistryTools)('publishing after a merge', () => {
     },
     60_000,
   );
+
+  // A batch follows the head only so far (MAX_BATCH_RETARGETS moves); when main moves on once
+  // more, the batch's roots still get the head's catalog at their moving tags.
+  it('a batch that main outruns: the moving tags still get the head catalog', async () => {
+    cpSync(VALID_CATALOG, join(work, 'catalogs/v4.20'), { recursive: true });
+    const base = commit('base', { '.github/catalog-bot.yml': config() });
+    await push('0'.repeat(40), base);
+    const first = commit('#11', { 'catalogs/v4.21/pkg-11/catalog.yaml': onePackage('pkg-11', 11) });
+    // Every look at the branch during #11's job lands one more merge into the other catalog:
+    // the batch moves with the first ones, then takes no more.
+    const landed: string[] = [];
+    gh.onBranch = () => {
+      if (landed.length === MAX_BATCH_RETARGETS + 2) return;
+      const k = 12 + landed.length;
+      landed.push(commit(`#${k}`, { [`catalogs/v4.20/pkg-${k}/catalog.yaml`]: onePackage(`pkg-${k}`, k) }));
+    };
+    await push(base, first);
+    gh.onBranch = undefined;
+    const newest = landed.at(-1)!;
+    await push(landed.at(-2)!, newest);
+
+    const main = gitAt(bare, 'rev-parse', 'main');
+    expect(main).toBe(newest);
+    for (const root of ['catalogs/v4.21', 'catalogs/v4.20']) {
+      const tag = root.split('/')[1]!;
+      expect(await entriesInImage(client, `${registry.host}/${image}:${tag}`), tag).toEqual(
+        entriesAt(bare, main, root),
+      );
+    }
+    expect(entriesAt(bare, main, 'catalogs/v4.21')).toContain('pkg-11');
+    for (const sha of [first, ...landed]) expect(publishRun(sha)?.conclusion, sha).toBe('success');
+  }, 60_000);
 
   it('does not publish a catalog that does not validate, and says why', async () => {
     const broken = await mergeOnBase(config(), { 'catalogs/v4.21/bad.json': '{"schema": "olm.package"' });

@@ -19,10 +19,10 @@ import { publishBatchesFromEnv } from '../publish/batch.js';
 import { templateRegistry } from '../publish/bundle-image.js';
 import {
   bundlesAddedBetween,
+  fetchedBranchHead,
   publishBundles,
   publishRootUpToHead,
   rootsChangedBetween,
-  type BranchHead,
 } from '../publish/merge-content.js';
 import { credentialHostsOf, type RegistryClient } from '../publish/registry.js';
 import {
@@ -61,7 +61,6 @@ export interface PublishJob extends RepoTarget {
 }
 
 const ZERO = /^0+$/;
-const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export function pushHandler(options: PrHandlerOptions): (context: Context<'push'>) => Promise<void> {
   return async (context) => {
@@ -237,7 +236,11 @@ async function publishRootsOfCommit(
   const { github } = run.context;
   const { job, session } = run;
   await session.fetchBlobs([job.after]);
-  const head = branchHead(run);
+  const head = fetchedBranchHead(
+    async () => (await github.repos.branch(job.ref, job.branch)).commit.sha,
+    (shas) => session.fetchCommits(shas),
+    job.after,
+  );
   const publications: RootPublication[] = [];
   for (const root of roots)
     publications.push(
@@ -252,23 +255,6 @@ async function publishRootsOfCommit(
   if (job.watchdog) result.summary += `\n\n${watchdogNote(job.watchdog)}`;
   await completeCheckRun(github, job.ref, runId, result);
   return publications;
-}
-
-/** The branch head as GitHub has it now, fetched into the mirror. */
-function branchHead(run: PublishRun): BranchHead {
-  const { github } = run.context;
-  const { job, session } = run;
-  const fetched = new Set([job.after]);
-  return async () => {
-    const sha = (await github.repos.branch(job.ref, job.branch)).commit.sha;
-    // It becomes a git argument: a commit id or nothing.
-    if (!COMMIT_ID.test(sha)) throw new Error(`the head of ${job.branch} is not a commit id`);
-    if (!fetched.has(sha)) {
-      await session.fetchCommits([sha]);
-      fetched.add(sha);
-    }
-    return sha;
-  };
 }
 
 /**

@@ -33,7 +33,16 @@ export interface BatchMerge {
 export interface RootBuild {
   commit: string;
   publication: RootPublication;
+  /**
+   * More builds of the root's moving tags when the branch had moved past the batch's head
+   * and the batch took no more merges: from the newer head when its `commit` says so
+   * (docs/publishing.md, "When main moves during a publish").
+   */
+  moving?: RootPublication[];
 }
+
+/** Every publication of a root's build: its own, then its moving tags' builds. */
+const publicationsOf = (b: RootBuild): RootPublication[] => [b.publication, ...(b.moving ?? [])];
 
 /**
  * The roots to build, oldest change first: every root a merge of the batch changed, once,
@@ -76,7 +85,7 @@ export function batchCheck(merge: BatchMerge, builds: Map<string, RootBuild>, si
     const b = builds.get(r);
     return b ? [b] : [];
   });
-  const result = publishCheck(mine.map((b) => b.publication));
+  const result = publishCheck(mine.flatMap(publicationsOf));
   const from = [...new Set(mine.map((b) => b.commit))];
   const elsewhere = from.filter((c) => c !== merge.sha);
   if (mine.length === 0) {
@@ -87,10 +96,13 @@ export function batchCheck(merge: BatchMerge, builds: Map<string, RootBuild>, si
   }
   if (result.conclusion !== 'failure' && elsewhere.length > 0)
     result.title = `Published in the build of ${elsewhere.map(short).join(', ')}`;
-  const rows = mine.map(
-    (b) =>
-      `| \`${cell(b.publication.root)}\` | ${b.commit === merge.sha ? 'this merge' : `\`${short(b.commit)}\``} |`,
-  );
+  const builtFrom = (commit: string) => (commit === merge.sha ? 'this merge' : `\`${short(commit)}\``);
+  const rows = mine.flatMap((b) => [
+    `| \`${cell(b.publication.root)}\` | ${builtFrom(b.commit)} |`,
+    ...(b.moving ?? [])
+      .filter((p) => p.commit !== undefined)
+      .map((p) => `| \`${cell(p.root)}\` (moving tags) | ${builtFrom(p.commit!)}, the branch head then |`),
+  ]);
   result.summary = [
     `Published in a batch of ${size} merge${size === 1 ? '' : 's'}: each changed catalog was built once, from the newest merge at the time, and its image contains this merge (docs/publishing.md, "Batches").`,
     '',
@@ -113,7 +125,9 @@ export function batchReleaseComment(merge: BatchMerge, builds: Map<string, RootB
     return b ? [b] : [];
   });
   const pushed = mine.flatMap((b) =>
-    (b.publication.results ?? []).map((r) => ({ root: b.publication.root, commit: b.commit, ...r })),
+    publicationsOf(b).flatMap((p) =>
+      (p.results ?? []).map((r) => ({ root: p.root, commit: p.commit ?? b.commit, ...r })),
+    ),
   );
   if (pushed.length === 0) return undefined;
   const lines = [
@@ -127,7 +141,7 @@ export function batchReleaseComment(merge: BatchMerge, builds: Map<string, RootB
         `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` | ${r.commit === merge.sha ? 'this merge' : `\`${short(r.commit)}\` (a later merge)`} |`,
     ),
   ];
-  const failed = mine.filter((b) => b.publication.error !== undefined);
+  const failed = mine.filter((b) => publicationsOf(b).some((p) => p.error !== undefined));
   if (failed.length > 0)
     lines.push(
       '',

@@ -124,6 +124,29 @@ export async function publishRoot(
 /** The branch head now (asked of GitHub), fetched into the mirror. */
 export type BranchHead = () => Promise<string>;
 
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * The BranchHead of `ask` (GitHub's answer): each new head fetched into the mirror once
+ * (`known` is there already). It becomes a git argument: a commit id, or the job fails.
+ */
+export function fetchedBranchHead(
+  ask: () => Promise<string>,
+  fetchCommits: (shas: string[]) => Promise<void>,
+  known: string,
+): BranchHead {
+  const fetched = new Set([known]);
+  return async () => {
+    const sha = await ask();
+    if (!COMMIT_ID.test(sha)) throw new Error('the branch head GitHub names is not a commit id');
+    if (!fetched.has(sha)) {
+      await fetchCommits([sha]);
+      fetched.add(sha);
+    }
+    return sha;
+  };
+}
+
 /**
  * One root of `commit` published while the branch may have moved past it (docs/publishing.md,
  * "When main moves during a publish"): the `{sha}` tags from `commit`, the moving tags from

@@ -4,7 +4,8 @@
 // change gets its `catalog-bot/publish` run and release comment naming the image that
 // contains it. The later jobs of those merges find the batch's runs and do nothing. Before
 // each root's build the branch is asked again: a head that moved on (fast-forward along the
-// first parents) joins the batch, so moving tags are written only by a build of the head.
+// first parents) joins the batch, so moving tags get the head's catalog; once the batch takes
+// no more merges, they are built from the head on their own.
 import { commitMessage, firstParent, firstParentCommits } from '../../git/read.js';
 import { catalogRoots } from '../../checks/changes.js';
 import type { RepoConfig } from '../../checks/config.js';
@@ -13,8 +14,10 @@ import { createCompletedRun } from '../../handlers/check-runs.js';
 import type { JobContext, PrHandlerOptions } from '../../handlers/pull-request.js';
 import {
   bundlesAddedBetween,
+  fetchedBranchHead,
   publishBundles,
   publishRoot,
+  publishRootUpToHead,
   rootsChangedBetween,
 } from '../../publish/merge-content.js';
 import type { RepoTarget } from '../../handlers/session.js';
@@ -170,8 +173,9 @@ async function extendBatch(batch: Batch, line: string[]): Promise<void> {
 
 /**
  * Build each catalog root the batch changed once, from the newest merge. Tags without {sha}
- * move: only the branch head may write them, so the branch is asked before each build, and a
- * head that moved on along the first parents joins the batch (at most MAX_BATCH_RETARGETS times).
+ * move: they get the branch head's catalog, so the branch is asked before each build, and a
+ * head that moved on along the first parents joins the batch (at most MAX_BATCH_RETARGETS
+ * times; after that the moving tags are built from the head apart).
  */
 async function buildChangedRoots(batch: Batch): Promise<{ builds: Map<string, RootBuild>; target: string }> {
   const { context, job, session, start, merges } = batch;
@@ -196,14 +200,38 @@ async function buildChangedRoots(batch: Batch): Promise<{ builds: Map<string, Ro
       }
     }
     const root = pending.shift()!;
-    const tags = now === target ? images : images.filter((t) => t.includes('{sha}'));
     await session.fetchBlobs([target]);
-    builds.set(root, {
-      commit: target,
-      publication: await publishRoot(dir, job, config, root, target, tags, batch.client),
-    });
+    builds.set(
+      root,
+      now === target
+        ? {
+            commit: target,
+            publication: await publishRoot(dir, job, config, root, target, images, batch.client),
+          }
+        : await buildBehindTheHead(batch, root, target),
+    );
   }
   return { builds, target };
+}
+
+/**
+ * The branch moved past the batch's head and the batch takes no more merges: the root's
+ * `{sha}` tags from the batch's head, its moving tags from the branch head (docs/publishing.md,
+ * "When main moves during a publish"), so that no later job has to change this root for them
+ * to be current.
+ */
+async function buildBehindTheHead(batch: Batch, root: string, target: string): Promise<RootBuild> {
+  const { context, job, session, start } = batch;
+  const head = fetchedBranchHead(
+    async () => (await context.github.repos.branch(job.ref, job.branch)).commit.sha,
+    (shas) => session.fetchCommits(shas),
+    target,
+  );
+  const built = await publishRootUpToHead(session.dir, job, start.config, root, target, head, batch.client);
+  // Its own build: the one of `target` (none when only moving tags are configured).
+  const publication = built.find((p) => p.commit === undefined) ?? { root, results: [] };
+  const moving = built.filter((p) => p !== publication);
+  return { commit: target, publication, ...(moving.length > 0 ? { moving } : {}) };
 }
 
 /** The batch moved to a new head: roots the newer merges change are built (again) from it; roots it lacks are not. */
