@@ -1,7 +1,8 @@
 // The pure parts of publishing in batches (src/publish/batch.ts, docs/publishing.md
 // "Batches"): which roots a batch builds, which runs tell a later job that a batch already
 // published its merge (only green ones of this App: anyone with `checks: write` can name a
-// run), and what the runs and release comments say for a merge built from a later one.
+// run), and what the runs and release comments say for a merge built from a later one, or
+// whose moving tags were built from a newer branch head.
 import { describe, expect, it } from 'vitest';
 import {
   batchCheck,
@@ -12,6 +13,7 @@ import {
   rootsToBuild,
   type RootBuild,
 } from '../src/publish/batch.js';
+import { releaseComment } from '../src/publish/report.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -144,6 +146,29 @@ describe('what a merge of a batch is told', () => {
     expect(body.split('<!--')).toHaveLength(2); // the marker only
     expect(body).toContain('x\\|');
     expect(batchCheck({ sha: A, roots: [root] }, odd, 2).summary).toContain('x\\|');
+  });
+});
+
+describe('a merge published on its own while main moved on', () => {
+  it('its release comment names the newer head its moving tag was built from', () => {
+    const D = 'd'.repeat(40);
+    const body = releaseComment(A, [
+      {
+        root: 'catalogs/v4.21',
+        results: [{ tag: `quay.io/x/cat:v4.21-${A.slice(0, 12)}`, digest: digest('6') }],
+      },
+      { root: 'catalogs/v4.21', commit: D, results: [{ tag: 'quay.io/x/cat:v4.21', digest: digest('7') }] },
+    ])!;
+    expect(body).toContain(
+      `| \`catalogs/v4.21\` | \`quay.io/x/cat:v4.21-${A.slice(0, 12)}@${digest('6')}\` | this merge |`,
+    );
+    expect(body).toContain(
+      `| \`catalogs/v4.21\` | \`quay.io/x/cat:v4.21@${digest('7')}\` | \`${D.slice(0, 12)}\` (the branch head then) |`,
+    );
+    // Built from the merge alone: the table as before.
+    expect(releaseComment(A, [build('catalogs/v4.21', A, digest('8')).publication])).not.toContain(
+      'built from',
+    );
   });
 });
 
