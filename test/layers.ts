@@ -11,6 +11,7 @@
 //   server with paced writes, replicas, the benchmarks, the packed package.
 export const LAYERS = {
   unit: [
+    'git-helper',
     'bundle-bounds',
     'bundle-check',
     'bundle-loader-real',

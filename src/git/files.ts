@@ -1,8 +1,6 @@
 // Files of a repository's commits, read from git's objects (no work tree): one file at a
 // time through one `git cat-file --batch` process (GitFiles), or one file (readFileAt).
-import type { ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
-import { childProcess } from './run.js';
+import { startGit, type GitProcess } from './helper.js';
 
 /** The text of `path` at commit `rev`, or undefined when the commit has no such file. */
 export async function readFileAt(repo: string, rev: string, path: string): Promise<string | undefined> {
@@ -59,7 +57,7 @@ export function shortPath(path: string): string {
  * a file over `maxBytes` is an error, and its bytes are skipped as they stream, never held.
  */
 export class GitFiles {
-  private child: ChildProcessByStdio<Writable, Readable, Readable> | undefined;
+  private child: GitProcess | undefined;
   private readonly pending: PendingRead[] = [];
   private buffered = Buffer.alloc(0);
   // The object being received: its type and the bytes still to come (+1 for the closing LF).
@@ -89,23 +87,20 @@ export class GitFiles {
     const child = this.start();
     return new Promise((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      child.stdin.write(`${rev}:${path}\n`);
+      child.stdin?.write(`${rev}:${path}\n`);
     });
   }
 
   /** Ends the git process; reads still waiting fail. */
   close(): void {
-    this.child?.stdin.end();
+    this.child?.stdin?.end();
     this.child = undefined;
   }
 
-  private start(): ChildProcessByStdio<Writable, Readable, Readable> {
+  private start(): GitProcess {
     if (this.child) return this.child;
-    const child = childProcess().spawn('git', ['-C', this.repo, 'cat-file', '--batch'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = startGit(['-C', this.repo, 'cat-file', '--batch'], { stdin: true });
     const err: Buffer[] = [];
-    child.stdin.on('error', () => undefined);
     child.stderr.on('data', (d: Buffer) => err.push(d));
     child.stdout.on('data', (d: Buffer) => {
       try {

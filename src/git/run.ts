@@ -1,11 +1,14 @@
 // The one place git runs as a process (docs/architecture.md, "src/git/"): with arguments,
-// never a shell; its output whole, as NUL-terminated records, or as blobs in batches.
+// never a shell; its output whole, as NUL-terminated records, or as blobs in batches. Runs
+// that wait start git through the helper process (helper.ts); the CLI's few waiting runs
+// start it here.
 import { createRequire } from 'node:module';
+import { startGit } from './helper.js';
 
 // node:child_process is loaded only when git is run: it costs `catalog-bot validate`,
 // which reads directories only, a noticeable part of its start-up (README, "Benchmarks").
 const require = createRequire(import.meta.url);
-export const childProcess = (): typeof import('node:child_process') =>
+const childProcess = (): typeof import('node:child_process') =>
   require('node:child_process') as typeof import('node:child_process');
 
 export interface GitOptions {
@@ -25,24 +28,21 @@ export function runGit(
   const scrub = (text: string): string =>
     (options.secrets ?? []).reduce((t, secret) => t.split(secret).join('***'), text);
   return new Promise((resolvePromise, reject) => {
-    const child = childProcess().spawn('git', repo === undefined ? args : ['-C', repo, ...args], {
+    const child = startGit(repo === undefined ? args : ['-C', repo, ...args], {
       env: options.env ?? process.env,
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdin: input !== undefined,
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout?.on('data', (d: Buffer) => out.push(d));
-    child.stderr?.on('data', (d: Buffer) => err.push(d));
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e) => reject(new Error(scrub(e.message))));
     child.on('close', (code) => {
       if (code === 0) resolvePromise(Buffer.concat(out));
       else reject(new Error(scrub(`git ${args[0]} failed: ${Buffer.concat(err).toString('utf8').trim()}`)));
     });
-    if (child.stdin) {
-      // git may exit (and close its stdin) before reading it all; its exit code tells.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(input);
-    }
+    // git may exit before reading all its input; its exit code tells.
+    child.stdin?.end(input);
   });
 }
 
@@ -52,7 +52,7 @@ export function runGit(
  */
 export function gitRecords(repo: string, args: string[], onRecord: (record: Buffer) => void): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    const child = childProcess().spawn('git', ['-C', repo, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = startGit(['-C', repo, ...args]);
     let parts: Buffer[] = [];
     const err: Buffer[] = [];
     let failed: unknown;
