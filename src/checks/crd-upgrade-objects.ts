@@ -79,12 +79,16 @@ async function bundlesOf(source: CatalogSource): Promise<Bundle[]> {
 
 /** For a pull request: `root` is the catalog root's path in the repository, read from git objects. */
 export function gitObjectLoader(repo: string, base: string, head: string): LoadBundleObjects {
+  // One source a side and root: its tree is listed once, however many bundles are asked for.
+  const sources = new Map<string, GitTreeSource>();
+  const sourceOf = (root: string, side: Side): GitTreeSource => {
+    const key = `${side}\0${root}`;
+    let source = sources.get(key);
+    if (!source) sources.set(key, (source = new GitTreeSource(repo, side === 'base' ? base : head, root)));
+    return source;
+  };
   return async (root, side, files) =>
-    files.length === 0
-      ? []
-      : bundlesOf(
-          new OnlySource(new GitTreeSource(repo, side === 'base' ? base : head, root), new Set(files)),
-        );
+    files.length === 0 ? [] : bundlesOf(new OnlySource(sourceOf(root, side), new Set(files)));
 }
 
 /**

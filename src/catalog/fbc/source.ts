@@ -259,7 +259,8 @@ interface TreeEntry {
 export class GitTreeSource implements CatalogSource {
   readonly label: string;
   private readonly prefix: string;
-  private entries: TreeEntry[] | undefined;
+  // The listing, asked once: several loads of this source may wait for it at the same time.
+  private entries: Promise<TreeEntry[]> | undefined;
   private readonly blobOf = new Map<string, { object: string; size: number }>();
 
   /** `root` is the catalog root's path inside the repository ('' or '.' for the top). */
@@ -278,8 +279,15 @@ export class GitTreeSource implements CatalogSource {
     this.label = `${rev}:${clean === '' ? '.' : clean}`;
   }
 
-  private async tree(): Promise<TreeEntry[]> {
-    if (this.entries) return this.entries;
+  private tree(): Promise<TreeEntry[]> {
+    this.entries ??= this.listTree().catch((error: unknown) => {
+      this.entries = undefined; // a failed listing is asked again next time
+      throw error;
+    });
+    return this.entries;
+  }
+
+  private async listTree(): Promise<TreeEntry[]> {
     const entries: TreeEntry[] = [];
     // Parsed as it streams: the listing of a tree with many files is never one Buffer.
     await listTreeRecords(this.repo, this.rev, this.prefix, (record) => {
@@ -300,7 +308,6 @@ export class GitTreeSource implements CatalogSource {
         notUtf8: path === undefined,
       });
     });
-    this.entries = entries;
     return entries;
   }
 
