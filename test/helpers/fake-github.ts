@@ -7,6 +7,7 @@ import { webhookExample } from './github.js';
 import {
   GitHubModel,
   mergeQueueRule,
+  ModelRecords,
   type ModelCheckRun,
   type ModelComment,
   type ModelPull,
@@ -57,7 +58,7 @@ export function answerFromModel(model: GitHubModel): void {
       });
 }
 
-export class FakeGitHub {
+export class FakeGitHub extends ModelRecords {
   readonly model: GitHubModel;
   readonly #repo: ModelRepo;
 
@@ -68,24 +69,13 @@ export class FakeGitHub {
     readonly bare: string,
     readonly slug = 'catalog-bot',
   ) {
+    super();
     this.model = new GitHubModel({ slug, account: owner });
     // A merge here moves nothing unless the pull request says how (onMerge).
     this.#repo = this.model.addRepo({ owner, name: repo, id: 186853002, bare, realMerges: false });
     answerFromModel(this.model);
   }
 
-  get checkRuns(): FakeCheckRun[] {
-    return this.model.checkRuns;
-  }
-  get comments(): FakeComment[] {
-    return this.model.comments;
-  }
-  get reactions() {
-    return this.model.reactions;
-  }
-  get requests() {
-    return this.model.requests;
-  }
   /** The merges GitHub made: which pull request, the head asked for, the method. */
   get merges(): { number: number; sha?: string; method?: string }[] {
     return this.model.merges.map((m) => ({ number: m.number, sha: m.sha, method: m.method }));
