@@ -232,19 +232,19 @@ describe('catalog-bot/bundle on pull requests', () => {
 });
 
 describe('which directories catalog-bot/bundle checks', () => {
+  // A pull request's changed files: bundle parts, and files around them that are not bundles.
+  const changedFiles = [
+    'operators/a/1.0.0/manifests/a.csv.yaml',
+    'operators/a/1.0.0/metadata/annotations.yaml',
+    'operators/a/ci.yaml',
+    'operators/a/catalog-templates/basic.yaml',
+    'operators/b/latest/manifests/b.csv.yaml',
+    'operators/c/2.0.0/release-config.yaml',
+    'catalogs/v4.18/a/catalog.yaml',
+  ];
+
   it('takes version directories and bundle parts, not templates or ci.yaml', () => {
-    const dirs = bundleDirectories(
-      [
-        'operators/a/1.0.0/manifests/a.csv.yaml',
-        'operators/a/1.0.0/metadata/annotations.yaml',
-        'operators/a/ci.yaml',
-        'operators/a/catalog-templates/basic.yaml',
-        'operators/b/latest/manifests/b.csv.yaml',
-        'operators/c/2.0.0/release-config.yaml',
-        'catalogs/v4.18/a/catalog.yaml',
-      ],
-      'operators/{package}/{version}',
-    );
+    const dirs = bundleDirectories(changedFiles, 'operators/{package}/{version}');
     expect(dirs).toEqual([
       { dir: 'operators/a/1.0.0', package: 'a', version: '1.0.0' },
       { dir: 'operators/b/latest', package: 'b', version: 'latest' },

@@ -16,7 +16,13 @@ import { InProcessQueue } from '../src/queue.js';
 import type { JobSpec } from '../src/queue.js';
 import { issueCommentPayload, startAppServer } from './helpers/app-server.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
+import {
+  BEFORE_V4_22_PROMOTION,
+  haveRealRepo,
+  newFileOfPatch,
+  realRepoBefore,
+} from './helpers/ocp-history.js';
+import { gitIn } from './helpers/git.js';
 import { outsideCode } from './helpers/markdown.js';
 
 // Each command runs the real checks on 11 real OpenShift catalogs: seconds on a quiet machine,
@@ -33,10 +39,7 @@ ownership:
 
 /** A bare repository: `main` = `dir` (plus the config), pull request 2 = `pr` on top. */
 function makeRepo(dir: string, pr: (work: string) => void) {
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
+  const git = gitIn(dir);
   rmSync(join(dir, '.git'), { recursive: true, force: true });
   mkdirSync(join(dir, '.github'), { recursive: true });
   writeFileSync(join(dir, '.github/catalog-bot.yml'), CONFIG);
@@ -58,8 +61,12 @@ function makeRepo(dir: string, pr: (work: string) => void) {
 }
 const rmTree = (d: string) => rmSync(d, { recursive: true, force: true });
 
-/** The App as `npm start` runs it, on 127.0.0.1, fed signed `issue_comment` deliveries for PR 2. */
-async function startApp(bare: string, { held = false } = {}) {
+/**
+ * The App as `npm start` runs it, on 127.0.0.1, fed signed `issue_comment` deliveries for PR 2
+ * of `repo`; `stop()` removes the repository too.
+ */
+async function startApp(repo: { bare: string; cleanup: () => void }, { held = false } = {}) {
+  const { bare } = repo;
   const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
   gh.addPull({
     number: 2,
@@ -98,6 +105,14 @@ async function startApp(bare: string, { held = false } = {}) {
     return id;
   }
   const replies = () => gh.botComments(2).filter((c) => readState(c.body) === undefined);
+  const lastReply = () => replies().at(-1)?.body ?? '';
+  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
+  /** A new comment on PR 2 that must be refused (a confused reaction); resolves to the reply. */
+  async function refused(login: string, body: string): Promise<string> {
+    const id = await comment(login, body);
+    expect(reactionsTo(id)).toEqual(['confused']);
+    return lastReply();
+  }
   return {
     gh,
     enqueued,
@@ -106,23 +121,26 @@ async function startApp(bare: string, { held = false } = {}) {
     idle: () => queue.onIdle(),
     comment,
     replies,
-    lastReply: () => replies().at(-1)?.body ?? '',
-    reactionsTo: (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content),
+    lastReply,
+    reactionsTo,
+    refused,
     async stop() {
       await server.stop();
       await queue.close();
       rmTree(workDir);
+      repo.cleanup();
     },
   };
 }
 type App = Awaited<ReturnType<typeof startApp>>;
+type Repo = ReturnType<typeof makeRepo>;
 
 describe.skipIf(!haveRealRepo)(
   '/default-channel and /explain on the real community-operators-prod packages',
   () => {
-    let repo: ReturnType<typeof makeRepo>;
-    let app: App;
     const TEMPLATE = 'operators/visionone-containersecurity/catalog-templates/basic.yaml';
+    let repo: Repo;
+    let app: App;
     beforeAll(async () => {
       const dir = realRepoBefore([]);
       // Two of the six packages keep the checks of each edit quick (every catalog stays).
@@ -139,17 +157,12 @@ describe.skipIf(!haveRealRepo)(
       // Files other than catalogs (the template) follow OWNERS files (README "Repository configuration").
       writeFileSync(join(dir, 'operators/visionone-containersecurity/OWNERS'), 'approvers: [pranav-trend]\n');
       repo = makeRepo(dir, (work) => writeFileSync(join(work, 'NOTES.md'), 'a change\n'));
-      app = await startApp(repo.bare);
+      app = await startApp(repo);
     }, 60_000);
-    afterAll(async () => {
-      await app.stop();
-      repo.cleanup();
-    });
+    afterAll(() => app.stop());
 
     it('/default-channel by someone who does not own the package is refused, and nothing is written', async () => {
-      const id = await app.comment('carol', '/default-channel visionone-containersecurity alpha');
-      expect(app.reactionsTo(id)).toEqual(['confused']);
-      expect(app.lastReply()).toMatch(
+      expect(await app.refused('carol', '/default-channel visionone-containersecurity alpha')).toMatch(
         /^@carol `\/default-channel`: only the owners of what it changes or a maintainer may ask for it \(`.*visionone-containersecurity/,
       );
       expect(app.gh.refUpdates).toEqual([]);
@@ -157,9 +170,7 @@ describe.skipIf(!haveRealRepo)(
     });
 
     it('bad input says what is wrong and what would work; nothing is written', async () => {
-      const id = await app.comment('pranav-trend', '/default-channel visionone-containersecurity beta');
-      expect(app.reactionsTo(id)).toEqual(['confused']);
-      expect(app.lastReply()).toBe(
+      expect(await app.refused('pranav-trend', '/default-channel visionone-containersecurity beta')).toBe(
         '@pranav-trend `/default-channel`: `package visionone-containersecurity has no channel "beta" in catalogs/v4.12; its channels: alpha, stable (add the channel first, e.g. with promote)`',
       );
       await app.comment('pranav-trend', '/default-channel no-such-operator alpha');
@@ -231,13 +242,11 @@ describe.skipIf(!haveRealRepo)(
       expect(app.lastReply()).toMatch(
         /^@eve `\/explain`: no catalog root of this pull request has a bundle `nothing-like-it\.v1\.0\.0`/,
       );
-      const bad = await app.comment('eve', '/explain clusterpulse.v0.2.3 from banana');
-      expect(app.reactionsTo(bad)).toEqual(['confused']);
-      expect(app.lastReply()).toContain('`banana` is not a version');
+      expect(await app.refused('eve', '/explain clusterpulse.v0.2.3 from banana')).toContain(
+        '`banana` is not a version',
+      );
       // Anyone may ask and each answer loads catalogs: one such command per comment.
-      const two = await app.comment('eve', '/explain nothing-like-it.v1.0.0\n/explain other.v1.0.0');
-      expect(app.reactionsTo(two)).toEqual(['confused']);
-      expect(app.lastReply()).toContain(
+      expect(await app.refused('eve', '/explain nothing-like-it.v1.0.0\n/explain other.v1.0.0')).toContain(
         '`/explain`: one command that edits or explains catalogs per comment',
       );
     });
@@ -285,7 +294,7 @@ describe.skipIf(!haveRealRepo)(
 );
 
 describe('/explain: names from the pull request cannot inject Markdown, mentions, links or HTML', () => {
-  let repo: ReturnType<typeof makeRepo>;
+  let repo: Repo;
   let app: App;
   const EVIL = '@alice [click](https://evil.example) <img src=x onerror=alert(1)> ```` ` ~~~';
   beforeAll(async () => {
@@ -306,12 +315,9 @@ describe('/explain: names from the pull request cannot inject Markdown, mentions
         ].join(''),
       );
     });
-    app = await startApp(repo.bare);
+    app = await startApp(repo);
   }, 60_000);
-  afterAll(async () => {
-    await app.stop();
-    repo.cleanup();
-  });
+  afterAll(() => app.stop());
 
   it('every name and message is inside a code block or span; the reply is bounded', async () => {
     await app.comment('eve', '/explain evil.v1.0.0');
@@ -329,15 +335,13 @@ describe('/explain: names from the pull request cannot inject Markdown, mentions
   });
 
   it('a name a commenter types is refused before anything is read', async () => {
-    const id = await app.comment('eve', '/explain @alice');
-    expect(app.reactionsTo(id)).toEqual(['confused']);
-    expect(app.lastReply()).toContain('`@alice` is not a bundle name');
+    expect(await app.refused('eve', '/explain @alice')).toContain('`@alice` is not a bundle name');
     expect(outsideCode(app.lastReply()).match(/@\w+/g)).toEqual(['@eve']);
   });
 });
 
 describe('/explain: one user cannot fill the queue with catalog work', () => {
-  let repo: ReturnType<typeof makeRepo>;
+  let repo: Repo;
   let app: App;
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-explain-limit-'));
@@ -349,12 +353,9 @@ describe('/explain: one user cannot fill the queue with catalog work', () => {
         `---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: foo\nname: stable\nentries:\n  - name: foo.v1.0.0\n---\nschema: olm.bundle\npackage: foo\nname: foo.v1.0.0\nimage: quay.io/example/foo:v1.0.0\nproperties:\n  - type: olm.package\n    value: {packageName: foo, version: 1.0.0}\n`,
       );
     });
-    app = await startApp(repo.bare, { held: true });
+    app = await startApp(repo, { held: true });
   }, 60_000);
-  afterAll(async () => {
-    await app.stop();
-    repo.cleanup();
-  });
+  afterAll(() => app.stop());
 
   it(`a user has at most ${MAX_COSTLY_PER_USER} comments of catalog work queued; the next ones get a short reply, and nothing is lost`, async () => {
     // eve writes five /explain comments before the repository's queue gets to any of them.
@@ -384,38 +385,25 @@ describe('/explain: one user cannot fill the queue with catalog work', () => {
 describe.skipIf(!haveRealRepo)(
   '/ocp-promote: the v4.22 promotion of community-operators-prod as pull requests',
   () => {
-    let repo: ReturnType<typeof makeRepo>;
+    let repo: Repo;
     let app: App;
+    // The real promotion commit of the one `always` package (the last of BEFORE_V4_22_PROMOTION).
     const ECR = 'ecr-secret-operator-promote-v4.22';
     const ALWAYS = 'catalog-bot/ocp-promote-v4.21-v4.22';
     const REVIEW = 'catalog-bot/ocp-promote-v4.21-v4.22-dotvirt-operator';
     beforeAll(async () => {
-      const dir = realRepoBefore([
-        'clusterpulse-promote-v4.22',
-        'jumpstarter-operator-0.9.0-catalog',
-        'jumpstarter-operator-0.9.0-template',
-        'jumpstarter-operator-0.9.0-rc.2-catalog',
-        'jumpstarter-operator-0.9.0-rc.2-template',
-        'jumpstarter-operator-promote-v4.22',
-        'rabbitmq-messaging-topology-operator-promote-v4.22',
-        ECR,
-      ]);
+      const dir = realRepoBefore(BEFORE_V4_22_PROMOTION);
       // dotvirt-operator (review-needed) was already in v4.22 at the time: take it out again.
       rmSync(join(dir, 'catalogs/v4.22/dotvirt-operator'), { recursive: true });
       const ci = join(dir, 'operators/dotvirt-operator/ci.yaml');
       writeFileSync(ci, readFileSync(ci, 'utf8').replace('        - v4.22\n', ''));
       repo = makeRepo(dir, () => undefined);
-      app = await startApp(repo.bare);
+      app = await startApp(repo);
     }, 60_000);
-    afterAll(async () => {
-      await app.stop();
-      repo.cleanup();
-    });
+    afterAll(() => app.stop());
 
     it('refused for anyone but a maintainer, even a package owner; nothing is written', async () => {
-      const id = await app.comment('epheo', '/ocp-promote v4.21 v4.22');
-      expect(app.reactionsTo(id)).toEqual(['confused']);
-      expect(app.lastReply()).toBe(
+      expect(await app.refused('epheo', '/ocp-promote v4.21 v4.22')).toBe(
         '@epheo `/ocp-promote`: only the maintainers listed in `.github/catalog-bot.yml` on the default branch may open a new OpenShift catalog.',
       );
       expect(app.gh.created).toEqual([]);
@@ -528,18 +516,9 @@ describe.skipIf(!haveRealRepo)(
       const work = mkdtempSync(join(tmpdir(), 'catalog-bot-move-'));
       execFileSync('git', ['clone', '-q', repo.bare, work]);
       writeFileSync(join(work, 'NOTES.md'), 'later\n');
-      execFileSync('git', ['-C', work, 'add', '-A']);
-      execFileSync('git', [
-        '-C',
-        work,
-        '-c',
-        'user.name=T',
-        '-c',
-        'user.email=t@e',
-        'commit',
-        '-qm',
-        'notes',
-      ]);
+      const inWork = gitIn(work);
+      inWork('add', '-A');
+      inWork('commit', '-qm', 'notes');
       execFileSync('git', ['-C', work, 'push', '-q', 'origin', 'HEAD:main']);
       rmTree(work);
       await app.comment('alice', '/ocp-promote v4.21 v4.22');

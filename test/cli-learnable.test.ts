@@ -21,6 +21,8 @@ beforeAll(() => {
   cop = makeCopRepo('clusterpulse/1.0.2');
 }, 60_000);
 afterAll(() => cop.cleanup());
+/** A command line on the file's repository: `args`, then `--repo` with its path. */
+const onCop = (...args: string[]): string[] => [...args, '--repo', cop.repo];
 
 /** The dispatcher the command line runs (src/cli.ts main), in this process: fast. */
 async function run(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
@@ -78,16 +80,9 @@ describe('a closed pipe', () => {
 
 describe('editing commands: --dry-run, nothing to do, errors on stderr', () => {
   it('ocp-promote --dry-run names the files it would write and writes none', async () => {
-    const r = await run([
-      'ocp-promote',
-      'v4.22',
-      'v4.23',
-      '--package',
-      'ecr-secret-operator',
-      '--dry-run',
-      '--repo',
-      cop.repo,
-    ]);
+    const r = await run(
+      onCop('ocp-promote', 'v4.22', 'v4.23', '--package', 'ecr-secret-operator', '--dry-run'),
+    );
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('would write catalogs/v4.23/ecr-secret-operator/catalog.yaml');
@@ -99,15 +94,7 @@ describe('editing commands: --dry-run, nothing to do, errors on stderr', () => {
   it('default-channel to the channel already the default: nothing to do, exit 0, nothing written', async () => {
     const text = readFileSync(join(cop.repo, 'catalogs/v4.21/clusterpulse/catalog.yaml'), 'utf8');
     const current = /^defaultChannel: (\S+)$/m.exec(text)![1]!;
-    const r = cli([
-      'default-channel',
-      'clusterpulse',
-      current,
-      '--repo',
-      cop.repo,
-      '--root',
-      'catalogs/v4.21',
-    ]);
+    const r = cli(onCop('default-channel', 'clusterpulse', current, '--root', 'catalogs/v4.21'));
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^catalog-bot default-channel: nothing to do: .*already "/);
@@ -115,22 +102,14 @@ describe('editing commands: --dry-run, nothing to do, errors on stderr', () => {
   });
 
   it('a refusal goes to stderr, not into the output a script redirects', async () => {
-    const r = await run(['promote', 'no-such-bundle.v9.9.9', 'stable', '--repo', cop.repo]);
+    const r = await run(onCop('promote', 'no-such-bundle.v9.9.9', 'stable'));
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^catalog-bot promote: refused: [^\n]+\n$/);
   });
 
   it('promote --format json: the result as JSON', async () => {
-    const r = await run([
-      'promote',
-      'no-such-bundle.v9.9.9',
-      'stable',
-      '--repo',
-      cop.repo,
-      '--format',
-      'json',
-    ]);
+    const r = await run(onCop('promote', 'no-such-bundle.v9.9.9', 'stable', '--format', 'json'));
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ done: false, written: false, files: [] });
   });
@@ -170,11 +149,11 @@ describe('check before committing', () => {
   });
 
   it("a bad ref is one line, without git's own error text", () => {
-    const r = cli(['check', '--base', 'no-such-branch', '--head', 'HEAD', '--repo', cop.repo]);
+    const r = cli(onCop('check', '--base', 'no-such-branch', '--head', 'HEAD'));
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(`catalog-bot check: --base no-such-branch: no such commit in ${cop.repo}\n`);
-    const option = cli(['check', '--base', '--output=/tmp/x', '--head', 'HEAD', '--repo', cop.repo]);
+    const option = cli(onCop('check', '--base', '--output=/tmp/x', '--head', 'HEAD'));
     expect(option.status).toBe(2);
     expect(option.stderr).not.toMatch(/fatal|usage: git/);
   });

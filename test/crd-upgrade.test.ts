@@ -112,16 +112,21 @@ function blobLine(dir: string, name: string): number {
 
 const chain = (...entries: (string | Obj)[]): Obj[] => [pkg(), channel(entries)];
 
+/** foo 1.0.0 with `crds` in the base; the head adds 1.1.0, replacing it, with `newCrds` (see withCrds). */
+const newBundleOver = (crds: Obj[] | null, newCrds: Obj[] | null, extraFiles: Record<string, string> = {}) =>
+  twoCatalogs(
+    [...chain(v('1.0.0')), withCrds('1.0.0', crds)],
+    [
+      ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
+      withCrds('1.0.0', crds),
+      withCrds('1.1.0', newCrds),
+    ],
+    extraFiles,
+  );
+
 describe('crd-upgrade check on built catalogs', () => {
   it('fails a new bundle that removes a CRD field, naming both bundles, the CRD, version and path', async () => {
-    const { root, load, headDir } = await twoCatalogs(
-      [...chain(v('1.0.0')), withCrds('1.0.0', [widgets(OLD)])],
-      [
-        ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
-        withCrds('1.0.0', [widgets(OLD)]),
-        withCrds('1.1.0', [widgets(REMOVED)]),
-      ],
-    );
+    const { root, load, headDir } = await newBundleOver([widgets(OLD)], [widgets(REMOVED)]);
     const result = await crdUpgradeCheck([root], load);
     expect(result.name).toBe('catalog-bot/crd-upgrade');
     expect(result.conclusion).toBe('failure');
@@ -147,14 +152,7 @@ describe('crd-upgrade check on built catalogs', () => {
   });
 
   it('passes a new bundle that only adds a field', async () => {
-    const { root, load } = await twoCatalogs(
-      [...chain(v('1.0.0')), withCrds('1.0.0', [widgets(OLD)])],
-      [
-        ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
-        withCrds('1.0.0', [widgets(OLD)]),
-        withCrds('1.1.0', [widgets(ADDED)]),
-      ],
-    );
+    const { root, load } = await newBundleOver([widgets(OLD)], [widgets(ADDED)]);
     const result = await crdUpgradeCheck([root], load);
     expect(result.findings).toEqual([]);
     expect(result.conclusion).toBe('success');
@@ -277,14 +275,7 @@ describe('crd-upgrade check on built catalogs', () => {
   });
 
   it('bundles without manifests get a CRD-NEEDS-IMAGE note and a neutral check', async () => {
-    const { root, load, headDir } = await twoCatalogs(
-      [...chain(v('1.0.0')), withCrds('1.0.0', null)],
-      [
-        ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
-        withCrds('1.0.0', null),
-        withCrds('1.1.0', null),
-      ],
-    );
+    const { root, load, headDir } = await newBundleOver(null, null);
     const result = await crdUpgradeCheck([root], load);
     expect(result.conclusion).toBe('neutral');
     expect(result.findings).toHaveLength(1);
@@ -299,14 +290,7 @@ describe('crd-upgrade check on built catalogs', () => {
   });
 
   it('a renderBundle hook supplies the manifests of such bundles', async () => {
-    const { root, load } = await twoCatalogs(
-      [...chain(v('1.0.0')), withCrds('1.0.0', null)],
-      [
-        ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
-        withCrds('1.0.0', null),
-        withCrds('1.1.0', null),
-      ],
-    );
+    const { root, load } = await newBundleOver(null, null);
     const images: string[] = [];
     const renderBundle = async (image: string) => {
       images.push(image);
@@ -319,15 +303,9 @@ describe('crd-upgrade check on built catalogs', () => {
 
   it('reads only the files of the bundles it needs', async () => {
     // Only foo's file, only for the head: the one edge is new, so the base copy is not needed.
-    const { root, headDir } = await twoCatalogs(
-      [...chain(v('1.0.0')), withCrds('1.0.0', [widgets(OLD)])],
-      [
-        ...chain(v('1.0.0'), { name: v('1.1.0'), replaces: v('1.0.0') }),
-        withCrds('1.0.0', [widgets(OLD)]),
-        withCrds('1.1.0', [widgets(OLD)]),
-      ],
-      { 'bar/catalog.yaml': yamlStream(pkg('bar')) },
-    );
+    const { root, headDir } = await newBundleOver([widgets(OLD)], [widgets(OLD)], {
+      'bar/catalog.yaml': yamlStream(pkg('bar')),
+    });
     const asked: string[][] = [];
     const inner = directoryObjectLoader(() => headDir);
     const load: LoadBundleObjects = async (r, side, files) => {

@@ -58,36 +58,8 @@ const TOKENS = [
   'x: y',
   '[a, b',
 ];
-const CHARS = [
-  ' ',
-  ':',
-  '-',
-  '#',
-  '"',
-  "'",
-  '{',
-  '}',
-  '[',
-  ']',
-  ',',
-  '\t',
-  '\n',
-  '&',
-  '*',
-  '!',
-  '|',
-  '>',
-  '%',
-  '@',
-  '`',
-  '\\',
-  '?',
-  '0',
-  'x',
-  '---\n',
-  '\u00e9',
-  '\ufeff',
-];
+// Characters (and a separator) YAML or JSON give a meaning to, in the order the seeded mutants pick them.
+const CHARS = [...' :-#"\'{}[],\t\n&*!|>%@`\\?0x', '---\n', '\u00e9', '\ufeff'];
 
 const mutateLines = (text: string, rnd: Rnd): string =>
   mutateLinesBy(text, rnd, {

@@ -46,6 +46,22 @@ function numstat(c: CopRepo): Map<string, { added: number; removed: number }> {
 
 const changedFiles = (c: CopRepo): string[] => c.git('diff', '--name-only').split('\n').filter(Boolean);
 const read = (c: CopRepo, path: string): string => readFileSync(join(c.repo, path), 'utf8');
+/** Rewrites one file of `c`'s work tree through `edit`. */
+const rewrite = (c: CopRepo, path: string, edit: (text: string) => string): void =>
+  writeFileSync(join(c.repo, path), edit(read(c, path)));
+
+/**
+ * jumpstarter-operator 0.9.0's bundle pull request, its release already written into the basic
+ * template by hand and then changed by `edit`.
+ */
+function jumpstarterListedByHand(edit: (template: string) => string): CopRepo {
+  const c = cop('jumpstarter-operator/0.9.0');
+  branch(c, () => {
+    c.applyRelease('template');
+    rewrite(c, 'operators/jumpstarter-operator/catalog-templates/basic.yaml', edit);
+  });
+  return c;
+}
 
 interface Finding {
   rule: string;
@@ -118,8 +134,7 @@ describe.runIf(haveRealRepo)('fix hints run as printed (item 3)', () => {
     const template = 'operators/clusterpulse/catalog-templates/semver.yaml';
     const head = branch(
       c,
-      () =>
-        writeFileSync(join(c.repo, template), read(c, template).replace(/^ {2}- Image: \S+:0\.3\.0\n/m, '')),
+      () => rewrite(c, template, (t) => t.replace(/^ {2}- Image: \S+:0\.3\.0\n/m, '')),
       false,
     );
     const findings = (await templateFindings(c, head)).filter((f) => f.rule === 'TEMPLATE-OUT-OF-DATE');
@@ -225,15 +240,9 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
   }, 60_000);
 
   it('basic: an entry with only the channel entry gets its olm.bundle entry, as recorded', async () => {
-    const c = cop('jumpstarter-operator/0.9.0');
-    const template = 'operators/jumpstarter-operator/catalog-templates/basic.yaml';
-    branch(c, () => {
-      c.applyRelease('template');
-      writeFileSync(
-        join(c.repo, template),
-        read(c, template).replace(/- schema: olm.bundle\n {2}image: \S+:0\.9\.0\n$/, ''),
-      );
-    });
+    const c = jumpstarterListedByHand((t) =>
+      t.replace(/- schema: olm.bundle\n {2}image: \S+:0\.9\.0\n$/, ''),
+    );
     const { code } = await runCommand('release', ['--repo', c.repo, c.bundleDir]);
     expect(code).toBe(0);
     const released = catalogsOf(c);
@@ -244,18 +253,9 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
   }, 60_000);
 
   it('a conflicting entry is refused, saying what differs', async () => {
-    const basic = cop('jumpstarter-operator/0.9.0');
-    const template = 'operators/jumpstarter-operator/catalog-templates/basic.yaml';
-    branch(basic, () => {
-      basic.applyRelease('template');
-      writeFileSync(
-        join(basic.repo, template),
-        read(basic, template).replace(
-          'replaces: jumpstarter-operator.v0.9.0-rc.2\n',
-          'replaces: jumpstarter-operator.v0.8.0\n',
-        ),
-      );
-    });
+    const basic = jumpstarterListedByHand((t) =>
+      t.replace('replaces: jumpstarter-operator.v0.9.0-rc.2\n', 'replaces: jumpstarter-operator.v0.8.0\n'),
+    );
     const refused = await runCommand('release', ['--repo', basic.repo, basic.bundleDir, '--format', 'json']);
     expect(refused.code).toBe(1);
     const error = (JSON.parse(refused.out) as { error: string }).error;
@@ -268,9 +268,10 @@ describe.runIf(haveRealRepo)('release of a bundle already listed in its template
     const semver = cop('clusterpulse/1.0.2');
     const semverTemplate = 'operators/clusterpulse/catalog-templates/semver.yaml';
     branch(semver, () =>
-      writeFileSync(
-        join(semver.repo, semverTemplate),
-        `${read(semver, semverTemplate).trimEnd()}\n  - Image: quay.io/someone-else/clusterpulse:1.0.2\n`,
+      rewrite(
+        semver,
+        semverTemplate,
+        (t) => `${t.trimEnd()}\n  - Image: quay.io/someone-else/clusterpulse:1.0.2\n`,
       ),
     );
     const other = await runCommand('release', ['--repo', semver.repo, semver.bundleDir]);

@@ -76,12 +76,10 @@ describe('validatePullSpec rejects with the upstream message', () => {
 
 describe('parseImageReference', () => {
   it('normalizes familiar docker names', () => {
-    expect(parseImageReference('busybox')).toEqual({ domain: 'docker.io', path: 'library/busybox' });
-    expect(parseImageReference('index.docker.io/user/app:1')).toEqual({
-      domain: 'docker.io',
-      path: 'user/app',
-      tag: '1',
-    });
+    expect(['busybox', 'index.docker.io/user/app:1'].map(parseImageReference)).toEqual([
+      { domain: 'docker.io', path: 'library/busybox' },
+      { domain: 'docker.io', path: 'user/app', tag: '1' },
+    ]);
   });
 
   it('splits registry, path, tag and digest', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
-import { runCommand } from './helpers/cli.js';
+import { changeArgs, runCommand } from './helpers/cli.js';
 
 interface Check {
   name: string;
@@ -29,16 +29,7 @@ describe('catalog-bot check: a bundle of a semver-mode package on the index (haz
     const csv = `${r.bundleDir}/manifests/hazelcast-platform-operator.clusterserviceversion.yaml`;
     // The edge below can only come from the semver mode: the CSV names nothing it replaces.
     expect(readFileSync(join(r.repo, csv), 'utf8')).not.toMatch(/^\s*replaces:/m);
-    const got = await runCommand('check', [
-      '--repo',
-      r.repo,
-      '--base',
-      'main',
-      '--head',
-      'pr',
-      '--format',
-      'json',
-    ]);
+    const got = await runCommand('check', changeArgs(r.repo, 'main', 'pr'));
     expect(got.err).toBe('');
     const checks = (JSON.parse(got.out) as { checks: Check[] }).checks;
     const byName = (n: string): Check => checks.find((c) => c.name === `catalog-bot/${n}`)!;

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GitTreeSource, loadCatalog, renderJson } from '../src/catalog/index.js';
 import { main } from '../src/cli.js';
 import { MAX_INDEX_IGNORE_LINE } from '../src/catalog/fbc/indexignore.js';
+import { git } from './helpers/git.js';
 import { haveOpm, OPM, opmValidate, removeTree, writeTree } from './helpers/oracle.js';
 
 interface Case {
@@ -23,6 +24,11 @@ interface Case {
 
 const cases: Case[] = [];
 const add = (c: Case) => cases.push(c);
+// Most cases need one `.indexignore`: at the catalog root, or in pkg/.
+const atRoot = (name: string, indexignore: string, files: string[]) =>
+  add({ name, ignores: { '': indexignore }, files });
+const inPkg = (name: string, indexignore: string, files: string[]) =>
+  add({ name, ignores: { pkg: indexignore }, files });
 
 // Unicode White_Space (Go's unicode.IsSpace, stripped by strings.TrimSpace) and characters
 // JavaScript's trim() disagrees about (U+FEFF stripped by JS only, U+0085 by Go only), plus
@@ -47,59 +53,37 @@ const chars: Record<string, string> = {
   'Mongolian vowel separator': '\u180E',
 };
 for (const [label, c] of Object.entries(chars)) {
-  add({
-    name: `leading ${label}`,
-    ignores: { pkg: `${c}notes.yaml\n` },
-    files: ['pkg/notes.yaml', `pkg/${c}notes.yaml`],
-  });
-  add({
-    name: `trailing ${label}`,
-    ignores: { pkg: `notes.yaml${c}\n` },
-    files: ['pkg/notes.yaml', `pkg/notes.yaml${c}`],
-  });
+  inPkg(`leading ${label}`, `${c}notes.yaml\n`, ['pkg/notes.yaml', `pkg/${c}notes.yaml`]);
+  inPkg(`trailing ${label}`, `notes.yaml${c}\n`, ['pkg/notes.yaml', `pkg/notes.yaml${c}`]);
 }
 
 // Line endings.
-add({ name: 'CRLF lines', ignores: { '': 'a.json\r\nb.json\r\n' }, files: ['a.json', 'b.json', 'c.json'] });
-add({
-  name: 'lone CR inside a line',
-  ignores: { '': 'a.json\rb.json\n' },
-  files: ['a.json', 'b.json', 'a.json\rb.json'],
-});
-add({ name: 'no final newline', ignores: { '': '#c\nb.json' }, files: ['a.json', 'b.json'] });
-add({
-  name: 'BOM at the start of a CRLF file',
-  ignores: { '': '\uFEFFa.json\r\nb.json\r\n' },
-  files: ['a.json', 'b.json'],
-});
-add({
-  name: 'blank and space-only lines',
-  ignores: { '': '\n \t \n\u3000\nb.json\n\n' },
-  files: ['a.json', 'b.json'],
-});
+atRoot('CRLF lines', 'a.json\r\nb.json\r\n', ['a.json', 'b.json', 'c.json']);
+atRoot('lone CR inside a line', 'a.json\rb.json\n', ['a.json', 'b.json', 'a.json\rb.json']);
+atRoot('no final newline', '#c\nb.json', ['a.json', 'b.json']);
+atRoot('BOM at the start of a CRLF file', '\uFEFFa.json\r\nb.json\r\n', ['a.json', 'b.json']);
+atRoot('blank and space-only lines', '\n \t \n\u3000\nb.json\n\n', ['a.json', 'b.json']);
 
 // Comments and escapes.
-add({ name: '# comment', ignores: { '': '#a.json\n' }, files: ['a.json', '#a.json'] });
-add({ name: 'indented # is still a comment', ignores: { '': '  #a.json\n' }, files: ['a.json', '#a.json'] });
-add({ name: '\\# names a file', ignores: { '': '\\#a.json\n' }, files: ['a.json', '#a.json', '\\#a.json'] });
-add({ name: '\\! names a file', ignores: { '': '\\!a.json\n' }, files: ['a.json', '!a.json'] });
-add({ name: '!# re-includes #a.json', ignores: { '': '*.json\n!#a.json\n' }, files: ['a.json', '#a.json'] });
-add({ name: '!! re-includes !a.json', ignores: { '': '*.json\n!!a.json\n' }, files: ['a.json', '!a.json'] });
-add({ name: 'a lone !', ignores: { '': '*\n!\n' }, files: ['a.json', '!'] });
-add({
-  name: 'escaped trailing space',
-  ignores: { '': 'a.json\\ \nb.json  \n' },
-  files: ['a.json', 'a.json ', 'a.json\\', 'b.json', 'b.json '],
-});
-add({ name: 'case matters', ignores: { '': 'A.json\n' }, files: ['a.json', 'A.json'] });
+atRoot('# comment', '#a.json\n', ['a.json', '#a.json']);
+atRoot('indented # is still a comment', '  #a.json\n', ['a.json', '#a.json']);
+atRoot('\\# names a file', '\\#a.json\n', ['a.json', '#a.json', '\\#a.json']);
+atRoot('\\! names a file', '\\!a.json\n', ['a.json', '!a.json']);
+atRoot('!# re-includes #a.json', '*.json\n!#a.json\n', ['a.json', '#a.json']);
+atRoot('!! re-includes !a.json', '*.json\n!!a.json\n', ['a.json', '!a.json']);
+atRoot('a lone !', '*\n!\n', ['a.json', '!']);
+atRoot('escaped trailing space', 'a.json\\ \nb.json  \n', [
+  'a.json',
+  'a.json ',
+  'a.json\\',
+  'b.json',
+  'b.json ',
+]);
+atRoot('case matters', 'A.json\n', ['a.json', 'A.json']);
 
 // Negation and order.
-add({
-  name: 'later negation wins',
-  ignores: { '': '*.json\n!keep*.json\n' },
-  files: ['a.json', 'keep-1.json', 'x.yaml'],
-});
-add({ name: 'negation then exclusion', ignores: { '': '!a.json\n*.json\n' }, files: ['a.json', 'b.yaml'] });
+atRoot('later negation wins', '*.json\n!keep*.json\n', ['a.json', 'keep-1.json', 'x.yaml']);
+atRoot('negation then exclusion', '!a.json\n*.json\n', ['a.json', 'b.yaml']);
 add({
   name: 'nested negation overrides the root',
   ignores: { '': '*.json\n', pkg: '!a.json\n' },
@@ -110,160 +94,95 @@ add({
   ignores: { pkg: '!notes.yaml\n', 'pkg/-sub': 'notes.yaml\n', 'pkg/zsub': 'notes.yaml\n' },
   files: ['pkg/-sub/notes.yaml', 'pkg/zsub/notes.yaml', 'pkg/notes.yaml'],
 });
-add({
-  name: 'nested file with a path pattern is anchored to its directory',
-  ignores: { pkg: 'sub/a.json\n' },
-  files: ['pkg/sub/a.json', 'sub/a.json', 'pkg/x/sub/a.json'],
-});
-add({
-  name: 'a directory named .indexignore is walked',
-  ignores: { pkg: 'b.json\n' },
-  files: ['.indexignore/a.json', 'pkg/.indexignore2/b.json'],
-});
+inPkg('nested file with a path pattern is anchored to its directory', 'sub/a.json\n', [
+  'pkg/sub/a.json',
+  'sub/a.json',
+  'pkg/x/sub/a.json',
+]);
+inPkg('a directory named .indexignore is walked', 'b.json\n', [
+  '.indexignore/a.json',
+  'pkg/.indexignore2/b.json',
+]);
 
 // Anchors and trailing slashes.
-add({ name: 'leading slash anchors', ignores: { '': '/a.json\n' }, files: ['a.json', 'pkg/a.json'] });
-add({
-  name: 'nested leading slash',
-  ignores: { pkg: '/a.json\n' },
-  files: ['a.json', 'pkg/a.json', 'pkg/sub/a.json'],
-});
-add({
-  name: 'trailing slash: directories only',
-  ignores: { '': 'sub/\n' },
-  files: ['pkg/sub/a.json', 'other/sub', 'sub/deep/b.json'],
-});
-add({
-  name: 'trailing slash after a file name',
-  ignores: { '': 'a.json/\n' },
-  files: ['a.json', 'x/a.json/b.json'],
-});
-add({
-  name: 'path with trailing slash',
-  ignores: { '': 'pkg/sub/\n' },
-  files: ['pkg/sub/a.json', 'pkg/sub/deep/a.json', 'pkg/sub2/a.json', 'x/pkg/sub/a.json'],
-});
-add({ name: 'a lone slash', ignores: { '': '/\n' }, files: ['a.json', 'pkg/a.json'] });
+atRoot('leading slash anchors', '/a.json\n', ['a.json', 'pkg/a.json']);
+inPkg('nested leading slash', '/a.json\n', ['a.json', 'pkg/a.json', 'pkg/sub/a.json']);
+atRoot('trailing slash: directories only', 'sub/\n', ['pkg/sub/a.json', 'other/sub', 'sub/deep/b.json']);
+atRoot('trailing slash after a file name', 'a.json/\n', ['a.json', 'x/a.json/b.json']);
+atRoot('path with trailing slash', 'pkg/sub/\n', [
+  'pkg/sub/a.json',
+  'pkg/sub/deep/a.json',
+  'pkg/sub2/a.json',
+  'x/pkg/sub/a.json',
+]);
+atRoot('a lone slash', '/\n', ['a.json', 'pkg/a.json']);
 
 // Double stars.
-add({
-  name: '** at the start',
-  ignores: { '': '**/a.json\n' },
-  files: ['a.json', 'pkg/a.json', 'pkg/sub/a.json', 'b.json'],
-});
-add({
-  name: '** in the middle',
-  ignores: { '': 'pkg/**/a.json\n' },
-  files: ['pkg/a.json', 'pkg/sub/deep/a.json', 'other/pkg/a.json', 'pkg/b.json'],
-});
-add({
-  name: '** at the end',
-  ignores: { '': 'pkg/**\n' },
-  files: ['pkg/a.json', 'pkg/sub/a.json', 'a.json'],
-});
-add({
-  name: '** alone',
-  ignores: { '': '**\n!keep.json\n' },
-  files: ['a.json', 'pkg/keep.json', 'pkg/b.json'],
-});
-add({
-  name: '**/ directories',
-  ignores: { '': '**/sub/\n' },
-  files: ['sub/a.json', 'pkg/sub/a.json', 'x/sub'],
-});
-add({ name: '** inside a name', ignores: { '': 'a**b.json\n' }, files: ['ab.json', 'aXXb.json', 'a.json'] });
-add({
-  name: '** inside a path element',
-  ignores: { '': 'pkg/a**/b.json\n' },
-  files: ['pkg/ab/b.json', 'pkg/a/b.json', 'pkg/b.json'],
-});
-add({
-  name: 'two ** in a path',
-  ignores: { '': '**/sub/**/x.json\n' },
-  files: ['sub/x.json', 'a/sub/b/c/x.json', 'a/sub/x.json', 'x.json'],
-});
+atRoot('** at the start', '**/a.json\n', ['a.json', 'pkg/a.json', 'pkg/sub/a.json', 'b.json']);
+atRoot('** in the middle', 'pkg/**/a.json\n', [
+  'pkg/a.json',
+  'pkg/sub/deep/a.json',
+  'other/pkg/a.json',
+  'pkg/b.json',
+]);
+atRoot('** at the end', 'pkg/**\n', ['pkg/a.json', 'pkg/sub/a.json', 'a.json']);
+atRoot('** alone', '**\n!keep.json\n', ['a.json', 'pkg/keep.json', 'pkg/b.json']);
+atRoot('**/ directories', '**/sub/\n', ['sub/a.json', 'pkg/sub/a.json', 'x/sub']);
+atRoot('** inside a name', 'a**b.json\n', ['ab.json', 'aXXb.json', 'a.json']);
+atRoot('** inside a path element', 'pkg/a**/b.json\n', ['pkg/ab/b.json', 'pkg/a/b.json', 'pkg/b.json']);
+atRoot('two ** in a path', '**/sub/**/x.json\n', [
+  'sub/x.json',
+  'a/sub/b/c/x.json',
+  'a/sub/x.json',
+  'x.json',
+]);
 
 // filepath.Match: classes, ?, *.
-add({ name: 'class', ignores: { '': '[ab].json\n' }, files: ['a.json', 'b.json', 'c.json', '[ab].json'] });
-add({ name: 'negated class', ignores: { '': '[^a].json\n' }, files: ['a.json', 'b.json', 'é.json'] });
-add({ name: '[!a] is not negation', ignores: { '': '[!a].json\n' }, files: ['!.json', 'a.json', 'b.json'] });
-add({
-  name: 'class starting with ]',
-  ignores: { '': '[]a].json\n' },
-  files: [']a].json', '].json', 'a.json'],
-});
-add({ name: 'class ending in a dash', ignores: { '': '[a-].json\n' }, files: ['a.json', '-.json'] });
-add({ name: 'class starting with a dash', ignores: { '': '[-a].json\n' }, files: ['a.json', '-.json'] });
-add({ name: 'inverted range', ignores: { '': '[z-ab].json\n' }, files: ['a.json', 'b.json', 'z.json'] });
-add({ name: 'escaped ] in a class', ignores: { '': '[\\]].json\n' }, files: ['].json', '\\.json'] });
-add({ name: 'unterminated class', ignores: { '': 'a[\n*.yaml\n' }, files: ['a[', 'b.yaml'] });
-add({
-  name: 'POSIX class is not special',
-  ignores: { '': '[[:alpha:]].json\n' },
-  files: ['a.json', 'a].json', '[.json'],
-});
-add({ name: 'class as literal brackets', ignores: { '': 'a[1].json\n' }, files: ['a[1].json', 'a1.json'] });
-add({ name: 'escaped brackets', ignores: { '': 'a\\[1\\].json\n' }, files: ['a[1].json', 'a1.json'] });
-add({
-  name: 'question mark is one character',
-  ignores: { '': '?.json\n' },
-  files: ['a.json', 'é.json', '\uFEFF.json', 'ab.json', '😀.json'],
-});
-add({ name: 'escaped star', ignores: { '': '\\*.json\n' }, files: ['*.json', 'a.json'] });
-add({
-  name: 'several stars',
-  ignores: { '': 'a*b*c.json\n' },
-  files: ['aXbYbc.json', 'abc.json', 'aXbYc.jsonx'],
-});
-add({ name: 'trailing backslash', ignores: { '': 'a.json\\\n' }, files: ['a.json', 'a.json\\'] });
-add({
-  name: 'composed and decomposed accents differ',
-  ignores: { '': 'é.json\n' },
-  files: ['é.json', 'e\u0301.json'],
-});
+atRoot('class', '[ab].json\n', ['a.json', 'b.json', 'c.json', '[ab].json']);
+atRoot('negated class', '[^a].json\n', ['a.json', 'b.json', 'é.json']);
+atRoot('[!a] is not negation', '[!a].json\n', ['!.json', 'a.json', 'b.json']);
+atRoot('class starting with ]', '[]a].json\n', [']a].json', '].json', 'a.json']);
+atRoot('class ending in a dash', '[a-].json\n', ['a.json', '-.json']);
+atRoot('class starting with a dash', '[-a].json\n', ['a.json', '-.json']);
+atRoot('inverted range', '[z-ab].json\n', ['a.json', 'b.json', 'z.json']);
+atRoot('escaped ] in a class', '[\\]].json\n', ['].json', '\\.json']);
+atRoot('unterminated class', 'a[\n*.yaml\n', ['a[', 'b.yaml']);
+atRoot('POSIX class is not special', '[[:alpha:]].json\n', ['a.json', 'a].json', '[.json']);
+atRoot('class as literal brackets', 'a[1].json\n', ['a[1].json', 'a1.json']);
+atRoot('escaped brackets', 'a\\[1\\].json\n', ['a[1].json', 'a1.json']);
+atRoot('? is one character', '?.json\n', ['a.json', 'é.json', '\uFEFF.json', 'ab.json', '😀.json']);
+atRoot('escaped star', '\\*.json\n', ['*.json', 'a.json']);
+atRoot('several stars', 'a*b*c.json\n', ['aXbYbc.json', 'abc.json', 'aXbYc.jsonx']);
+atRoot('trailing backslash', 'a.json\\\n', ['a.json', 'a.json\\']);
+atRoot('composed and decomposed accents differ', 'é.json\n', ['é.json', 'e\u0301.json']);
 
 // Validity: a non-FBC file breaks the catalog unless opm ignores it.
 const VALID_PKG = `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
 {"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v1.0.0"}]}
 {"schema":"olm.bundle","package":"foo","name":"foo.v1.0.0","image":"quay.io/x/foo:v1","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"1.0.0"}}]}
 `;
+/** A case with no marker files and one broken file: valid only if opm ignores `broken`. */
+const verdict = (name: string, ignores: Case['ignores'], broken: string): Case => ({
+  name,
+  ignores,
+  files: [],
+  broken: [broken],
+});
 const verdictCases: Case[] = [
-  {
-    name: 'BOM pattern leaves the file served',
-    ignores: { pkg: '\uFEFFbroken.txt\n' },
-    files: [],
-    broken: ['pkg/broken.txt'],
-  },
-  {
-    name: 'NEL-suffixed pattern ignores the file',
-    ignores: { pkg: 'broken.txt\u0085\n' },
-    files: [],
-    broken: ['pkg/broken.txt'],
-  },
-  {
-    name: 'CRLF pattern ignores the file',
-    ignores: { pkg: 'broken.txt\r\n' },
-    files: [],
-    broken: ['pkg/broken.txt'],
-  },
-  {
-    name: 'malformed class leaves the file served',
-    ignores: { '': '[]broken].txt\n' },
-    files: [],
-    broken: ['].txt'],
-  },
-  {
-    name: 'longest line opm reads',
-    ignores: { '': 'x'.repeat(MAX_INDEX_IGNORE_LINE - 1) + '\nbroken.txt\n' },
-    files: [],
-    broken: ['broken.txt'],
-  },
-  {
-    name: 'a line too long for opm',
-    ignores: { '': 'broken.txt\n' + 'x'.repeat(MAX_INDEX_IGNORE_LINE) + '\n' },
-    files: [],
-    broken: ['broken.txt'],
-  },
+  verdict('BOM pattern leaves the file served', { pkg: '\uFEFFbroken.txt\n' }, 'pkg/broken.txt'),
+  verdict('NEL-suffixed pattern ignores the file', { pkg: 'broken.txt\u0085\n' }, 'pkg/broken.txt'),
+  verdict('CRLF pattern ignores the file', { pkg: 'broken.txt\r\n' }, 'pkg/broken.txt'),
+  verdict('malformed class leaves the file served', { '': '[]broken].txt\n' }, '].txt'),
+  verdict(
+    'longest line opm reads',
+    { '': 'x'.repeat(MAX_INDEX_IGNORE_LINE - 1) + '\nbroken.txt\n' },
+    'broken.txt',
+  ),
+  verdict(
+    'a line too long for opm',
+    { '': 'broken.txt\n' + 'x'.repeat(MAX_INDEX_IGNORE_LINE) + '\n' },
+    'broken.txt',
+  ),
 ];
 
 const BROKEN = 'this is not FBC\n';
@@ -340,22 +259,9 @@ describe.skipIf(!haveOpm)('.indexignore: catalog-bot and opm serve the same file
   it('reads the same files from a git commit as opm from the directory', async () => {
     const repo = writeTree({});
     roots.forEach((root, i) => cpSync(root, join(repo, `case-${i}`), { recursive: true }));
-    for (const args of [
-      ['init', '-q'],
-      ['add', '-A'],
-      ['commit', '-qm', 'cases'],
-    ]) {
-      const r = spawnSync('git', [
-        '-C',
-        repo,
-        '-c',
-        'user.name=t',
-        '-c',
-        'user.email=t@example.com',
-        ...args,
-      ]);
-      expect(r.status).toBe(0);
-    }
+    git(repo, 'init', '-q');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'cases');
     // One load of the whole commit: each case's .indexignore files apply only below case-<i>/,
     // exactly as they do in their own root.
     const loaded = await loadCatalog(new GitTreeSource(repo, 'HEAD', ''), { keepBundleObjects: true });

@@ -3,17 +3,19 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, type CatalogSource } from '../src/catalog/index.js';
 import { MAX_INDEX_IGNORE_SIZE } from '../src/catalog/fbc/indexignore.js';
 import { MAX_SYMLINK_TARGET_BYTES } from '../src/catalog/fbc/source.js';
 import { loadCatalog, type LoadResult } from '../src/catalog/fbc/load.js';
-import { removeTree, writeTree } from './helpers/oracle.js';
+import { git } from './helpers/git.js';
+import { tempTrees } from './helpers/oracle.js';
 
-const git = (repo: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', repo, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], {
-    encoding: 'utf8',
-  });
+/** git in `repo` reading `input` on its stdin (hash-object, mktree); its stdout, trimmed. */
+const gitWithInput = (repo: string, input: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', repo, ...args], { input })
+    .toString()
+    .trim();
 
 const MiB = 1024 * 1024;
 const BIG = 50 * MiB;
@@ -25,8 +27,7 @@ const catalog = {
   'docs/README.md': '# not FBC\n',
 };
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeTree));
+const trees = tempTrees();
 
 /** A plausible .indexignore of `size` bytes: distinct per file (git would store one blob otherwise). */
 function writeIgnore(path: string, size: number, tag: string): void {
@@ -44,8 +45,7 @@ function writeIgnore(path: string, size: number, tag: string): void {
 }
 
 function bigIgnoreTree(): string {
-  const dir = writeTree(catalog);
-  dirs.push(dir);
+  const dir = trees.write(catalog);
   for (const d of IGNORE_DIRS) writeIgnore(join(dir, d, '.indexignore'), BIG, d);
   return dir;
 }
@@ -117,8 +117,7 @@ describe('.indexignore size cap', () => {
       [MAX_INDEX_IGNORE_SIZE, false],
       [MAX_INDEX_IGNORE_SIZE + 1, true],
     ] as const) {
-      const repo = writeTree({ ...catalog, 'README.md': '# not FBC\n' });
-      dirs.push(repo);
+      const repo = trees.write({ ...catalog, 'README.md': '# not FBC\n' });
       // README.md, then comment lines up to the size.
       const filler = size - 'README.md\n'.length;
       const text =
@@ -150,8 +149,7 @@ describe('.indexignore size cap', () => {
 
 describe('a directory file that grows after it was listed', () => {
   it('is read up to its listed size only: one that grew fails, never read whole', async () => {
-    const dir = writeTree({ ...catalog, '.indexignore': 'README.md\n', 'README.md': '# not FBC\n' });
-    dirs.push(dir);
+    const dir = trees.write({ ...catalog, '.indexignore': 'README.md\n', 'README.md': '# not FBC\n' });
     const inner = new DirectorySource(dir);
     // Listed at 10 bytes, then grown to 50 MB before the loader reads it (a race a writer
     // to the directory could win).
@@ -174,8 +172,7 @@ describe('a directory file that grows after it was listed', () => {
 
 describe('symlink target cap', () => {
   it('a git symlink whose target is over 4096 bytes fails L-FS unread, even a 50 MB one', async () => {
-    const repo = writeTree(catalog);
-    dirs.push(repo);
+    const repo = trees.write(catalog);
     commit(repo);
     for (const [name, size] of [
       ['long.yaml', 4097],
@@ -183,7 +180,7 @@ describe('symlink target cap', () => {
     ] as const) {
       const file = join(repo, `${name}.target`);
       writeIgnore(file, size, name);
-      const blob = git(repo, 'hash-object', '-w', file).trim();
+      const blob = git(repo, 'hash-object', '-w', file);
       git(repo, 'update-index', '--add', '--cacheinfo', `120000,${blob},${name}`);
     }
     git(repo, 'commit', '-qm', 'links');
@@ -199,24 +196,20 @@ describe('symlink target cap', () => {
 
 describe('symlink targets of a listing', () => {
   it('reads at most 1 MiB of symlink targets per tree: links past it fail L-FS unread', async () => {
-    const repo = writeTree({});
-    dirs.push(repo);
+    const repo = trees.dir();
     git(repo, 'init', '-q', '-b', 'main');
     // 600 links with distinct 4000-byte targets (2.4 MB), written with one git process.
     const count = 600;
     const targets = Array.from({ length: count }, (_, i) => join(repo, `target-${i}`));
     targets.forEach((file, i) => writeFileSync(file, `${'A'.repeat(3990)}${String(i).padStart(10, '0')}`));
-    const blobs = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin-paths'], {
-      input: targets.join('\n') + '\n',
-    })
-      .toString()
-      .trim()
-      .split('\n');
+    const blobs = gitWithInput(repo, targets.join('\n') + '\n', 'hash-object', '-w', '--stdin-paths').split(
+      '\n',
+    );
     const lines = blobs
       .map((blob, i) => `120000 blob ${blob}\tlink-${String(i).padStart(4, '0')}.yaml\n`)
       .join('');
-    const tree = execFileSync('git', ['-C', repo, 'mktree'], { input: lines }).toString().trim();
-    const head = git(repo, 'commit-tree', tree, '-m', 'links').trim();
+    const tree = gitWithInput(repo, lines, 'mktree');
+    const head = git(repo, 'commit-tree', tree, '-m', 'links');
     const result = await loadCatalog(new GitTreeSource(repo, head, ''));
     const unread = result.diagnostics.filter(
       (d) => d.rule === 'L-FS' && d.message.includes(`over the ${MAX_SYMLINK_TARGET_BYTES}-byte limit`),
@@ -229,19 +222,16 @@ describe('symlink targets of a listing', () => {
 
 describe('tree listing', () => {
   it('a commit with 100,000 files is listed as git prints it, never as one Buffer of the whole listing', async () => {
-    const repo = writeTree({});
-    dirs.push(repo);
+    const repo = trees.dir();
     git(repo, 'init', '-q', '-b', 'main');
-    const empty = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], { input: '' })
-      .toString()
-      .trim();
+    const empty = gitWithInput(repo, '', 'hash-object', '-w', '--stdin');
     const count = 100_000;
     const lines = Array.from(
       { length: count },
       (_, i) => `100644 blob ${empty}\tgenerated-file-${String(i).padStart(6, '0')}.yaml\n`,
     ).join('');
-    const tree = execFileSync('git', ['-C', repo, 'mktree'], { input: lines }).toString().trim();
-    const head = git(repo, 'commit-tree', tree, '-m', 'many files').trim();
+    const tree = gitWithInput(repo, lines, 'mktree');
+    const head = git(repo, 'commit-tree', tree, '-m', 'many files');
     // The loader's first step: list the files (with their sizes, for the caps).
     const { value: entries, growth } = await measured(() => new GitTreeSource(repo, head, '').list());
     // `git ls-tree -r -l` prints about 100 bytes a file: 10 MB held at once (twice) before.

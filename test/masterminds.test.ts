@@ -358,14 +358,18 @@ describe('Masterminds constraints', () => {
   });
 
   it('excludes prereleases unless the AND group names one', () => {
-    expect(allows('>=1.0.0', '1.1.0-rc.1')).toBe(false);
-    expect(allows('>=1.0.0-0', '1.1.0-rc.1')).toBe(true);
-    // Any prerelease comparator in the group will do, unlike npm's same-M.m.p rule (v3.4.0).
-    expect(allows('>=1.0.0-rc.1, <3.0.0', '2.5.0-alpha')).toBe(true);
-    // The permission does not carry across `||`.
-    expect(allows('>=1.0.0-0 <2.0.0 || >=3.0.0', '1.5.0-rc.1')).toBe(true);
-    expect(allows('>=1.0.0-0 <2.0.0 || >=3.0.0', '3.1.0-rc.1')).toBe(false);
-    expect(allows('*', '1.0.0-rc.1')).toBe(false);
+    const prereleases: [range: string, version: string, allowed: boolean][] = [
+      ['>=1.0.0', '1.1.0-rc.1', false],
+      ['>=1.0.0-0', '1.1.0-rc.1', true],
+      // Any prerelease comparator in the group will do, unlike npm's same-M.m.p rule (v3.4.0).
+      ['>=1.0.0-rc.1, <3.0.0', '2.5.0-alpha', true],
+      // The permission does not carry across `||`.
+      ['>=1.0.0-0 <2.0.0 || >=3.0.0', '1.5.0-rc.1', true],
+      ['>=1.0.0-0 <2.0.0 || >=3.0.0', '3.1.0-rc.1', false],
+      ['*', '1.0.0-rc.1', false],
+    ];
+    for (const [range, version, allowed] of prereleases)
+      expect(allows(range, version), `${range} on ${version}`).toBe(allowed);
   });
 
   it('rewrites hyphen ranges and prints constraints as Masterminds does', () => {
@@ -387,13 +391,16 @@ describe('Masterminds constraints', () => {
       const parsed = parseMastermindsConstraint(s);
       return parsed.ok ? undefined : parsed.error;
     };
-    expect(error('>= bar')).toBe('improper constraint: ">= bar"');
-    expect(error('12.3.4.1234')).toBe('improper constraint: "12.3.4.1234"');
-    expect(error('12.3.34~ 1.2.3')).toBe('improper constraint: "12.3.34~ 1.2.3"');
-    expect(error('>=1.0.0 ||')).toBe('improper constraint: ""');
-    expect(error('v1.2.3-beta.01')).toBe('constraint parser error');
-    expect(error('99999999999999999999.0.0')).toBe('constraint parser error');
-    expect(error('12.3.34 ~1.2.3')).toBeUndefined();
-    expect(error('v2.3.5-20161202202307-sha.e8fc5e5')).toBeUndefined();
+    const errors: [constraint: string, error: string | undefined][] = [
+      ['>= bar', 'improper constraint: ">= bar"'],
+      ['12.3.4.1234', 'improper constraint: "12.3.4.1234"'],
+      ['12.3.34~ 1.2.3', 'improper constraint: "12.3.34~ 1.2.3"'],
+      ['>=1.0.0 ||', 'improper constraint: ""'],
+      ['v1.2.3-beta.01', 'constraint parser error'],
+      ['99999999999999999999.0.0', 'constraint parser error'],
+      ['12.3.34 ~1.2.3', undefined],
+      ['v2.3.5-20161202202307-sha.e8fc5e5', undefined],
+    ];
+    for (const [constraint, expected] of errors) expect(error(constraint), constraint).toBe(expected);
   });
 });

@@ -5,7 +5,13 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { haveRealRepo, newFileOfPatch, realRepoBefore } from './helpers/ocp-history.js';
+import {
+  BEFORE_V4_22_PROMOTION,
+  haveRealRepo,
+  JUMPSTARTER_AFTER_V4_22,
+  newFileOfPatch,
+  realRepoBefore,
+} from './helpers/ocp-history.js';
 import { removeTree } from './helpers/oracle.js';
 import { runCommandOutput } from './helpers/cli.js';
 
@@ -21,6 +27,16 @@ function before(patches: string[]): string {
 }
 
 const read = (dir: string, path: string): string => readFileSync(join(dir, path), 'utf8');
+
+/** The real repository before `pkg` was promoted to v4.17: that catalog gone, `listed` (v4.17 as its ci.yaml lists it) cut. */
+function notYetInV4_17(pkg: string, listed: string): { dir: string; ci: string; real: string } {
+  const dir = before([]);
+  const real = read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`);
+  rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
+  const ci = `operators/${pkg}/ci.yaml`;
+  writeFileSync(join(dir, ci), read(dir, ci).replace(listed, ''));
+  return { dir, ci, real };
+}
 
 /** `after` is `before` with only `inserted` (and separators) added: the rest of the layout kept. */
 function onlyInserted(beforeText: string, afterText: string, inserted: string): boolean {
@@ -48,52 +64,17 @@ interface RealPromotion {
   named: boolean;
 }
 
+/** The real commit `<pkg>-promote-<to>` that promoted `pkg` from `from` to `to`. */
+function promotion(pkg: string, from: string, to: string, named: boolean, newer: string[] = []) {
+  return { patch: `${pkg}-promote-${to}`, newer, pkg, from, to, named };
+}
+
 const REAL: RealPromotion[] = [
-  {
-    patch: 'clusterpulse-promote-v4.22',
-    newer: [],
-    pkg: 'clusterpulse',
-    from: 'v4.21',
-    to: 'v4.22',
-    named: true,
-  },
-  {
-    patch: 'rabbitmq-messaging-topology-operator-promote-v4.22',
-    newer: [],
-    pkg: 'rabbitmq-messaging-topology-operator',
-    from: 'v4.21',
-    to: 'v4.22',
-    named: true,
-  },
-  {
-    patch: 'ecr-secret-operator-promote-v4.22',
-    newer: [],
-    pkg: 'ecr-secret-operator',
-    from: 'v4.21',
-    to: 'v4.22',
-    named: false,
-  },
-  {
-    patch: 'jumpstarter-operator-promote-v4.22',
-    newer: [
-      'jumpstarter-operator-0.9.0-catalog',
-      'jumpstarter-operator-0.9.0-template',
-      'jumpstarter-operator-0.9.0-rc.2-catalog',
-      'jumpstarter-operator-0.9.0-rc.2-template',
-    ],
-    pkg: 'jumpstarter-operator',
-    from: 'v4.21',
-    to: 'v4.22',
-    named: true,
-  },
-  {
-    patch: 'visionone-containersecurity-promote-v4.21',
-    newer: [],
-    pkg: 'visionone-containersecurity',
-    from: 'v4.20',
-    to: 'v4.21',
-    named: true,
-  },
+  promotion('clusterpulse', 'v4.21', 'v4.22', true),
+  promotion('rabbitmq-messaging-topology-operator', 'v4.21', 'v4.22', true),
+  promotion('ecr-secret-operator', 'v4.21', 'v4.22', false),
+  promotion('jumpstarter-operator', 'v4.21', 'v4.22', true, JUMPSTARTER_AFTER_V4_22),
+  promotion('visionone-containersecurity', 'v4.20', 'v4.21', true),
 ];
 
 describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real promotion commits', () => {
@@ -121,16 +102,7 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
   }
 
   it('v4.22 of 2026-07: promotes the one `always` package, lists the rest with why', async () => {
-    const dir = before([
-      'clusterpulse-promote-v4.22',
-      'jumpstarter-operator-0.9.0-catalog',
-      'jumpstarter-operator-0.9.0-template',
-      'jumpstarter-operator-0.9.0-rc.2-catalog',
-      'jumpstarter-operator-0.9.0-rc.2-template',
-      'jumpstarter-operator-promote-v4.22',
-      'rabbitmq-messaging-topology-operator-promote-v4.22',
-      'ecr-secret-operator-promote-v4.22',
-    ]);
+    const dir = before(BEFORE_V4_22_PROMOTION);
     const { code, output } = await run(['v4.21', 'v4.22', '--repo', dir, '--format', 'json']);
     expect(code).toBe(0);
     const result = JSON.parse(output) as {
@@ -201,13 +173,8 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
   });
 
   it('crossing into olm.csv.metadata: v4.16 -> v4.17 renders the template and equals the real v4.17', async () => {
-    const dir = before([]);
     const pkg = 'visionone-containersecurity';
-    const real = read(dir, `catalogs/v4.17/${pkg}/catalog.yaml`);
-    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
-    const ci = `operators/${pkg}/ci.yaml`;
-    const ciBefore = read(dir, ci).replace('"v4.17", ', '');
-    writeFileSync(join(dir, ci), ciBefore);
+    const { dir, ci, real } = notYetInV4_17(pkg, '"v4.17", ');
     expect(read(dir, `catalogs/v4.16/${pkg}/catalog.yaml`)).toMatch(/olm\.bundle\.object/);
     const { code, output } = await run(['v4.16', 'v4.17', '--repo', dir, '--package', pkg]);
     expect(output).toMatch(/promoted +visionone-containersecurity/);
@@ -218,11 +185,8 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
   });
 
   it('bundles.renderer.csvMetadataFrom of the repository config moves the migration', async () => {
-    const dir = before([]);
     const pkg = 'visionone-containersecurity';
-    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
-    const ci = `operators/${pkg}/ci.yaml`;
-    writeFileSync(join(dir, ci), read(dir, ci).replace('"v4.17", ', ''));
+    const { dir } = notYetInV4_17(pkg, '"v4.17", ');
     mkdirSync(join(dir, '.github'));
     writeFileSync(
       join(dir, '.github/catalog-bot.yml'),
@@ -237,11 +201,8 @@ describe.skipIf(!haveRealRepo)('catalog-bot ocp-promote reproduces the real prom
   });
 
   it('refuses (and writes nothing) when v4.17 needs a render the template cannot give', async () => {
-    const dir = before([]);
     const pkg = 'ecr-secret-operator';
-    rmSync(join(dir, `catalogs/v4.17/${pkg}`), { recursive: true });
-    const ci = `operators/${pkg}/ci.yaml`;
-    writeFileSync(join(dir, ci), read(dir, ci).replace('        - v4.17\n', ''));
+    const { dir, ci } = notYetInV4_17(pkg, '        - v4.17\n');
     const ciBefore = read(dir, ci);
     const { code, output } = await run(['v4.16', 'v4.17', '--repo', dir, '--package', pkg]);
     expect(code).toBe(1);

@@ -19,11 +19,11 @@ import {
   pushTestBase,
   run,
   skopeoInspect,
-  startProxy,
-  startRegistry,
+  startTokenRegistry,
   type RunningProxy,
-  type RunningRegistry,
   type TestBase,
+  type TokenRegistry,
+  writeSkopeoAuth,
 } from './helpers/registry.js';
 import { cliCommand } from './helpers/cli.js';
 
@@ -159,7 +159,7 @@ describe('catalog-bot/images check (pure)', () => {
 });
 
 describe.skipIf(!haveRegistryTools)('image existence and commands against docker-registry', () => {
-  let registry: RunningRegistry;
+  let registry: TokenRegistry;
   let token: RunningProxy;
   let base: TestBase;
   let dockerBase: TestBase;
@@ -177,8 +177,8 @@ describe.skipIf(!haveRegistryTools)('image existence and commands against docker
   };
 
   beforeAll(async () => {
-    registry = await startRegistry();
-    token = await startProxy(registry.port, { auth: 'bearer', username: 'bot', password: 'secret' });
+    registry = await startTokenRegistry();
+    token = registry.proxy;
     base = await pushTestBase(client(), { registry: token.host, repository: 'base/opm', tag: 'v1' });
     dockerBase = await pushTestBase(
       client(),
@@ -186,17 +186,11 @@ describe.skipIf(!haveRegistryTools)('image existence and commands against docker
       { docker: true },
     );
     work = mkdtempSync(join(tmpdir(), 'catalog-bot-images-'));
-    writeFileSync(
-      join(work, 'auth.json'),
-      // skopeo reads only the base64 `auth` form
-      JSON.stringify({ auths: { [token.host]: { auth: Buffer.from('bot:secret').toString('base64') } } }),
-    );
-    env = { REGISTRY_AUTH_FILE: join(work, 'auth.json'), REGISTRY_INSECURE_HOSTS: '127.0.0.1' };
+    env = { REGISTRY_AUTH_FILE: writeSkopeoAuth(work, token.host), REGISTRY_INSECURE_HOSTS: '127.0.0.1' };
   });
 
   afterAll(async () => {
     for (const c of clients) c.close();
-    await token?.stop();
     await registry?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });

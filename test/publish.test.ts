@@ -24,9 +24,11 @@ import {
   skopeoInspect,
   startProxy,
   startRegistry,
+  startTokenRegistry,
   type RunningProxy,
   type RunningRegistry,
   type TestBase,
+  writeSkopeoAuth,
 } from './helpers/registry.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/valid-catalog', import.meta.url));
@@ -142,8 +144,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     });
 
   beforeAll(async () => {
-    [registry, other] = await Promise.all([startRegistry(), startRegistry()]);
-    token = await startProxy(registry.port, { auth: 'bearer', username: 'bot', password: 'secret' });
+    [{ registry, proxy: token }, other] = await Promise.all([startTokenRegistry(), startRegistry()]);
     faulty = await startProxy(other.port, {
       fault: (req) => {
         if (
@@ -160,12 +161,7 @@ describe.skipIf(!haveRegistryTools)('publishing to docker-registry', () => {
     });
     base = await pushTestBase(client(), { registry: token.host, repository: 'base/opm', tag: 'v1' });
     work = mkdtempSync(join(tmpdir(), 'catalog-bot-publish-'));
-    authFile = join(work, 'auth.json');
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(
-      authFile,
-      JSON.stringify({ auths: { [token.host]: { auth: Buffer.from('bot:secret').toString('base64') } } }),
-    );
+    authFile = writeSkopeoAuth(work, token.host);
   });
 
   afterAll(async () => {

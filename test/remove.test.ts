@@ -11,10 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { packageDirOf, parseRemovalTarget, planRemoval } from '../src/catalog/edits/remove.js';
 import { catalogRootsOf, workingTree } from '../src/commands/working-tree.js';
-import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { removeTree, writeTree } from './helpers/oracle.js';
-import { blobsOf, currentFiles, remove, trackedFiles } from './helpers/removal.js';
+import { blobsOf, currentFiles, expectValidCatalogs, remove, trackedFiles } from './helpers/removal.js';
 
 describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
   let cop: CopRepo;
@@ -66,11 +65,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(loss.defaultChannelRemoved).toBe(blobs.find((b) => b.schema === 'olm.package')!.defaultChannel);
     }
     expect(report.allowPrune).toContain(`/allow-prune ${pkg}.v0.9.0`);
-    const valid = await runCommand(
-      'validate',
-      catalogRoots.map((r) => join(cop.repo, r)),
-    );
-    expect(valid.code, valid.out + valid.err).toBe(0);
+    await expectValidCatalogs(catalogRoots.map((r) => join(cop.repo, r)));
   });
 
   it('removes one bundle: the templates lose exactly its entries (comments kept), the catalogs are re-rendered and the report names the dangling edges', async () => {
@@ -151,11 +146,7 @@ describe.skipIf(!haveRealRepo)('remove on file-based catalogs', () => {
       expect(catalog.some((b) => b.name === name)).toBe(false);
     }
     expect(report.edited).toContain(`operators/${pkg}/catalog-templates/basic.yaml`);
-    const valid = await runCommand(
-      'validate',
-      mapped.map((v) => join(cop.repo, 'catalogs', v)),
-    );
-    expect(valid.code, valid.out + valid.err).toBe(0);
+    await expectValidCatalogs(mapped.map((v) => join(cop.repo, 'catalogs', v)));
   });
 
   // The real opm renders the edited template from images rebuilt from the committed bundles.

@@ -48,22 +48,38 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
     fleet = undefined;
   });
 
-  it('a burst, one replica SIGKILLed and restarted mid-burst, Redis restarted: one completed set per final head, no duplicate run', async () => {
+  /**
+   * Replicas of the built server on Redis with an append-only file, jobs leased for 3 s,
+   * results written once (no run shown in progress first), on 2 repositories of `prsPerRepo`
+   * pull requests with 2 heads each; stopped after the test.
+   */
+  async function start(
+    prsPerRepo: number,
+    options: { sharedWorkDir?: boolean; reconcileMinutes?: number } = {},
+  ): Promise<Fleet> {
     if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
-    const f = (fleet = await Fleet.start({
+    const env: Record<string, string> = {
+      CATALOG_BOT_LOCK_MS: '3000',
+      CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600',
+    };
+    if (options.reconcileMinutes !== undefined)
+      env.CATALOG_BOT_RECONCILE_MINUTES = String(options.reconcileMinutes);
+    const { sharedWorkDir } = options;
+    fleet = await Fleet.start({
       server,
       repos: 2,
-      prsPerRepo: 5,
+      prsPerRepo,
       headsPerPr: 2,
       appendonly: true,
-      // Both on one work directory, as replicas sharing a host or a volume.
-      sharedWorkDir: true,
-      env: {
-        CATALOG_BOT_LOCK_MS: '3000',
-        CATALOG_BOT_RECONCILE_MINUTES: '15',
-        CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600',
-      },
-    }));
+      sharedWorkDir,
+      env,
+    });
+    return fleet;
+  }
+
+  it('a burst, one replica SIGKILLed and restarted mid-burst, Redis restarted: one completed set per final head, no duplicate run', async () => {
+    // Both on one work directory, as replicas sharing a host or a volume.
+    const f = await start(5, { sharedWorkDir: true, reconcileMinutes: 15 });
     const started = Date.now();
     // GitHub holds the check runs' writes until replica 1 is back: however fast the machine,
     // every head's results are still on their way when it reconciles.
@@ -122,15 +138,7 @@ describe.skipIf(!haveRedis())('replicas on Redis: crashes and restarts (issue 36
   }, 180_000);
 
   it('Redis stopped for 30 s mid-burst: no job lost, no duplicate, readiness follows Redis, a bounded log', async () => {
-    if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
-    const f = (fleet = await Fleet.start({
-      server,
-      repos: 2,
-      prsPerRepo: 3,
-      headsPerPr: 2,
-      appendonly: true,
-      env: { CATALOG_BOT_LOCK_MS: '3000', CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600' },
-    }));
+    const f = await start(3);
     const started = Date.now();
     const opened = await Promise.all(f.prs.map((pr, i) => f.advance(pr, i % 2)));
     expect(opened.map((a) => a.status)).toEqual(f.prs.map(() => 200));

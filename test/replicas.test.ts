@@ -14,7 +14,8 @@ const names = CATALOG_CHANGE_CHECKS;
 
 describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
   let fleet: Fleet | undefined;
-  const start = async (options: Omit<FleetOptions, 'server'>) => {
+  // `lockMs`: how long a replica holds a job before another may take it (CATALOG_BOT_LOCK_MS).
+  const start = async ({ lockMs, ...options }: Omit<FleetOptions, 'server'> & { lockMs?: number }) => {
     if (!existsSync(server)) throw new Error('dist/server.js is missing: npx tsc -p tsconfig.build.json');
     // Results are written once, each run created completed, however slow the machine. Checks
     // slower than CATALOG_BOT_ANNOUNCE_AFTER_SECONDS (10 s) first show a run in progress for
@@ -25,7 +26,11 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
     fleet = await Fleet.start({
       server,
       ...options,
-      env: { CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600', ...options.env },
+      env: {
+        CATALOG_BOT_ANNOUNCE_AFTER_SECONDS: '600',
+        ...(lockMs === undefined ? {} : { CATALOG_BOT_LOCK_MS: String(lockMs) }),
+        ...options.env,
+      },
     });
     return fleet;
   };
@@ -71,13 +76,7 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
   }, 120_000);
 
   it('(b) a replica killed mid-job (SIGKILL): another finishes its jobs, each check run once', async () => {
-    const f = await start({
-      repos: 2,
-      prsPerRepo: 1,
-      headsPerPr: 1,
-      replicas: 1,
-      env: { CATALOG_BOT_LOCK_MS: '2000' },
-    });
+    const f = await start({ repos: 2, prsPerRepo: 1, headsPerPr: 1, replicas: 1, lockMs: 2000 });
     const [first, second] = f.prs as [FleetPr, FleetPr];
     // Replica 0 is mid-announce on the first pull request (3 of its 6 runs created) and
     // mid-check on the second (its runs created, the pull request being read).
@@ -141,7 +140,8 @@ describe.skipIf(!haveRedis())('replicas sharing Redis (real processes)', () => {
       prsPerRepo: 4,
       headsPerPr: 3,
       appendonly: false,
-      env: { CATALOG_BOT_LOCK_MS: '3000', CATALOG_BOT_RECONCILE_MINUTES: '0.02' },
+      lockMs: 3000,
+      env: { CATALOG_BOT_RECONCILE_MINUTES: '0.02' },
     });
     for (let k = 0; k < 3; k++) {
       const answers = await Promise.all(f.prs.map((pr) => f.advance(pr, (pr.pull.number + k) % 2)));

@@ -119,11 +119,7 @@ describe('v1 successors and choice', () => {
 
   it('does not care about a skipRange-only bundle making a second channel head', async () => {
     const { pkg, valid } = await load({
-      stable: {
-        '1.0.0': {},
-        '1.1.0': { replaces: '1.0.0' },
-        '1.2.0': { skipRange: '>=1.0.0 <1.2.0' },
-      },
+      stable: { '1.0.0': {}, '1.1.0': { replaces: '1.0.0' }, '1.2.0': { skipRange: '>=1.0.0 <1.2.0' } },
     });
     expect(valid).toBe(false); // opm: multiple channel heads
     expect(v1Candidates(pkg, installed('1.0.0'))).toEqual([v('1.2.0'), v('1.1.0'), v('1.0.0')]);

@@ -21,6 +21,7 @@ import {
   pkg,
   prettyJsonStream,
   yamlStream as Y,
+  versionEntry,
   type Obj,
 } from './helpers/catalogs.js';
 
@@ -58,10 +59,20 @@ const CH = channel(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' }
 const B0 = bundle('1.0.0');
 const B1 = bundle('1.1.0');
 const OK = Y(...basic());
+/** foo's package and channel stable with `entries`, then `blobs`: one catalog.yaml. */
+const inStable = (entries: (string | Obj)[], ...blobs: Obj[]): Record<string, string> => ({
+  'catalog.yaml': Y(P, channel(entries), ...blobs),
+});
+/** The channel entry of foo at `version` replacing `replaces` (and skipping `skips`), as versions. */
+const replacing = (version: string, replaces: string, skips?: string[]): Obj =>
+  versionEntry(version, { replaces, skips });
 /** The basic catalog minus the package blob (for cases that bring their own). */
 const REST = Y(CH, B0, B1);
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
+/** `before`, one raw byte (not UTF-8 on its own), then `after`. */
+const withByte = (before: string, byte: number, after: string): Buffer =>
+  Buffer.concat([Buffer.from(before), Buffer.from([byte]), Buffer.from(after)]);
 const withProps = (version: string, ...extra: Obj[]): Obj =>
   bundle(version, { properties: [olmPackageProp(version), ...extra] });
 /** A catalog with one bundle foo.v1.0.0 in channel stable, the bundle given. */
@@ -489,14 +500,7 @@ const cases: Case[] = [
   },
   {
     name: 'ok: unknown fields are ignored (replace: typo)',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0', replace: 'x' }]),
-        B0,
-        B1,
-      ),
-    },
+    files: inStable(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0', replace: 'x' }], B0, B1),
   },
   {
     name: 'C-MULTIPLE-HEADS: a typo (replace:) silently drops the edge',
@@ -694,14 +698,11 @@ const cases: Case[] = [
   },
   {
     name: 'P-DUPLICATE-VERSIONS: two bundles with version 1.0.0',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel(['foo.v1.0.0', { name: 'foo.v1.0.0-dup', replaces: 'foo.v1.0.0' }]),
-        B0,
-        bundle('1.0.0', { name: 'foo.v1.0.0-dup' }),
-      ),
-    },
+    files: inStable(
+      ['foo.v1.0.0', replacing('1.0.0-dup', '1.0.0')],
+      B0,
+      bundle('1.0.0', { name: 'foo.v1.0.0-dup' }),
+    ),
     rule: 'P-DUPLICATE-VERSIONS',
     msg: 'duplicate versions found in bundles: [{1.0.0: [foo.v1.0.0, foo.v1.0.0-dup]}]',
   },
@@ -748,14 +749,7 @@ const cases: Case[] = [
   },
   {
     name: 'C-DUPLICATE-ENTRY: an entry listed twice',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel(['foo.v1.0.0', { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' }, 'foo.v1.0.0']),
-        B0,
-        B1,
-      ),
-    },
+    files: inStable(['foo.v1.0.0', replacing('1.1.0', '1.0.0'), 'foo.v1.0.0'], B0, B1),
     rule: 'C-DUPLICATE-ENTRY',
     msg: 'invalid package "foo", channel "stable": duplicate entry "foo.v1.0.0"',
   },
@@ -788,17 +782,7 @@ const cases: Case[] = [
   },
   {
     name: 'C-NO-HEAD: a 2-cycle',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          { name: 'foo.v1.0.0', replaces: 'foo.v1.1.0' },
-          { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-        ]),
-        B0,
-        B1,
-      ),
-    },
+    files: inStable([replacing('1.0.0', '1.1.0'), replacing('1.1.0', '1.0.0')], B0, B1),
     rule: 'C-NO-HEAD',
     msg: 'no channel head found in graph',
   },
@@ -810,86 +794,52 @@ const cases: Case[] = [
   },
   {
     name: 'C-MULTIPLE-HEADS: skipRange is not an edge',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel(['foo.v1.0.0', { name: 'foo.v1.1.0', skipRange: '>=1.0.0 <1.1.0' }]),
-        B0,
-        B1,
-      ),
-    },
+    files: inStable(['foo.v1.0.0', { name: 'foo.v1.1.0', skipRange: '>=1.0.0 <1.1.0' }], B0, B1),
     rule: 'C-MULTIPLE-HEADS',
     msg: 'multiple channel heads found in graph: foo.v1.0.0, foo.v1.1.0',
   },
   {
     name: 'C-CYCLE: head -> b -> c -> b',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
-          { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-          { name: 'foo.v1.0.0', replaces: 'foo.v1.1.0' },
-        ]),
-        B0,
-        B1,
-        bundle('1.2.0'),
-      ),
-    },
+    files: inStable(
+      [replacing('1.2.0', '1.1.0'), replacing('1.1.0', '1.0.0'), replacing('1.0.0', '1.1.0')],
+      B0,
+      B1,
+      bundle('1.2.0'),
+    ),
     rule: 'C-CYCLE',
     msg: 'detected cycle in replaces chain of upgrade graph: foo.v1.1.0 -> foo.v1.0.0 -> foo.v1.1.0',
   },
   {
     name: 'C-STRANDED: v1.2.0 replaces and skips v1.1.0',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          'foo.v1.0.0',
-          { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-          { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0', skips: ['foo.v1.1.0'] },
-        ]),
-        B0,
-        B1,
-        bundle('1.2.0'),
-      ),
-    },
+    files: inStable(
+      ['foo.v1.0.0', replacing('1.1.0', '1.0.0'), replacing('1.2.0', '1.1.0', ['1.1.0'])],
+      B0,
+      B1,
+      bundle('1.2.0'),
+    ),
     rule: 'C-STRANDED',
     msg: 'channel contains one or more stranded bundles: foo.v1.0.0',
   },
   {
     name: 'C-STRANDED: a detached 2-cycle beside the chain',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0' },
-          { name: 'foo.v1.1.0', replaces: 'foo.v0.9.0' },
-          { name: 'foo.v1.0.0', replaces: 'foo.v1.0.1' },
-          { name: 'foo.v1.0.1', replaces: 'foo.v1.0.0' },
-        ]),
-        B0,
-        bundle('1.0.1'),
-        B1,
-        bundle('1.2.0'),
-      ),
-    },
+    files: inStable(
+      [
+        replacing('1.2.0', '1.1.0'),
+        replacing('1.1.0', '0.9.0'),
+        replacing('1.0.0', '1.0.1'),
+        replacing('1.0.1', '1.0.0'),
+      ],
+      B0,
+      bundle('1.0.1'),
+      B1,
+      bundle('1.2.0'),
+    ),
     rule: 'C-STRANDED',
     msg: 'channel contains one or more stranded bundles: foo.v1.0.0, foo.v1.0.1',
   },
   {
     name: 'ok: a tail replacing an entry that is not in the channel',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          { name: 'foo.v1.0.0', replaces: 'foo.v0.9.0' },
-          { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-        ]),
-        B0,
-        B1,
-      ),
-    },
+    files: inStable([replacing('1.0.0', '0.9.0'), replacing('1.1.0', '1.0.0')], B0, B1),
   },
   {
     name: 'ok: replaces naming a bundle of another channel, skips naming unknown bundles',
@@ -907,19 +857,12 @@ const cases: Case[] = [
   },
   {
     name: 'ok: the chain stops at a skipped bundle',
-    files: {
-      'catalog.yaml': Y(
-        P,
-        channel([
-          'foo.v1.0.0',
-          { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' },
-          { name: 'foo.v1.2.0', replaces: 'foo.v1.1.0', skips: ['foo.v1.0.0'] },
-        ]),
-        B0,
-        B1,
-        bundle('1.2.0'),
-      ),
-    },
+    files: inStable(
+      ['foo.v1.0.0', replacing('1.1.0', '1.0.0'), replacing('1.2.0', '1.1.0', ['1.0.0'])],
+      B0,
+      B1,
+      bundle('1.2.0'),
+    ),
   },
 
   // ---- 4. Bundle -------------------------------------------------------------------------------
@@ -1546,11 +1489,7 @@ const cases: Case[] = [
   {
     name: 'L-ENCODING: invalid UTF-8 in a YAML file',
     files: {
-      'catalog.yaml': Buffer.concat([
-        Buffer.from(OK + '---\nschema: x.note\ntext: caf'),
-        Buffer.from([0xe9]),
-        Buffer.from(' au lait\n'),
-      ]),
+      'catalog.yaml': withByte(OK + '---\nschema: x.note\ntext: caf', 0xe9, ' au lait\n'),
     },
     rule: ['L-ENCODING', 'L-YAML-SYNTAX'],
     msg: 'yaml: invalid trailing UTF-8 octet',
@@ -1559,22 +1498,18 @@ const cases: Case[] = [
     name: 'ok: invalid UTF-8 inside a JSON string (Go substitutes U+FFFD)',
     files: {
       'catalog.yaml': REST,
-      'p.json': Buffer.concat([
-        Buffer.from('{"schema":"olm.package","name":"foo","defaultChannel":"stable","description":"caf'),
-        Buffer.from([0xe9]),
-        Buffer.from(' au lait"}\n'),
-      ]),
+      'p.json': withByte(
+        '{"schema":"olm.package","name":"foo","defaultChannel":"stable","description":"caf',
+        0xe9,
+        ' au lait"}\n',
+      ),
     },
   },
   {
     name: 'L-JSON-SYNTAX: invalid UTF-8 outside a JSON string',
     files: {
       'catalog.yaml': REST,
-      'p.json': Buffer.concat([
-        Buffer.from('{"schema":"olm.package",'),
-        Buffer.from([0xff]),
-        Buffer.from('"name":"foo"}\n'),
-      ]),
+      'p.json': withByte('{"schema":"olm.package",', 0xff, '"name":"foo"}\n'),
     },
     rule: ['L-JSON-SYNTAX', 'L-ENCODING'],
     msg: "invalid character 'ÿ' looking for beginning of object key string",
@@ -1583,11 +1518,7 @@ const cases: Case[] = [
     name: 'L-JSON-SYNTAX: invalid UTF-8 where JSON expects a key; the YAML fallback fails too',
     files: {
       'catalog.yaml': REST,
-      'p.json': Buffer.concat([
-        Buffer.from('{"schema":"olm.package","name":"foo","defaultChannel":"stable",'),
-        Buffer.from([0xff]),
-        Buffer.from('}\n'),
-      ]),
+      'p.json': withByte('{"schema":"olm.package","name":"foo","defaultChannel":"stable",', 0xff, '}\n'),
     },
     rule: ['L-JSON-SYNTAX', 'L-ENCODING'],
     msg: "invalid character 'ÿ' looking for beginning of object key string",

@@ -8,6 +8,18 @@ import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli.js';
 
+/** The arguments of `check` (or `impact`) for the change from `base` to `head` in `repo`, answered as `format`. */
+export const changeArgs = (repo: string, base: string, head: string, format = 'json'): string[] => [
+  '--repo',
+  repo,
+  '--base',
+  base,
+  '--head',
+  head,
+  '--format',
+  format,
+];
+
 export function cliCommand(
   name: string,
 ): (

@@ -7,9 +7,9 @@ import { webhookExample } from './github.js';
 import {
   GitHubModel,
   mergeQueueRule,
+  ModelRecords,
   type ModelCheckRun,
   type ModelComment,
-  type ModelPull,
   type ModelRepo,
   type PullInput,
 } from './github-model.js';
@@ -57,9 +57,19 @@ export function answerFromModel(model: GitHubModel): void {
       });
 }
 
-export class FakeGitHub {
+export class FakeGitHub extends ModelRecords {
   readonly model: GitHubModel;
   readonly #repo: ModelRepo;
+  // The repository's records: the model's own collections, which it never replaces.
+  readonly pulls: ModelRepo['pulls'];
+  /** login -> admin | write | read | none */
+  readonly permissions: ModelRepo['permissions'];
+  readonly timeline: ModelRepo['timeline'];
+  readonly protectedBranches: ModelRepo['protectedBranches'];
+  readonly branchRules: ModelRepo['branchRules'];
+  readonly created: ModelRepo['created'];
+  readonly refUpdates: ModelRepo['refUpdates'];
+  readonly dispatches: ModelRepo['dispatches'];
 
   constructor(
     readonly owner: string,
@@ -68,52 +78,24 @@ export class FakeGitHub {
     readonly bare: string,
     readonly slug = 'catalog-bot',
   ) {
+    super();
     this.model = new GitHubModel({ slug, account: owner });
     // A merge here moves nothing unless the pull request says how (onMerge).
     this.#repo = this.model.addRepo({ owner, name: repo, id: 186853002, bare, realMerges: false });
+    this.pulls = this.#repo.pulls;
+    this.permissions = this.#repo.permissions;
+    this.timeline = this.#repo.timeline;
+    this.protectedBranches = this.#repo.protectedBranches;
+    this.branchRules = this.#repo.branchRules;
+    this.created = this.#repo.created;
+    this.refUpdates = this.#repo.refUpdates;
+    this.dispatches = this.#repo.dispatches;
     answerFromModel(this.model);
   }
 
-  get checkRuns(): FakeCheckRun[] {
-    return this.model.checkRuns;
-  }
-  get comments(): FakeComment[] {
-    return this.model.comments;
-  }
-  get reactions() {
-    return this.model.reactions;
-  }
-  get requests() {
-    return this.model.requests;
-  }
   /** The merges GitHub made: which pull request, the head asked for, the method. */
   get merges(): { number: number; sha?: string; method?: string }[] {
     return this.model.merges.map((m) => ({ number: m.number, sha: m.sha, method: m.method }));
-  }
-  get pulls(): Map<number, ModelPull> {
-    return this.#repo.pulls;
-  }
-  /** login -> admin | write | read | none */
-  get permissions() {
-    return this.#repo.permissions;
-  }
-  get timeline() {
-    return this.#repo.timeline;
-  }
-  get protectedBranches() {
-    return this.#repo.protectedBranches;
-  }
-  get branchRules() {
-    return this.#repo.branchRules;
-  }
-  get created() {
-    return this.#repo.created;
-  }
-  get refUpdates() {
-    return this.#repo.refUpdates;
-  }
-  get dispatches() {
-    return this.#repo.dispatches;
   }
   get mergeQueue(): MergeQueueModel | undefined {
     return this.#repo.mergeQueue;

@@ -244,6 +244,26 @@ export function githubMergeCommit(
   return git(...identity, 'commit-tree', tree, '-p', parent, '-p', head, '-m', message);
 }
 
+/**
+ * What both skins (fake-github.ts in process, github-server.ts over HTTP) show of their model
+ * under the same names: the records every test reads.
+ */
+export abstract class ModelRecords {
+  abstract readonly model: GitHubModel;
+  get checkRuns(): ModelCheckRun[] {
+    return this.model.checkRuns;
+  }
+  get comments(): ModelComment[] {
+    return this.model.comments;
+  }
+  get reactions(): GitHubModel['reactions'] {
+    return this.model.reactions;
+  }
+  get requests(): RecordedRequest[] {
+    return this.model.requests;
+  }
+}
+
 export class GitHubModel {
   readonly slug: string;
   readonly repos = new Map<string, ModelRepo>();

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
   GitHubModel,
+  ModelRecords,
   type ModelCheckRun,
   type ModelComment,
   type ModelMerge,
@@ -42,7 +43,7 @@ export interface Hold {
   drop(): void;
 }
 
-export class GitHubServer {
+export class GitHubServer extends ModelRecords {
   readonly model: GitHubModel;
   #server: Server;
   #port = 0;
@@ -56,6 +57,7 @@ export class GitHubServer {
   }[] = [];
 
   private constructor(readonly slug: string) {
+    super();
     this.model = new GitHubModel({
       slug,
       account: 'fleet',
@@ -98,20 +100,8 @@ export class GitHubServer {
   get repos(): Map<string, ServerRepo> {
     return this.model.repos;
   }
-  get checkRuns(): ServerCheckRun[] {
-    return this.model.checkRuns;
-  }
-  get comments(): ServerComment[] {
-    return this.model.comments;
-  }
-  get reactions() {
-    return this.model.reactions;
-  }
   get merges(): ServerMerge[] {
     return this.model.merges;
-  }
-  get requests(): RecordedRequest[] {
-    return this.model.requests;
   }
   /** Writes (content-creating requests) GitHub accepted, in order. */
   get writes(): RecordedRequest[] {

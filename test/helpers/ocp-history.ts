@@ -17,6 +17,23 @@ export const ocpCatalogs = (from: number, to: number): string[] =>
 
 export const REAL_PACKAGES = haveRealRepo ? readdirSync(join(REAL_REPO, 'operators')).sort() : [];
 
+/** jumpstarter-operator's 0.9.0 and 0.9.0-rc.2 releases, newest first: newer than its v4.22 promotion. */
+export const JUMPSTARTER_AFTER_V4_22 = [
+  'jumpstarter-operator-0.9.0-catalog',
+  'jumpstarter-operator-0.9.0-template',
+  'jumpstarter-operator-0.9.0-rc.2-catalog',
+  'jumpstarter-operator-0.9.0-rc.2-template',
+];
+
+/** The patches that give the repository as it was before the v4.22 promotion round of 2026-07. */
+export const BEFORE_V4_22_PROMOTION = [
+  'clusterpulse-promote-v4.22',
+  ...JUMPSTARTER_AFTER_V4_22,
+  'jumpstarter-operator-promote-v4.22',
+  'rabbitmq-messaging-topology-operator-promote-v4.22',
+  'ecr-secret-operator-promote-v4.22',
+];
+
 /**
  * A temporary directory holding `catalogs/` and every package's `ci.yaml` and
  * `catalog-templates/` as they were before the given history patches (named without

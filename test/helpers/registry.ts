@@ -148,6 +148,39 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
+/** The login the tests' token proxies accept, and their RegistryClients and skopeo give. */
+export const BOT_LOGIN = { username: 'bot', password: 'secret' };
+
+export interface TokenRegistry {
+  registry: RunningRegistry;
+  /** In front of `registry`: bearer tokens, for BOT_LOGIN only. Clients talk to its `host`. */
+  proxy: RunningProxy;
+  stop(): Promise<void>;
+}
+
+/** A registry that, as a real one does, demands bearer tokens: `docker-registry` behind a token proxy. */
+export async function startTokenRegistry(): Promise<TokenRegistry> {
+  const registry = await startRegistry();
+  const proxy = await startProxy(registry.port, { auth: 'bearer', ...BOT_LOGIN });
+  return {
+    registry,
+    proxy,
+    async stop() {
+      await proxy.stop();
+      await registry.stop();
+    },
+  };
+}
+
+/** skopeo's auth file for BOT_LOGIN at `host`, written as `<dir>/auth.json`; returns its path. */
+export function writeSkopeoAuth(dir: string, host: string): string {
+  const file = join(dir, 'auth.json');
+  const auth = Buffer.from(`${BOT_LOGIN.username}:${BOT_LOGIN.password}`).toString('base64');
+  // skopeo reads only the base64 `auth` form
+  writeFileSync(file, JSON.stringify({ auths: { [host]: { auth } } }));
+  return file;
+}
+
 /** Which repository a /v2 path names and what it needs (for checking token scopes). */
 function needs(method: string, url: URL): { repo: string; action: string; from?: string } | undefined {
   const m = /^\/v2\/(.+)\/(?:blobs\/uploads\/[^/]*|blobs\/[^/]+|manifests\/[^/]+|tags\/list)$/.exec(

@@ -2,11 +2,18 @@
 // ids, so "byte-identical" is git's own word for it.
 import { decodeFile } from '../../src/catalog/fbc/decode.js';
 import type { JsonObject } from '../../src/catalog/templates/write.js';
+import { expect } from 'vitest';
 import { runCommand } from './cli.js';
 
 type Git = (...args: string[]) => string;
 
 export const remove = (args: string[]) => runCommand('remove', args);
+
+/** `catalog-bot validate` passes every catalog root in `roots` (what a removal must leave). */
+export async function expectValidCatalogs(roots: string[]): Promise<void> {
+  const valid = await runCommand('validate', roots);
+  expect(valid.code, valid.out + valid.err).toBe(0);
+}
 
 export const blobsOf = (text: string): JsonObject[] =>
   decodeFile(Buffer.from(text))
