@@ -1,10 +1,6 @@
 // Comment commands and auto-merge, end to end through the App: Probot's server on 127.0.0.1
 // with signed webhooks, a real bare repository, the real mirror and checks, and GitHub's API
 // as the one fake (test/helpers/github-model.ts, its nock skin).
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { readState } from '../src/handlers/pr-state.js';
@@ -12,145 +8,75 @@ import { jobRunner } from '../src/jobs.js';
 import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
 import { enqueueChecks } from '../src/handlers/pull-request.js';
-import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
-import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
-import { FOO_ROOT, fooBundle, fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
-import { testProbot, webhookExample, type Payload } from './helpers/github.js';
+import {
+  copyOrigin,
+  fooTwoHeadsOrigin,
+  startAppHarness,
+  type AppHarness,
+  type CommentEvent,
+} from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
+import { FOO_ROOT, fooBundle } from './helpers/foo-repo.js';
+import { testProbot } from './helpers/github.js';
 
 const bundle = fooBundle;
 const ROOT = FOO_ROOT;
 
-type Repo = Origin<{
-  base: string;
-  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
-  top: string;
-  /** carol (no rights) adds v1.1.0 at the bottom; alone fine, with `top` two heads. */
-  bottom: string;
-  /** carol changes foo again on top of `bottom` (v1.1.0's image). */
-  bottomChanged: string;
-  /** carol changes only a README on top of `bottom`. */
-  bottomReadme: string;
-}>;
-
-/** foo (test/helpers/foo-repo.ts) owned by bob and erin, and the pull requests' heads. */
-function buildRepo(): Repo {
-  const r = new WorkRepo('catalog-bot-merge-');
-  const base = fooBaseCommit(r, {
-    config: { automerge: 'squash' },
+/**
+ * foo owned by bob and erin, a README on main; #1 (`top`): bob adds v1.2.0 at the top of the
+ * channel; #2 (`bottom`, branch pr-2): carol (no rights) adds v1.1.0 at the bottom, alone
+ * fine, with `top` two heads; on top of `bottom` carol changes foo again (`bottomChanged`:
+ * v1.1.0's image) or only the README (`bottomReadme`).
+ */
+function buildRepo() {
+  const o = {
+    config: { automerge: 'squash' as const },
     owners: ['bob', 'erin'],
     files: { 'README.md': 'catalog\n' },
+  };
+  return fooTwoHeadsOrigin('catalog-bot-merge-', o, (r, { bottom }) => {
+    const fixed = bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed');
+    const bottomChanged = r.commit('bottom changed', { [`${ROOT}/bundle-1.1.0.yaml`]: fixed }, bottom);
+    const bottomReadme = r.commit('bottom readme', { 'README.md': 'catalog, with notes\n' }, bottom);
+    r.push(bottom, 'refs/heads/pr-2');
+    r.push(bottomChanged, 'refs/heads/bottom-changed');
+    r.push(bottomReadme, 'refs/heads/bottom-readme');
+    return { bottomChanged, bottomReadme };
   });
-  const { top, bottom } = fooTwoHeads(r, base);
-  const fixed = bundle('1.1.0').replace('foo-bundle:v1.1.0', 'foo-bundle:v1.1.0-fixed');
-  const bottomChanged = r.commit('bottom changed', { [`${ROOT}/bundle-1.1.0.yaml`]: fixed }, bottom);
-  const bottomReadme = r.commit('bottom readme', { 'README.md': 'catalog, with notes\n' }, bottom);
-  r.push(base, 'refs/heads/main');
-  r.push(top, 'refs/pull/1/head');
-  r.push(bottom, 'refs/pull/2/head', 'refs/heads/pr-2');
-  r.push(bottomChanged, 'refs/heads/bottom-changed');
-  r.push(bottomReadme, 'refs/heads/bottom-readme');
-  return originOf(r, { base, top, bottom, bottomChanged, bottomReadme });
 }
+type Repo = ReturnType<typeof buildRepo>;
 
 // The repository is built once (about twenty git commands) and each test gets its own copy
 // of the bare repository: the same commits, and nothing a test changes reaches another.
 let template: Repo | undefined;
 afterAll(() => template?.cleanup());
 
-function makeRepo(): Repo {
+// Every test below: the App on its own copy, dave with write access (no package of his own).
+let repo: Repo;
+let app: AppHarness;
+let gh: FakeGitHub;
+beforeEach(async () => {
   template ??= buildRepo();
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-merge-'));
-  const bare = join(root, 'origin.git');
-  cpSync(template.bare, bare, { recursive: true });
-  return {
-    ...template,
-    bare,
-    git: (...args) =>
-      execFileSync(
-        'git',
-        ['-C', bare, '-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args],
-        {
-          encoding: 'utf8',
-        },
-      ).trim(),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
-  };
-}
+  repo = copyOrigin(template);
+  // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
+  app = await startAppHarness(repo.bare, [], { approveGraceMs: 0 });
+  gh = app.gh;
+  gh.permissions.set('dave', 'write');
+});
+afterEach(async () => {
+  await app.stop();
+  repo.cleanup();
+});
+
+const reactionsTo = (id: number) => app.reactionsTo(id);
 
 describe('comment commands and auto-merge', () => {
-  let repo: Repo;
-  let workDir: string;
-  let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let server: AppServer;
-  let delivery = 0;
-
-  beforeEach(async () => {
-    repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    gh.permissions.set('dave', 'write');
-    queue = new InProcessQueue();
-    // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
-    server = await startAppServer(gh, { queue, workDir, approveGraceMs: 0 });
-  });
-  afterEach(async () => {
-    await server.stop();
-    repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
-  });
-
   /** What GitHub does on a merge: the pull request's head merged into main. */
-  function mergeForReal(head: string) {
-    return () => {
-      const tree = repo.git('merge-tree', '--write-tree', 'main', head).split('\n')[0]!;
-      const commit = repo.git('commit-tree', tree, '-p', 'main', '-p', head, '-m', 'merge');
-      repo.git('update-ref', 'refs/heads/main', commit);
-      return commit;
-    };
-  }
-
-  async function opened(number: number) {
-    const pull = gh.pulls.get(number)!;
-    const payload = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = repo.bare;
-    payload.number = number;
-    Object.assign(payload.pull_request, { number, draft: pull.draft ?? false });
-    payload.pull_request.user.login = pull.author;
-    payload.pull_request.head.sha = pull.head;
-    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
-
-  let commentId = 5000;
-  async function comment(
-    number: number,
-    login: string,
-    body: string,
-    options: { type?: 'User' | 'Bot' } = {},
-  ) {
-    const id = ++commentId;
-    // Written a moment after whatever the test did before, on GitHub's clock.
-    const at = gh.tick();
-    const payload = issueCommentPayload({
-      bare: repo.bare,
-      number,
-      id,
-      login,
-      userType: options.type,
-      body,
-      at,
-    });
-    expect(await server.send('issue_comment', payload, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-    return id;
-  }
-
+  const mergeForReal = (head: string) => () => gh.mergeForReal('main', head);
+  const opened = (number: number) => app.pullRequest(number, 'opened');
+  const comment = (number: number, login: string, body: string) => app.comment(number, login, body);
+  const replies = (number: number) => app.replies(number);
   const conclusion = (sha: string, name: string) => gh.runsFor(sha, name).at(-1)?.conclusion;
-  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
-  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
 
   it("merges an owner's green pull request with the configured method, passing the checked sha", async () => {
     gh.addPull({ number: 1, head: repo.top, author: 'bob', onMerge: mergeForReal(repo.top) });
@@ -201,18 +127,11 @@ describe('comment commands and auto-merge', () => {
     // A push lands (its webhook not yet here), then the other required check completes.
     gh.pulls.get(1)!.head = repo.bottom;
     gh.pulls.get(1)!.mergeable_state = 'clean';
-    const suite = webhookExample('check_suite', 'completed');
-    suite.installation = { id: 4242 };
-    suite.repository.clone_url = repo.bare;
-    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
-    suite.check_suite.pull_requests = [{ number: 1, base: { repo: { id: suite.repository.id } } }];
-    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+    await app.otherChecksDone([1]);
     expect(gh.merges).toEqual([]);
     // Back on the checked head, the same event merges it.
     gh.pulls.get(1)!.head = repo.top;
-    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+    await app.otherChecksDone([1]);
     expect(gh.merges).toEqual([{ number: 1, sha: repo.top, method: 'squash' }]);
   });
 
@@ -302,70 +221,33 @@ describe('comment commands and auto-merge', () => {
 });
 
 describe('comment commands: replies and permissions', () => {
-  let repo: Repo;
-  let workDir: string;
-  let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let server: AppServer;
-  let delivery = 0;
-  beforeEach(async () => {
-    repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    gh.permissions.set('dave', 'write');
-    gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
-    queue = new InProcessQueue();
-    // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
-    server = await startAppServer(gh, { queue, workDir, approveGraceMs: 0 });
-  });
-  afterEach(async () => {
-    await server.stop();
-    repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+  beforeEach(() => gh.addPull({ number: 2, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' }));
 
-  let commentId = 9000;
-  async function send(
-    action: 'created' | 'edited' | 'deleted',
+  /** `login` writes (or edits, or deletes) a comment on #2. */
+  const send = (
+    action: CommentEvent['action'],
     login: string,
     body: string,
-    extra: Payload = {},
-  ) {
-    const payload = webhookExample('issue_comment', action);
-    const pr = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    pr.repository.clone_url = repo.bare;
-    payload.repository = pr.repository;
-    payload.issue.number = 2;
-    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/2' };
-    payload.comment.id = extra.id ?? ++commentId;
-    payload.comment.body = body;
-    payload.comment.updated_at = gh.tick().toISOString();
-    if (action === 'created') payload.comment.created_at = payload.comment.updated_at;
-    payload.comment.user = { ...payload.comment.user, login, type: extra.type ?? 'User' };
-    payload.sender = { ...payload.sender, login, type: extra.type ?? 'User' };
-    if (extra.from !== undefined) payload.changes = { body: { from: extra.from } };
-    expect(await server.send('issue_comment', payload, `c-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-    return payload.comment.id as number;
-  }
+    extra: { id?: number; from?: string; type?: 'User' | 'Bot' } = {},
+  ) =>
+    app.commentEvent({
+      number: 2,
+      action,
+      login,
+      body,
+      id: extra.id,
+      from: extra.from,
+      userType: extra.type,
+    });
   /** The pull request's `opened` delivery: the bot checks it and notes its head. */
-  async function opened() {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = repo.bare;
-    payload.number = payload.pull_request.number = 2;
-    payload.pull_request.user.login = 'carol';
-    payload.pull_request.head.sha = gh.pulls.get(2)!.head;
-    expect(await server.send('pull_request', payload, `c-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+  const opened = () => app.pullRequest(2, 'opened');
+  const lastReply = () => app.lastReply(2);
+  /** `login`'s comment `body` on #2 is refused: a `confused` reaction and a reply saying each of `why`. */
+  async function refused(login: string, body: string, why: string[]) {
+    const id = await send('created', login, body);
+    expect(reactionsTo(id)).toEqual(['confused']);
+    for (const said of why) expect(lastReply()).toContain(said);
   }
-  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
-  const lastReply = () =>
-    gh
-      .botComments(2)
-      .filter((c) => readState(c.body) === undefined)
-      .at(-1)?.body;
 
   it('/help answers with every command', async () => {
     const id = await send('created', 'carol', '/help');
@@ -375,18 +257,16 @@ describe('comment commands: replies and permissions', () => {
   });
 
   it('answers an unknown command once, with the reason and the help', async () => {
-    const id = await send('created', 'carol', 'please\n/aprove\n/lgtm now');
-    expect(reactionsTo(id)).toEqual(['confused']);
+    await refused('carol', 'please\n/aprove\n/lgtm now', [
+      '`/aprove` is not a catalog-bot command',
+      '`/lgtm` takes no argument other than `cancel`',
+      'catalog-bot commands',
+    ]);
     expect(gh.botComments(2)).toHaveLength(1);
-    expect(lastReply()).toContain('`/aprove` is not a catalog-bot command');
-    expect(lastReply()).toContain('`/lgtm` takes no argument other than `cancel`');
-    expect(lastReply()).toContain('catalog-bot commands');
   });
 
   it('/lgtm: not by the author; yes by someone with write access; cancel takes it off', async () => {
-    const own = await send('created', 'carol', '/lgtm');
-    expect(reactionsTo(own)).toEqual(['confused']);
-    expect(lastReply()).toContain('you cannot LGTM your own pull request');
+    await refused('carol', '/lgtm', ['you cannot LGTM your own pull request']);
     expect(gh.labelsOf(2)).toEqual([]);
     await send('created', 'dave', '/lgtm');
     expect(gh.labelsOf(2)).toEqual(['lgtm']);
@@ -426,18 +306,14 @@ describe('comment commands: replies and permissions', () => {
     expect(reactionsTo(taken)).toEqual(['confused']);
     expect(recorded()?.login).toBe('bob');
     expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
-    const carols = await send('created', 'carol', '/unhold');
-    expect(reactionsTo(carols)).toEqual(['confused']);
-    expect(lastReply()).toContain('the hold was put on by `bob`');
+    await refused('carol', '/unhold', ['the hold was put on by `bob`']);
     expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
     await send('created', 'bob', '/hold cancel');
     expect(gh.labelsOf(2)).toEqual([]);
     expect(recorded()).toBeUndefined();
     // A hold added by hand in GitHub's page: the timeline says who.
     gh.labelByHand(2, 'do-not-merge/hold', 'dave');
-    const again = await send('created', 'carol', '/unhold');
-    expect(reactionsTo(again)).toEqual(['confused']);
-    expect(lastReply()).toContain('the hold was put on by `dave`');
+    await refused('carol', '/unhold', ['the hold was put on by `dave`']);
     expect(gh.labelsOf(2)).toEqual(['do-not-merge/hold']);
     const bobs = await send('created', 'bob', '/unhold');
     expect(reactionsTo(bobs)).toEqual(['confused']);
@@ -510,9 +386,9 @@ describe('comment commands: replies and permissions', () => {
   });
 
   it('/promote by someone who does not own the package is refused, and nothing is written', async () => {
-    const id = await send('created', 'carol', '/promote foo.v1.0.2 fast');
-    expect(reactionsTo(id)).toEqual(['confused']);
-    expect(lastReply()).toContain('only the owners of what it changes or a maintainer may ask for it');
+    await refused('carol', '/promote foo.v1.0.2 fast', [
+      'only the owners of what it changes or a maintainer may ask for it',
+    ]);
     expect(gh.refUpdates).toEqual([]);
   });
 
@@ -534,11 +410,11 @@ describe('comment commands: replies and permissions', () => {
   });
 
   it('reconciliation queues the checks of a head that has none, once', async () => {
-    const app = testProbot();
+    const probot = testProbot();
     const q = new InProcessQueue();
-    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
-    q.start(jobRunner(app, options));
-    const first = await reconcile(app, options);
+    const options = { queue: q, workDir: app.workDir, appSlug: async () => 'catalog-bot' };
+    q.start(jobRunner(probot, options));
+    const first = await reconcile(probot, options);
     await q.onIdle();
     expect(first).toEqual({
       repositories: 1,
@@ -556,7 +432,7 @@ describe('comment commands: replies and permissions', () => {
         .sort(),
     ).toEqual(CATALOG_CHANGE_CHECKS.filter((name) => name !== 'catalog-bot/images').sort());
     // Everything is complete now: a second pass (another replica, a restart) queues nothing.
-    expect(await reconcile(app, options)).toEqual({
+    expect(await reconcile(probot, options)).toEqual({
       repositories: 1,
       checksQueued: 0,
       checksBusy: 0,
@@ -566,9 +442,9 @@ describe('comment commands: replies and permissions', () => {
   });
 
   it('reconciliation leaves alone a head whose checks are already queued: one run per check, not two', async () => {
-    const app = testProbot();
+    const probot = testProbot();
     const q = new InProcessQueue();
-    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
+    const options = { queue: q, workDir: app.workDir, appSlug: async () => 'catalog-bot' };
     // The delivery's job is waiting (the queue not started yet, as in a replica that took it over).
     const pr = gh.pulls.get(2)!;
     const job = {
@@ -580,15 +456,15 @@ describe('comment commands: replies and permissions', () => {
       cloneUrl: gh.bare,
       repoId: 186853002,
     };
-    expect(await enqueueChecks(app, options, job, 'delivery:waiting')).toBe(true);
-    expect(await reconcile(app, options)).toEqual({
+    expect(await enqueueChecks(probot, options, job, 'delivery:waiting')).toBe(true);
+    expect(await reconcile(probot, options)).toEqual({
       repositories: 1,
       checksQueued: 0,
       checksBusy: 1,
       publishQueued: 0,
       publishOverdue: 0,
     });
-    q.start(jobRunner(app, options));
+    q.start(jobRunner(probot, options));
     await q.onIdle();
     const runs = gh.runsFor(repo.bottom).filter((r) => r.name === 'catalog-bot/permissions');
     expect(runs.map((r) => r.status)).toEqual(['completed']);
@@ -596,11 +472,11 @@ describe('comment commands: replies and permissions', () => {
 
   it('reconciliation: two open pull requests on one head are each checked once, then left alone', async () => {
     gh.addPull({ number: 3, head: repo.bottom, author: 'carol', mergeable_state: 'blocked' });
-    const app = testProbot();
+    const probot = testProbot();
     const q = new InProcessQueue();
-    const options = { queue: q, workDir, appSlug: async () => 'catalog-bot' };
-    q.start(jobRunner(app, options));
-    expect(await reconcile(app, options)).toEqual({
+    const options = { queue: q, workDir: app.workDir, appSlug: async () => 'catalog-bot' };
+    q.start(jobRunner(probot, options));
+    expect(await reconcile(probot, options)).toEqual({
       repositories: 1,
       checksQueued: 2,
       checksBusy: 0,
@@ -614,7 +490,7 @@ describe('comment commands: replies and permissions', () => {
     expect(permissions.filter((r) => r.status === 'completed')).toHaveLength(2);
     // A restarted replica (a fresh queue, which remembers no keys) finds nothing to do.
     const restarted = { ...options, queue: new InProcessQueue() };
-    expect(await reconcile(app, restarted)).toEqual({
+    expect(await reconcile(probot, restarted)).toEqual({
       repositories: 1,
       checksQueued: 0,
       checksBusy: 0,

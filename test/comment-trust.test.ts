@@ -8,52 +8,39 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runPrChecks } from '../src/checks/pr.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { issueCommentPayload } from './helpers/app-server.js';
-import {
-  fooBaseCommit,
-  originOf,
-  startAppHarness,
-  type AppHarness,
-  type Origin,
-} from './helpers/app-harness.js';
+import { fooOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
-import { fooBundle as bundle, fooChannel, FOO_ROOT, WorkRepo } from './helpers/foo-repo.js';
+import { fooBundle as bundle, fooChannel, FOO_ROOT } from './helpers/foo-repo.js';
 import { webhookExample, type Payload } from './helpers/github.js';
 
 const ROOT = FOO_ROOT;
 const channel = (extra = '') => fooChannel(['1.0.0', '1.0.1'], extra);
 
-type Repo = Origin<{
-  base: string;
-  /** carol (no rights on foo) adds v1.1.0: what bob (foo's owner) reviews. */
-  reviewed: string;
-  /** carol's next commit on top: v1.1.0 now points at her own image (a fast-forward). */
-  swapped: string;
-  /** Another history from base: v1.1.0 with her image at once (a force-push). */
-  rewritten: string;
-}>;
-
-function makeRepo(): Repo {
-  const repo = new WorkRepo('catalog-bot-trust-');
-  const base = fooBaseCommit(repo, {
-    config: { automerge: 'squash' },
-    owners: ['bob'],
-    versions: ['1.0.0', '1.0.1'],
+/**
+ * foo owned by bob; `reviewed` (#2, branch pr-2): carol (no rights on foo) adds v1.1.0, what bob
+ * reviews; `swapped`: her next commit on top, v1.1.0 now pointing at her own image (a
+ * fast-forward); `rewritten`: another history from base, v1.1.0 with her image at once (a
+ * force-push).
+ */
+function makeRepo() {
+  const o = { config: { automerge: 'squash' as const }, owners: ['bob'], versions: ['1.0.0', '1.0.1'] };
+  return fooOrigin('catalog-bot-trust-', o, (repo, base) => {
+    const added = { [`${ROOT}/catalog.yaml`]: channel('  - name: foo.v1.1.0\n    replaces: foo.v1.0.1\n') };
+    const reviewed = repo.commit(
+      'add 1.1.0',
+      { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0') },
+      base,
+    );
+    const evil = bundle('1.1.0', 'quay.io/carol/anything:latest');
+    const swapped = repo.commit('tweak', { [`${ROOT}/bundle-1.1.0.yaml`]: evil }, reviewed);
+    const rewritten = repo.commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: evil }, base);
+    repo.push(reviewed, 'refs/pull/2/head', 'refs/heads/pr-2');
+    repo.push(swapped, 'refs/heads/swapped');
+    repo.push(rewritten, 'refs/heads/rewritten');
+    return { reviewed, swapped, rewritten };
   });
-  const added = { [`${ROOT}/catalog.yaml`]: channel('  - name: foo.v1.1.0\n    replaces: foo.v1.0.1\n') };
-  const reviewed = repo.commit(
-    'add 1.1.0',
-    { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: bundle('1.1.0') },
-    base,
-  );
-  const evil = bundle('1.1.0', 'quay.io/carol/anything:latest');
-  const swapped = repo.commit('tweak', { [`${ROOT}/bundle-1.1.0.yaml`]: evil }, reviewed);
-  const rewritten = repo.commit('add 1.1.0', { ...added, [`${ROOT}/bundle-1.1.0.yaml`]: evil }, base);
-  repo.push(base, 'refs/heads/main');
-  repo.push(reviewed, 'refs/pull/2/head', 'refs/heads/pr-2');
-  repo.push(swapped, 'refs/heads/swapped');
-  repo.push(rewritten, 'refs/heads/rewritten');
-  return originOf(repo, { base, reviewed, swapped, rewritten });
 }
+type Repo = ReturnType<typeof makeRepo>;
 
 describe('comment commands: who wrote them, what they saw, where they write', () => {
   let repo: Repo;
@@ -147,11 +134,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
       .botComments(number)
       .map((c) => readState(c.body))
       .find(Boolean)?.approvals ?? [];
-  const lastReply = (number = 2) =>
-    gh
-      .botComments(number)
-      .filter((c) => readState(c.body) === undefined)
-      .at(-1)?.body ?? '';
+  const lastReply = (number = 2) => app.lastReply(number);
   const permissions = (sha: string) => gh.runsFor(sha, 'catalog-bot/permissions').at(-1)?.conclusion;
 
   it('/approve written before a force-push does not approve the pushed head; a new /approve does', async () => {
@@ -261,7 +244,7 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
   it('an approving review by someone who may not approve does nothing; a dismissed review stops counting', async () => {
     gh.addPull({ number: 2, head: repo.reviewed, author: 'carol', mergeable_state: 'blocked' });
     await prEvent('opened');
-    const replies = () => gh.botComments(2).filter((c) => readState(c.body) === undefined).length;
+    const replies = () => app.replies(2).length;
     const before = replies();
     // dave has write access but does not own foo: his approving review is not an approval.
     await review('dave', repo.reviewed);

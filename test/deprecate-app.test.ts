@@ -3,7 +3,6 @@
 // small stateful fake (nock). The edit is checked
 // as the commenter's own change and written like `/promote` (docs/deprecate.md).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readState } from '../src/handlers/pr-state.js';
 import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 import {
@@ -59,12 +58,8 @@ describe('/deprecate and /undeprecate through the App', () => {
   });
 
   const send = (login: string, body: string): Promise<number> => app.comment(2, login, body);
-  const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
-  const lastReply = () =>
-    gh
-      .botComments(2)
-      .filter((c) => readState(c.body) === undefined)
-      .at(-1)?.body;
+  const reactionsTo = (id: number) => app.reactionsTo(id);
+  const lastReply = () => app.lastReply(2);
 
   // One repository and mirror for the whole story: refusals first, which must write
   // nothing, then the owner's edit. Five comments, two of them checked in full (the App

@@ -9,132 +9,68 @@
 //   written by someone other than the App keeps nobody out of a batch;
 // - a burst: one combined check for all, a pull request that conflicts named once;
 // - a batch of one is the single merge of the merge gate.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
-import { readState } from '../src/handlers/pr-state.js';
-import { InProcessQueue } from '../src/queue.js';
-import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
-import { startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
-import { webhookExample } from './helpers/github.js';
-import { fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
+import {
+  fooCatalogValidOnMain,
+  fooThreePullsOrigin,
+  startAppHarness,
+  type AppHarness,
+} from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
 
 // Each test opens its pull requests through the real checks first: slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000 });
 
-type Repo = Origin<{
-  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
-  top: string;
-  /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
-  bottom: string;
-  /** alice (maintainer) changes the README. */
-  readme: string;
-  /** alice changes the notes instead (a push onto the README pull request). */
-  notes: string;
-  /** alice adds a page each, four pull requests that touch nothing of each other's. */
-  pages: string[];
-  /** alice adds the first page otherwise: it conflicts with the first of `pages`. */
-  otherPage: string;
-}>;
-
-function makeRepo(): Repo {
-  const repo = new WorkRepo('catalog-bot-batch-');
-  const base = fooBaseCommit(repo, {
-    config: { automerge: 'merge', batch: 8 },
-    owners: ['bob'],
-    files: { 'README.md': 'catalog\n', 'NOTES.md': 'notes\n' },
+/**
+ * foo owned by bob; #1 (`top`) and #2 (`bottom`) by bob give the channel two heads together;
+ * #3 (`readme`): alice (maintainer) changes the README, and `notes` is her push onto it that
+ * changes the notes instead; #10-#13 (`pages`): she adds a page each, four pull requests that
+ * touch nothing of each other's; #14 (`otherPage`) adds the first page otherwise: it
+ * conflicts with #10.
+ */
+const makeRepo = () =>
+  fooThreePullsOrigin('catalog-bot-batch-', { automerge: 'merge', batch: 8 }, (repo, { base, readme }) => {
+    const notes = repo.commit('notes', { 'NOTES.md': 'more notes\n' }, readme);
+    repo.push(notes, 'refs/heads/notes');
+    const pages = [0, 1, 2, 3].map((i) =>
+      repo.commit(`page ${i}`, { [`docs/page-${i}.md`]: `page ${i}\n` }, base),
+    );
+    pages.forEach((page, i) => repo.push(page, `refs/pull/${10 + i}/head`));
+    const otherPage = repo.commit('other page', { 'docs/page-0.md': 'another page 0\n' }, base);
+    repo.push(otherPage, 'refs/pull/14/head');
+    return { notes, pages, otherPage };
   });
-  const { top, bottom } = fooTwoHeads(repo, base);
-  const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
-  const notes = repo.commit('notes', { 'NOTES.md': 'more notes\n' }, readme);
-  const pages = [0, 1, 2, 3].map((i) =>
-    repo.commit(`page ${i}`, { [`docs/page-${i}.md`]: `page ${i}\n` }, base),
-  );
-  pages.forEach((page, i) => repo.push(page, `refs/pull/${10 + i}/head`));
-  const otherPage = repo.commit('other page', { 'docs/page-0.md': 'another page 0\n' }, base);
-  repo.push(otherPage, 'refs/pull/14/head');
-  repo.push(base, 'refs/heads/main');
-  repo.push(top, 'refs/pull/1/head');
-  repo.push(bottom, 'refs/pull/2/head');
-  repo.push(readme, 'refs/pull/3/head');
-  repo.push(notes, 'refs/heads/notes');
-  return originOf(repo, { top, bottom, readme, notes, pages, otherPage });
-}
 
 describe('batch merge without a merge queue', () => {
-  let repo: Repo;
-  let workDir: string;
+  let repo: ReturnType<typeof makeRepo>;
+  let app: AppHarness;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let server: AppServer;
-  let delivery = 0;
   /** Called when a flow's checks are done (mid-job), with the flow's name. */
   let midCheck: (flow: string) => void = () => undefined;
   const flows: string[] = [];
-  const failedJobs: unknown[] = [];
 
   beforeEach(async () => {
     repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    queue = new InProcessQueue();
-    const start = queue.start.bind(queue);
-    queue.start = (run, onError) =>
-      start(run, (error, job) => {
-        failedJobs.push({ error, job: job.key });
-        onError?.(error, job);
-      });
-    server = await startAppServer(gh, {
-      queue,
-      workDir,
+    app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => {
         flows.push(flow);
         midCheck(flow);
       },
     });
+    gh = app.gh;
   });
   afterEach(async () => {
-    await server.stop();
+    await app.stop();
     repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
     midCheck = () => undefined;
     flows.length = 0;
-    failedJobs.length = 0;
   });
 
-  async function opened(number: number) {
-    const pull = gh.pulls.get(number)!;
-    const payload = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = repo.bare;
-    payload.number = number;
-    Object.assign(payload.pull_request, { number, draft: false });
-    payload.pull_request.user.login = pull.author;
-    payload.pull_request.head.sha = pull.head;
-    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
-
+  const opened = (number: number) => app.pullRequest(number, 'opened');
   /** Another App's required check completes on these pull requests (they may now be ready). */
-  async function otherChecksDone(numbers: number[]) {
-    const suite = webhookExample('check_suite', 'completed');
-    suite.installation = { id: 4242 };
-    suite.repository.clone_url = repo.bare;
-    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
-    suite.check_suite.pull_requests = numbers.map((number) => ({
-      number,
-      base: { repo: { id: suite.repository.id } },
-    }));
-    expect(await server.send('check_suite', suite, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
-
-  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
-  const mainSha = () => repo.git('rev-parse', 'refs/heads/main');
+  const otherChecksDone = (numbers: number[]) => app.otherChecksDone(numbers);
+  const replies = (number: number) => app.replies(number);
   const onMain = (sha: string) => {
     try {
       repo.git('merge-base', '--is-ancestor', sha, 'refs/heads/main');
@@ -144,10 +80,7 @@ describe('batch merge without a merge queue', () => {
     }
   };
 
-  async function mainValid(): Promise<boolean> {
-    const report = await validateCatalog(new GitTreeSource(repo.bare, mainSha(), 'catalogs/v4.21'));
-    return report.valid;
-  }
+  const mainValid = () => fooCatalogValidOnMain(repo.bare);
 
   /** Pull requests approved and green, waiting for another required check (GitHub: blocked). */
   async function waiting(pulls: { number: number; head: string; author: string }[]) {
@@ -197,7 +130,7 @@ describe('batch merge without a merge queue', () => {
     await otherChecksDone([2]);
     expect(replies(2)).toHaveLength(1);
     expect(gh.pulls.get(2)!.merged).toBeFalsy();
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it('a burst: four ready pull requests and a fifth that conflicts with the first: one combined check, the four merged in number order, the fifth named once', async () => {
@@ -214,7 +147,7 @@ describe('batch merge without a merge queue', () => {
     expect(said).toHaveLength(1);
     expect(said[0]!.body).toContain('conflicts with the base together with #10, #11, #12, #13');
     expect(gh.pulls.get(14)!.state).toBe('open');
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it('a batch of one is the single merge: checked against main and merged at its head', async () => {
@@ -224,7 +157,7 @@ describe('batch merge without a merge queue', () => {
     expect(flows).toEqual(['merge']);
     expect(gh.merges).toEqual([{ number: 3, sha: repo.readme, method: 'merge' }]);
     expect(onMain(repo.readme)).toBe(true);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it('an attack: a head pushed while the batch is checked is not merged at the checked sha; the rest merges; a culprit mark by someone else keeps nobody out', async () => {
@@ -252,6 +185,6 @@ describe('batch merge without a merge queue', () => {
     // The bot stopped before asking GitHub: no refused merge to report.
     expect(replies(3)).toEqual([]);
     expect(await mainValid()).toBe(true);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 });

@@ -9,18 +9,14 @@
 // - an attack: a push after the approved head was queued fails the group on permissions;
 // - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
 //   group whose base moved: no crash, no stale green run, and the queue still merges.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GitTreeSource, validateCatalog } from '../src/catalog/index.js';
-import { readState } from '../src/handlers/pr-state.js';
-import { InProcessQueue } from '../src/queue.js';
-import { fooBaseCommit, originOf, type Origin } from './helpers/app-harness.js';
-import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
-import { webhookExample } from './helpers/github.js';
-import { fooTwoHeads, WorkRepo } from './helpers/foo-repo.js';
+import {
+  fooCatalogValidOnMain,
+  fooThreePullsOrigin,
+  startAppHarness,
+  type AppHarness,
+} from './helpers/app-harness.js';
+import type { FakeGitHub } from './helpers/fake-github.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -28,135 +24,82 @@ vi.setConfig({ testTimeout: 60_000 });
 /** What branch protection requires on the queue's groups. */
 const REQUIRED = ['catalog-bot/validate', 'catalog-bot/upgrade-graph', 'catalog-bot/permissions'];
 
-type Repo = Origin<{
-  /** bob (owner of foo) adds v1.2.0 at the top of the channel. */
-  top: string;
-  /** bob adds v1.1.0 at the bottom: alone fine, with `top` two heads. */
-  bottom: string;
-  /** alice (maintainer) changes the README. */
-  readme: string;
-  /** alice changes the README another way (a push to main outside the queue). */
-  readme2: string;
-}>;
-
-function makeRepo(): Repo {
-  const repo = new WorkRepo('catalog-bot-mq-');
-  const base = fooBaseCommit(repo, {
-    config: { automerge: 'merge' },
-    owners: ['bob'],
-    files: { 'README.md': 'catalog\n', 'NOTES.md': 'notes\n' },
+/**
+ * foo owned by bob; #1 (`top`) and #2 (`bottom`) by bob give the channel two heads together;
+ * #3 (`readme`): alice (maintainer) changes the README; `readme2`: she changes the notes (a
+ * push to main outside the queue).
+ */
+const makeRepo = () =>
+  fooThreePullsOrigin('catalog-bot-mq-', { automerge: 'merge' }, (repo, { base }) => {
+    const readme2 = repo.commit('readme2', { 'NOTES.md': 'more notes\n' }, base);
+    repo.push(readme2, 'refs/heads/readme2');
+    return { readme2 };
   });
-  const { top, bottom } = fooTwoHeads(repo, base);
-  const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, base);
-  const readme2 = repo.commit('readme2', { 'NOTES.md': 'more notes\n' }, base);
-  repo.push(base, 'refs/heads/main');
-  repo.push(top, 'refs/pull/1/head');
-  repo.push(bottom, 'refs/pull/2/head');
-  repo.push(readme, 'refs/pull/3/head');
-  repo.push(readme2, 'refs/heads/readme2');
-  return originOf(repo, { top, bottom, readme, readme2 });
-}
 
 describe('GitHub merge queue', () => {
-  let repo: Repo;
-  let workDir: string;
+  let repo: ReturnType<typeof makeRepo>;
+  let app: AppHarness;
   let gh: FakeGitHub;
   let mq: MergeQueueModel;
-  let queue: InProcessQueue;
-  let server: AppServer;
-  let delivery = 0;
   /** Deliveries of the queue wait for this (to fill the queue before any group is checked). */
   let gate: Promise<void> = Promise.resolve();
   /** Called when a flow's checks are done (mid-job), with the flow's name. */
   let midCheck: (flow: string) => void = () => undefined;
-  const failedJobs: unknown[] = [];
 
   beforeEach(async () => {
     repo = makeRepo();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    mq = gh.requireMergeQueue('main', REQUIRED);
-    queue = new InProcessQueue();
-    const start = queue.start.bind(queue);
-    queue.start = (run, onError) =>
-      start(run, (error, job) => {
-        failedJobs.push({ error, job: job.key });
-        onError?.(error, job);
-      });
-    server = await startAppServer(gh, {
-      queue,
-      workDir,
+    app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => midCheck(flow),
     });
+    gh = app.gh;
+    mq = gh.requireMergeQueue('main', REQUIRED);
     mq.deliver = async (event, payload, id) => {
       await gate;
-      expect(await server.send(event, payload, id)).toBe(200);
+      expect(await app.server.send(event, payload, id)).toBe(200);
     };
   });
   afterEach(async () => {
-    await server.stop();
+    await app.stop();
     repo.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
     midCheck = () => undefined;
     gate = Promise.resolve();
-    failedJobs.length = 0;
   });
 
   /** Until the queue's deliveries and the App's jobs are all done. */
   async function settle() {
     for (;;) {
       await mq.delivered();
-      await queue.onIdle();
+      await app.queue.onIdle();
       if (mq.idle) return;
     }
   }
 
-  async function opened(number: number) {
-    const pull = gh.pulls.get(number)!;
-    const payload = webhookExample('pull_request', 'opened');
-    payload.installation = { id: 4242 };
-    payload.repository.clone_url = repo.bare;
-    payload.number = number;
-    Object.assign(payload.pull_request, { number, draft: false });
-    payload.pull_request.user.login = pull.author;
-    payload.pull_request.head.sha = pull.head;
-    expect(await server.send('pull_request', payload, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
-
-  async function comment(number: number, login: string, body: string) {
-    const payload = issueCommentPayload({
-      bare: repo.bare,
-      number,
-      id: 5000 + ++delivery,
-      login,
-      body,
-      at: gh.tick(),
-    });
-    expect(await server.send('issue_comment', payload, `d-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
-
-  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
-  const groupRuns = (head: string) => gh.runsFor(head);
-  const mainSha = () => repo.git('rev-parse', 'refs/heads/main');
-
-  async function mainValid(): Promise<boolean> {
-    const report = await validateCatalog(new GitTreeSource(repo.bare, mainSha(), 'catalogs/v4.21'));
-    return report.valid;
-  }
-
-  function addPulls() {
+  /** The three pull requests open; the queue's deliveries wait until the returned function is called. */
+  function addPullsHoldingTheQueue(): () => void {
     gh.addPull({ number: 1, head: repo.top, author: 'bob' });
     gh.addPull({ number: 2, head: repo.bottom, author: 'bob' });
     gh.addPull({ number: 3, head: repo.readme, author: 'alice' });
+    return holdTheQueue();
   }
 
-  it('three pull requests, two of which give a channel two heads together: that group fails and names the later one, which leaves the queue; the other two merge; main is valid', async () => {
-    addPulls();
+  /** The queue's deliveries wait until the returned function is called. */
+  function holdTheQueue(): () => void {
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
+    return open;
+  }
+
+  const opened = (number: number) => app.pullRequest(number, 'opened');
+  const comment = (number: number, login: string, body: string) => app.comment(number, login, body);
+  const replies = (number: number) => app.replies(number);
+  const groupRuns = (head: string) => gh.runsFor(head);
+  const mainSha = () => repo.git('rev-parse', 'refs/heads/main');
+
+  const mainValid = () => fooCatalogValidOnMain(repo.bare);
+
+  it('three pull requests, two of which give a channel two heads together: that group fails and names the later one, which leaves the queue; the other two merge; main is valid', async () => {
+    const open = addPullsHoldingTheQueue();
     for (const n of [1, 2, 3]) await opened(n);
     // Each was fine alone and queued with the head that was checked, not merged through REST.
     expect(gh.merges).toEqual([]);
@@ -191,13 +134,11 @@ describe('GitHub merge queue', () => {
     expect(repo.git('merge-base', '--is-ancestor', repo.readme, 'main')).toBe('');
     expect(() => repo.git('merge-base', '--is-ancestor', repo.bottom, 'main')).toThrow();
     expect(await mainValid()).toBe(true);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it("the culprit is ahead of the group's own pull request: the group of #3, checked before the group of #2, fails because #2 broke it; #2 is named, told once and taken out; 1 and 3 merge", async () => {
-    addPulls();
-    let open!: () => void;
-    gate = new Promise((resolve) => (open = resolve));
+    const open = addPullsHoldingTheQueue();
     // GitHub does not order its deliveries: the group of #3 arrives (and is checked) before
     // the group of #2, so the group that fails is #3's while #2 is the one that breaks it.
     let held: (() => Promise<void>) | undefined;
@@ -205,7 +146,7 @@ describe('GitHub merge queue', () => {
       payload.merge_group?.head_ref ?? '';
     mq.deliver = async (event, payload, id) => {
       await gate;
-      const send = async () => void expect(await server.send(event, payload, id)).toBe(200);
+      const send = async () => void expect(await app.server.send(event, payload, id)).toBe(200);
       const action = (payload as { action?: string }).action;
       if (
         event === 'merge_group' &&
@@ -244,13 +185,11 @@ describe('GitHub merge queue', () => {
     expect(mq.mergedPulls).toEqual([1, 3]);
     expect(gh.pulls.get(2)!.merged).toBeFalsy();
     expect(await mainValid()).toBe(true);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it('no REST merge on the branch (the queue instead); /hold and a withdrawn approval take a queued pull request out of the queue', async () => {
-    addPulls();
-    let open!: () => void;
-    gate = new Promise((resolve) => (open = resolve));
+    const open = addPullsHoldingTheQueue();
     await opened(3);
     expect(mq.entries.map((e) => e.number)).toEqual([3]);
     await comment(3, 'alice', '/hold');
@@ -275,9 +214,7 @@ describe('GitHub merge queue', () => {
   });
 
   it('an attack: the author pushes after the approved head was queued; the group fails on permissions, names the pull request, and it leaves the queue unmerged', async () => {
-    addPulls();
-    let open!: () => void;
-    gate = new Promise((resolve) => (open = resolve));
+    const open = addPullsHoldingTheQueue();
     await opened(1);
     const [group] = mq.entries;
     // The head moves under the queue (the model keeps the group, as a slow GitHub would).
@@ -290,13 +227,11 @@ describe('GitHub merge queue', () => {
     expect(permissions?.output?.summary).toContain(`not ${repo.top.slice(0, 12)} as merged in the group`);
     expect(mq.dequeued).toEqual([1]);
     expect(mq.mergedPulls).toEqual([]);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
   });
 
   it('bad input: a queue branch deleted mid-check, a group destroyed while it is checked, a group whose base moved: no crash, no stale green run, and the queue still merges', async () => {
-    addPulls();
-    let open!: () => void;
-    gate = new Promise((resolve) => (open = resolve));
+    const open = addPullsHoldingTheQueue();
     await opened(1);
     await opened(3);
     const [first, second] = mq.entries;
@@ -321,11 +256,11 @@ describe('GitHub merge queue', () => {
     expect(mq.events).toContainEqual(
       expect.objectContaining({ action: 'destroyed', reason: 'dequeued', number: 3 }),
     );
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
     midCheck = () => undefined;
     // GitHub takes 1 out on its timeout; 3 is queued again, and main moves under its group
     // (a push that bypassed the queue) before it is checked.
-    gate = new Promise((resolve) => (open = resolve));
+    const reopen = holdTheQueue();
     mq.graphql({ query: 'mutation { dequeuePullRequest }', variables: { pullRequestId: 'PR_kwDOfake1' } });
     mq.graphql({
       query: 'mutation { enqueuePullRequest }',
@@ -334,10 +269,10 @@ describe('GitHub merge queue', () => {
     const stale = mq.entries.find((e) => e.number === 3)!;
     const moved = repo.git('commit-tree', `${repo.readme2}^{tree}`, '-p', mainSha(), '-m', 'bypass');
     repo.git('update-ref', 'refs/heads/main', moved);
-    open();
+    reopen();
     await settle();
     expect(groupRuns(stale.head)).toEqual([]);
-    expect(failedJobs).toEqual([]);
+    expect(app.failedJobs).toEqual([]);
     // Built again on the moved base (as GitHub does), the group is checked and merges.
     mq.baseMoved();
     await settle();

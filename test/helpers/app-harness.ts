@@ -2,22 +2,26 @@
 // holding the refs a test needs, the real Probot server (app-server.ts) with signed
 // webhooks, and deliveries that resolve once every job they caused is done.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
+import { GitTreeSource, validateCatalog } from '../../src/catalog/index.js';
+import { readState } from '../../src/handlers/pr-state.js';
 import { InProcessQueue } from '../../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './app-server.js';
-import { FakeGitHub, type FakePull } from './fake-github.js';
+import { FakeGitHub, type FakeComment, type FakePull } from './fake-github.js';
 import {
   fooCatalogFiles,
   FOO_BASE_VERSIONS,
   fooConfig,
   FOO_OWNERS,
+  fooTwoHeads,
+  WorkRepo,
   type FooConfig,
-  type WorkRepo,
 } from './foo-repo.js';
+import { gitIn } from './git.js';
 import { webhookExample, type Payload } from './github.js';
 
 /** A bare repository (default branch `main`) holding `refspecs` pushed from `source`. */
@@ -45,20 +49,99 @@ export function originOf<Commits extends object>(repo: WorkRepo, commits: Commit
   };
 }
 
+/** What the base commit of a merge test holds besides foo's catalog (fooBaseCommit). */
+export interface FooBase {
+  config: FooConfig;
+  owners: string[];
+  versions?: string[];
+  files?: Record<string, string>;
+}
+
 /**
  * The base commit of the App's merge tests: catalog-bot.yml of `config`, foo (its releases
  * `versions`, test/helpers/foo-repo.ts) owned by `owners`, and `files` more.
  */
-export function fooBaseCommit(
-  repo: WorkRepo,
-  o: { config: FooConfig; owners: string[]; versions?: string[]; files?: Record<string, string> },
-): string {
+export function fooBaseCommit(repo: WorkRepo, o: FooBase): string {
   return repo.commit('base', {
     '.github/catalog-bot.yml': fooConfig(o.config),
     [FOO_OWNERS]: `approvers: [${o.owners.join(', ')}]\n`,
     ...o.files,
     ...fooCatalogFiles(o.versions ?? FOO_BASE_VERSIONS),
   });
+}
+
+/**
+ * A merge test's origin, built in a work repository (`prefix` names its temporary directory):
+ * main at fooBaseCommit(`o`), and the commits `build` makes on it (it pushes the refs the
+ * test needs), named as it returns them.
+ */
+export function fooOrigin<Commits extends object>(
+  prefix: string,
+  o: FooBase,
+  build: (repo: WorkRepo, base: string) => Commits,
+): Origin<{ base: string } & Commits> {
+  const repo = new WorkRepo(prefix);
+  const base = fooBaseCommit(repo, o);
+  repo.push(base, 'refs/heads/main');
+  return originOf(repo, { base, ...build(repo, base) });
+}
+
+/**
+ * foo's two releases that give its channel two heads together (fooTwoHeads in foo-repo.ts):
+ * `top` adds v1.2.0 at the top, `bottom` v1.1.0 at the bottom, each fine alone.
+ */
+export interface FooTwoHeadCommits {
+  base: string;
+  top: string;
+  bottom: string;
+}
+
+/**
+ * fooOrigin with foo's two releases that give the channel two heads together as pull
+ * requests #1 (`top`) and #2 (`bottom`), and what `more` commits and pushes besides.
+ */
+export function fooTwoHeadsOrigin<More extends object>(
+  prefix: string,
+  o: FooBase,
+  more: (repo: WorkRepo, commits: FooTwoHeadCommits) => More,
+): Origin<FooTwoHeadCommits & More> {
+  return fooOrigin(prefix, o, (repo, base) => {
+    const { top, bottom } = fooTwoHeads(repo, base);
+    repo.push(top, 'refs/pull/1/head');
+    repo.push(bottom, 'refs/pull/2/head');
+    return { top, bottom, ...more(repo, { base, top, bottom }) };
+  });
+}
+
+/**
+ * The origin of the merge queue and batch tests: fooTwoHeadsOrigin with foo owned by bob, a
+ * README and notes on main, and #3 (`readme`) changing the README; `more` adds the rest.
+ */
+export function fooThreePullsOrigin<More extends object>(
+  prefix: string,
+  config: FooConfig,
+  more: (repo: WorkRepo, commits: FooTwoHeadCommits & { readme: string }) => More,
+): Origin<FooTwoHeadCommits & { readme: string } & More> {
+  const files = { 'README.md': 'catalog\n', 'NOTES.md': 'notes\n' };
+  return fooTwoHeadsOrigin(prefix, { config, owners: ['bob'], files }, (repo, commits) => {
+    const readme = repo.commit('readme', { 'README.md': 'catalog, with notes\n' }, commits.base);
+    repo.push(readme, 'refs/pull/3/head');
+    return { readme, ...more(repo, { ...commits, readme }) };
+  });
+}
+
+/** A copy of `origin`'s bare repository (the same commits; what a test changes stays in its copy). */
+export function copyOrigin<Commits extends object>(origin: Origin<Commits>): Origin<Commits> {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-origin-copy-'));
+  const bare = join(root, 'origin.git');
+  cpSync(origin.bare, bare, { recursive: true });
+  return { ...origin, bare, git: gitIn(bare), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Does foo's catalog (catalogs/v4.21) validate at the tip of main of the bare repository `bare`? */
+export async function fooCatalogValidOnMain(bare: string): Promise<boolean> {
+  const main = gitIn(bare)('rev-parse', 'refs/heads/main');
+  return (await validateCatalog(new GitTreeSource(bare, main, 'catalogs/v4.21'))).valid;
 }
 
 export type PullAction = 'opened' | 'synchronize' | 'closed' | 'reopened' | 'edited';
@@ -76,7 +159,38 @@ export interface AppHarness {
   deliver(event: string, payload: Payload): Promise<void>;
   /** `login` comments `body` on issue or pull request `number`; resolves to the comment's id when its jobs are done. */
   comment(number: number, login: string, body: string): Promise<number>;
+  /** Any issue_comment delivery (a bot's, an edit, a deletion); resolves to the comment's id when its jobs are done. */
+  commentEvent(c: CommentEvent): Promise<number>;
+  /** Another App's check suite completed on pull requests `numbers` (they may be ready to merge now). */
+  otherChecksDone(numbers: number[]): Promise<void>;
+  /** Where the App keeps its mirrors (removed on stop()). */
+  workDir: string;
+  /** The jobs that threw, each time (the queue retries them): a test that expects none says so. */
+  failedJobs: FailedJob[];
+  /** The reactions on comment `id` (`+1`: done, `confused`: refused). */
+  reactionsTo(id: number): string[];
+  /** The bot's replies on pull request `number` (its comments but the status comment). */
+  replies(number: number): FakeComment[];
+  /** The text of the bot's last reply on pull request `number` ('' when none). */
+  lastReply(number: number): string;
   stop(): Promise<void>;
+}
+
+/** An issue_comment delivery: `login` writes, edits (from the text `from`) or deletes comment `id` (a new id unless given). */
+export interface CommentEvent {
+  number: number;
+  login: string;
+  body: string;
+  action?: 'created' | 'edited' | 'deleted';
+  id?: number;
+  from?: string;
+  userType?: 'User' | 'Bot';
+}
+
+export interface FailedJob {
+  error: unknown;
+  /** The job's key. */
+  job: string;
 }
 
 /**
@@ -92,6 +206,13 @@ export async function startAppHarness(
   for (const pull of pulls) gh.addPull(pull);
   const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
   const queue = new InProcessQueue({ backoffMs: 20 });
+  const failedJobs: FailedJob[] = [];
+  const start = queue.start.bind(queue);
+  queue.start = (run, onError) =>
+    start(run, (error, job) => {
+      failedJobs.push({ error, job: job.key });
+      onError?.(error, job);
+    });
   const server = await startAppServer(gh, { queue, workDir, ...options });
   let delivery = 0;
   let commentId = 7000;
@@ -99,6 +220,7 @@ export async function startAppHarness(
     expect(await server.send(event, payload, `delivery-${++delivery}`)).toBe(200);
     await queue.onIdle();
   };
+  const replies = (number: number) => gh.botComments(number).filter((c) => readState(c.body) === undefined);
   return {
     gh,
     queue,
@@ -128,6 +250,29 @@ export async function startAppHarness(
       await deliver('issue_comment', payload);
       return id;
     },
+    async commentEvent({ from, ...c }) {
+      const id = c.id ?? ++commentId;
+      const payload = issueCommentPayload({ ...c, bare, id, at: gh.tick() });
+      if (from !== undefined) payload.changes = { body: { from } };
+      await deliver('issue_comment', payload);
+      return id;
+    },
+    async otherChecksDone(numbers) {
+      const suite = webhookExample('check_suite', 'completed');
+      suite.installation = { id: 4242 };
+      suite.repository.clone_url = bare;
+      suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
+      suite.check_suite.pull_requests = numbers.map((number) => ({
+        number,
+        base: { repo: { id: suite.repository.id } },
+      }));
+      await deliver('check_suite', suite);
+    },
+    workDir,
+    failedJobs,
+    reactionsTo: (id) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content),
+    replies,
+    lastReply: (number) => replies(number).at(-1)?.body ?? '',
     async stop() {
       await server.stop();
       await queue.close();
