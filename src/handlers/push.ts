@@ -244,7 +244,7 @@ async function publishRootsOfCommit(
   const publications: RootPublication[] = [];
   for (const root of roots)
     publications.push(
-      ...(await publishRootUpToHead(session.dir, job, config, root, job.after, head, client)),
+      ...(await publishRootUpToHead({ dir: session.dir, job, config, client }, root, job.after, head)),
     );
   const result = publishCheck(publications);
   const newer = publications.filter((p) => p.commit !== undefined);

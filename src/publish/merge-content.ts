@@ -79,19 +79,25 @@ export async function publishBundles(
   return out;
 }
 
+/** Where a job's catalogs are read (the mirror) and pushed (the registry), by whose config. */
+export interface PublishTarget {
+  dir: string;
+  job: { repoUrl: string };
+  config: RepoConfig;
+  client: RegistryClient;
+}
+
 /**
  * Validate one catalog root at `commit` and push its image to `tags`; never throws (what goes
  * wrong is the publication's error).
  */
 export async function publishRoot(
-  dir: string,
-  job: { repoUrl: string },
-  config: RepoConfig,
+  to: PublishTarget,
   root: string,
   commit: string,
   tags: string[],
-  client: RegistryClient,
 ): Promise<RootPublication> {
+  const { dir, job, config, client } = to;
   const source = new GitTreeSource(dir, commit, root);
   const report = await validateCatalog(source);
   if (!report.valid) {
@@ -156,28 +162,26 @@ export function fetchedBranchHead(
  * head no longer has is not built again: its moving tags stay as they are.
  */
 export async function publishRootUpToHead(
-  dir: string,
-  job: { repoUrl: string },
-  config: RepoConfig,
+  to: PublishTarget,
   root: string,
   commit: string,
   head: BranchHead,
-  client: RegistryClient,
 ): Promise<RootPublication[]> {
+  const { dir, config } = to;
   const { images } = config.publish;
   const first = await head();
   if (first === commit || (await sameFiles(dir, root, commit, first)))
-    return [await publishRoot(dir, job, config, root, commit, images, client)];
+    return [await publishRoot(to, root, commit, images)];
   const pinned = images.filter((t) => t.includes('{sha}'));
   const moving = images.filter((t) => !t.includes('{sha}'));
-  const out = pinned.length > 0 ? [await publishRoot(dir, job, config, root, commit, pinned, client)] : [];
+  const out = pinned.length > 0 ? [await publishRoot(to, root, commit, pinned)] : [];
   if (moving.length === 0) return out;
   // Asked again: the build of the `{sha}` tags took a while.
   const now = await head();
   if (now === commit || (await sameFiles(dir, root, commit, now)))
-    out.push(await publishRoot(dir, job, config, root, commit, moving, client));
+    out.push(await publishRoot(to, root, commit, moving));
   else if ((await catalogRoots(dir, now, config.catalogs)).includes(root))
-    out.push({ ...(await publishRoot(dir, job, config, root, now, moving, client)), commit: now });
+    out.push({ ...(await publishRoot(to, root, now, moving)), commit: now });
   return out;
 }
 

@@ -206,7 +206,7 @@ async function buildChangedRoots(batch: Batch): Promise<{ builds: Map<string, Ro
       now === target
         ? {
             commit: target,
-            publication: await publishRoot(dir, job, config, root, target, images, batch.client),
+            publication: await publishRoot({ dir, job, config, client: batch.client }, root, target, images),
           }
         : await buildBehindTheHead(batch, root, target),
     );
@@ -227,7 +227,12 @@ async function buildBehindTheHead(batch: Batch, root: string, target: string): P
     (shas) => session.fetchCommits(shas),
     target,
   );
-  const built = await publishRootUpToHead(session.dir, job, start.config, root, target, head, batch.client);
+  const built = await publishRootUpToHead(
+    { dir: session.dir, job, config: start.config, client: batch.client },
+    root,
+    target,
+    head,
+  );
   // Its own build: the one of `target` (none when only moving tags are configured).
   const publication = built.find((p) => p.commit === undefined) ?? { root, results: [] };
   const moving = built.filter((p) => p !== publication);
