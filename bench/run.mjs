@@ -184,6 +184,7 @@ const PARTS = [
   'bundle',
   'bundle-rules',
   'installability',
+  'git',
   'ocp',
   'publish',
   'burst-publish',
@@ -417,6 +418,27 @@ async function benchInstallability() {
   ];
 }
 
+// Starting git from a process that holds catalogs: straight from it, and through the helper.
+async function benchGitStart() {
+  const catalogs = roots.map((r) => r.path);
+  const rows = [1, 4].map((copies) =>
+    runScript('git-start.mjs', [String(runs * 15), String(copies), ...catalogs]),
+  );
+  const ms = (x) => x.toFixed(1);
+  return [
+    '## Starting git from the App',
+    '',
+    `\`git rev-parse HEAD\` ${rows[0].runs} times from a process holding every real catalog loaded once and four times (src/git/helper.ts): started straight from that process, and through the git helper. Per run: the wall time, and the longest and mean delay of the process's event loop while they ran.`,
+    '',
+    '| process RSS (MiB) | bundles held | straight: ms a run | straight: event loop max / mean (ms) | helper: ms a run | helper: event loop max / mean (ms) |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.rssMiB.toFixed(0)} | ${r.blobs} | ${ms(r.direct.msPerRun)} | ${ms(r.direct.loopMaxMs)} / ${ms(r.direct.loopMeanMs)} | ${ms(r.helper.msPerRun)} | ${ms(r.helper.loopMaxMs)} / ${ms(r.helper.loopMeanMs)} |`,
+    ),
+  ];
+}
+
 // OpenShift version continuity: one package across the real repository's 11 catalogs.
 async function benchOcp() {
   const ocp = runScript('ocp.mjs', [
@@ -566,6 +588,7 @@ const benches = {
   bundle: benchBundle,
   'bundle-rules': benchBundleRules,
   installability: benchInstallability,
+  git: benchGitStart,
   ocp: benchOcp,
   publish: benchPublishing,
   'burst-publish': benchBurstPublish,
