@@ -141,8 +141,21 @@ export async function startAppHarness(
  * onto its main (both pushed to a bare origin, which stop() removes too).
  */
 export async function startAppWithPull(source: string, head: string): Promise<AppHarness> {
-  const origin = bareOrigin(source, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
-  const app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
+  return startAppOnOrigin(source, [`${head}:refs/pull/1/head`], [{ number: 1, head, author: 'alice' }]);
+}
+
+/**
+ * The App (startAppHarness) for the work repository `source`: its main and `refspecs` pushed
+ * to a bare origin, which stop() removes too; `pulls` open.
+ */
+export async function startAppOnOrigin(
+  source: string,
+  refspecs: string[],
+  pulls: FakePull[],
+  options: Partial<AppOptions> = {},
+): Promise<AppHarness> {
+  const origin = bareOrigin(source, ['main:refs/heads/main', ...refspecs]);
+  const app = await startAppHarness(origin.bare, pulls, options);
   const stop = app.stop;
   app.stop = async () => {
     await stop();
