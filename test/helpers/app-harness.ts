@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
 import { InProcessQueue } from '../../src/queue.js';
 import { issueCommentPayload, startAppServer, type AppServer } from './app-server.js';
@@ -162,4 +162,31 @@ export async function startAppOnOrigin(
     origin.cleanup();
   };
   return app;
+}
+
+/** What appWithPullForSuite gives the tests of a describe, filled in before them. */
+export interface PullSuite<Made> {
+  app: AppHarness;
+  made: Made;
+  head: string;
+}
+
+/**
+ * For the tests of the calling describe: before them, the work repository and head `make()`
+ * gives, and the App with that head open as pull request #1 (startAppWithPull); after them,
+ * the App stopped and the repository removed.
+ */
+export function appWithPullForSuite<Made extends { repo: string; cleanup: () => void }>(
+  make: () => { made: Made; head: string },
+): PullSuite<Made> {
+  const suite = {} as PullSuite<Made>;
+  beforeAll(async () => {
+    Object.assign(suite, make());
+    suite.app = await startAppWithPull(suite.made.repo, suite.head);
+  }, 60_000);
+  afterAll(async () => {
+    await suite.app?.stop();
+    suite.made?.cleanup();
+  });
+  return suite;
 }
