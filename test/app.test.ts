@@ -1,33 +1,33 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Probot, Server } from 'probot';
+import type { Probot } from 'probot';
 import { createApp } from '../src/app.js';
 import { ensureMirror, fetchMissingBlobs, mirrorDir, pruneMirrors, withMirror } from '../src/git/mirror.js';
 import { completeCheckRun, PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import type { GitHub } from '../src/github/port.js';
 import { InProcessQueue } from '../src/queue.js';
 import { AppMetrics } from '../src/metrics.js';
-import { metricsServer, serverApp } from '../src/server.js';
+import { metricsServer } from '../src/server.js';
+import { postSignedWebhook, startAppServer, type AppServer } from './helpers/app-server.js';
 import {
   makeExampleRepo,
-  privateKey,
   prPayload,
-  quietLog,
   testProbot,
-  TestOctokit,
   webhookExample,
   type ExampleRepo,
+  type Payload,
 } from './helpers/github.js';
 import { answerFromModel, closeNetwork, openNetwork } from './helpers/fake-github.js';
 import { GitHubModel } from './helpers/github-model.js';
 
 const API = 'https://api.github.com';
 const REPO = '/repos/Codertocat/Hello-World';
+
+type EventName = Parameters<Probot['receive']>[0]['name'];
 
 interface Update {
   id: number;
@@ -43,9 +43,9 @@ const RETRY_MS = 20;
 
 /**
  * GitHub as the one fake (test/helpers/github-model.ts) for Codertocat/Hello-World cloned
- * from `bare`, pull request #1 at `head`; what the App asked of it.
+ * from `bare`, pull request #1 at `head`.
  */
-function mockGitHub(options: { bare: string; head: string }) {
+function helloWorldModel(options: { bare: string; head: string }): GitHubModel {
   const github = new GitHubModel({ account: 'Codertocat' });
   const hello = github.addRepo({
     owner: 'Codertocat',
@@ -54,7 +54,18 @@ function mockGitHub(options: { bare: string; head: string }) {
     bare: options.bare,
   });
   github.addPull(hello, { number: 1, head: options.head, author: 'alice' });
+  return github;
+}
+
+/** helloWorldModel answering every request of this process to GitHub; what the App asked of it. */
+function mockGitHub(options: { bare: string; head: string }) {
+  const github = helloWorldModel(options);
   answerFromModel(github);
+  return whatWasAsked(github);
+}
+
+/** What the App asked of `github`, read as the tests here check it. */
+function whatWasAsked(github: GitHubModel) {
   const asked = (method: string, path: RegExp) =>
     github.requests.filter((q) => q.method === method && path.test(q.path));
   const sent = {
@@ -118,15 +129,28 @@ describe('catalog-bot app: pull_request', () => {
     return { queue, probot };
   }
 
-  it('creates the three check runs in progress and completes them from the checks', async () => {
+  /** GitHub answering for pull request #1 at `head` (the example's head unless said). */
+  const fakeGitHub = (head = repo.head) => mockGitHub({ bare: repo.bare, head });
+
+  /** `payload` delivered as event `name` (delivery `id`) to a new App; resolves when every job it queued is done. */
+  async function receive(id: string, name: EventName, payload: Payload): Promise<void> {
     const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    await probot.receive({
-      id: 'delivery-1',
-      name: 'pull_request',
-      payload: prPayload(repo, { author: 'alice' }),
-    });
+    await probot.receive({ id, name, payload } as Parameters<Probot['receive']>[0]);
     await queue.onIdle();
+  }
+
+  /** A "Re-run" (`rerequested`) delivery of `event` for the example's repository and installation. */
+  function rerequested(event: 'check_run' | 'check_suite'): Payload {
+    const pr = prPayload(repo, { author: 'alice' });
+    const payload = webhookExample(event, 'rerequested');
+    payload.installation = pr.installation;
+    payload.repository = pr.repository;
+    return payload;
+  }
+
+  it('creates the three check runs in progress and completes them from the checks', async () => {
+    const gh = fakeGitHub();
+    await receive('delivery-1', 'pull_request', prPayload(repo, { author: 'alice' }));
     expect(gh.askedAll()).toBe(true);
     expect(gh.sent.token).toBe(1);
     expect(gh.sent.created.map((c) => c.name).sort()).toEqual([
@@ -165,92 +189,70 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it('fails the permissions check for an author who may not change the packages', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    await probot.receive({
-      id: 'delivery-2',
-      name: 'pull_request',
-      payload: prPayload(repo, { author: 'bob' }),
-    });
-    await queue.onIdle();
+    const gh = fakeGitHub();
+    await receive('delivery-2', 'pull_request', prPayload(repo, { author: 'bob' }));
     expect(gh.askedAll()).toBe(true);
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('failure');
   });
 
   it('resolves org/team maintainers through the API', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     gh.github.teams.set('my-org/catalog-admins', ['carol']);
     // The App keeps a team's members for minutes per installation, and the example's config
     // names this team in every test here: another installation asks again.
     const payload = prPayload(repo, { author: 'carol' });
     payload.installation = { id: 4343 };
-    await probot.receive({ id: 'delivery-team', name: 'pull_request', payload });
-    await queue.onIdle();
+    await receive('delivery-team', 'pull_request', payload);
     expect(gh.askedAll()).toBe(true);
     expect(gh.asked('GET', /^\/orgs\/my-org\/teams\/catalog-admins\/members(\?|$)/)).toHaveLength(1);
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
   });
 
   it('checks the pull request again when a catalog-bot check run is re-run', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    const pr = prPayload(repo, { author: 'alice' });
-    const payload = webhookExample('check_run', 'rerequested');
-    payload.installation = pr.installation;
-    payload.repository = pr.repository;
+    const gh = fakeGitHub();
+    const payload = rerequested('check_run');
+    const { repository } = payload;
     payload.check_run.name = 'catalog-bot/validate';
     payload.check_run.head_sha = repo.head;
     payload.check_run.pull_requests = [
       {
         number: 1,
-        head: { sha: repo.head, ref: 'pr', repo: pr.repository },
-        base: { sha: repo.base, ref: 'main', repo: pr.repository },
+        head: { sha: repo.head, ref: 'pr', repo: repository },
+        base: { sha: repo.base, ref: 'main', repo: repository },
       },
     ];
-    await probot.receive({ id: 'delivery-rerun', name: 'check_run', payload });
-    await queue.onIdle();
+    await receive('delivery-rerun', 'check_run', payload);
     expect(gh.askedAll()).toBe(true);
     expect(gh.sent.created.map((c) => c.head_sha)).toEqual(PR_CHECK_NAMES.map(() => repo.head));
     expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
   });
 
   it('checks the pull requests of a suite again on "Re-run all checks"', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    const pr = prPayload(repo, { author: 'alice' });
-    const payload = webhookExample('check_suite', 'rerequested');
-    payload.installation = pr.installation;
-    payload.repository = pr.repository;
+    const gh = fakeGitHub();
+    const payload = rerequested('check_suite');
     payload.check_suite.head_sha = repo.head;
     // The example's pull request, renumbered to ours; its base repo is this repository.
     payload.check_suite.pull_requests[0].number = 1;
-    payload.check_suite.pull_requests[0].base.repo.id = pr.repository.id;
-    await probot.receive({ id: 'delivery-suite', name: 'check_suite', payload });
-    await queue.onIdle();
+    payload.check_suite.pull_requests[0].base.repo.id = payload.repository.id;
+    await receive('delivery-suite', 'check_suite', payload);
     expect(gh.askedAll()).toBe(true);
     expect(gh.byName('catalog-bot/upgrade-graph')[0]?.body.conclusion).toBe('failure');
   });
 
   it("ignores re-runs of check runs that are not catalog-bot's", async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    const pr = prPayload(repo, { author: 'alice' });
-    const payload = webhookExample('check_run', 'rerequested');
-    payload.installation = pr.installation;
-    payload.repository = pr.repository;
+    const gh = fakeGitHub();
+    const payload = rerequested('check_run');
     payload.check_run.name = 'other-ci/lint';
     payload.check_run.pull_requests = [
-      { number: 1, head: { sha: repo.head }, base: { sha: repo.base, repo: pr.repository } },
+      { number: 1, head: { sha: repo.head }, base: { sha: repo.base, repo: payload.repository } },
     ];
-    await probot.receive({ id: 'delivery-other', name: 'check_run', payload });
-    await queue.onIdle();
+    await receive('delivery-other', 'check_run', payload);
     expect(gh.github.requests).toEqual([]); // nothing was asked of GitHub
   });
 
   it('runs a delivery that arrives twice once', async () => {
     const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const payload = prPayload(repo, { author: 'alice' });
     await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
     await probot.receive({ id: 'delivery-dup', name: 'pull_request', payload });
@@ -263,14 +265,8 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it('writes nothing for a head that moved on before its job started', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.newer });
-    await probot.receive({
-      id: 'delivery-stale',
-      name: 'pull_request',
-      payload: prPayload(repo, { author: 'alice' }),
-    });
-    await queue.onIdle();
+    const gh = fakeGitHub(repo.newer);
+    await receive('delivery-stale', 'pull_request', prPayload(repo, { author: 'alice' }));
     // Issue 21: a superseded head gets no check runs at all (it used to get a skipped set).
     expect(gh.asked('GET', new RegExp(`^${REPO}/pulls/1$`))).not.toEqual([]); // the head was looked at
     expect(gh.sent.created).toEqual([]);
@@ -278,7 +274,7 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it('a webhook-only replica (runJobs: false) queues the work and runs none of it', async () => {
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const queue = new InProcessQueue({ backoffMs: RETRY_MS });
     const probot = testProbot();
     probot.load(createApp({ queue, workDir, runJobs: false }));
@@ -301,8 +297,7 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it("checks a fork's pull request through the base repository's refs/pull/N/head", async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const payload = prPayload(repo, { author: 'alice' });
     // The fork is not reachable: only the base repository's pull ref carries the head.
     payload.pull_request.head.repo = {
@@ -311,16 +306,14 @@ describe('catalog-bot app: pull_request', () => {
       full_name: 'alice/Hello-World',
       clone_url: join(workDir, 'unreachable-fork.git'),
     };
-    await probot.receive({ id: 'delivery-fork', name: 'pull_request', payload });
-    await queue.onIdle();
+    await receive('delivery-fork', 'pull_request', payload);
     expect(gh.askedAll()).toBe(true);
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
     expect(gh.byName('catalog-bot/validate')[0]?.body.conclusion).toBe('failure');
   });
 
   it('checks the open pull requests of a repository added to the installation', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const payload = webhookExample('installation_repositories', 'added');
     payload.installation.id = 4242;
     payload.repositories_added = [
@@ -331,8 +324,7 @@ describe('catalog-bot app: pull_request', () => {
         full_name: 'Codertocat/Hello-World',
       },
     ];
-    await probot.receive({ id: 'delivery-added', name: 'installation_repositories', payload });
-    await queue.onIdle();
+    await receive('delivery-added', 'installation_repositories', payload);
     const listed = gh
       .asked('GET', new RegExp(`^${REPO}/pulls\\?`))
       .map((q) => new URL(q.path, API).searchParams);
@@ -345,27 +337,23 @@ describe('catalog-bot app: pull_request', () => {
   });
 
   it('deletes the mirror of a repository removed from the installation', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const payload = webhookExample('installation_repositories', 'removed');
     const removed = payload.repositories_removed[0].id as number;
     const kept = join(workDir, 'mirrors', `github.com-${removed}2.git`);
     mkdirSync(join(workDir, 'mirrors', `github.com-${removed}.git`), { recursive: true });
     mkdirSync(join(workDir, 'mirrors', `${removed}.git`), { recursive: true }); // an older version's name
     mkdirSync(kept, { recursive: true });
-    await probot.receive({ id: 'delivery-removed', name: 'installation_repositories', payload });
-    await queue.onIdle();
+    await receive('delivery-removed', 'installation_repositories', payload);
     expect(readdirSync(join(workDir, 'mirrors'))).toEqual([`github.com-${removed}2.git`]);
     expect(gh.github.requests).toEqual([]);
   });
 
   it('completes the check runs as failed, with the reason, when the repository cannot be fetched', async () => {
-    const { queue, probot } = setup();
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
+    const gh = fakeGitHub();
     const payload = prPayload(repo, { author: 'alice' });
     payload.repository.clone_url = join(workDir, 'does-not-exist.git');
-    await probot.receive({ id: 'delivery-broken', name: 'pull_request', payload });
-    await queue.onIdle();
+    await receive('delivery-broken', 'pull_request', payload);
     expect(gh.askedAll()).toBe(true);
     for (const u of gh.sent.updates) {
       expect(u.body.conclusion).toBe('failure');
@@ -376,80 +364,40 @@ describe('catalog-bot app: pull_request', () => {
 });
 
 describe('catalog-bot server (real HTTP, signed webhooks)', () => {
-  const secret = 'e2e-secret';
   let repo: ExampleRepo;
   let workDir: string;
-  let server: Server;
+  let github: GitHubModel;
+  let app: AppServer;
   let queue: InProcessQueue;
-  let base: string;
   let metricsUrl: string;
   let metricsHttp: ReturnType<typeof metricsServer>;
 
   beforeAll(async () => {
     repo = makeExampleRepo();
     workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    closeNetwork();
     queue = new InProcessQueue({ backoffMs: RETRY_MS });
-    // Probot's Server treats port 0 as "default 3000": take a free port first.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
-    server = new Server({
-      Probot: Probot.defaults({
-        appId: 123,
-        privateKey: privateKey(),
-        secret,
-        Octokit: TestOctokit,
-        logLevel: 'fatal',
-      }),
-      host: '127.0.0.1',
-      port,
-      log: await quietLog(),
-    });
+    github = helloWorldModel({ bare: repo.bare, head: repo.head });
     const metrics = new AppMetrics();
-    await server.load(serverApp({ queue, workDir, metrics, announceAfterMs: 0 }));
-    await server.start();
-    base = `http://127.0.0.1:${server.port}`;
+    app = await startAppServer(github, { queue, workDir, metrics, announceAfterMs: 0 });
     metricsHttp = metricsServer(metrics, { CATALOG_BOT_METRICS_PORT: '0' })!;
     await new Promise((r) => metricsHttp!.once('listening', r));
     metricsUrl = `http://127.0.0.1:${(metricsHttp!.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     metricsHttp?.close();
-    await server.stop();
+    await app?.stop();
     repo.cleanup();
     rmSync(workDir, { recursive: true, force: true });
-    openNetwork();
   });
 
-  function post(body: string, signature: string, delivery: string) {
-    return fetch(`${base}/api/github/webhooks`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'pull_request',
-        'x-github-delivery': delivery,
-        'x-hub-signature-256': signature,
-      },
-      body,
-    });
-  }
-  const sign = (body: string, key = secret) =>
-    `sha256=${createHmac('sha256', key).update(body).digest('hex')}`;
-
   it('answers GET /healthz with 200', async () => {
-    const res = await fetch(`${base}/healthz`);
+    const res = await fetch(`${app.url}/healthz`);
     expect(res.status).toBe(200);
   });
 
   it('checks a pull request from a signed webhook', async () => {
-    const gh = mockGitHub({ bare: repo.bare, head: repo.head });
-    const body = JSON.stringify(prPayload(repo, { author: 'alice' }));
-    const res = await post(body, sign(body), 'e2e-1');
-    expect(res.status).toBe(200);
+    const gh = whatWasAsked(github);
+    expect(await app.send('pull_request', prPayload(repo, { author: 'alice' }), 'e2e-1')).toBe(200);
     await queue.onIdle();
     expect(gh.askedAll()).toBe(true);
     expect(gh.byName('catalog-bot/permissions')[0]?.body.conclusion).toBe('success');
@@ -465,7 +413,7 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
   });
 
   it('serves Prometheus metrics on their own port (127.0.0.1), not on the webhook port', async () => {
-    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+    expect((await fetch(`${app.url}/metrics`)).status).toBe(404);
     expect((metricsHttp!.address() as AddressInfo).address).toBe('127.0.0.1');
   });
 
@@ -489,8 +437,8 @@ describe('catalog-bot server (real HTTP, signed webhooks)', () => {
   });
 
   it('refuses a webhook with a bad signature and does nothing', async () => {
-    const body = JSON.stringify(prPayload(repo, { author: 'alice' }));
-    const res = await post(body, sign(body, 'wrong-secret'), 'e2e-bad');
+    const payload = prPayload(repo, { author: 'alice' });
+    const res = await postSignedWebhook(app.url, 'wrong-secret', 'pull_request', payload, 'e2e-bad');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(queue.size).toBe(0);
   });

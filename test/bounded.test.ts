@@ -2,25 +2,21 @@
 // App. Through the real HTTP server with signed webhooks, real git repositories and the
 // real checks (in their worker); only GitHub's API is the one fake (test/helpers/github-model.ts, its nock skin).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Probot, Server } from 'probot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEL_COST_LIMIT, celCost, compileCel } from '../src/catalog/olm/dependencies.js';
 import { CheckLimitError, checkWorkerUse, runIsolated } from '../src/checks/isolate.js';
 import { PR_CHECK_NAMES } from '../src/handlers/check-runs.js';
 import { commandInWorker, MAX_COMMAND_REPLY } from '../src/handlers/command-worker.js';
 import { InProcessQueue } from '../src/queue.js';
-import { serverApp } from '../src/server.js';
-import { issueCommentPayload, postSignedWebhook } from './helpers/app-server.js';
+import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
 import { longChannelJson, oneBundlePackageYaml } from './helpers/catalogs.js';
-import { answerFromModel, closeNetwork, openNetwork } from './helpers/fake-github.js';
 import { GitHubModel, type ModelCheckRun } from './helpers/github-model.js';
-import { privateKey, quietLog, TestOctokit, webhookExample } from './helpers/github.js';
+import { WorkRepo } from './helpers/foo-repo.js';
+import { webhookExample } from './helpers/github.js';
 
 const OWNER = 'Codertocat';
 const exampleBase = fileURLToPath(new URL('../examples/catalog-repo/base/', import.meta.url));
@@ -28,30 +24,14 @@ const dirs: string[] = [];
 
 /** A bare repository: `main` = the example catalog, `refs/pull/1/head` on it adds `files`. */
 function repoWith(files: Record<string, string>): { bare: string; base: string; head: string } {
-  const root = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-'));
-  dirs.push(root);
-  const work = join(root, 'work');
-  const bare = join(root, 'origin.git');
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', work, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  mkdirSync(work);
-  git('init', '-q', '-b', 'main');
-  cpSync(exampleBase, work, { recursive: true });
-  git('add', '-A');
-  git('commit', '-qm', 'base');
-  const base = git('rev-parse', 'HEAD');
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(work, path)), { recursive: true });
-    writeFileSync(join(work, path), text);
-  }
-  git('add', '-A');
-  git('commit', '-qm', 'head');
-  const head = git('rev-parse', 'HEAD');
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  git('push', '-q', bare, `${base}:refs/heads/main`, `${head}:refs/pull/1/head`);
-  return { bare, base, head };
+  const repo = new WorkRepo('catalog-bot-bounded-');
+  dirs.push(repo.root);
+  cpSync(exampleBase, repo.work, { recursive: true });
+  const base = repo.commit('base', {});
+  const head = repo.commit('head', files);
+  repo.push(base, 'refs/heads/main');
+  repo.push(head, 'refs/pull/1/head');
+  return { bare: repo.bare, base, head };
 }
 
 /** A package whose one bundle carries `properties` (YAML lines) and an olm.constraint with `rule`. */
@@ -149,43 +129,18 @@ function mockComments(name: string, repo: { bare: string; head: string }) {
 }
 
 describe('bounded work: a hostile pull request does not stall the App', () => {
-  const secret = 'bounded-secret';
-  let server: Server;
+  let app: AppServer;
   let queue: InProcessQueue;
-  let url: string;
-  let workDir: string;
   const saved = process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
 
   beforeAll(async () => {
     // A short deadline, so that the test of it does not take two minutes.
     process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = '8000';
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-work-'));
+    const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-bounded-work-'));
     dirs.push(workDir);
-    closeNetwork();
-    answerFromModel(github);
     queue = new InProcessQueue();
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
-    server = new Server({
-      Probot: Probot.defaults({
-        appId: 123,
-        privateKey: privateKey(),
-        secret,
-        Octokit: TestOctokit,
-        logLevel: 'fatal',
-      }),
-      host: '127.0.0.1',
-      port,
-      log: await quietLog(),
-    });
     // Runs shown in progress at once, then completed: the mocks below count the completions.
-    await server.load(serverApp({ queue, workDir, announceAfterMs: 0 }));
-    await server.start();
-    url = `http://127.0.0.1:${server.port}`;
+    app = await startAppServer(github, { queue, workDir, announceAfterMs: 0 });
     // A running App: it has answered pull requests before, with two check workers started.
     await Promise.all(
       ['warm-1', 'warm-2'].map(async (name, i) => {
@@ -200,8 +155,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
   afterAll(async () => {
     if (saved === undefined) delete process.env.CATALOG_BOT_CHECK_TIMEOUT_MS;
     else process.env.CATALOG_BOT_CHECK_TIMEOUT_MS = saved;
-    await server?.stop();
-    openNetwork();
+    await app?.stop();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
@@ -215,8 +169,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     payload.pull_request.user.login = 'alice';
     payload.pull_request.base.sha = repo.base;
     payload.pull_request.head.sha = repo.head;
-    const res = await postSignedWebhook(url, secret, 'pull_request', payload, `delivery-${name}`);
-    expect(res.status).toBe(200);
+    expect(await app.send('pull_request', payload, `delivery-${name}`)).toBe(200);
   }
 
   /** eve's comment `body` on pull request #1 of repository `name`. */
@@ -237,14 +190,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     });
     Object.assign(payload.repository, { id, name, full_name: `${OWNER}/${name}` });
     payload.repository.owner.login = OWNER;
-    const res = await postSignedWebhook(
-      url,
-      secret,
-      'issue_comment',
-      payload,
-      `delivery-comment-${commentId}`,
-    );
-    expect(res.status).toBe(200);
+    expect(await app.send('issue_comment', payload, `delivery-comment-${commentId}`)).toBe(200);
   }
 
   /** GET /healthz every 100 ms until `done`; the slowest answer, in ms. */
@@ -252,7 +198,7 @@ describe('bounded work: a hostile pull request does not stall the App', () => {
     let slowest = 0;
     while (!done()) {
       const started = performance.now();
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${app.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
       expect(res.status).toBe(200);
       slowest = Math.max(slowest, performance.now() - started);
       await new Promise((r) => setTimeout(r, 100));

@@ -3,91 +3,66 @@
 // GitHub's API as a stateful fake (as test/publish-job.test.ts). The image lands at the tag
 // `bundles.imageTemplate` gives and its digest is reported on the merge commit; a tag that
 // already holds another image is left alone and reported.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitTreeSource } from '../src/catalog/fbc/source.js';
 import { buildBundleImage, pushBundleImage, readBundleImageFiles } from '../src/publish/bundle-image.js';
 import { commitTime } from '../src/publish/publish.js';
-import { RegistryClient } from '../src/publish/registry.js';
-import { InProcessQueue } from '../src/queue.js';
-import { checkRunRerunPayload, pushPayload, startAppServer, type AppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
+import { startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import { checkRunRerunPayload, pushPayload } from './helpers/app-server.js';
+import { WorkRepo } from './helpers/foo-repo.js';
 import { webhookExample } from './helpers/github.js';
 import { SHARED_DATA } from './helpers/oracle.js';
-import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import { haveRegistryTools, registryForSuite } from './helpers/registry.js';
 
 const OPERATORS = join(SHARED_DATA, 'real-repo/community-operators-prod/operators');
 const PKG = 'jumpstarter-operator';
 
 describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge', () => {
-  let root: string;
-  let work: string;
-  let bare: string;
-  let registry: RunningRegistry;
-  let client: RegistryClient;
-  let gh: FakeGitHub;
-  let server: AppServer;
-  let queue: InProcessQueue;
-  let delivery = 0;
+  // 127.0.0.1 is internal: listed as private, so that the registry may be reached.
+  const local = registryForSuite({ privateHosts: ['127.0.0.1'] });
+  let repo: WorkRepo;
+  let app: AppHarness;
 
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', work, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  /** Commit the bundle directories (copied from the real repository) and push main. */
+  /** Commit the bundle directories (copied from the real repository) and `files`, and push main. */
   function commit(message: string, versions: string[], files: Record<string, string> = {}): string {
     for (const v of versions)
-      cpSync(join(OPERATORS, PKG, v), join(work, 'operators', PKG, v), { recursive: true });
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(join(work, path, '..'), { recursive: true });
-      execFileSync('sh', ['-c', 'cat > "$1"', 'sh', join(work, path)], { input: text });
-    }
-    git('add', '-A');
-    git('commit', '-qm', message);
-    git('push', '-q', bare, 'HEAD:refs/heads/main');
-    return git('rev-parse', 'HEAD');
+      cpSync(join(OPERATORS, PKG, v), join(repo.work, 'operators', PKG, v), { recursive: true });
+    const sha = repo.commit(message, files);
+    repo.push(sha, 'refs/heads/main');
+    return sha;
   }
-  const imageTag = (version: string) => `${registry.host}/bundles/${PKG}:${version}`;
+  const imageTag = (version: string) => `${local.registry.host}/bundles/${PKG}:${version}`;
   const digestAt = async (version: string) =>
-    (await client.headManifest({ registry: registry.host, repository: `bundles/${PKG}` }, version))?.digest;
+    (
+      await local.client.headManifest(
+        { registry: local.registry.host, repository: `bundles/${PKG}` },
+        version,
+      )
+    )?.digest;
 
-  async function push(before: string, after: string): Promise<void> {
-    expect(await server.send('push', pushPayload(bare, before, after), `push-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
+  const push = (before: string, after: string) => app.deliver('push', pushPayload(repo.bare, before, after));
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'catalog-bot-bundle-app-'));
-    work = join(root, 'work');
-    bare = join(root, 'origin.git');
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    execFileSync('git', ['init', '-q', '-b', 'main', work]);
-    registry = await startRegistry();
-    // 127.0.0.1 is internal: listed as private, so that the registry may be reached.
-    client = new RegistryClient({ insecureHosts: [registry.host], privateHosts: ['127.0.0.1'] });
-    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-    queue = new InProcessQueue();
-    server = await startAppServer(gh, { queue, workDir: join(root, 'mirrors'), registry: () => client });
+    repo = new WorkRepo('catalog-bot-bundle-app-');
+    app = await startAppHarness(repo.bare, [], { registry: () => local.client });
   }, 60_000);
   afterAll(async () => {
-    client?.close();
-    await registry?.stop();
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
+    await app?.stop();
+    repo?.cleanup();
   });
 
   it('a merge adding a bundle pushes its image to bundles.imageTemplate and reports the digest in one write', async () => {
     const config = [
       'bundles:',
       '  pushImages: true',
-      `  imageTemplate: "${registry.host}/bundles/{package}:{version}"`,
+      `  imageTemplate: "${local.registry.host}/bundles/{package}:{version}"`,
       '',
     ].join('\n');
     const first = commit('base with a released bundle', ['0.8.1'], { '.github/catalog-bot.yml': config });
     const merge = commit('Add jumpstarter-operator 0.9.0', ['0.9.0']);
+    const { gh } = app;
     const runsBefore = gh.checkRuns.length;
     await push(first, merge);
 
@@ -103,18 +78,19 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
     expect(gh.checkRuns.slice(runsBefore).map((r) => r.name)).toEqual(['catalog-bot/bundle-image']);
     // The same image a build of that commit gives anywhere: the digest is the content's.
     const dir = `operators/${PKG}/0.9.0`;
-    const rebuilt = await buildBundleImage(await readBundleImageFiles(new GitTreeSource(bare, merge, dir)), {
-      created: await commitTime(bare, merge),
-      bundleDir: dir,
-      repoUrl: webhookExample('push').repository.html_url,
-      commit: merge,
-    });
+    const rebuilt = await buildBundleImage(
+      await readBundleImageFiles(new GitTreeSource(repo.bare, merge, dir)),
+      {
+        created: await commitTime(repo.bare, merge),
+        bundleDir: dir,
+        repoUrl: webhookExample('push').repository.html_url,
+        commit: merge,
+      },
+    );
     expect(rebuilt.manifest.descriptor.digest).toBe(digest);
 
     // Re-run: the image is already there; the check says so and nothing is pushed over it.
-    const rerun = checkRunRerunPayload(bare, 'catalog-bot/bundle-image', merge);
-    expect(await server.send('check_run', rerun, `rerun-${++delivery}`)).toBe(200);
-    await queue.onIdle();
+    await app.deliver('check_run', checkRunRerunPayload(repo.bare, 'catalog-bot/bundle-image', merge));
     const again = gh.runsFor(merge, 'catalog-bot/bundle-image');
     expect(again.map((r) => r.conclusion)).toEqual(['success', 'success']);
     expect(again[1]!.output?.summary).toContain('already there');
@@ -122,16 +98,16 @@ describe.skipIf(!haveRegistryTools)('the App pushes the bundle image of a merge'
   }, 120_000);
 
   it('a tag that already holds another image is never overwritten: the check fails and says so', async () => {
-    const before = git('rev-parse', 'HEAD');
+    const before = repo.git('rev-parse', 'HEAD');
     // Someone pushed another image at the tag of the version this merge adds.
     const other = await buildBundleImage(
-      await readBundleImageFiles(new GitTreeSource(bare, before, `operators/${PKG}/0.9.0`)),
+      await readBundleImageFiles(new GitTreeSource(repo.bare, before, `operators/${PKG}/0.9.0`)),
     );
-    expect((await pushBundleImage(client, other, imageTag('0.9.0-rc.2'))).status).toBe('pushed');
+    expect((await pushBundleImage(local.client, other, imageTag('0.9.0-rc.2'))).status).toBe('pushed');
     const held = await digestAt('0.9.0-rc.2');
     const merge = commit('Add jumpstarter-operator 0.9.0-rc.2', ['0.9.0-rc.2']);
     await push(before, merge);
-    const [run] = gh.runsFor(merge, 'catalog-bot/bundle-image');
+    const [run] = app.gh.runsFor(merge, 'catalog-bot/bundle-image');
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     expect(run!.output?.summary).toContain(`${imageTag('0.9.0-rc.2')} already holds ${held}`);
     expect(run!.output?.summary).toContain('released bundle images never change');

@@ -1,27 +1,18 @@
 // A bundle pull request through the real Probot server: a signed pull_request webhook for a
 // branch that adds a real bundle directory (test/helpers/bundle-repo.ts) ends with a
 // completed `catalog-bot/bundle` run that shows the catalog update the merge needs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAppWithPull, type AppHarness } from './helpers/app-harness.js';
-import { BUNDLE_DIR, makeBundleRepo, type BundleRepo } from './helpers/bundle-repo.js';
+import { describe, expect, it } from 'vitest';
+import { appWithPullForSuite } from './helpers/app-harness.js';
+import { BUNDLE_DIR, makeBundleRepo } from './helpers/bundle-repo.js';
 
 describe('catalog-bot app: a bundle pull request', () => {
-  let made: BundleRepo;
-  let head: string;
-  let app: AppHarness;
-
-  beforeAll(async () => {
-    made = makeBundleRepo();
-    head = made.branch('bundle-only');
-    app = await startAppWithPull(made.repo, head);
-  }, 60_000);
-
-  afterAll(async () => {
-    await app?.stop();
-    made?.cleanup();
+  const suite = appWithPullForSuite(() => {
+    const made = makeBundleRepo();
+    return { made, head: made.branch('bundle-only') };
   });
 
   it('completes catalog-bot/bundle with the catalog update and its command', async () => {
+    const { app, head } = suite;
     await app.pullRequest(1, 'opened', head);
     const bundle = app.gh.runsFor(head, 'catalog-bot/bundle')[0];
     expect(bundle).toMatchObject({ status: 'completed', conclusion: 'success' });

@@ -8,10 +8,9 @@
 // - an impact far larger than a comment stays within GitHub's limit, summarised per catalog;
 // - names with HTML, Markdown, @mentions, Mermaid syntax and a forged state marker render
 //   as text and forge nothing.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { GitHub } from '../src/github/port.js';
 import {
@@ -22,10 +21,12 @@ import {
   saveState,
 } from '../src/handlers/pr-state.js';
 import { InProcessQueue } from '../src/queue.js';
+import { bareOrigin } from './helpers/app-harness.js';
 import { issueCommentPayload, startAppServer } from './helpers/app-server.js';
 import { runCommand } from './helpers/cli.js';
-import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
+import { haveRealRepo, makeCopRepo, strandingRelease } from './helpers/cop-repo.js';
 import { FakeGitHub } from './helpers/fake-github.js';
+import { WorkRepo } from './helpers/foo-repo.js';
 import { webhookExample } from './helpers/github.js';
 import { outsideCode } from './helpers/markdown.js';
 
@@ -95,13 +96,11 @@ function clusterpulseRepo() {
 const impactOnMain = (repo: string, head: string) =>
   runCommand('impact', ['--repo', repo, '--base', 'main', '--head', head, '--format', 'markdown']);
 
-/** A bare repository holding the given refs of `repo`. */
+/** A bare repository holding the given refs of `repo`, removed after the file. */
 function bareOf(repo: string, refspecs: string[]): string {
-  const bare = mkdtempSync(join(tmpdir(), 'impact-origin-'));
-  made.push(bare);
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  execFileSync('git', ['-C', repo, 'push', '-q', bare, ...refspecs]);
-  return bare;
+  const origin = bareOrigin(repo, refspecs);
+  made.push(origin.bare);
+  return origin.bare;
 }
 
 describe.skipIf(!haveRealRepo)('the impact of a release pull request in the status comment', () => {
@@ -109,21 +108,7 @@ describe.skipIf(!haveRealRepo)('the impact of a release pull request in the stat
     const cop = clusterpulseRepo();
     const release = cop.branch('release', () => cop.applyRelease());
     // The same release edited so that 1.0.2 skips only 1.0.1 in v4.21: 1.0.0 is left a head.
-    const strand = cop.branch(
-      'strand',
-      () => {
-        const path = join(cop.repo, 'catalogs/v4.21/clusterpulse/catalog.yaml');
-        const text = readFileSync(path, 'utf8');
-        const edited = text.replace(
-          '- name: clusterpulse.v1.0.2\n  skips:\n  - clusterpulse.v1.0.0\n  - clusterpulse.v1.0.1\n',
-          '- name: clusterpulse.v1.0.2\n  skips:\n  - clusterpulse.v1.0.1\n',
-        );
-        expect(edited).not.toBe(text);
-        writeFileSync(path, edited);
-      },
-      false,
-      'release',
-    );
+    const strand = strandingRelease(cop);
     const bare = bareOf(cop.repo, [
       'main:refs/heads/main',
       'release:refs/pull/2/head',
@@ -199,30 +184,13 @@ describe.skipIf(!haveRealRepo)('the impact of a bundle-only pull request', () =>
   });
 });
 
-/** A repository whose PR 2 adds `files` (path -> content) to a base holding `baseFiles`. */
+/** A repository whose PR 2 (branch pr) adds `files` (path -> content) to a base holding `baseFiles`. */
 function syntheticRepo(baseFiles: Record<string, string>, files: Record<string, string>) {
-  const dir = mkdtempSync(join(tmpdir(), 'impact-repo-'));
-  made.push(dir);
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const write = (all: Record<string, string>) => {
-    for (const [p, text] of Object.entries(all)) {
-      mkdirSync(dirname(join(dir, p)), { recursive: true });
-      writeFileSync(join(dir, p), text);
-    }
-  };
-  git('init', '-q', '-b', 'main');
-  write({ '.github/catalog-bot.yml': 'catalogs: [catalogs/*]\nmaintainers: [alice]\n', ...baseFiles });
-  git('add', '-A');
-  git('commit', '-qm', 'base');
-  git('checkout', '-q', '-b', 'pr');
-  write(files);
-  git('add', '-A');
-  git('commit', '-qm', 'pr');
-  const head = git('rev-parse', 'HEAD');
-  return { dir, head, bare: bareOf(dir, ['main:refs/heads/main', 'pr:refs/pull/2/head']) };
+  const repo = new WorkRepo('impact-repo-');
+  made.push(repo.root);
+  const config = { '.github/catalog-bot.yml': 'catalogs: [catalogs/*]\nmaintainers: [alice]\n' };
+  const head = repo.pullRequest(2, { ...config, ...baseFiles }, files);
+  return { dir: repo.work, head, bare: repo.bare };
 }
 
 const bundle = (pkg: string, name: string, version: string) =>

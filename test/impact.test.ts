@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import type { CatalogsImpact } from '../src/catalog/olm/impact-report.js';
 import { impactSection, MAX_IMPACT_SECTION } from '../src/flows/impact/section.js';
 import { runCommand } from './helpers/cli.js';
-import { haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
+import { haveRealRepo, makeCopRepo, strandingRelease } from './helpers/cop-repo.js';
 import { outsideCode } from './helpers/markdown.js';
 
 describe.skipIf(!haveRealRepo)('catalog-bot impact on community-operators-prod history', () => {
@@ -72,21 +72,7 @@ describe.skipIf(!haveRealRepo)('catalog-bot impact on community-operators-prod h
   });
 
   it('a release edited by hand to skip only 1.0.1: 1.0.0 heads the channel too, so classic OLM strands everyone in v4.21', async () => {
-    const head = cop.branch(
-      'strand',
-      () => {
-        const path = join(cop.repo, 'catalogs/v4.21/clusterpulse/catalog.yaml');
-        const text = readFileSync(path, 'utf8');
-        const edited = text.replace(
-          `- name: ${v('1.0.2')}\n  skips:\n  - ${v('1.0.0')}\n  - ${v('1.0.1')}\n`,
-          `- name: ${v('1.0.2')}\n  skips:\n  - ${v('1.0.1')}\n`,
-        );
-        expect(edited).not.toBe(text);
-        writeFileSync(path, edited);
-      },
-      false,
-      'release',
-    );
+    const head = strandingRelease(cop);
     const json = JSON.parse(await impact(head));
     const channel = json.catalogs['catalogs/v4.21'].packages.clusterpulse.channels['fast-v1'];
     // Nothing replaces or skips 1.0.0 any more: two heads, which classic OLM cannot sort.

@@ -5,24 +5,20 @@
 // bundles, its annotation at the CSV's spec.replaces line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FakeCheckRun } from './helpers/fake-github.js';
-import { startAppWithPull, type AppHarness } from './helpers/app-harness.js';
-import { makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
+import { appWithPullForSuite } from './helpers/app-harness.js';
+import { makeIndexRepo } from './helpers/cop-repo.js';
 
 type Annotation = { path: string; start_line: number; message: string };
 const annotationsOf = (run: FakeCheckRun | undefined) =>
   ((run?.output as { annotations?: Annotation[] } | undefined)?.annotations ?? []) as Annotation[];
 
 describe('catalog-bot app: a bundle pull request for a package on the bundle index', () => {
-  let made: IndexRepo;
   const csv = 'operators/amd-gpu-operator/0.0.4/manifests/amd-gpu-operator.clusterserviceversion.yaml';
-  let head: string;
-  let app: AppHarness;
-
-  beforeAll(async () => {
-    made = makeIndexRepo('amd-gpu-operator', '0.0.4');
-    head = made.branch('wrong-replaces', (repo) => {
+  const suite = appWithPullForSuite(() => {
+    const made = makeIndexRepo('amd-gpu-operator', '0.0.4');
+    const head = made.branch('wrong-replaces', (repo) => {
       const p = join(repo, csv);
       writeFileSync(
         p,
@@ -32,15 +28,11 @@ describe('catalog-bot app: a bundle pull request for a package on the bundle ind
         ),
       );
     });
-    app = await startAppWithPull(made.repo, head);
-  }, 60_000);
-
-  afterAll(async () => {
-    await app?.stop();
-    made?.cleanup();
+    return { made, head };
   });
 
   it('fails catalog-bot/upgrade-graph on the emulated index, naming both bundles at spec.replaces', async () => {
+    const { app, made, head } = suite;
     await app.pullRequest(1, 'opened', head);
     const runs = app.gh.runsFor(head);
     const graph = app.gh.runsFor(head, 'catalog-bot/upgrade-graph')[0];

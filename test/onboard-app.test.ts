@@ -3,16 +3,16 @@
 // out like community-operators-prod holding a real package still on the bundle index
 // (amd-gpu-operator, an onboarding case), the real mirror, conversion and checks, and
 // GitHub as a stateful fake that checks every request against GitHub's API description.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { AppOptions } from '../src/app.js';
 import { readState } from '../src/handlers/pr-state.js';
-import { InProcessQueue } from '../src/queue.js';
-import { issueCommentPayload, startAppServer, type AppServer } from './helpers/app-server.js';
+import { startAppOnOrigin, type AppHarness } from './helpers/app-harness.js';
+import { issueCommentPayload } from './helpers/app-server.js';
 import { COP_CONFIG, makeIndexRepo, type IndexRepo } from './helpers/cop-repo.js';
-import { FakeGitHub } from './helpers/fake-github.js';
+import type { FakeGitHub, FakePull } from './helpers/fake-github.js';
+import { git } from './helpers/git.js';
 import { blobsOf, graphOf, ONBOARDING, onboardingCases } from './helpers/onboarding-cases.js';
 import { outsideCode } from './helpers/markdown.js';
 
@@ -26,70 +26,90 @@ const CONFIG = `${COP_CONFIG}automerge:\n  enabled: true\n  method: merge\n`;
 
 /** Three of the case's eight OpenShift catalogs (the first, and both sides of csvMetadataFrom: v4.17) keep each check quick. */
 const KEPT = ['v4.12', 'v4.16', 'v4.17'];
-function keepCatalogs(made: IndexRepo): void {
+
+/**
+ * The onboarding case's repository with automerge on and only the KEPT catalogs, and `edit`
+ * (of the work tree) if any: committed on main as `message`.
+ */
+function onboardingRepo(message: string, edit?: (repo: string) => void): IndexRepo {
+  const made = makeIndexRepo(PKG);
+  writeFileSync(join(made.repo, '.github/catalog-bot.yml'), CONFIG);
   for (const v of readdirSync(join(made.repo, 'catalogs')))
     if (!KEPT.includes(v)) rmSync(join(made.repo, 'catalogs', v), { recursive: true });
+  edit?.(made.repo);
   made.git('add', '-A');
+  made.git('commit', '-qm', message);
+  return made;
+}
+
+/**
+ * The App for `made` (main and `refspecs` on a bare origin), `pulls` open; GitHub registers
+ * the pull requests the App opens. No registry in a test: every image exists.
+ */
+async function startOnboardApp(
+  made: IndexRepo,
+  refspecs: string[],
+  pulls: FakePull[],
+  options: Partial<AppOptions> = {},
+): Promise<AppHarness> {
+  const app = await startAppOnOrigin(made.repo, refspecs, pulls, {
+    announceAfterMs: 0,
+    images: async (refs) => new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
+    ...options,
+  });
+  app.gh.registerCreatedPulls = true;
+  return app;
+}
+
+let issueCommentId = 5000;
+
+/**
+ * `login` comments `body` on issue ISSUE (or pull request `number`); resolves to the
+ * comment's id once every job it caused is done.
+ */
+async function comment(app: AppHarness, login: string, body: string, number = ISSUE): Promise<number> {
+  if (number !== ISSUE) return app.comment(number, login, body);
+  const id = ++issueCommentId;
+  const payload = issueCommentPayload({ bare: app.gh.bare, number, id, login, body, at: app.gh.tick() });
+  delete payload.issue.pull_request;
+  await app.deliver('issue_comment', payload);
+  return id;
 }
 
 describe('/onboard through the App', () => {
   let made: IndexRepo;
-  let bare: string;
-  let workDir: string;
+  let app: AppHarness;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let app: AppServer;
-  let commentId = 5000;
 
   beforeAll(async () => {
-    made = makeIndexRepo(PKG);
-    writeFileSync(join(made.repo, '.github/catalog-bot.yml'), CONFIG);
-    keepCatalogs(made);
-    made.git('commit', '-qam', 'automerge');
-    bare = mkdtempSync(join(tmpdir(), 'onboard-origin-'));
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    made.git('push', '-q', bare, 'main:refs/heads/main');
+    made = onboardingRepo('automerge');
     // Pull request 2: any open pull request of the repository (commands there work too).
     const pr = made.branch('notes', (repo) => writeFileSync(join(repo, 'NOTES.md'), 'a change\n'));
-    made.git('push', '-q', bare, `${pr}:refs/heads/pr-2`, `${pr}:refs/pull/2/head`);
-    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-    gh.registerCreatedPulls = true;
-    gh.addPull({ number: 2, head: pr, author: 'carol', mergeable_state: 'blocked' });
     // Pull request 3: mallory pushed a branch of the App's name (with a change of her own)
     // and opened a pull request from it; it is not the App's proposal.
     const squat = made.branch('squat', (repo) => writeFileSync(join(repo, 'SQUAT.md'), 'mine\n'));
-    made.git('push', '-q', bare, `${squat}:refs/heads/${BRANCH}`, `${squat}:refs/pull/3/head`);
-    gh.addPull({ number: 3, head: squat, author: 'mallory', headRef: BRANCH, mergeable_state: 'blocked' });
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    queue = new InProcessQueue();
-    app = await startAppServer(gh, {
-      queue,
-      workDir,
-      announceAfterMs: 0,
-      approveGraceMs: 0,
-      // No registry in a test: every image exists.
-      images: async (refs) =>
-        new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
-    });
+    app = await startOnboardApp(
+      made,
+      [
+        `${pr}:refs/heads/pr-2`,
+        `${pr}:refs/pull/2/head`,
+        `${squat}:refs/heads/${BRANCH}`,
+        `${squat}:refs/pull/3/head`,
+      ],
+      [
+        { number: 2, head: pr, author: 'carol', mergeable_state: 'blocked' },
+        { number: 3, head: squat, author: 'mallory', headRef: BRANCH, mergeable_state: 'blocked' },
+      ],
+      { approveGraceMs: 0 },
+    );
+    ({ gh } = app);
   }, 60_000);
 
   afterAll(async () => {
     await app?.stop();
-    await queue?.close();
     made?.cleanup();
-    rmSync(bare, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
   });
 
-  /** `login` comments `body` on issue or pull request `number`; resolves once every job it caused is done. */
-  async function comment(login: string, body: string, number = ISSUE): Promise<number> {
-    const id = ++commentId;
-    const payload = issueCommentPayload({ bare, number, id, login, body, at: gh.tick() });
-    if (number === ISSUE) delete payload.issue.pull_request;
-    expect(await app.send('issue_comment', payload, `comment-${id}`)).toBe(200);
-    await queue.onIdle();
-    return id;
-  }
   const replies = (number: number) =>
     gh
       .botComments(number)
@@ -97,11 +117,12 @@ describe('/onboard through the App', () => {
       .map((c) => c.body);
   const lastReply = (number = ISSUE) => replies(number).at(-1) ?? '';
   const reactionsTo = (id: number) => gh.reactions.filter((r) => r.comment === id).map((r) => r.content);
-  const show = (rev: string, path: string) =>
-    execFileSync('git', ['-C', bare, 'show', `${rev}:${path}`], { encoding: 'utf8' });
+  /** git in the bare origin, what the App pushed to. */
+  const inOrigin = (...args: string[]) => git(gh.bare, ...args);
+  const show = (rev: string, path: string) => inOrigin('show', `${rev}:${path}`);
 
   it('refuses a stranger with the reason; nothing is written', async () => {
-    const id = await comment('mallory', `/onboard ${PKG}`);
+    const id = await comment(app, 'mallory', `/onboard ${PKG}`);
     expect(reactionsTo(id)).toEqual(['confused']);
     expect(lastReply()).toMatch(
       /^@mallory `\/onboard`: only the owners of `amd-gpu-operator` \(its ci\.yaml reviewers\) or a maintainer may onboard it \(`/,
@@ -112,12 +133,12 @@ describe('/onboard through the App', () => {
 
   it('refuses a name that is a path or not a package name, before any work', async () => {
     for (const bad of ['../etc', 'operators/amd-gpu-operator', 'a..b', 'Amd', '`x`<img>']) {
-      const id = await comment(OWNER, `/onboard ${bad}`, 2);
+      const id = await comment(app, OWNER, `/onboard ${bad}`, 2);
       expect(reactionsTo(id)).toEqual(['confused']);
       expect(lastReply(2)).toContain('is not a package name');
     }
     // On an issue too: the line names /onboard, so it is answered.
-    await comment(OWNER, '/onboard ../../x');
+    await comment(app, OWNER, '/onboard ../../x');
     expect(lastReply()).toContain('is not a package name');
     expect(gh.refUpdates).toEqual([]);
     expect(gh.created).toEqual([]);
@@ -125,13 +146,13 @@ describe('/onboard through the App', () => {
 
   it('an issue comment with other commands or none runs nothing and says nothing', async () => {
     const before = gh.comments.length;
-    const id = await comment(OWNER, 'some text\n/approve\n/retest');
+    const id = await comment(app, OWNER, 'some text\n/approve\n/retest');
     expect(reactionsTo(id)).toEqual([]);
     expect(gh.comments.length).toBe(before);
   });
 
   it("by the package's owner on an issue: opens one pull request with the conversion; nothing changes for clusters", async () => {
-    const id = await comment(OWNER, `/onboard ${PKG}`);
+    const id = await comment(app, OWNER, `/onboard ${PKG}`);
     expect(reactionsTo(id)).toEqual(['+1']);
     expect(gh.created).toHaveLength(1);
     const [opened] = gh.created;
@@ -150,25 +171,15 @@ describe('/onboard through the App', () => {
     expect(opened!.body).toContain(`Requested by @${OWNER} in #${ISSUE}.`);
     // mallory's pull request from a branch of that name did not count; her commit is not in it.
     expect(gh.refUpdates.map((u) => u.ref)).toEqual([BRANCH]);
-    const files = execFileSync('git', ['-C', bare, 'ls-tree', '--name-only', gh.pulls.get(100)!.head], {
-      encoding: 'utf8',
-    });
+    const files = inOrigin('ls-tree', '--name-only', gh.pulls.get(100)!.head);
     expect(files).not.toContain('SQUAT.md');
     // The branch is one commit on main holding the conversion: the graph of every catalog is
     // the one the community's pipeline wrote from the published indexes (the case's after/).
     const head = gh.pulls.get(100)!.head;
-    expect(execFileSync('git', ['-C', bare, 'rev-parse', `${head}^`], { encoding: 'utf8' }).trim()).toBe(
-      execFileSync('git', ['-C', bare, 'rev-parse', 'main'], { encoding: 'utf8' }).trim(),
-    );
+    expect(inOrigin('rev-parse', `${head}^`)).toBe(inOrigin('rev-parse', 'main'));
     const expected = join(ONBOARDING, PKG, 'expected', 'catalogs');
     const scored = onboardingCases().find((c) => c.package === PKG)!.compared;
-    const catalogs = execFileSync(
-      'git',
-      ['-C', bare, 'ls-tree', '-r', '--name-only', head, '--', 'catalogs/'],
-      {
-        encoding: 'utf8',
-      },
-    )
+    const catalogs = inOrigin('ls-tree', '-r', '--name-only', head, '--', 'catalogs/')
       .split('\n')
       .filter((p) => p.endsWith(`/${PKG}/catalog.yaml`));
     expect(catalogs.map((p) => p.split('/')[1])).toEqual(KEPT.filter((v) => scored.includes(v)));
@@ -189,7 +200,7 @@ describe('/onboard through the App', () => {
   });
 
   it('asked again while its pull request is open: points to it, opens no second one', async () => {
-    const id = await comment(OWNER, `/onboard ${PKG}`, 2);
+    const id = await comment(app, OWNER, `/onboard ${PKG}`, 2);
     expect(reactionsTo(id)).toEqual(['confused']);
     expect(lastReply(2)).toContain(
       '#100 proposes the onboarding of `amd-gpu-operator` already and is still open',
@@ -201,9 +212,9 @@ describe('/onboard through the App', () => {
     const head = gh.pulls.get(100)!.head;
     // As on any pull request opened just now: the App first sees its head when asked, then
     // an approval written after that counts for it (docs/security.md).
-    await comment(OWNER, '/approve', 100);
+    await comment(app, OWNER, '/approve', 100);
     expect(gh.merges).toEqual([]);
-    await comment(OWNER, `/approve ${head.slice(0, 7)}`, 100);
+    await comment(app, OWNER, `/approve ${head.slice(0, 7)}`, 100);
     const permissions = gh.runsFor(head, 'catalog-bot/permissions').at(-1);
     expect(permissions?.conclusion, JSON.stringify(replies(100))).toBe('success');
     expect(gh.merges).toEqual([{ number: 100, sha: head, method: 'merge' }]);
@@ -211,7 +222,7 @@ describe('/onboard through the App', () => {
   });
 
   it('once merged, asking again is refused: the package is on file-based catalogs already', async () => {
-    const id = await comment(OWNER, `/onboard ${PKG}`);
+    const id = await comment(app, OWNER, `/onboard ${PKG}`);
     expect(reactionsTo(id)).toEqual(['confused']);
     expect(lastReply()).toContain('says fbc.enabled: true: the package is on file-based catalogs already');
     expect(gh.created).toHaveLength(1);
@@ -222,57 +233,27 @@ describe('/onboard through the App: names from the bundle directories in the des
   // Every bundle annotates a channel whose name is HTML with a mention in it.
   const CHANNEL = 'alpha<img/src=x/onerror=alert(1)>[x](https://evil.example)@mallory';
   let made: IndexRepo;
-  let bare: string;
-  let workDir: string;
+  let app: AppHarness;
   let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let app: AppServer;
 
   beforeAll(async () => {
-    made = makeIndexRepo(PKG);
-    writeFileSync(join(made.repo, '.github/catalog-bot.yml'), CONFIG);
-    keepCatalogs(made);
-    for (const version of ['0.0.1', '0.0.2', '0.0.3', '0.0.4']) {
-      const p = join(made.repo, 'operators', PKG, version, 'metadata/annotations.yaml');
-      writeFileSync(p, readFileSync(p, 'utf8').replace(/(bundle\.channels\.v1:) alpha/, `$1 "${CHANNEL}"`));
-    }
-    made.git('commit', '-qam', 'hostile channel');
-    bare = mkdtempSync(join(tmpdir(), 'onboard-origin-'));
-    execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-    made.git('push', '-q', bare, 'main:refs/heads/main');
-    gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-    gh.registerCreatedPulls = true;
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    queue = new InProcessQueue();
-    app = await startAppServer(gh, {
-      queue,
-      workDir,
-      announceAfterMs: 0,
-      images: async (refs) =>
-        new Map(refs.map((ref) => [ref, { ref, status: 'exists' as const, reason: '' }])),
+    made = onboardingRepo('hostile channel', (repo) => {
+      for (const version of ['0.0.1', '0.0.2', '0.0.3', '0.0.4']) {
+        const p = join(repo, 'operators', PKG, version, 'metadata/annotations.yaml');
+        writeFileSync(p, readFileSync(p, 'utf8').replace(/(bundle\.channels\.v1:) alpha/, `$1 "${CHANNEL}"`));
+      }
     });
+    app = await startOnboardApp(made, [], []);
+    ({ gh } = app);
   }, 60_000);
 
   afterAll(async () => {
     await app?.stop();
-    await queue?.close();
     made?.cleanup();
-    rmSync(bare, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
   });
 
   it('the channel name reaches the pull request only as code: no tag, link or mention renders', async () => {
-    const payload = issueCommentPayload({
-      bare,
-      number: ISSUE,
-      id: 9001,
-      login: OWNER,
-      body: `/onboard ${PKG}`,
-      at: gh.tick(),
-    });
-    delete payload.issue.pull_request;
-    expect(await app.send('issue_comment', payload, 'comment-9001')).toBe(200);
-    await queue.onIdle();
+    await comment(app, OWNER, `/onboard ${PKG}`);
     expect(gh.created, gh.comments.map((c) => c.body).join('\n')).toHaveLength(1);
     const { body } = gh.created[0]!;
     expect(body).toContain(CHANNEL); // shown, as written
@@ -291,19 +272,9 @@ describe('/onboard through the App: names from the bundle directories in the des
       readFileSync(ci, 'utf8').replace('updateGraph: replaces-mode', 'updateGraph: semver-skippatch-mode'),
     );
     made.git('commit', '-qam', 'an updateGraph the index never had');
-    made.git('push', '-q', bare, 'main:refs/heads/main');
+    made.git('push', '-q', gh.bare, 'main:refs/heads/main');
     const written = gh.refUpdates.length;
-    const payload = issueCommentPayload({
-      bare,
-      number: ISSUE,
-      id: 9002,
-      login: OWNER,
-      body: `/onboard ${PKG}`,
-      at: gh.tick(),
-    });
-    delete payload.issue.pull_request;
-    expect(await app.send('issue_comment', payload, 'comment-9002')).toBe(200);
-    await queue.onIdle();
+    await comment(app, OWNER, `/onboard ${PKG}`);
     const reply = gh.botComments(ISSUE).at(-1)?.body ?? '';
     expect(reply).toMatch(
       /^@yevgeny-shnaidman `\/onboard` `amd-gpu-operator`: `operators\/amd-gpu-operator\/ci\.yaml has updateGraph: "semver-skippatch-mode", which is none of replaces-mode, semver-mode/,

@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
@@ -26,10 +26,12 @@ import { impactOf } from '../src/flows/impact/impact.js';
 import { pagesRoutes } from '../src/flows/pages/routes.js';
 import { buildSite, type SiteCatalog } from '../src/site/site.js';
 import { InProcessQueue } from '../src/queue.js';
+import { bareOrigin } from './helpers/app-harness.js';
 import { startAppServer } from './helpers/app-server.js';
 import { bundle, channel, pkg, yamlStream } from './helpers/catalogs.js';
 import { COP_CONFIG, haveRealRepo, makeCopRepo } from './helpers/cop-repo.js';
 import { FakeGitHub } from './helpers/fake-github.js';
+import { WorkRepo } from './helpers/foo-repo.js';
 import { webhookExample } from './helpers/github.js';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -96,12 +98,11 @@ function rawStatus(base: string, path: string): Promise<number> {
   });
 }
 
+/** A bare repository holding the given refs of `repo`, removed after the file. */
 function bareOf(repo: string, refspecs: string[]): string {
-  const bare = mkdtempSync(join(tmpdir(), 'pages-origin-'));
-  made.push(bare);
-  execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-  execFileSync('git', ['-C', repo, 'push', '-q', bare, ...refspecs]);
-  return bare;
+  const origin = bareOrigin(repo, refspecs);
+  made.push(origin.bare);
+  return origin.bare;
 }
 
 /** The static site `catalog-bot site` writes for the catalog roots of a work tree. */
@@ -197,39 +198,29 @@ const evilChannel = '"><script>alert(2)</script>';
 const evilBundle = '../../escaped-<b>x</b>';
 const evilNew = '[x](javascript:alert(3))<svg onload=alert(4)>';
 
-/** A catalog repository of one package with hostile names; its pull request adds an entry. */
+/** A catalog repository of one package with hostile names; its pull request (2, branch pr) adds an entry. */
 function hostileRepo(): { bare: string; repo: string; head: string } {
-  const repo = mkdtempSync(join(tmpdir(), 'pages-hostile-'));
-  made.push(repo);
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const write = (entries: (string | Record<string, unknown>)[], bundles: Record<string, unknown>[]) => {
-    mkdirSync(join(repo, 'catalogs/v4.21/evil'), { recursive: true });
-    writeFileSync(
-      join(repo, 'catalogs/v4.21/evil/catalog.yaml'),
-      yamlStream(
-        pkg(evilPkg, { defaultChannel: evilChannel }),
-        channel(entries, { package: evilPkg, name: evilChannel }),
-        ...bundles,
-      ),
-    );
-  };
-  git('init', '-q', '-b', 'main');
-  mkdirSync(join(repo, '.github'));
-  writeFileSync(join(repo, '.github/catalog-bot.yml'), 'catalogs: [catalogs/*]\n');
-  write([evilBundle], [bundle('1.0.0', { name: evilBundle }, evilPkg)]);
-  git('add', '-A');
-  git('commit', '-qm', 'main');
-  git('checkout', '-qb', 'pr');
-  write(
-    [evilBundle, { name: evilNew, replaces: evilBundle }],
-    [bundle('1.0.0', { name: evilBundle }, evilPkg), bundle('1.1.0', { name: evilNew }, evilPkg)],
+  const repo = new WorkRepo('pages-hostile-');
+  made.push(repo.root);
+  const catalog = (entries: (string | Record<string, unknown>)[], bundles: Record<string, unknown>[]) => ({
+    'catalogs/v4.21/evil/catalog.yaml': yamlStream(
+      pkg(evilPkg, { defaultChannel: evilChannel }),
+      channel(entries, { package: evilPkg, name: evilChannel }),
+      ...bundles,
+    ),
+  });
+  const head = repo.pullRequest(
+    2,
+    {
+      '.github/catalog-bot.yml': 'catalogs: [catalogs/*]\n',
+      ...catalog([evilBundle], [bundle('1.0.0', { name: evilBundle }, evilPkg)]),
+    },
+    catalog(
+      [evilBundle, { name: evilNew, replaces: evilBundle }],
+      [bundle('1.0.0', { name: evilBundle }, evilPkg), bundle('1.1.0', { name: evilNew }, evilPkg)],
+    ),
   );
-  git('commit', '-qam', 'pr');
-  const head = git('rev-parse', 'HEAD');
-  return { bare: bareOf(repo, ['main:refs/heads/main', 'pr:refs/pull/2/head']), repo, head };
+  return { bare: repo.bare, repo: repo.work, head };
 }
 
 describe('the impact page of a pull request', () => {

@@ -1,15 +1,12 @@
 // Credentials stay home, and registry work is bounded (docs/security.md): hostile
 // registries and token services are small Node HTTP servers on 127.0.0.1; the home
 // registry is the real docker-registry behind the token-auth proxy.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRepoConfig } from '../src/checks/config.js';
 import { imagesCheck } from '../src/checks/images.js';
@@ -25,10 +22,7 @@ import {
   RegistryError,
   type Resolver,
 } from '../src/publish/registry.js';
-import { InProcessQueue } from '../src/queue.js';
-import { startAppServer } from './helpers/app-server.js';
-import { FakeGitHub } from './helpers/fake-github.js';
-import { webhookExample } from './helpers/github.js';
+import { startAppHarness } from './helpers/app-harness.js';
 import {
   freePort,
   haveRegistryTools,
@@ -39,7 +33,7 @@ import {
   type RunningRegistry,
 } from './helpers/registry.js';
 import { cliCommand } from './helpers/cli.js';
-import { fooBundle, fooChannel } from './helpers/foo-repo.js';
+import { fooBundle, fooChannel, WorkRepo } from './helpers/foo-repo.js';
 
 const buildCommand = cliCommand('build');
 
@@ -517,35 +511,23 @@ describe('images the bot cannot ask about', () => {
 const bundle = fooBundle;
 const CHANNEL = fooChannel(['1.0.0']);
 
+/** foo 1.0.0 under `config` on main, and branch pr adding 1.1.0 (`image`: {v} is the version); the work tree. */
 function gitRepo(config: string, image: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-'));
-  dirs.push(dir);
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-      encoding: 'utf8',
-    });
-  const write = (files: Record<string, string>) => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(dir, path)), { recursive: true });
-      writeFileSync(join(dir, path), text);
-    }
-  };
-  git('init', '-q', '-b', 'main');
-  write({
-    '.github/catalog-bot.yml': config,
-    'catalogs/v1/foo/catalog.yaml': CHANNEL,
-    'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', image.replace('{v}', '1.0.0')),
-  });
-  git('add', '-A');
-  git('commit', '-qm', 'base');
-  git('checkout', '-q', '-b', 'pr');
-  write({
-    'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
-    'catalogs/v1/foo/bundle-1.1.0.yaml': bundle('1.1.0', image.replace('{v}', '1.1.0')),
-  });
-  git('add', '-A');
-  git('commit', '-qm', 'pr');
-  return dir;
+  const repo = new WorkRepo('catalog-bot-trust-');
+  dirs.push(repo.root);
+  repo.pullRequest(
+    1,
+    {
+      '.github/catalog-bot.yml': config,
+      'catalogs/v1/foo/catalog.yaml': CHANNEL,
+      'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', image.replace('{v}', '1.0.0')),
+    },
+    {
+      'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
+      'catalogs/v1/foo/bundle-1.1.0.yaml': bundle('1.1.0', image.replace('{v}', '1.1.0')),
+    },
+  );
+  return repo.work;
 }
 
 describe('bundle pulls for CRDs and templates', () => {
@@ -637,62 +619,35 @@ describe.skipIf(!haveRegistryTools)(
         challenge(res, `Bearer realm="http://127.0.0.1:${realm.port}/token",service="evil"`),
       );
 
-      const root = mkdtempSync(join(tmpdir(), 'catalog-bot-trust-app-'));
-      dirs.push(root);
-      const work = join(root, 'work');
-      const bare = join(root, 'origin.git');
-      const git = (cwd: string, ...args: string[]) =>
-        execFileSync('git', ['-C', cwd, '-c', 'user.name=T', '-c', 'user.email=t@example.com', ...args], {
-          encoding: 'utf8',
-        }).trim();
-      const write = (files: Record<string, string>) => {
-        for (const [path, text] of Object.entries(files)) {
-          mkdirSync(dirname(join(work, path)), { recursive: true });
-          writeFileSync(join(work, path), text);
-        }
-      };
-      execFileSync('git', ['init', '-q', '-b', 'main', work]);
-      write({
-        '.github/catalog-bot.yml': [
-          'maintainers: [alice]',
-          'publish:',
-          `  images: ["${token.host}/catalogs/c:{root}"]`,
-          `  baseImage: ${token.host}/home/operand:v1`,
-          '',
-        ].join('\n'),
-        'catalogs/v1/foo/catalog.yaml': CHANNEL,
-        'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', `${token.host}/home/operand:v1`),
-      });
-      git(work, 'add', '-A');
-      git(work, 'commit', '-qm', 'base');
-      write({
-        'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
-        'catalogs/v1/foo/bundle-1.1.0.yaml':
-          bundle('1.1.0', `${evil.host}/evil/foo-bundle:v1.1.0`) +
-          `relatedImages:\n  - name: operand\n    image: ${token.host}/home/operand@${operand.digest}\n`,
-      });
-      git(work, 'add', '-A');
-      git(work, 'commit', '-qm', 'pr');
-      const head = git(work, 'rev-parse', 'HEAD');
-      execFileSync('git', ['init', '-q', '--bare', '-b', 'main', bare]);
-      git(work, 'push', '-q', bare, 'HEAD~1:refs/heads/main', `${head}:refs/pull/1/head`);
+      const repo = new WorkRepo('catalog-bot-trust-app-');
+      dirs.push(repo.root);
+      const head = repo.pullRequest(
+        1,
+        {
+          '.github/catalog-bot.yml': [
+            'maintainers: [alice]',
+            'publish:',
+            `  images: ["${token.host}/catalogs/c:{root}"]`,
+            `  baseImage: ${token.host}/home/operand:v1`,
+            '',
+          ].join('\n'),
+          'catalogs/v1/foo/catalog.yaml': CHANNEL,
+          'catalogs/v1/foo/bundle-1.0.0.yaml': bundle('1.0.0', `${token.host}/home/operand:v1`),
+        },
+        {
+          'catalogs/v1/foo/catalog.yaml': CHANNEL + '  - name: foo.v1.1.0\n    replaces: foo.v1.0.0\n',
+          'catalogs/v1/foo/bundle-1.1.0.yaml':
+            bundle('1.1.0', `${evil.host}/evil/foo-bundle:v1.1.0`) +
+            `relatedImages:\n  - name: operand\n    image: ${token.host}/home/operand@${operand.digest}\n`,
+        },
+      );
 
-      const workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-      dirs.push(workDir);
-      const gh = new FakeGitHub('Codertocat', 'Hello-World', bare);
-      gh.addPull({ number: 1, head, author: 'bob' });
-      const queue = new InProcessQueue();
-      const server = await startAppServer(gh, { queue, workDir, registry: () => client });
+      const app = await startAppHarness(repo.bare, [{ number: 1, head, author: 'bob' }], {
+        registry: () => client,
+      });
       try {
-        const payload = webhookExample('pull_request', 'opened');
-        payload.installation = { id: 4242 };
-        payload.repository.clone_url = bare;
-        payload.number = 1;
-        Object.assign(payload.pull_request, { number: 1, draft: false });
-        payload.pull_request.user.login = 'bob';
-        payload.pull_request.head.sha = head;
-        expect(await server.send('pull_request', payload, 'trust-1')).toBe(200);
-        await queue.onIdle();
+        await app.pullRequest(1, 'opened');
+        const { gh } = app;
 
         // Neither the hostile registry nor its token service ever saw credentials.
         expect(evil.seen.length).toBeGreaterThan(0);
@@ -706,7 +661,7 @@ describe.skipIf(!haveRegistryTools)(
         expect(summary).toContain(`${evil.host}/evil/foo-bundle:v1.1.0`);
         expect(summary).toContain('images.unverifiableRegistries');
       } finally {
-        await server.stop();
+        await app.stop();
       }
     }, 60_000);
   },

@@ -7,12 +7,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { JsonObject } from '../src/catalog/templates/write.js';
-import { RegistryClient } from '../src/publish/registry.js';
 import { bundleFilesFromBlob, pushBundle } from './helpers/bundle-images.js';
 import { runCommand } from './helpers/cli.js';
 import { haveRealRepo, makeCopRepo, type CopRepo } from './helpers/cop-repo.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
-import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
+import { haveRegistryTools, registryForSuite } from './helpers/registry.js';
 import { blobsOf, remove } from './helpers/removal.js';
 
 describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () => {
@@ -25,18 +24,10 @@ describe.skipIf(!haveRealRepo)('remove of a bundle rendered from templates', () 
   describe.skipIf(!haveOpm || !haveRegistryTools)(
     'the re-rendered catalogs against opm alpha render-template',
     () => {
-      let registry: RunningRegistry;
-      let client: RegistryClient;
-      beforeAll(async () => {
-        registry = await startRegistry();
-        client = new RegistryClient({ insecureHosts: [registry.host] });
-      }, 60_000);
-      afterAll(async () => {
-        client?.close();
-        await registry?.stop();
-      });
+      const localRegistry = registryForSuite();
 
       it('equal what opm renders from the edited template, with and without the csv-metadata migration', async () => {
+        const { registry, client } = localRegistry;
         cop.reset();
         const pkg = 'visionone-containersecurity';
         const r = await remove([`${pkg}/0.0.1`, '--repo', cop.repo]);

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { InProcessQueue } from '../src/queue.js';
 import { startAppServer, type AppServer } from './helpers/app-server.js';
-import { closeNetwork, FakeGitHub, openNetwork } from './helpers/fake-github.js';
+import { closeNetwork, FakeGitHub, openNetwork, type FakePull } from './helpers/fake-github.js';
 import {
   FOO_OWNERS,
   FOO_ROOT,
@@ -82,86 +82,121 @@ class Repo extends WorkRepo {
 
 const TIMEOUT = 180_000;
 
-describe('trust: results belong to (head, base, config); mirrors follow the repository', () => {
-  let repo: Repo;
-  let workDir: string;
-  let gh: FakeGitHub;
-  let queue: InProcessQueue;
-  let server: AppServer | undefined;
-  let git: GitHttpServer | undefined;
-  let delivery = 0;
-  let cloneUrl: string;
+describe(
+  'trust: results belong to (head, base, config); mirrors follow the repository',
+  { timeout: TIMEOUT },
+  () => {
+    let repo: Repo;
+    let workDir: string;
+    let gh: FakeGitHub;
+    let queue: InProcessQueue;
+    let server: AppServer | undefined;
+    let git: GitHttpServer | undefined;
+    let delivery = 0;
+    let cloneUrl: string;
 
-  async function start(owners: string[]) {
-    repo = new Repo(owners);
-    cloneUrl = repo.bare;
-    gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
-    queue = new InProcessQueue();
-    server = await startAppServer(gh, { queue, workDir });
-  }
+    async function start(owners: string[]) {
+      repo = new Repo(owners);
+      cloneUrl = repo.bare;
+      gh = new FakeGitHub('Codertocat', 'Hello-World', repo.bare);
+      queue = new InProcessQueue();
+      server = await startAppServer(gh, { queue, workDir });
+    }
 
-  beforeEach(() => {
-    closeNetwork();
-    workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
-    // A lazy fetch without credentials must fail, never wait for a prompt.
-    process.env.GIT_TERMINAL_PROMPT = '0';
-  });
-  afterEach(async () => {
-    await server?.stop();
-    server = undefined;
-    await git?.close();
-    git = undefined;
-    openNetwork();
-    repo?.cleanup();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+    beforeEach(() => {
+      closeNetwork();
+      workDir = mkdtempSync(join(tmpdir(), 'catalog-bot-work-'));
+      // A lazy fetch without credentials must fail, never wait for a prompt.
+      process.env.GIT_TERMINAL_PROMPT = '0';
+    });
+    afterEach(async () => {
+      await server?.stop();
+      server = undefined;
+      await git?.close();
+      git = undefined;
+      openNetwork();
+      repo?.cleanup();
+      rmSync(workDir, { recursive: true, force: true });
+    });
 
-  /** A signed webhook to the real server, then everything it queued. */
-  async function deliver(name: string, payload: Payload) {
-    payload.installation = { id: 4242 };
-    expect(await server!.send(name, payload, `trust-${++delivery}`)).toBe(200);
-    await queue.onIdle();
-  }
+    /** A signed webhook to the real server, then everything it queued. */
+    async function deliver(name: string, payload: Payload) {
+      payload.installation = { id: 4242 };
+      expect(await server!.send(name, payload, `trust-${++delivery}`)).toBe(200);
+      await queue.onIdle();
+    }
 
-  function repository(): Payload {
-    const payload = webhookExample('pull_request', 'opened');
-    payload.repository.clone_url = cloneUrl;
-    return payload.repository;
-  }
+    function repository(): Payload {
+      const payload = webhookExample('pull_request', 'opened');
+      payload.repository.clone_url = cloneUrl;
+      return payload.repository;
+    }
 
-  async function pullRequest(number: number, action = 'opened', extra: Payload = {}) {
-    const pull = gh.pulls.get(number)!;
-    const payload = webhookExample('pull_request', 'opened');
-    payload.action = action;
-    payload.repository = repository();
-    payload.number = number;
-    Object.assign(payload.pull_request, { number, draft: false });
-    payload.pull_request.user.login = pull.author;
-    payload.pull_request.head.sha = pull.head;
-    payload.pull_request.base.ref = pull.base ?? 'main';
-    Object.assign(payload, extra);
-    await deliver('pull_request', payload);
-  }
+    async function pullRequest(number: number, action = 'opened', extra: Payload = {}) {
+      const pull = gh.pulls.get(number)!;
+      const payload = webhookExample('pull_request', 'opened');
+      payload.action = action;
+      payload.repository = repository();
+      payload.number = number;
+      Object.assign(payload.pull_request, { number, draft: false });
+      payload.pull_request.user.login = pull.author;
+      payload.pull_request.head.sha = pull.head;
+      payload.pull_request.base.ref = pull.base ?? 'main';
+      Object.assign(payload, extra);
+      await deliver('pull_request', payload);
+    }
 
-  /** Another App's checks completed on the pull requests: the merge gate looks again. */
-  async function otherSuiteCompleted(...numbers: number[]) {
-    const suite = webhookExample('check_suite', 'completed');
-    suite.repository = repository();
-    suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
-    suite.check_suite.pull_requests = numbers.map((number) => ({
-      number,
-      base: { repo: { id: suite.repository.id } },
-    }));
-    await deliver('check_suite', suite);
-  }
+    /** Another App's checks completed on the pull requests: the merge gate looks again. */
+    async function otherSuiteCompleted(...numbers: number[]) {
+      const suite = webhookExample('check_suite', 'completed');
+      suite.repository = repository();
+      suite.check_suite.app = { ...suite.check_suite.app, slug: 'other-ci' };
+      suite.check_suite.pull_requests = numbers.map((number) => ({
+        number,
+        base: { repo: { id: suite.repository.id } },
+      }));
+      await deliver('check_suite', suite);
+    }
 
-  const newest = (sha: string, name: string) => gh.runsFor(sha, name).at(-1);
-  const botReplies = (number: number) =>
-    gh.botComments(number).filter((c) => c.body.startsWith('Not merged'));
+    /** The repository behind a private git host that wants the installation's token; payloads carry its address. */
+    async function servePrivately(): Promise<GitHttpServer> {
+      git = await startGitHttp(installationToken(4242));
+      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
+      return git;
+    }
 
-  it(
-    'a green result for the same head into another branch (whose config makes the author a maintainer) does not count for main',
-    async () => {
+    /**
+     * bob's v1.2.0 at the top of the channel (Repo.top) as pull request 1 into main (with
+     * `more` of the head), opened; its head.
+     */
+    async function openTopPull(more: (head: string) => Partial<FakePull> = () => ({})): Promise<string> {
+      const head = repo.top();
+      repo.push(head, 'refs/pull/1/head');
+      addPull(1, 'bob', head, more(head));
+      await pullRequest(1);
+      return head;
+    }
+
+    /** Pull request `number` by `author` at `head` into main; GitHub's merge of it moves main for real. */
+    function addPull(number: number, author: string, head: string, more: Partial<FakePull> = {}): void {
+      gh.addPull({ number, head, author, onMerge: () => gh.mergeForReal('main', head), ...more });
+    }
+
+    const newest = (sha: string, name: string) => gh.runsFor(sha, name).at(-1);
+    /** The newest run of every catalog check on `head` passed. */
+    function expectGreen(head: string): void {
+      for (const name of CATALOG_CHANGE_CHECKS)
+        expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
+    }
+    /** Nothing was merged: main is still the base. */
+    function expectNothingMerged(): void {
+      expect(gh.merges).toEqual([]);
+      expect(repo.gitIn(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+    }
+    const botReplies = (number: number) =>
+      gh.botComments(number).filter((c) => c.body.startsWith('Not merged'));
+
+    it('a green result for the same head into another branch (whose config makes the author a maintainer) does not count for main', async () => {
       await start(['bob']);
       const head = repo.bottom(); // carol changes foo, which only bob owns on main
       const old = repo.commit(
@@ -171,79 +206,54 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       );
       repo.push(old, 'refs/heads/old');
       repo.push(head, 'refs/pull/1/head', 'refs/pull/3/head');
-      gh.addPull({ number: 1, head, author: 'carol', onMerge: () => gh.mergeForReal('main', head) });
+      addPull(1, 'carol', head);
       gh.addPull({ number: 3, head, author: 'carol', base: 'old', mergeable_state: 'blocked' });
       await pullRequest(1);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
       await pullRequest(3);
       // The newest runs on the head are all green (computed against `old`).
-      for (const name of CATALOG_CHANGE_CHECKS)
-        expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
+      expectGreen(head);
       await otherSuiteCompleted(1);
-      expect(gh.merges).toEqual([]);
-      expect(repo.gitIn(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
-    },
-    TIMEOUT,
-  );
+      expectNothingMerged();
+    });
 
-  it(
-    'a result for the same head in another pull request into the same base does not count, either way',
-    async () => {
+    it('a result for the same head in another pull request into the same base does not count, either way', async () => {
       await start(['bob']);
       const head = repo.top(); // bob (foo's owner) adds v1.2.0 on his branch
       repo.push(head, 'refs/pull/1/head', 'refs/pull/2/head');
       // carol opens #2 from bob's branch into main: the same head, under her name.
-      gh.addPull({ number: 2, head, author: 'carol', onMerge: () => gh.mergeForReal('main', head) });
+      addPull(2, 'carol', head);
       await pullRequest(2);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
       expect(gh.merges).toEqual([]);
       // bob's own #1 (waiting for another App's required check) is checked after: its green
       // runs are now the newest on the head, for the same base, config and rules.
-      gh.addPull({
-        number: 1,
-        head,
-        author: 'bob',
-        mergeable_state: 'blocked',
-        onMerge: () => gh.mergeForReal('main', head),
-      });
+      addPull(1, 'bob', head, { mergeable_state: 'blocked' });
       await pullRequest(1);
-      for (const name of CATALOG_CHANGE_CHECKS)
-        expect(['success', 'neutral']).toContain(newest(head, name)?.conclusion);
+      expectGreen(head);
       // Any event that runs the gate for #2 does not merge it on #1's results.
       await otherSuiteCompleted(2);
-      expect(gh.merges).toEqual([]);
-      expect(repo.gitIn(repo.bare, 'rev-parse', 'refs/heads/main')).toBe(repo.base);
+      expectNothingMerged();
       // And the other way: carol's red runs, checked again and now the newest, do not hold #1 back.
       await pullRequest(2, 'reopened');
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('failure');
       gh.pulls.get(1)!.mergeable_state = 'clean';
       await otherSuiteCompleted(1);
       expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'squash' }]);
-    },
-    TIMEOUT,
-  );
+    });
 
-  it(
-    'a result computed under an older config of the base branch does not count: the checks run again before the merge',
-    async () => {
+    it('a result computed under an older config of the base branch does not count: the checks run again before the merge', async () => {
       await start(['bob']);
       // A private repository: the gate reads the new config with the token, not by a lazy fetch.
-      git = await startGitHttp(installationToken(4242));
-      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
-      const head = repo.top();
-      repo.push(head, 'refs/pull/1/head');
+      const host = await servePrivately();
       const runsAtMerge: number[] = [];
-      gh.addPull({
-        number: 1,
-        head,
-        author: 'bob',
+      const head = await openTopPull((head) => ({
         mergeable_state: 'blocked',
         onMerge: () => {
           runsAtMerge.push(gh.runsFor(head).filter((r) => r.status === 'completed').length);
           return gh.mergeForReal('main', head);
         },
-      });
-      await pullRequest(1);
+      }));
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
       repo.advanceMain('merge method', { '.github/catalog-bot.yml': config(['alice'], 'merge') });
       gh.pulls.get(1)!.mergeable_state = 'clean';
@@ -254,24 +264,14 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       const [first, second] = gh.runsFor(head, 'catalog-bot/validate').map((r) => r.output?.text);
       expect(second).toMatch(/Checked against `main`/);
       expect(second).not.toBe(first);
-      expect(git.requests.every((r) => r.authorized)).toBe(true);
-    },
-    TIMEOUT,
-  );
+      expect(host.requests.every((r) => r.authorized)).toBe(true);
+    });
 
-  it(
-    'permissions are decided again under the current base: an owner removed on main no longer merges her waiting pull request',
-    async () => {
+    it('permissions are decided again under the current base: an owner removed on main no longer merges her waiting pull request', async () => {
       await start(['bob', 'carol']);
       const head = repo.bottom();
       repo.push(head, 'refs/pull/2/head');
-      gh.addPull({
-        number: 2,
-        head,
-        author: 'carol',
-        labels: ['do-not-merge/hold'],
-        onMerge: () => gh.mergeForReal('main', head),
-      });
+      addPull(2, 'carol', head, { labels: ['do-not-merge/hold'] });
       await pullRequest(2);
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
       // bob takes carol off foo's owners; then the hold comes off.
@@ -287,24 +287,11 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       await otherSuiteCompleted(2);
       expect(gh.merges).toEqual([]);
       expect(botReplies(2)).toHaveLength(1);
-    },
-    TIMEOUT,
-  );
+    });
 
-  it(
-    '/hold put on while the pre-merge re-check runs stops the merge',
-    async () => {
+    it('/hold put on while the pre-merge re-check runs stops the merge', async () => {
       await start(['bob']);
-      const head = repo.top();
-      repo.push(head, 'refs/pull/1/head');
-      gh.addPull({
-        number: 1,
-        head,
-        author: 'bob',
-        mergeable_state: 'blocked',
-        onMerge: () => gh.mergeForReal('main', head),
-      });
-      await pullRequest(1);
+      const head = await openTopPull(() => ({ mergeable_state: 'blocked' }));
       expect(newest(head, 'catalog-bot/validate')?.conclusion).toBe('success');
       gh.pulls.get(1)!.mergeable_state = 'clean';
       // The gate reads the base branch right before its re-check: someone says /hold then.
@@ -315,49 +302,33 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       await otherSuiteCompleted(1);
       expect(gh.labelsOf(1)).toContain('do-not-merge/hold');
       expect(gh.merges).toEqual([]);
-    },
-    TIMEOUT,
-  );
+    });
 
-  it(
-    'a private repository: a pull request behind its base is checked and merged (merge-base blobs fetched with the token)',
-    async () => {
+    it('a private repository: a pull request behind its base is checked and merged (merge-base blobs fetched with the token)', async () => {
       await start(['bob']);
-      git = await startGitHttp(installationToken(4242));
-      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
-      const head = repo.top();
-      repo.push(head, 'refs/pull/1/head');
+      const host = await servePrivately();
       // main moved on since: the same file changed on both sides, so the merge base's
       // version of it is in neither the base tip nor the head.
       repo.advanceMain('a note', { [`${ROOT}/catalog.yaml`]: CHANNEL + '# maintained by bob\n' });
-      gh.addPull({ number: 1, head, author: 'bob', onMerge: () => gh.mergeForReal('main', head) });
-      await pullRequest(1);
+      const head = await openTopPull();
       for (const name of CATALOG_CHANGE_CHECKS) {
         const run = newest(head, name)!;
         expect(run.output?.title).not.toBe('catalog-bot could not check this pull request');
         expect(['success', 'neutral']).toContain(run.conclusion);
       }
       expect(gh.merges).toEqual([{ number: 1, sha: head, method: 'squash' }]);
-      expect(git.requests.length).toBeGreaterThan(0);
-      expect(git.requests.every((r) => r.authorized)).toBe(true);
-    },
-    TIMEOUT,
-  );
+      expect(host.requests.length).toBeGreaterThan(0);
+      expect(host.requests.every((r) => r.authorized)).toBe(true);
+    });
 
-  it(
-    'a renamed repository (same id, new clone_url) is fetched from its new address',
-    async () => {
+    it('a renamed repository (same id, new clone_url) is fetched from its new address', async () => {
       await start(['bob']);
-      git = await startGitHttp(installationToken(4242));
-      cloneUrl = git.serve('/Codertocat/Hello-World.git', repo.bare);
-      const head = repo.top();
-      repo.push(head, 'refs/pull/1/head');
-      gh.addPull({ number: 1, head, author: 'bob', mergeable_state: 'blocked' });
-      await pullRequest(1);
+      const host = await servePrivately();
+      const head = await openTopPull(() => ({ mergeable_state: 'blocked' }));
       expect(newest(head, 'catalog-bot/permissions')?.conclusion).toBe('success');
       // Renamed: the old address is gone; the payloads carry the new one.
-      git.unserve('/Codertocat/Hello-World.git');
-      cloneUrl = git.serve('/Codertocat/Renamed.git', repo.bare);
+      host.unserve('/Codertocat/Hello-World.git');
+      cloneUrl = host.serve('/Codertocat/Renamed.git', repo.bare);
       const newer = repo.commit(
         'newer',
         { [`${ROOT}/bundle-1.2.0.yaml`]: bundle('1.2.0') + '# note\n' },
@@ -374,8 +345,7 @@ describe('trust: results belong to (head, base, config); mirrors follow the repo
       expect(newest(newer, 'catalog-bot/permissions')?.conclusion).toBe('success');
       // One mirror, the same one: it is the repository's, whatever its name.
       expect(readdirSync(join(workDir, 'mirrors')).filter((n) => n.endsWith('.git'))).toHaveLength(1);
-      expect(git.requests.some((r) => r.path.startsWith('/Codertocat/Renamed.git/'))).toBe(true);
-    },
-    TIMEOUT,
-  );
-});
+      expect(host.requests.some((r) => r.path.startsWith('/Codertocat/Renamed.git/'))).toBe(true);
+    });
+  },
+);

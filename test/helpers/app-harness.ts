@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { AppOptions } from '../../src/app.js';
 import { GitTreeSource, validateCatalog } from '../../src/catalog/index.js';
 import { readState } from '../../src/handlers/pr-state.js';
@@ -286,12 +286,52 @@ export async function startAppHarness(
  * onto its main (both pushed to a bare origin, which stop() removes too).
  */
 export async function startAppWithPull(source: string, head: string): Promise<AppHarness> {
-  const origin = bareOrigin(source, ['main:refs/heads/main', `${head}:refs/pull/1/head`]);
-  const app = await startAppHarness(origin.bare, [{ number: 1, head, author: 'alice' }]);
+  return startAppOnOrigin(source, [`${head}:refs/pull/1/head`], [{ number: 1, head, author: 'alice' }]);
+}
+
+/**
+ * The App (startAppHarness) for the work repository `source`: its main and `refspecs` pushed
+ * to a bare origin, which stop() removes too; `pulls` open.
+ */
+export async function startAppOnOrigin(
+  source: string,
+  refspecs: string[],
+  pulls: FakePull[],
+  options: Partial<AppOptions> = {},
+): Promise<AppHarness> {
+  const origin = bareOrigin(source, ['main:refs/heads/main', ...refspecs]);
+  const app = await startAppHarness(origin.bare, pulls, options);
   const stop = app.stop;
   app.stop = async () => {
     await stop();
     origin.cleanup();
   };
   return app;
+}
+
+/** What appWithPullForSuite gives the tests of a describe, filled in before them. */
+export interface PullSuite<Made> {
+  app: AppHarness;
+  made: Made;
+  head: string;
+}
+
+/**
+ * For the tests of the calling describe: before them, the work repository and head `make()`
+ * gives, and the App with that head open as pull request #1 (startAppWithPull); after them,
+ * the App stopped and the repository removed.
+ */
+export function appWithPullForSuite<Made extends { repo: string; cleanup: () => void }>(
+  make: () => { made: Made; head: string },
+): PullSuite<Made> {
+  const suite = {} as PullSuite<Made>;
+  beforeAll(async () => {
+    Object.assign(suite, make());
+    suite.app = await startAppWithPull(suite.made.repo, suite.head);
+  }, 60_000);
+  afterAll(async () => {
+    await suite.app?.stop();
+    suite.made?.cleanup();
+  });
+  return suite;
 }

@@ -1,15 +1,17 @@
 // The App as `npm start` runs it, in this process: Probot's HTTP server on 127.0.0.1, fed
 // signed webhooks made from @octokit/webhooks-examples. Against the fake GitHub API server
 // (github-server.ts) it uses the App's own GitHub client (octokitFromEnv: its write pacing,
-// retries and rate-limit handling); against the nock fake (fake-github.ts, answering at
-// GitHub's own address) the test client, without retries or pacing.
+// retries and rate-limit handling); against the nock fake (fake-github.ts, or a GitHubModel of
+// several repositories answered through its nock skin, both at GitHub's own address) the test
+// client, without retries or pacing.
 import { createHmac } from 'node:crypto';
 import { Probot, Server } from 'probot';
 import type { AppOptions } from '../../src/app.js';
 import { octokitFromEnv, serverApp } from '../../src/server.js';
-import { closeNetwork, FakeGitHub, openNetwork } from './fake-github.js';
+import { answerFromModel, closeNetwork, FakeGitHub, openNetwork } from './fake-github.js';
 import { freePort, nameRepository } from './fleet.js';
 import { privateKey, quietLog, TestOctokit, webhookExample, type Payload } from './github.js';
+import { GitHubModel } from './github-model.js';
 import type { GitHubServer, ServerPull, ServerRepo } from './github-server.js';
 
 export interface AppServer {
@@ -21,16 +23,18 @@ export interface AppServer {
 }
 
 /**
- * Start the App against `gh`. With the nock fake, the network is closed but for 127.0.0.1
- * (webhooks are posted to it) until stop().
+ * Start the App against `gh`. With the nock fake (a FakeGitHub, or a GitHubModel, answered
+ * from here on), the network is closed but for 127.0.0.1 (webhooks are posted to it) until
+ * stop().
  */
 export async function startAppServer(
-  gh: GitHubServer | FakeGitHub,
+  gh: GitHubServer | FakeGitHub | GitHubModel,
   options: AppOptions,
   env: NodeJS.ProcessEnv = {},
 ): Promise<AppServer> {
-  const nocked = gh instanceof FakeGitHub;
+  const nocked = gh instanceof FakeGitHub || gh instanceof GitHubModel;
   if (nocked) closeNetwork();
+  if (gh instanceof GitHubModel) answerFromModel(gh);
   const secret = 'app-server-secret';
   const port = await freePort();
   const server = new Server({

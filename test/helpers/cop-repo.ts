@@ -4,7 +4,7 @@
 // `main` is the state just before one recorded bundle release of one package (its catalog,
 // template and later promotion patches reversed, the bundle directory removed), so a branch
 // that adds the directory back is that release's bundle pull request.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gitIn } from './git.js';
@@ -102,6 +102,29 @@ export function makeCopRepo(release: keyof typeof RELEASES | string, config = CO
       rmSync(stash, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Branch `strand` off branch `release` of makeCopRepo('clusterpulse/1.0.2') (the release
+ * applied): the release edited by hand so that 1.0.2 skips only 1.0.1 in v4.21, which leaves
+ * 1.0.0 a second head of fast-v1 there; returns the commit.
+ */
+export function strandingRelease(cop: CopRepo): string {
+  return cop.branch(
+    'strand',
+    () => {
+      const path = join(cop.repo, 'catalogs/v4.21/clusterpulse/catalog.yaml');
+      const text = readFileSync(path, 'utf8');
+      const edited = text.replace(
+        '- name: clusterpulse.v1.0.2\n  skips:\n  - clusterpulse.v1.0.0\n  - clusterpulse.v1.0.1\n',
+        '- name: clusterpulse.v1.0.2\n  skips:\n  - clusterpulse.v1.0.1\n',
+      );
+      if (edited === text) throw new Error(`${path}: the release's skips of 1.0.2 are not there to edit`);
+      writeFileSync(path, edited);
+    },
+    false,
+    'release',
+  );
 }
 
 /** The onboarding cases (test data README): one package on the bundle index each. */

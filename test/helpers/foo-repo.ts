@@ -148,6 +148,19 @@ export class WorkRepo {
     return this.git('rev-parse', 'HEAD');
   }
 
+  /**
+   * A pull request as GitHub holds it: `baseFiles` committed as main, `prFiles` on top as
+   * branch pr, both pushed to the origin (main, and refs/pull/`number`/head); the head.
+   */
+  pullRequest(number: number, baseFiles: Record<string, string>, prFiles: Record<string, string>): string {
+    const base = this.commit('base', baseFiles);
+    this.git('checkout', '-q', '-b', 'pr');
+    const head = this.commit('pr', prFiles);
+    this.push(base, 'refs/heads/main');
+    this.push(head, `refs/pull/${number}/head`);
+    return head;
+  }
+
   /** Push `sha` to each of `refs` of the bare origin (forced). */
   push(sha: string, ...refs: string[]): void {
     this.git('push', '-q', '-f', this.bare, ...refs.map((r) => `${sha}:${r}`));

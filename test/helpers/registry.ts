@@ -22,7 +22,8 @@ import {
   type Blob,
   type Descriptor,
 } from '../../src/publish/oci.js';
-import type { RegistryClient, RepoRef } from '../../src/publish/registry.js';
+import { afterAll, beforeAll } from 'vitest';
+import { RegistryClient, type RegistryClientOptions, type RepoRef } from '../../src/publish/registry.js';
 
 export const haveRegistryTools = ['docker-registry', 'skopeo', 'umoci'].every(
   (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0,
@@ -446,4 +447,28 @@ export async function pullAndUnpack(
   await run('umoci', ['unpack', '--rootless', '--image', `${layout}:img`, bundle]);
   if (!existsSync(join(bundle, 'rootfs'))) throw new Error(`umoci left no rootfs in ${bundle}`);
   return join(bundle, 'rootfs');
+}
+
+/** A local registry and a client of it, as registryForSuite gives them. */
+export interface LocalRegistry {
+  registry: RunningRegistry;
+  client: RegistryClient;
+}
+
+/**
+ * For the tests of the calling describe: a docker-registry on 127.0.0.1 (startRegistry) and a
+ * client that speaks plain HTTP to it (`options` more), started before them; the client
+ * closed and the registry stopped after them.
+ */
+export function registryForSuite(options: RegistryClientOptions = {}): LocalRegistry {
+  const local = {} as LocalRegistry;
+  beforeAll(async () => {
+    local.registry = await startRegistry();
+    local.client = new RegistryClient({ insecureHosts: [local.registry.host], ...options });
+  }, 60_000);
+  afterAll(async () => {
+    local.client?.close();
+    await local.registry?.stop();
+  });
+  return local;
 }
