@@ -251,7 +251,13 @@ class HelperRun extends EventEmitter implements GitProcess {
         forget(running);
         return this.start(false);
       }
-      this.fail(new Error(`the git helper: ${e.message}`));
+      this.fail(
+        new Error(
+          this.socket === undefined
+            ? `cannot reach the git helper: ${e.message}`
+            : `the git helper stopped during a run (${e.message})`,
+        ),
+      );
     });
     socket.on('close', () => {
       if (this.socket === socket) this.fail(new Error('the git helper stopped during a run'));
