@@ -228,13 +228,6 @@ export async function mergeBase(dir: string, a: string, b: string): Promise<stri
   return (await git(dir, ['merge-base', a, b], undefined)).trim();
 }
 
-/** The blob id of `path` at `rev`, or '' when there is no such file. */
-export async function blobAt(dir: string, rev: string, path: string): Promise<string> {
-  return (
-    await git(dir, ['rev-parse', '--verify', '--quiet', `${rev}:${path}`], undefined).catch(() => '')
-  ).trim();
-}
-
 /** Resolve `ref` to a commit sha in the mirror. */
 export async function revParse(dir: string, ref: string): Promise<string> {
   return (await git(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], undefined)).trim();

@@ -34,8 +34,8 @@ export async function treeOf(dir: string, commit: string): Promise<string> {
 }
 
 /**
- * The object id of `path` at `rev` (a directory's tree id), or '' when there is none: two
- * commits with the same id at a path hold the same files under it.
+ * The object id of `path` at `rev` (a file's blob id, a directory's tree id), or '' when
+ * there is none: two commits with the same id at a path hold the same bytes there.
  */
 export async function objectAt(dir: string, rev: string, path: string): Promise<string> {
   const out = await runGit(dir, [

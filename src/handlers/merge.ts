@@ -11,8 +11,7 @@ import { readRepoConfig } from '../checks/changes.js';
 import type { CheckResult } from '../checks/check.js';
 import { CONFIG_PATH, type RepoConfig } from '../checks/config.js';
 import { PERMISSIONS_CHECK } from '../checks/permissions.js';
-import { mergeTree } from '../git/read.js';
-import { blobAt } from '../git/mirror.js';
+import { mergeTree, objectAt } from '../git/read.js';
 import type { GitHub } from '../github/port.js';
 import type { PullRequest } from '../github/types.js';
 import type { JobQueue } from '../queue.js';
@@ -219,7 +218,7 @@ export async function rulesOfBase(
   session: Session,
   c: MergeCandidate,
 ): Promise<{ stale: true } | { permissions: CheckResult | undefined }> {
-  const configBlob = await blobAt(session.dir, c.baseTip, CONFIG_PATH);
+  const configBlob = await objectAt(session.dir, c.baseTip, CONFIG_PATH);
   if (c.required.some((r) => r.checked?.config !== configBlob)) return { stale: true };
   await session.fetchBlobs([c.baseTip, c.head]);
   if (!c.rulesMoved) return { permissions: undefined };

@@ -2,7 +2,8 @@
 // pull-request checks on the base and head commits and completes the check runs.
 import type { Context } from 'probot';
 import type { PrCheckInput, PrCheckResult } from '../checks/pr.js';
-import { blobAt, defaultWorkDir } from '../git/mirror.js';
+import { defaultWorkDir } from '../git/mirror.js';
+import { objectAt } from '../git/read.js';
 import { CONFIG_PATH } from '../checks/config.js';
 import type { AppMetrics } from '../metrics.js';
 import type { PolicyBundles } from '../publish/exists.js';
@@ -386,7 +387,7 @@ async function checkHead(
   };
   let measuredFrom = base;
   const work = openSession(context, options, job, 'pr-checks', commits, async (session) => {
-    against.config = await blobAt(session.dir, base, CONFIG_PATH);
+    against.config = await objectAt(session.dir, base, CONFIG_PATH);
     measuredFrom = await session.mergeBase(base, job.headSha);
     // Judge the pull request's own change (what GitHub shows as its diff) by today's rules;
     // how it combines with newer base commits is checked right before a merge.
