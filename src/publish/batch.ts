@@ -3,7 +3,7 @@
 // it covers gets a `catalog-bot/publish` run and a release comment naming the image that
 // contains it. Here: the pure parts (which roots, what the runs and comments say).
 import type { CheckResult } from '../checks/check.js';
-import { cell, publishCheck, quoted, releaseMarker, type RootPublication } from './report.js';
+import { cell, publishCheck, quoted, releaseMarker, short, type RootPublication } from './report.js';
 
 /**
  * The external id of every run a batch writes. A later job for a merge the batch covered
@@ -73,8 +73,6 @@ export function isBatchRun(
     (run.external_id ?? '').startsWith(BATCH_EXTERNAL_ID)
   );
 }
-
-const short = (sha: string) => sha.slice(0, 12);
 
 /**
  * The `catalog-bot/publish` run of one merge of a batch: the images that contain its change

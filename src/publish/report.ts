@@ -19,6 +19,9 @@ export interface RootPublication {
   commit?: string;
 }
 
+/** A commit id as the tables show it. */
+export const short = (sha: string): string => sha.slice(0, 12);
+
 export const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function publishCheck(publications: RootPublication[]): CheckResult {
@@ -102,7 +105,7 @@ export function releaseComment(sha: string, publications: RootPublication[]): st
           '|---|---|---|',
           ...pushed.map(
             (r) =>
-              `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` | ${r.commit === sha ? 'this merge' : `\`${r.commit.slice(0, 12)}\` (the branch head then)`} |`,
+              `| \`${quoted(r.root)}\` | \`${quoted(r.tag)}@${r.digest}\` | ${r.commit === sha ? 'this merge' : `\`${short(r.commit)}\` (the branch head then)`} |`,
           ),
         ]
       : [
