@@ -104,6 +104,19 @@ describe('git through the helper', () => {
     expect(existsSync(dirname(first.socket))).toBe(false); // the starter cleans up after a killed helper
   });
 
+  it('a run stopped while its connection is being made never reaches git', async () => {
+    await helper();
+    const run = startGit(['-C', repo, 'update-ref', 'refs/heads/stopped', 'HEAD']);
+    const closed = new Promise<number | null>((resolve) => run.on('close', resolve));
+    await null; // the run is connecting now, not yet connected
+    run.kill();
+    expect(await closed).toBeNull();
+    await runGit(repo, ['rev-parse', 'HEAD']); // a later run is answered: the helper had time to act
+    expect(
+      spawnSync('git', ['-C', repo, 'rev-parse', '--verify', '--quiet', 'refs/heads/stopped']).status,
+    ).not.toBe(0);
+  });
+
   it('starts a run on a new helper when the old one no longer answers (nothing was asked of it yet)', async () => {
     const old = await helper();
     rmSync(old.socket); // the old helper still runs, but nothing reaches it

@@ -191,7 +191,10 @@ class HelperRun extends EventEmitter implements GitProcess {
   readonly stdout = new EventEmitter();
   readonly stderr = new EventEmitter();
   readonly stdin: GitProcess['stdin'];
+  /** The connection once made: what stdin writes go to. */
   private socket: Socket | undefined;
+  /** The connection being made or made. */
+  private connection: Socket | undefined;
   private pendingInput: (Buffer | string)[] = [];
   private inputEnded = false;
   private killed = false;
@@ -228,15 +231,16 @@ class HelperRun extends EventEmitter implements GitProcess {
 
   kill(): void {
     this.killed = true;
-    this.socket?.destroy();
-    if (!this.socket) return;
+    // A connection still being made is dropped too: its request is never sent.
+    this.connection?.destroy();
     this.close(null);
   }
 
   private connect(running: Helper, mayRetry: boolean): void {
-    if (this.killed) return this.close(null);
+    if (this.killed) return;
     const net = require('node:net') as typeof import('node:net');
     const socket = net.createConnection(running.socket);
+    this.connection = socket;
     socket.on('connect', () => {
       this.socket = socket;
       socket.write(`${JSON.stringify(this.request)}\n`);
