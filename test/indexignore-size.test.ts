@@ -235,7 +235,9 @@ describe('tree listing', () => {
     // The loader's first step: list the files (with their sizes, for the caps).
     const { value: entries, growth } = await measured(() => new GitTreeSource(repo, head, '').list());
     // `git ls-tree -r -l` prints about 100 bytes a file: 10 MB held at once (twice) before.
-    expect(growth).toBeLessThan(MiB);
+    // Streamed, what is held is the socket's chunks not yet collected: about 0.2 MiB on a
+    // quiet machine, once 1.4 MiB in a loaded CI run.
+    expect(growth).toBeLessThan(3 * MiB);
     expect(entries.length).toBe(count);
     expect(entries[count - 1]).toEqual({ path: 'generated-file-099999.yaml', kind: 'file', size: 0 });
   }, 120_000);

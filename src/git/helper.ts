@@ -199,7 +199,10 @@ class HelperRun extends EventEmitter implements GitProcess {
   private inputEnded = false;
   private killed = false;
   private closed = false;
-  private frames: Buffer = Buffer.alloc(0);
+  /** The frame being read: its kind, the bytes still to come, and (exit, failed) what came. */
+  private frame: { kind: number; left: number; parts: Buffer[] } | undefined;
+  /** A frame header split between two reads. */
+  private header: Buffer = Buffer.alloc(0);
   private readonly request: { args: string[]; env: NodeJS.ProcessEnv; stdin: boolean };
 
   constructor(args: string[], env: NodeJS.ProcessEnv, withStdin: boolean) {
@@ -268,19 +271,31 @@ class HelperRun extends EventEmitter implements GitProcess {
     });
   }
 
+  // Output payloads are passed on as slices of what the socket read, never copied: a
+  // listing of 10 MB goes through in the socket's chunks (test/indexignore-size.test.ts).
   private receive(data: Buffer): void {
-    this.frames = this.frames.length === 0 ? data : Buffer.concat([this.frames, data]);
-    while (this.frames.length >= 5) {
-      const length = this.frames.readUInt32BE(1);
-      if (this.frames.length < 5 + length) return;
-      const kind = this.frames[0];
-      const payload = this.frames.subarray(5, 5 + length);
-      this.frames = this.frames.subarray(5 + length);
-      if (kind === FRAME.out) this.stdout.emit('data', payload);
-      else if (kind === FRAME.err) this.stderr.emit('data', payload);
-      else if (kind === FRAME.exit)
-        this.close((JSON.parse(payload.toString('utf8')) as { code: number | null }).code);
-      else if (kind === FRAME.failed) this.fail(new Error(payload.toString('utf8')));
+    let at = 0;
+    while (at < data.length) {
+      if (this.frame === undefined) {
+        const need = 5 - this.header.length;
+        this.header = Buffer.concat([this.header, data.subarray(at, at + need)]);
+        at += Math.min(need, data.length - at);
+        if (this.header.length < 5) return;
+        this.frame = { kind: this.header.readUInt8(0), left: this.header.readUInt32BE(1), parts: [] };
+        this.header = Buffer.alloc(0);
+      }
+      const frame = this.frame;
+      const part = data.subarray(at, at + frame.left);
+      at += part.length;
+      frame.left -= part.length;
+      if (frame.kind === FRAME.out) this.stdout.emit('data', part);
+      else if (frame.kind === FRAME.err) this.stderr.emit('data', part);
+      else frame.parts.push(part);
+      if (frame.left > 0) return;
+      this.frame = undefined;
+      const payload = Buffer.concat(frame.parts).toString('utf8');
+      if (frame.kind === FRAME.exit) this.close((JSON.parse(payload) as { code: number | null }).code);
+      else if (frame.kind === FRAME.failed) this.fail(new Error(payload));
     }
   }
 
