@@ -115,6 +115,29 @@ describe('editing commands: --dry-run, nothing to do, errors on stderr', () => {
   });
 });
 
+describe('crd-diff in the repository', () => {
+  it('with no --root reads both bundle directories of the release, exits 0 and lists the CRDs compared', () => {
+    cop.branch('crd-diff-release', () => cop.applyRelease());
+    try {
+      // The built CLI, run in the repository as a person would (no --repo).
+      const run = cli(['crd-diff', 'clusterpulse.v1.0.1', 'clusterpulse.v1.0.2'], cop.repo);
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout.split('\n')).toEqual([
+        'safe: clusterpulse.v1.0.1 -> clusterpulse.v1.0.2: 0 changes OLM refuses, 0 safe; 5 CRDs compared',
+        'note: no catalog given (--root), so the upgrade edge is not looked up',
+        'manifests from operators/clusterpulse/1.0.1 and operators/clusterpulse/1.0.2',
+        // The five CRDs clusterpulse 1.0.1 and 1.0.2 own.
+        'CRDs compared: clusterconnections.clusterpulse.io, clusterpulses.charts.clusterpulse.io, metricsources.clusterpulse.io, monitoraccesspolicies.clusterpulse.io, registryconnections.clusterpulse.io',
+        '',
+      ]);
+    } finally {
+      cop.reset();
+      cop.git('branch', '-q', '-D', 'crd-diff-release');
+    }
+  });
+});
+
 describe('check before committing', () => {
   it('defaults: head is the working tree (untracked files too), base the merge-base with main; the index is left alone', () => {
     // The contributor's branch, one commit ahead of main, plus the bundle directory not yet added

@@ -49,7 +49,7 @@ const NEEDS: { layer: Layer; what: string; re: RegExp }[] = [
   },
   { layer: 'app', what: 'Probot', re: /from 'probot'/ },
   { layer: 'system', what: 'the opm oracle', re: /\b(OPM|opmValidate)\b/ },
-  { layer: 'system', what: 'the built CLI or server', re: /\.\.\/dist\/|catalogBotShell/ },
+  { layer: 'system', what: 'the built CLI or server', re: /\.\.\/dist\/|'\.\.', 'dist'|catalogBotShell/ },
   { layer: 'system', what: 'a registry', re: /helpers\/registry\.js/ },
   { layer: 'system', what: 'the HTTP GitHub server', re: /helpers\/github-server\.js/ },
   { layer: 'system', what: 'redis-server or replicas', re: /\b(RedisServer|haveRedis|Fleet)\b/ },
@@ -136,5 +136,8 @@ describe('the layers of the suite', () => {
     const model = "import { GitHubModel } from './helpers/github-model.js';\n";
     expect(layerViolations(model, 'unit')).toEqual(['a GitHub fake (app)']);
     expect(layerViolations('// compared with OPM in test/semver.test.ts\n', 'unit')).toEqual([]);
+    // The built CLI, however its path is written.
+    const built = "spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist', 'cli.js')]);\n";
+    expect(layerViolations(built, 'unit')).toEqual(['the built CLI or server (system)']);
   });
 });
