@@ -15,7 +15,7 @@ import { thingCrd } from './helpers/bundle-fixture.js';
 import { pushBundle, type Files } from './helpers/bundle-images.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
-import { mapLimit } from '../src/publish/publish.js';
+import { mapLimit } from '../src/catalog/map-limit.js';
 
 const CSV_PATH = 'manifests/thing.clusterserviceversion.yaml';
 const CRD_PATH = 'manifests/things.crd.yaml';

@@ -20,6 +20,7 @@ import { bundleLabels, pushBundle, pushImage, type Files } from './helpers/bundl
 import { haveOpm, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { haveRegistryTools, startRegistry, type RunningRegistry } from './helpers/registry.js';
 import { cliCommand } from './helpers/cli.js';
+import { freePort } from './helpers/fleet.js';
 
 const renderTemplateCommand = cliCommand('render-template');
 
@@ -352,6 +353,17 @@ spec:
     expect(counting.stats.requests - before).toBe(0);
     expect(renderer.cached).toBe(1);
     counting.close();
+  });
+
+  it('for the crd-upgrade check: a registry that cannot be reached rejects (the check asks it no more); an image it lacks is undefined', async () => {
+    const closed = `127.0.0.1:${await freePort()}`; // nothing listens there
+    const asking = new RegistryClient({ insecureHosts: [registry.host, closed] });
+    const manifests = bundleManifests(bundleRenderer(asking));
+    await expect(manifests(`${closed}/example/foo-bundle:v1`)).rejects.toThrow(
+      `cannot reach registry ${closed}`,
+    );
+    expect(await manifests(`${registry.host}/example/not-pushed:v1`)).toBeUndefined();
+    asking.close();
   });
 
   it('images opm refuses are refused with the reason', async () => {

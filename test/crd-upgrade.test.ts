@@ -301,6 +301,43 @@ describe('crd-upgrade check on built catalogs', () => {
     expect(images.sort()).toEqual(['quay.io/example/foo-bundle:v1.0.0', 'quay.io/example/foo-bundle:v1.1.0']);
   });
 
+  it('a registry that cannot be reached is asked a few images at once, then no more; the note says why and to re-run', async () => {
+    // 20 bundles of a new package on quay.io, and the last one's image on another registry.
+    const versions = Array.from({ length: 20 }, (_, i) => `1.0.${i}`);
+    const blobs = versions.map((ver, i) => {
+      const blob = withCrds(ver, null);
+      return i === versions.length - 1 ? { ...blob, image: `registry.example.com/foo-bundle:v${ver}` } : blob;
+    });
+    const entries = versions.map((ver, i) =>
+      i === 0 ? v(ver) : { name: v(ver), replaces: v(versions[i - 1]!) },
+    );
+    const { root, load } = await twoCatalogs(null, [...chain(...entries), ...blobs]);
+    const asked: string[] = [];
+    const renderBundle = async (image: string) => {
+      asked.push(image);
+      await new Promise((r) => setTimeout(r, 5));
+      if (image.startsWith('quay.io/'))
+        throw new Error('cannot reach registry quay.io (https://quay.io): ENETUNREACH');
+      return [JSON.stringify(widgets(OLD))];
+    };
+    const result = await crdUpgradeCheck([root], load, { renderBundle });
+    // The ones asked at once before the first answer; none after it.
+    const quay = asked.filter((i) => i.startsWith('quay.io/'));
+    expect(quay.length).toBeGreaterThan(0);
+    expect(quay.length).toBeLessThanOrEqual(8);
+    // Another registry is still asked.
+    expect(asked).toContain('registry.example.com/foo-bundle:v1.0.19');
+    expect(result.conclusion).toBe('neutral');
+    const notes = result.findings.filter((d) => d.rule === 'CRD-NEEDS-IMAGE');
+    expect(notes.length).toBeGreaterThan(0);
+    for (const note of notes) {
+      expect(note.message).toContain(
+        'could not be read: cannot reach registry quay.io (https://quay.io): ENETUNREACH',
+      );
+      expect(note.hint).toContain('/retest');
+    }
+  });
+
   it('reads only the files of the bundles it needs', async () => {
     // Only foo's file, only for the head: the one edge is new, so the base copy is not needed.
     const { root, headDir } = await newBundleOver([widgets(OLD)], [widgets(OLD)], {

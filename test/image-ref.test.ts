@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseImageReference, validatePullSpec } from '../src/catalog/image-ref.js';
 import { haveOpm, OPM } from './helpers/oracle.js';
+import { mapLimit } from '../src/catalog/map-limit.js';
 
 const hex = (n: number, ch = 'a'): string => ch.repeat(n);
 const SHA256 = `sha256:${hex(64, 'b')}`;
@@ -195,24 +196,6 @@ function runOpm(dir: string): Promise<OpmResult> {
 function opmMessage(stderr: string): string | undefined {
   const m = /msg="((?:[^"\\]|\\.)*)"/.exec(stderr);
   return m?.[1] === undefined ? undefined : (JSON.parse(`"${m[1]}"`) as string);
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T, i);
-    }
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
-  return out;
 }
 
 describe.skipIf(!haveOpm)('differential against opm validate', () => {

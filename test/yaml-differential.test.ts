@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, renderJson, validateCatalog } from '../src/catalog/index.js';
 import { READ_REFUSALS } from '../src/catalog/fbc/decode.js';
 import { sortedJson } from '../src/catalog/fbc/load.js';
-import { mapLimit } from '../src/publish/publish.js';
+import { mapLimit } from '../src/catalog/map-limit.js';
 import { haveOpm, jsonStream, OPM, removeTree, writeTree } from './helpers/oracle.js';
 import { cornerTree, yamlCorners, type Corner } from './helpers/yaml-corners.js';
 

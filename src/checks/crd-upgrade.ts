@@ -10,6 +10,8 @@ import type { Diagnostic } from '../catalog/diagnostics.js';
 import type { Model, ModelBundle } from '../catalog/fbc/model.js';
 import type { Version } from '../catalog/versions/semver.js';
 import { v1Successors } from '../catalog/olm/v1.js';
+import { mapLimit } from '../catalog/map-limit.js';
+import { parseImageReference } from '../catalog/image-ref.js';
 import { findingsTable, toAnnotations, type CheckResult } from './check.js';
 import type { BundleDirectoryManifests, LoadBundleObjects, Side } from './crd-upgrade-objects.js';
 import type { CheckedRoot } from './checked-root.js';
@@ -19,8 +21,15 @@ export { bundleDirectoryManifests, directoryObjectLoader, gitObjectLoader } from
 
 export const CRD_UPGRADE_CHECK = 'catalog-bot/crd-upgrade';
 
-/** Manifests (JSON texts) of a bundle image, for bundles the catalog has no objects for. */
+/**
+ * Manifests (JSON texts) of a bundle image, for bundles the catalog has no objects for;
+ * undefined when the image has none to give. Rejects when the image's registry could not be
+ * asked (unreachable, over a limit): the check asks that registry about no other image.
+ */
 export type RenderBundle = (image: string) => Promise<string[] | undefined>;
+
+/** Bundle images rendered at once by one check (each waits on a registry). */
+const RENDER_CONCURRENCY = 8;
 
 export interface CrdUpgradeOptions {
   /**
@@ -117,6 +126,12 @@ class ObjectStore {
   private readonly missing = new Map<string, { problem: string; dir?: string }>();
   private readonly crds = new Map<string, Map<string, Crd> | undefined>();
   private readonly rendered = new Map<string, Promise<string[] | undefined>>();
+  /** The bundle image of a bundle that had to be rendered. */
+  private readonly images = new Map<string, string>();
+  /** Why a bundle image could not be read, by image. */
+  private readonly unread = new Map<string, string>();
+  /** Registries that could not be asked, and why: not asked again by this check. */
+  private readonly down = new Map<string, string>();
 
   constructor(
     private readonly root: string,
@@ -135,6 +150,7 @@ class ObjectStore {
     }
     // Bundles without manifests in the catalog: their bundle directory, else the image if a
     // renderer is given.
+    const toRender: { key: string; image: string }[] = [];
     for (const b of blobs) {
       const key = `${side}\0${b.name}`;
       if (this.objects.has(key)) continue;
@@ -148,16 +164,49 @@ class ObjectStore {
         this.missing.set(key, found);
       }
       if (b.objectCount === 0 && this.render && b.image !== '') {
-        let pending = this.rendered.get(b.image);
-        if (!pending) {
-          pending = this.render(b.image).catch(() => undefined);
-          this.rendered.set(b.image, pending);
-        }
-        this.objects.set(key, await pending);
+        toRender.push({ key, image: b.image });
+        this.images.set(key, b.image);
       } else {
         this.objects.set(key, undefined);
       }
     }
+    await mapLimit(toRender, RENDER_CONCURRENCY, async ({ key, image }) => {
+      this.objects.set(key, await this.renderOnce(image));
+    });
+  }
+
+  private renderOnce(image: string): Promise<string[] | undefined> {
+    let pending = this.rendered.get(image);
+    if (!pending) {
+      pending = this.renderImage(image);
+      this.rendered.set(image, pending);
+    }
+    return pending;
+  }
+
+  /** An image's manifests; a registry that could not be asked once is not asked again. */
+  private async renderImage(image: string): Promise<string[] | undefined> {
+    const registry = parseImageReference(image)?.domain;
+    const down = registry === undefined ? undefined : this.down.get(registry);
+    if (down !== undefined) {
+      this.unread.set(image, down);
+      return undefined;
+    }
+    try {
+      return await this.render!(image);
+    } catch (error) {
+      const problem = (error as Error).message;
+      if (registry !== undefined) this.down.set(registry, problem);
+      this.unread.set(image, problem);
+      return undefined;
+    }
+  }
+
+  /** Why the bundle image of a bundle could not be read, when it was asked for and could not be. */
+  unreadImageOf(side: Side, name: string): { image: string; problem: string } | undefined {
+    const image = this.images.get(`${side}\0${name}`);
+    const problem = image === undefined ? undefined : this.unread.get(image);
+    return image === undefined || problem === undefined ? undefined : { image, problem };
   }
 
   /** Where a bundle's manifests were read from: the catalog, or the directory. */
@@ -389,20 +438,30 @@ function uncheckedFindings(
     const why = missing.map((m) => store.missingOf(m === to ? 'head' : fromSide(m), m));
     const unusable = why.filter((w) => w?.dir !== undefined);
     const reasons = why.flatMap((w) => (w ? [w.problem] : []));
+    // Images asked for and not read (a registry down): a re-run may read them.
+    const unread = missing.flatMap((m) => {
+      const u = store.unreadImageOf(m === to ? 'head' : fromSide(m), m);
+      return u ? [`the bundle image ${u.image} of ${m} could not be read: ${u.problem}`] : [];
+    });
     findings.push({
       rule: unusable.length > 0 ? 'CRD-BUNDLE-DIRECTORY' : 'CRD-NEEDS-IMAGE',
       level: 'notice',
       message:
         `upgrades to ${to} (from ${u.froms.slice(0, 5).join(', ')}${u.froms.length > 5 ? `, and ${u.froms.length - 5} more` : ''}) were not checked for CRD changes: ` +
         `the catalog has no manifests for ${missing.join(', ')} (only olm.csv.metadata)` +
-        (reasons.length > 0 ? `, and no bundle directory has them: ${reasons.join('; ')}` : ''),
+        (reasons.length > 0 ? `, and no bundle directory has them: ${reasons.join('; ')}` : '') +
+        (unread.length > 0
+          ? `; ${unread.slice(0, 3).join('; ')}${unread.length > 3 ? `; and ${unread.length - 3} more images` : ''}`
+          : ''),
       file: blob ? `${root.path}/${blob.pos.file}` : undefined,
       line: blob?.pos.line,
       package: name,
       hint:
         unusable.length > 0
           ? `Fix the bundle directory so that opm can read it and its CSV is the bundle's (\`catalog-bot/bundle\` names the problem); then its CRDs are compared.`
-          : 'The CRDs live in the bundle image: add the bundle directory under bundles.path, or compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
+          : unread.length > 0
+            ? 'Re-run the check (/retest) when the registry answers, or add the bundle directory under bundles.path.'
+            : 'The CRDs live in the bundle image: add the bundle directory under bundles.path, or compare the CRDs of the two bundle images (or render the bundle with its manifests as olm.bundle.object properties).',
     });
   }
   return findings;

@@ -11,6 +11,10 @@ import type { RepoConfig } from './config.js';
 export type RegistryErrorKind =
   'auth' | 'denied' | 'unreachable' | 'not-found' | 'insecure' | 'http' | 'limit' | 'internal';
 
+/** Kinds that say the registry cannot be asked now, whatever the image: asked about no other. */
+export const isRegistryDown = (kind: RegistryErrorKind | undefined): boolean =>
+  kind === 'unreachable' || kind === 'limit' || kind === 'internal';
+
 export type ImageStatus = 'exists' | 'missing' | 'unreachable' | 'disallowed' | 'invalid';
 
 export interface ImageCheck {

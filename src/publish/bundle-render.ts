@@ -231,6 +231,8 @@ export function bundleResolverFromRegistry(
 /**
  * The manifests (JSON texts) of a bundle image, for checks that need a bundle's objects
  * (the crd-upgrade check's `renderBundle`); undefined when the image cannot be rendered.
+ * A registry that could not be asked (unreachable, over a limit, internal) rejects: the
+ * check then asks it about no other image (docs/validation-rules.md, crd-upgrade).
  */
 export function bundleManifests(renderer: BundleRenderer): (image: string) => Promise<string[] | undefined> {
   return async (image) => {
@@ -238,8 +240,11 @@ export function bundleManifests(renderer: BundleRenderer): (image: string) => Pr
       const { blob } = await renderer.render(image);
       return bundleObjectTexts(blob.properties as PropertyLike[]);
     } catch (err) {
-      if (err instanceof BundleRenderError) return undefined;
-      throw err;
+      if (!(err instanceof BundleRenderError)) throw err;
+      const cause = err.cause;
+      if (cause instanceof RegistryError && cause.registryDown)
+        throw new Error(cause.message, { cause: err });
+      return undefined;
     }
   };
 }

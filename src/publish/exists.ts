@@ -1,7 +1,7 @@
 // Does an image exist in its registry? For the `catalog-bot/images` check: one HEAD per
 // reference, a bounded number at a time, digest-pinned answers remembered.
-import { parseRefSafe, registryAllowed, type ImageCheck } from '../checks/registry-policy.js';
-import { mapLimit } from './publish.js';
+import { isRegistryDown, parseRefSafe, registryAllowed, type ImageCheck } from '../checks/registry-policy.js';
+import { mapLimit } from '../catalog/map-limit.js';
 import {
   formatRef,
   parseRef,
@@ -112,11 +112,7 @@ export async function checkImages(
     if (downReason !== undefined) return { ref, status: 'unreachable', reason: downReason };
     const result = await imageExists(ref, options.client);
     // A registry that cannot be reached, or hits a size or time limit, is not asked again.
-    if (
-      result.status === 'unreachable' &&
-      result.kind !== undefined &&
-      ['unreachable', 'limit', 'internal'].includes(result.kind)
-    )
+    if (result.status === 'unreachable' && isRegistryDown(result.kind))
       down.set(parsed.registry, result.reason);
     cache.set(key, result);
     return result;

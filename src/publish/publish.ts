@@ -24,6 +24,7 @@ import {
 import { layerFromFiles, readCatalogFiles, type CatalogLayer } from './layer.js';
 import type { Blob } from './oci.js';
 import { formatRef, parseRef, type ImageRef, type RegistryClient } from './registry.js';
+import { mapLimit } from '../catalog/map-limit.js';
 
 export interface PublishResult {
   tag: string;
@@ -136,20 +137,6 @@ export async function commitTime(repoDir: string, rev: string): Promise<string> 
   const seconds = await commitSeconds(repoDir, rev);
   if (!Number.isInteger(seconds)) throw new Error(`cannot read the commit time of ${rev}`);
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** Run `work` over `items` with at most `limit` at a time. */
-export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }
 
 const BLOB_CONCURRENCY = 4;

@@ -7,7 +7,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { parseRef, type ImageRef, type RepoRef } from '../catalog/image-ref.js';
-import type { RegistryErrorKind } from '../checks/registry-policy.js';
+import { isRegistryDown, type RegistryErrorKind } from '../checks/registry-policy.js';
 import { MANIFEST_ACCEPT, sha256 } from './oci.js';
 
 // Reference parsing is the core's (src/catalog/image-ref.ts); the client's callers find it here too.
@@ -37,6 +37,10 @@ export class RegistryError extends Error {
   ) {
     super(message);
     this.name = 'RegistryError';
+  }
+  /** The registry cannot be asked now, whatever the image: not reached, over a limit, internal. */
+  get registryDown(): boolean {
+    return isRegistryDown(this.kind);
   }
   /** Worth another try: a server error or a dropped connection. */
   get transient(): boolean {
