@@ -227,6 +227,21 @@ describe('catalog-bot app: acting on a bundle pull request', () => {
     expect(gh.merges).toEqual([]);
   }, 180_000);
 
+  it('a branch deleted after its check gets no release commit, and the job ends there (no retries)', async () => {
+    made.branch('bundle-only');
+    const head = contribute(1, 'bundle-only');
+    // The contributor deletes the branch while the App is about to write.
+    gh.onBranch = (name) => {
+      if (name === 'pr-1') execFileSync('git', ['-C', bare, 'update-ref', '-d', 'refs/heads/pr-1']);
+    };
+    await app.pullRequest(1, 'opened');
+    expect(conclusion(head, 'catalog-bot/bundle')).toBe('success');
+    expect(gh.refUpdates).toEqual([]);
+    expect(said(1).some((b) => b.includes('Pushed'))).toBe(false);
+    // A gone branch is not an error to try again (each retry waited longer: 15 s in all).
+    expect(app.failedJobs).toEqual([]);
+  }, 180_000);
+
   it('a release that is refused writes nothing: no push, no merge, and after a merge by hand no release pull request', async () => {
     made.branch('bad-channel', () => {
       const file = join(made.repo, BUNDLE_DIR, 'release-config.yaml');

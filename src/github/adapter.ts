@@ -138,6 +138,14 @@ function repositories(octokit: Octokit): GitHub['repos'] {
   return {
     get: async (ref) => (await octokit.rest.repos.get({ ...ref })).data,
     branch: async (ref, name) => (await octokit.rest.repos.getBranch({ ...ref, branch: name })).data,
+    findBranch: (ref, name) =>
+      octokit.rest.repos.getBranch({ ...ref, branch: name }).then(
+        ({ data }) => data,
+        (e: unknown) => {
+          if ((e as { status?: number }).status === 404) return undefined;
+          throw e;
+        },
+      ),
     branchRules: async (ref, name) =>
       (await octokit.rest.repos.getBranchRules({ ...ref, branch: name, per_page: 100 })).data,
     fileText: (ref, path, at) =>

@@ -112,6 +112,8 @@ export interface GitData {
 export interface Repositories {
   get(ref: RepoRef): Promise<Repository>;
   branch(ref: RepoRef, name: string): Promise<RepositoryBranch>;
+  /** A branch that may be gone (a contributor's, a queue's, the bot's own): undefined when it is. */
+  findBranch(ref: RepoRef, name: string): Promise<RepositoryBranch | undefined>;
   /** Repository rules (rulesets) that apply to a branch. */
   branchRules(ref: RepoRef, name: string): Promise<BranchRule[]>;
   /** A file's text on a branch or commit; undefined when there is none. */

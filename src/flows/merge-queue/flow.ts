@@ -91,12 +91,7 @@ export function mergeGroupHandler(
 /** Whether the group is still GitHub's: not destroyed, its queue branch still at its head. */
 async function alive(github: GitHub, job: MergeGroupJob): Promise<boolean> {
   if (destroyed.has(job.headSha)) return false;
-  try {
-    return (await github.repos.branch(job.ref, job.headRef)).commit.sha === job.headSha;
-  } catch (error) {
-    if ((error as { status?: number }).status === 404) return false;
-    throw error;
-  }
+  return (await github.repos.findBranch(job.ref, job.headRef))?.commit.sha === job.headSha;
 }
 
 /** What one group's checks found. */

@@ -148,10 +148,7 @@ function plainReply(
 export async function editPullJob(context: JobContext, data: EditPullJob): Promise<void> {
   const { github, log } = context;
   const ref: RepoRef = data.ref;
-  const current = await github.repos.branch(ref, data.branch).catch((error: { status?: number }) => {
-    if (error.status === 404) return undefined;
-    throw error;
-  });
+  const current = await github.repos.findBranch(ref, data.branch);
   if (current?.commit.commit.tree.sha !== data.tree) {
     const sha = await commitFilesOn(
       github,

@@ -113,7 +113,11 @@ export async function releasePushJob(
   const repo = await github.repos.get(ref);
   const branch = pr.head.ref;
   if (branch === repo.default_branch) return;
-  const tip = await github.repos.branch(ref, branch);
+  const tip = await github.repos.findBranch(ref, branch);
+  if (tip === undefined) {
+    log.info({ pr: job.number, branch }, 'the branch is gone: no release commit');
+    return;
+  }
   if (tip.commit.sha !== job.headSha) {
     log.info({ pr: job.number, branch }, 'the branch moved since its check: no release commit');
     return;

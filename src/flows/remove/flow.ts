@@ -44,12 +44,7 @@ export function removalBranch(pkg: string, directory: string | null): string {
 }
 
 async function branchTip(github: GitHub, ref: RepoRef, name: string): Promise<string | undefined> {
-  try {
-    return (await github.repos.branch(ref, name)).commit.sha;
-  } catch (error) {
-    if ((error as { status?: number }).status === 404) return undefined;
-    throw error;
-  }
+  return (await github.repos.findBranch(ref, name))?.commit.sha;
 }
 
 type Planned =
