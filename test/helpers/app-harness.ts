@@ -2,7 +2,7 @@
 // holding the refs a test needs, the real Probot server (app-server.ts) with signed
 // webhooks, and deliveries that resolve once every job they caused is done.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -134,7 +134,8 @@ export function fooThreePullsOrigin<More extends object>(
 export function copyOrigin<Commits extends object>(origin: Origin<Commits>): Origin<Commits> {
   const root = mkdtempSync(join(tmpdir(), 'catalog-bot-origin-copy-'));
   const bare = join(root, 'origin.git');
-  cpSync(origin.bare, bare, { recursive: true });
+  // Every ref (refs/pull/* too), the objects hard-linked: a copy of the files took seconds.
+  execFileSync('git', ['clone', '-q', '--mirror', origin.bare, bare]);
   return { ...origin, bare, git: gitIn(bare), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 

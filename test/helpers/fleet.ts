@@ -7,11 +7,10 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { privateKey } from './github.js';
+import { privateKey, webhookExample as example } from './github.js';
 import { GitHubServer, type ServerCheckRun, type ServerPull, type ServerRepo } from './github-server.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -232,16 +231,6 @@ export interface FleetOptions {
   roles?: string[];
   /** The replica's entry point (default: dist/server.js next to this project). */
   server: string;
-}
-
-const require = createRequire(import.meta.url);
-
-function example(name: string, action: string): Record<string, unknown> {
-  const file = require.resolve('@octokit/webhooks-examples/api.github.com/index.json');
-  const all = JSON.parse(readFileSync(file, 'utf8')) as { name: string; examples: { action?: string }[] }[];
-  const found = all.find((e) => e.name === name)?.examples.find((e) => e.action === action);
-  if (!found) throw new Error(`no ${name}.${action} example`);
-  return structuredClone(found) as Record<string, unknown>;
 }
 
 export interface DeliveryResult {

@@ -11,6 +11,8 @@
 // with github-server.ts (bench/github-app.mjs).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { underContract } from './github-contract.js';
 import type { MergeQueueModel } from './merge-queue.js';
 
@@ -368,7 +370,9 @@ export class GitHubModel {
     const key = `${repo.owner}/${repo.name}:${name}`;
     const known = this.options.cacheBranches ? this.#branches.get(key) : undefined;
     if (known !== undefined) return known;
-    const sha = this.git(repo, 'rev-parse', '--verify', `refs/heads/${name}`);
+    const sha =
+      readRef(repo.bare, `refs/heads/${name}`) ??
+      this.git(repo, 'rev-parse', '--verify', `refs/heads/${name}`);
     if (this.options.cacheBranches) this.#branches.set(key, sha);
     return sha;
   }
@@ -1095,4 +1099,26 @@ function secondaryLimit(seconds: number): Reply {
     },
     { 'retry-after': String(seconds) },
   ];
+}
+
+/**
+ * A ref's commit read from its file (loose, else packed-refs), as git reads it: the model
+ * answers every pull request with its branch's head, and a git process for each was most
+ * of an App test's time. Anything else (a symbolic ref, no such ref) is left to git.
+ */
+function readRef(bare: string, ref: string): string | undefined {
+  const sha = /^[0-9a-f]{40}$/;
+  try {
+    const loose = readFileSync(join(bare, ref), 'utf8').trim();
+    return sha.test(loose) ? loose : undefined;
+  } catch {
+    // not a loose ref: packed, or none
+  }
+  try {
+    for (const line of readFileSync(join(bare, 'packed-refs'), 'utf8').split('\n'))
+      if (line.endsWith(` ${ref}`) && sha.test(line.slice(0, 40))) return line.slice(0, 40);
+  } catch {
+    // no packed-refs
+  }
+  return undefined;
 }

@@ -59,12 +59,13 @@ interface Example {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Payload = any;
 
-/** The `pull_request.<action>` example payload, pointed at the example repo. */
-/** A copy of a real payload from @octokit/webhooks-examples. */
+let webhookExamples: Example[] | undefined;
+
+/** A copy of a real payload from @octokit/webhooks-examples (the 4 MB file is read once). */
 export function webhookExample(name: string, action?: string): Payload {
   const file = require.resolve('@octokit/webhooks-examples/api.github.com/index.json');
-  const all = JSON.parse(readFileSync(file, 'utf8')) as Example[];
-  const example = all.find((e) => e.name === name)?.examples.find((e) => e.action === action);
+  webhookExamples ??= JSON.parse(readFileSync(file, 'utf8')) as Example[];
+  const example = webhookExamples.find((e) => e.name === name)?.examples.find((e) => e.action === action);
   if (!example) throw new Error(`no ${name}.${action} example`);
   return structuredClone(example) as Payload;
 }
