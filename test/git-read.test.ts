@@ -16,6 +16,7 @@ import {
   newestCommitChangingText,
 } from '../src/git/read.js';
 import { makeCopRepo } from './helpers/cop-repo.js';
+import { isObjectId, KeptAnswers } from '../src/git/kept.js';
 
 const cop = makeCopRepo('clusterpulse/1.0.2');
 afterAll(() => cop.cleanup());
@@ -78,5 +79,38 @@ describe('src/git/read.ts on a community-operators-prod checkout', () => {
     expect(line[0]!.parents).toEqual([main]);
     expect(line[2]!.parents).toEqual([line[1]!.commit, pr]);
     expect(await firstParentCommits(cop.repo, main, 'line', 2)).toHaveLength(2);
+  });
+});
+
+describe('answers kept by object id (src/git/kept.ts)', () => {
+  it('shares a pending answer, drops the least recently used past the weight, and never keeps a failure', async () => {
+    const kept = new KeptAnswers<string[]>(4, (a) => a.length);
+    const asked: string[] = [];
+    const answer = (key: string, value: string[]) => () => {
+      asked.push(key);
+      return Promise.resolve(value);
+    };
+    const [a1, a2] = [kept.get('a', answer('a', ['1', '2'])), kept.get('a', answer('a', ['x']))];
+    expect(await a1).toBe(await a2);
+    await kept.get('b', answer('b', ['3']));
+    await kept.get('a', answer('a', ['x'])); // a used last: b is the oldest now
+    await kept.get('c', answer('c', ['4', '5'])); // weight 5 > 4: b goes
+    await kept.get('a', answer('a', ['x']));
+    await kept.get('b', answer('b', ['3']));
+    expect(asked).toEqual(['a', 'b', 'c', 'b']);
+    let failures = 0;
+    const failing = () => {
+      failures++;
+      return Promise.reject(new Error('no such tree'));
+    };
+    await expect(kept.get('d', failing)).rejects.toThrow('no such tree');
+    await expect(kept.get('d', failing)).rejects.toThrow('no such tree');
+    expect(failures).toBe(2);
+    expect([
+      isObjectId('a'.repeat(40)),
+      isObjectId('a'.repeat(64)),
+      isObjectId('main'),
+      isObjectId('A'.repeat(40)),
+    ]).toEqual([true, true, false, false]);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySource, GitTreeSource, validateCatalog } from '../src/catalog/index.js';
@@ -160,6 +160,27 @@ describe('GitTreeSource', () => {
     const old = await validateCatalog(new GitTreeSource(repo, first, 'catalogs/v1'));
     expect(head.valid).toBe(true);
     expect(old.valid).toBe(false);
+  });
+
+  it('lists a tree named by its id once per thread; a ref is listed again each time', async () => {
+    const repo = writeTree(catalog);
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'catalog');
+    const id = git(repo, 'rev-parse', 'HEAD').trim();
+    const first = await new GitTreeSource(repo, id, 'catalogs/v1').list();
+    expect(first.map((e) => e.path)).toEqual([
+      '.indexignore',
+      'README.md',
+      'foo/bundles.json',
+      'foo/catalog.yaml',
+    ]);
+    // With the repository's objects gone, only what was listed by id can still be listed.
+    rmSync(join(repo, '.git', 'objects'), { recursive: true });
+    expect(await new GitTreeSource(repo, id, 'catalogs/v1').list()).toEqual(first);
+    await expect(new GitTreeSource(repo, 'main', 'catalogs/v1').list()).rejects.toThrow(/git ls-tree failed/);
+    await expect(new GitTreeSource(repo, id, 'catalogs').list()).rejects.toThrow(/git ls-tree failed/);
   });
 
   it('refuses roots outside the repository and unknown revisions', async () => {

@@ -1,6 +1,7 @@
 // Questions the App and the checks ask of a repository's commits, each a named function so no
 // raw git arguments are written outside src/git/ (docs/architecture.md, "src/git/"). Revisions
 // come from the App (object ids, refs it names), never from a pull request's text.
+import { isObjectId, KeptAnswers } from './kept.js';
 import { gitRecords, runGit } from './run.js';
 
 // The catalog loader reads a commit's blobs in bounded batches (GitTreeSource).
@@ -100,10 +101,18 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
   );
 }
 
+// Whole-tree listings of commits named by id, kept (kept.ts): each check of a job asks.
+const directoryLists = new KeptAnswers<readonly string[]>(50_000, (dirs) => dirs.length);
+const fileEntryLists = new KeptAnswers<ReadonlyMap<string, TreeFileEntry>>(50_000, (m) => m.size);
+
 /** The paths of every directory of `rev`'s tree, at any depth. */
-export async function directoriesAt(dir: string, rev: string): Promise<string[]> {
-  const out = await runGit(dir, ['ls-tree', '-r', '-d', '-z', '--name-only', rev]);
-  return out.toString('utf8').split('\0').filter(Boolean);
+export function directoriesAt(dir: string, rev: string): Promise<readonly string[]> {
+  const list = async () =>
+    (await runGit(dir, ['ls-tree', '-r', '-d', '-z', '--name-only', rev]))
+      .toString('utf8')
+      .split('\0')
+      .filter(Boolean);
+  return isObjectId(rev) ? directoryLists.get(`${dir}\0${rev}`, list) : list();
 }
 
 /** The paths of the files that differ between two commits (a rename is a delete and an add). */
@@ -119,14 +128,17 @@ export interface TreeFileEntry {
 }
 
 /** Every file of `rev`'s tree, at any depth, by path: one listing of the whole tree. */
-export async function fileEntriesAt(dir: string, rev: string): Promise<Map<string, TreeFileEntry>> {
-  const listing = (await runGit(dir, ['ls-tree', '-r', '-z', rev])).toString('utf8');
-  const out = new Map<string, TreeFileEntry>();
-  for (const entry of listing.split('\0')) {
-    const m = /^(\S+) \S+ (\S+)\t(.*)$/s.exec(entry);
-    if (m) out.set(m[3] as string, { mode: m[1] as string, id: m[2] as string });
-  }
-  return out;
+export function fileEntriesAt(dir: string, rev: string): Promise<ReadonlyMap<string, TreeFileEntry>> {
+  const list = async () => {
+    const listing = (await runGit(dir, ['ls-tree', '-r', '-z', rev])).toString('utf8');
+    const out = new Map<string, TreeFileEntry>();
+    for (const entry of listing.split('\0')) {
+      const m = /^(\S+) \S+ (\S+)\t(.*)$/s.exec(entry);
+      if (m) out.set(m[3] as string, { mode: m[1] as string, id: m[2] as string });
+    }
+    return out;
+  };
+  return isObjectId(rev) ? fileEntryLists.get(`${dir}\0${rev}`, list) : list();
 }
 
 /** The names in directory `path` of `rev` (`''` the top), or undefined when `rev` has no such directory. */

@@ -15,6 +15,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import { goStringCompare } from '../go/gostrings.js';
 import { listTreeRecords, readBlobs } from '../../git/read.js';
+import { isObjectId, KeptAnswers } from '../../git/kept.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -256,11 +257,17 @@ interface TreeEntry {
 }
 
 /** A catalog root inside one commit of a git repository. */
+/**
+ * Listings of trees named by a full object id (src/git/kept.ts): one job's checks list the
+ * same catalog roots and bundle directories several times, each check its own source.
+ */
+const listings = new KeptAnswers<readonly TreeEntry[]>(50_000, (entries) => entries.length);
+
 export class GitTreeSource implements CatalogSource {
   readonly label: string;
   private readonly prefix: string;
   // The listing, asked once: several loads of this source may wait for it at the same time.
-  private entries: Promise<TreeEntry[]> | undefined;
+  private entries: Promise<readonly TreeEntry[]> | undefined;
   private readonly blobOf = new Map<string, { object: string; size: number }>();
 
   /** `root` is the catalog root's path inside the repository ('' or '.' for the top). */
@@ -279,11 +286,16 @@ export class GitTreeSource implements CatalogSource {
     this.label = `${rev}:${clean === '' ? '.' : clean}`;
   }
 
-  private tree(): Promise<TreeEntry[]> {
-    this.entries ??= this.listTree().catch((error: unknown) => {
-      this.entries = undefined; // a failed listing is asked again next time
-      throw error;
-    });
+  private tree(): Promise<readonly TreeEntry[]> {
+    this.entries ??= (
+      isObjectId(this.rev)
+        ? listings.get(`${this.repo}\0${this.rev}\0${this.prefix}`, () => this.listTree())
+        : this.listTree()
+    ) // a ref moves: listed again by each source
+      .catch((error: unknown) => {
+        this.entries = undefined; // a failed listing is asked again next time
+        throw error;
+      });
     return this.entries;
   }
 

@@ -1,0 +1,50 @@
+// Answers about git objects named by their full id, kept by this thread: what an id names
+// never changes, and one job's checks ask the same questions of the same commits (each
+// check its own source of a catalog root, each its own list of catalog roots).
+
+const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** Is `rev` a full object id (sha1 or sha256), which always names the same object? */
+export const isObjectId = (rev: string): boolean => OBJECT_ID.test(rev);
+
+/**
+ * Answers kept by key, the least recently used dropped first once their weight (`weigh`:
+ * entries held, say) is over `maxWeight`. A failed answer is not kept. A pending answer is
+ * shared by all who ask for it meanwhile.
+ */
+export class KeptAnswers<T> {
+  private readonly kept = new Map<string, { answer: Promise<T>; weight: number }>();
+  private weight = 0;
+
+  constructor(
+    private readonly maxWeight: number,
+    private readonly weigh: (answer: T) => number,
+  ) {}
+
+  get(key: string, compute: () => Promise<T>): Promise<T> {
+    const hit = this.kept.get(key);
+    if (hit) {
+      this.kept.delete(key); // the most recently used last
+      this.kept.set(key, hit);
+      return hit.answer;
+    }
+    const held = { answer: compute(), weight: 0 };
+    this.kept.set(key, held);
+    held.answer.then(
+      (answer) => {
+        if (this.kept.get(key) !== held) return;
+        held.weight = this.weigh(answer);
+        this.weight += held.weight;
+        for (const [oldest, o] of this.kept) {
+          if (this.weight <= this.maxWeight) break;
+          this.kept.delete(oldest);
+          this.weight -= o.weight;
+        }
+      },
+      () => {
+        if (this.kept.get(key) === held) this.kept.delete(key);
+      },
+    );
+    return held.answer;
+  }
+}
