@@ -9,12 +9,13 @@
 //   written by someone other than the App keeps nobody out of a batch;
 // - a burst: one combined check for all, a pull request that conflicts named once;
 // - a batch of one is the single merge of the merge gate.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type AppHarness,
+  copyOrigin,
   fooCatalogValidOnMain,
   fooThreePullsOrigin,
   startAppHarness,
-  type AppHarness,
 } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 
@@ -49,8 +50,13 @@ describe('batch merge without a merge queue', () => {
   let midCheck: (flow: string) => void = () => undefined;
   const flows: string[] = [];
 
+  // The commits are made once; each test has its own copy of the bare repository.
+  let template: ReturnType<typeof makeRepo> | undefined;
+  afterAll(() => template?.cleanup());
+
   beforeEach(async () => {
-    repo = makeRepo();
+    template ??= makeRepo();
+    repo = copyOrigin(template);
     app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => {

@@ -9,12 +9,13 @@
 // - an attack: a push after the approved head was queued fails the group on permissions;
 // - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
 //   group whose base moved: no crash, no stale green run, and the queue still merges.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type AppHarness,
+  copyOrigin,
   fooCatalogValidOnMain,
   fooThreePullsOrigin,
   startAppHarness,
-  type AppHarness,
 } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
@@ -46,8 +47,13 @@ describe('GitHub merge queue', () => {
   /** Called when a flow's checks are done (mid-job), with the flow's name. */
   let midCheck: (flow: string) => void = () => undefined;
 
+  // The commits are made once; each test has its own copy of the bare repository.
+  let template: ReturnType<typeof makeRepo> | undefined;
+  afterAll(() => template?.cleanup());
+
   beforeEach(async () => {
-    repo = makeRepo();
+    template ??= makeRepo();
+    repo = copyOrigin(template);
     app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => midCheck(flow),

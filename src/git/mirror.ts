@@ -2,6 +2,7 @@
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
 // A mirror follows the repository, not its name (docs/security.md): it is keyed by the
 // host and the repository id, and fetches from the payload's current `clone_url`.
+import { isObjectId, KeptAnswers } from './kept.js';
 import { runGit } from './run.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -224,9 +225,13 @@ export async function fetchMissingBlobs(dir: string, commits: string[], token?: 
 }
 
 /** The best common ancestor of two commits: where a pull request's change is measured from. */
-export async function mergeBase(dir: string, a: string, b: string): Promise<string> {
-  return (await git(dir, ['merge-base', a, b], undefined)).trim();
+export function mergeBase(dir: string, a: string, b: string): Promise<string> {
+  const ask = async () => (await git(dir, ['merge-base', a, b], undefined)).trim();
+  // Two commits named by id have the same merge base for good: each job asks it several times.
+  return isObjectId(a) && isObjectId(b) ? mergeBases.get(`${dir}\0${a}\0${b}`, ask) : ask();
 }
+
+const mergeBases = new KeptAnswers<string>(10_000, () => 1);
 
 /** Resolve `ref` to a commit sha in the mirror. */
 export async function revParse(dir: string, ref: string): Promise<string> {
