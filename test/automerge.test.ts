@@ -1,7 +1,7 @@
 // Comment commands and auto-merge, end to end through the App: Probot's server on 127.0.0.1
 // with signed webhooks, a real bare repository, the real mirror and checks, and GitHub's API
 // as the one fake (test/helpers/github-model.ts, its nock skin).
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CATALOG_CHANGE_CHECKS } from './helpers/checks.js';
 import { readState } from '../src/handlers/pr-state.js';
 import { jobRunner } from '../src/jobs.js';
@@ -9,8 +9,8 @@ import { InProcessQueue } from '../src/queue.js';
 import { reconcile } from '../src/reconcile.js';
 import { enqueueChecks } from '../src/handlers/pull-request.js';
 import {
-  copyOrigin,
   fooTwoHeadsOrigin,
+  originCopies,
   startAppHarness,
   type AppHarness,
   type CommentEvent,
@@ -48,16 +48,14 @@ type Repo = ReturnType<typeof buildRepo>;
 
 // The repository is built once (about twenty git commands) and each test gets its own copy
 // of the bare repository: the same commits, and nothing a test changes reaches another.
-let template: Repo | undefined;
-afterAll(() => template?.cleanup());
+const nextRepo = originCopies(buildRepo);
 
 // Every test below: the App on its own copy, dave with write access (no package of his own).
 let repo: Repo;
 let app: AppHarness;
 let gh: FakeGitHub;
 beforeEach(async () => {
-  template ??= buildRepo();
-  repo = copyOrigin(template);
+  repo = nextRepo();
   // No grace before a plain /approve counts: test/comment-trust.test.ts holds that rule.
   app = await startAppHarness(repo.bare, [], { approveGraceMs: 0 });
   gh = app.gh;

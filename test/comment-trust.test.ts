@@ -4,11 +4,11 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runPrChecks } from '../src/checks/pr.js';
 import { readState, stateCommentBody } from '../src/handlers/pr-state.js';
 import { issueCommentPayload } from './helpers/app-server.js';
-import { copyOrigin, fooOrigin, startAppHarness, type AppHarness } from './helpers/app-harness.js';
+import { fooOrigin, originCopies, startAppHarness, type AppHarness } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 import { fooBundle as bundle, fooChannel, FOO_ROOT } from './helpers/foo-repo.js';
 import { webhookExample, type Payload } from './helpers/github.js';
@@ -50,13 +50,10 @@ describe('comment commands: who wrote them, what they saw, where they write', ()
   /** GitHub account ids: an edit is told apart by id as well as by login. */
   const ids: Record<string, number> = { alice: 11, bob: 12, carol: 13, dave: 14 };
 
-  // The commits are made once; each test has its own copy of the bare repository.
-  let template: Repo | undefined;
-  afterAll(() => template?.cleanup());
+  const nextRepo = originCopies(makeRepo);
 
   beforeEach(async () => {
-    template ??= makeRepo();
-    repo = copyOrigin(template);
+    repo = nextRepo();
     app = await startAppHarness(repo.bare, []);
     gh = app.gh;
     gh.permissions.set('dave', 'write');

@@ -9,13 +9,13 @@
 //   written by someone other than the App keeps nobody out of a batch;
 // - a burst: one combined check for all, a pull request that conflicts named once;
 // - a batch of one is the single merge of the merge gate.
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  type AppHarness,
-  copyOrigin,
   fooCatalogValidOnMain,
   fooThreePullsOrigin,
+  originCopies,
   startAppHarness,
+  type AppHarness,
 } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 
@@ -50,13 +50,10 @@ describe('batch merge without a merge queue', () => {
   let midCheck: (flow: string) => void = () => undefined;
   const flows: string[] = [];
 
-  // The commits are made once; each test has its own copy of the bare repository.
-  let template: ReturnType<typeof makeRepo> | undefined;
-  afterAll(() => template?.cleanup());
+  const nextRepo = originCopies(makeRepo);
 
   beforeEach(async () => {
-    template ??= makeRepo();
-    repo = copyOrigin(template);
+    repo = nextRepo();
     app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => {

@@ -9,13 +9,13 @@
 // - an attack: a push after the approved head was queued fails the group on permissions;
 // - bad input: a group destroyed while it is checked, a queue branch deleted mid-check, a
 //   group whose base moved: no crash, no stale green run, and the queue still merges.
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  type AppHarness,
-  copyOrigin,
   fooCatalogValidOnMain,
   fooThreePullsOrigin,
+  originCopies,
   startAppHarness,
+  type AppHarness,
 } from './helpers/app-harness.js';
 import type { FakeGitHub } from './helpers/fake-github.js';
 import type { MergeQueueModel } from './helpers/merge-queue.js';
@@ -47,13 +47,10 @@ describe('GitHub merge queue', () => {
   /** Called when a flow's checks are done (mid-job), with the flow's name. */
   let midCheck: (flow: string) => void = () => undefined;
 
-  // The commits are made once; each test has its own copy of the bare repository.
-  let template: ReturnType<typeof makeRepo> | undefined;
-  afterAll(() => template?.cleanup());
+  const nextRepo = originCopies(makeRepo);
 
   beforeEach(async () => {
-    template ??= makeRepo();
-    repo = copyOrigin(template);
+    repo = nextRepo();
     app = await startAppHarness(repo.bare, [], {
       approveGraceMs: 0,
       observeChecks: (flow) => midCheck(flow),

@@ -139,6 +139,17 @@ export function copyOrigin<Commits extends object>(origin: Origin<Commits>): Ori
   return { ...origin, bare, git: gitIn(bare), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
+/**
+ * `make`'s origin made once, on first use (its commits take a few dozen git commands), and a
+ * copy of it for each call: each test changes only its own. Call it where hooks may be
+ * registered (a file or describe block): the original is removed after them.
+ */
+export function originCopies<Commits extends object>(make: () => Origin<Commits>): () => Origin<Commits> {
+  let template: Origin<Commits> | undefined;
+  afterAll(() => template?.cleanup());
+  return () => copyOrigin((template ??= make()));
+}
+
 /** Does foo's catalog (catalogs/v4.21) validate at the tip of main of the bare repository `bare`? */
 export async function fooCatalogValidOnMain(bare: string): Promise<boolean> {
   const main = gitIn(bare)('rev-parse', 'refs/heads/main');
