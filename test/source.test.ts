@@ -183,6 +183,22 @@ describe('GitTreeSource', () => {
     await expect(new GitTreeSource(repo, id, 'catalogs').list()).rejects.toThrow(/git ls-tree failed/);
   });
 
+  it('does not keep a listing over the allowance (a hostile tree of many long names)', async () => {
+    const repo = writeTree({});
+    dirs.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    const run = (args: string[], input: string): string =>
+      execFileSync('git', ['-C', repo, ...args], { input, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }).trim();
+    const blob = run(['hash-object', '-w', '--stdin'], '');
+    // 20,000 names of 400 characters: about 10 MB by the estimate, over the 8 MiB kept.
+    const names = Array.from({ length: 20_000 }, (_, i) => `${String(i).padStart(6, '0')}${'n'.repeat(394)}`);
+    const tree = run(['mktree'], names.map((n) => `100644 blob ${blob}\t${n}`).join('\n') + '\n');
+    const id = git(repo, 'commit-tree', tree, '-m', 'many long names').trim();
+    expect(await new GitTreeSource(repo, id, '').list()).toHaveLength(20_000);
+    rmSync(join(repo, '.git', 'objects'), { recursive: true });
+    await expect(new GitTreeSource(repo, id, '').list()).rejects.toThrow(/git ls-tree failed/);
+  });
+
   it('refuses roots outside the repository and unknown revisions', async () => {
     const repo = makeRepo();
     expect(() => new GitTreeSource(repo, 'HEAD', '../x')).toThrow(/outside the repository/);

@@ -8,6 +8,13 @@ const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 export const isObjectId = (rev: string): boolean => OBJECT_ID.test(rev);
 
 /**
+ * What one kind of listing may keep, in bytes (estimated from path lengths): a hostile pull
+ * request's tree of many long paths is held no longer than its own job needs it, so it
+ * cannot take the heap of the next job in the same check worker (docs/security.md).
+ */
+export const KEPT_LISTING_BYTES = 8 * 1024 * 1024;
+
+/**
  * Answers kept by key, the least recently used dropped first once their weight (`weigh`:
  * entries held, say) is over `maxWeight`. A failed answer is not kept. A pending answer is
  * shared by all who ask for it meanwhile.

@@ -1,7 +1,7 @@
 // Questions the App and the checks ask of a repository's commits, each a named function so no
 // raw git arguments are written outside src/git/ (docs/architecture.md, "src/git/"). Revisions
 // come from the App (object ids, refs it names), never from a pull request's text.
-import { isObjectId, KeptAnswers } from './kept.js';
+import { isObjectId, KEPT_LISTING_BYTES, KeptAnswers } from './kept.js';
 import { gitRecords, runGit } from './run.js';
 
 // The catalog loader reads a commit's blobs in bounded batches (GitTreeSource).
@@ -102,8 +102,14 @@ export async function isAncestor(dir: string, ancestor: string, descendant: stri
 }
 
 // Whole-tree listings of commits named by id, kept (kept.ts): each check of a job asks.
-const directoryLists = new KeptAnswers<readonly string[]>(50_000, (dirs) => dirs.length);
-const fileEntryLists = new KeptAnswers<ReadonlyMap<string, TreeFileEntry>>(50_000, (m) => m.size);
+const directoryLists = new KeptAnswers<readonly string[]>(KEPT_LISTING_BYTES, (dirs) =>
+  dirs.reduce((n, d) => n + d.length + 40, 0),
+);
+const fileEntryLists = new KeptAnswers<ReadonlyMap<string, TreeFileEntry>>(KEPT_LISTING_BYTES, (m) => {
+  let n = 0;
+  for (const path of m.keys()) n += path.length + 150;
+  return n;
+});
 
 /** The paths of every directory of `rev`'s tree, at any depth. */
 export function directoriesAt(dir: string, rev: string): Promise<readonly string[]> {

@@ -15,7 +15,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import { goStringCompare } from '../go/gostrings.js';
 import { listTreeRecords, readBlobs } from '../../git/read.js';
-import { isObjectId, KeptAnswers } from '../../git/kept.js';
+import { isObjectId, KEPT_LISTING_BYTES, KeptAnswers } from '../../git/kept.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -261,7 +261,9 @@ interface TreeEntry {
  * Listings of trees named by a full object id (src/git/kept.ts): one job's checks list the
  * same catalog roots and bundle directories several times, each check its own source.
  */
-const listings = new KeptAnswers<readonly TreeEntry[]>(50_000, (entries) => entries.length);
+const listings = new KeptAnswers<readonly TreeEntry[]>(KEPT_LISTING_BYTES, (entries) =>
+  entries.reduce((n, e) => n + e.path.length + 100, 0),
+);
 
 export class GitTreeSource implements CatalogSource {
   readonly label: string;
