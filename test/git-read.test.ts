@@ -83,28 +83,36 @@ describe('src/git/read.ts on a community-operators-prod checkout', () => {
 });
 
 describe('answers kept by object id (src/git/kept.ts)', () => {
-  it('shares a pending answer, drops the least recently used past the weight, and never keeps a failure', async () => {
+  it('shares a pending answer, drops the least recently used past the weight, never keeps a failure or a ref', async () => {
     const kept = new KeptAnswers<string[]>(4, (a) => a.length);
     const asked: string[] = [];
     const answer = (key: string, value: string[]) => () => {
       asked.push(key);
       return Promise.resolve(value);
     };
-    const [a1, a2] = [kept.get('a', answer('a', ['1', '2'])), kept.get('a', answer('a', ['x']))];
+    const id = (c: string) => c.repeat(40);
+    const [a1, a2] = [
+      kept.ask('repo', [id('a')], answer('a', ['1', '2'])),
+      kept.ask('repo', [id('a')], answer('a', ['x'])),
+    ];
     expect(await a1).toBe(await a2);
-    await kept.get('b', answer('b', ['3']));
-    await kept.get('a', answer('a', ['x'])); // a used last: b is the oldest now
-    await kept.get('c', answer('c', ['4', '5'])); // weight 5 > 4: b goes
-    await kept.get('a', answer('a', ['x']));
-    await kept.get('b', answer('b', ['3']));
-    expect(asked).toEqual(['a', 'b', 'c', 'b']);
+    await kept.ask('repo', [id('b')], answer('b', ['3']));
+    await kept.ask('repo', [id('a')], answer('a', ['x'])); // a used last: b is the oldest now
+    await kept.ask('repo', [id('c')], answer('c', ['4', '5'])); // weight 5 > 4: b goes
+    await kept.ask('repo', [id('a')], answer('a', ['x']));
+    await kept.ask('repo', [id('b')], answer('b', ['3']));
+    // A ref moves: asked each time, even beside an id.
+    await kept.ask('repo', ['main'], answer('main', []));
+    await kept.ask('repo', [id('a'), 'main'], answer('a..main', []));
+    await kept.ask('repo', [id('a'), 'main'], answer('a..main', []));
+    expect(asked).toEqual(['a', 'b', 'c', 'b', 'main', 'a..main', 'a..main']);
     let failures = 0;
     const failing = () => {
       failures++;
       return Promise.reject(new Error('no such tree'));
     };
-    await expect(kept.get('d', failing)).rejects.toThrow('no such tree');
-    await expect(kept.get('d', failing)).rejects.toThrow('no such tree');
+    await expect(kept.ask('repo', [id('d')], failing)).rejects.toThrow('no such tree');
+    await expect(kept.ask('repo', [id('d')], failing)).rejects.toThrow('no such tree');
     expect(failures).toBe(2);
     expect([
       isObjectId('a'.repeat(40)),

@@ -15,9 +15,9 @@ export const isObjectId = (rev: string): boolean => OBJECT_ID.test(rev);
 export const KEPT_LISTING_BYTES = 8 * 1024 * 1024;
 
 /**
- * Answers kept by key, the least recently used dropped first once their weight (`weigh`:
- * entries held, say) is over `maxWeight`. A failed answer is not kept. A pending answer is
- * shared by all who ask for it meanwhile.
+ * Answers kept by their question, the least recently used dropped first once their weight
+ * (`weigh`: the bytes held, say) is over `maxWeight`. A failed answer is not kept. A pending
+ * answer is shared by all who ask for it meanwhile.
  */
 export class KeptAnswers<T> {
   private readonly kept = new Map<string, { answer: Promise<T>; weight: number }>();
@@ -28,7 +28,14 @@ export class KeptAnswers<T> {
     private readonly weigh: (answer: T) => number,
   ) {}
 
-  get(key: string, compute: () => Promise<T>): Promise<T> {
+  /**
+   * `compute`'s answer to a question about `revs` in `where` (the repository, with whatever
+   * else names the question): kept when every rev is a full object id; a ref moves, so a
+   * question naming one is asked each time.
+   */
+  ask(where: string, revs: readonly string[], compute: () => Promise<T>): Promise<T> {
+    if (!revs.every(isObjectId)) return compute();
+    const key = [where, ...revs].join('\0');
     const hit = this.kept.get(key);
     if (hit) {
       this.kept.delete(key); // the most recently used last

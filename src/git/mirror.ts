@@ -2,7 +2,7 @@
 // objects from it (runPrChecks); it never checks anything out or runs anything from it.
 // A mirror follows the repository, not its name (docs/security.md): it is keyed by the
 // host and the repository id, and fetches from the payload's current `clone_url`.
-import { isObjectId, KeptAnswers } from './kept.js';
+import { KeptAnswers } from './kept.js';
 import { runGit } from './run.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -228,7 +228,7 @@ export async function fetchMissingBlobs(dir: string, commits: string[], token?: 
 export function mergeBase(dir: string, a: string, b: string): Promise<string> {
   const ask = async () => (await git(dir, ['merge-base', a, b], undefined)).trim();
   // Two commits named by id have the same merge base for good: each job asks it several times.
-  return isObjectId(a) && isObjectId(b) ? mergeBases.get(`${dir}\0${a}\0${b}`, ask) : ask();
+  return mergeBases.ask(dir, [a, b], ask);
 }
 
 const mergeBases = new KeptAnswers<string>(10_000, () => 1);

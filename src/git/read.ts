@@ -1,7 +1,7 @@
 // Questions the App and the checks ask of a repository's commits, each a named function so no
 // raw git arguments are written outside src/git/ (docs/architecture.md, "src/git/"). Revisions
 // come from the App (object ids, refs it names), never from a pull request's text.
-import { isObjectId, KEPT_LISTING_BYTES, KeptAnswers } from './kept.js';
+import { KEPT_LISTING_BYTES, KeptAnswers } from './kept.js';
 import { gitRecords, runGit } from './run.js';
 
 // The catalog loader reads a commit's blobs in bounded batches (GitTreeSource).
@@ -118,7 +118,7 @@ export function directoriesAt(dir: string, rev: string): Promise<readonly string
       .toString('utf8')
       .split('\0')
       .filter(Boolean);
-  return isObjectId(rev) ? directoryLists.get(`${dir}\0${rev}`, list) : list();
+  return directoryLists.ask(dir, [rev], list);
 }
 
 /** The paths of the files that differ between two commits (a rename is a delete and an add). */
@@ -144,7 +144,7 @@ export function fileEntriesAt(dir: string, rev: string): Promise<ReadonlyMap<str
     }
     return out;
   };
-  return isObjectId(rev) ? fileEntryLists.get(`${dir}\0${rev}`, list) : list();
+  return fileEntryLists.ask(dir, [rev], list);
 }
 
 /** The names in directory `path` of `rev` (`''` the top), or undefined when `rev` has no such directory. */

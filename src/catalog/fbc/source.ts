@@ -15,7 +15,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { posix } from 'node:path';
 import { goStringCompare } from '../go/gostrings.js';
 import { listTreeRecords, readBlobs } from '../../git/read.js';
-import { isObjectId, KEPT_LISTING_BYTES, KeptAnswers } from '../../git/kept.js';
+import { KEPT_LISTING_BYTES, KeptAnswers } from '../../git/kept.js';
 
 export type EntryKind = 'file' | 'symlink' | 'unreadable';
 
@@ -256,7 +256,6 @@ interface TreeEntry {
   notUtf8: boolean;
 }
 
-/** A catalog root inside one commit of a git repository. */
 /**
  * Listings of trees named by a full object id (src/git/kept.ts): one job's checks list the
  * same catalog roots and bundle directories several times, each check its own source.
@@ -265,6 +264,7 @@ const listings = new KeptAnswers<readonly TreeEntry[]>(KEPT_LISTING_BYTES, (entr
   entries.reduce((n, e) => n + e.path.length + 100, 0),
 );
 
+/** A catalog root inside one commit of a git repository. */
 export class GitTreeSource implements CatalogSource {
   readonly label: string;
   private readonly prefix: string;
@@ -289,11 +289,8 @@ export class GitTreeSource implements CatalogSource {
   }
 
   private tree(): Promise<readonly TreeEntry[]> {
-    this.entries ??= (
-      isObjectId(this.rev)
-        ? listings.get(`${this.repo}\0${this.rev}\0${this.prefix}`, () => this.listTree())
-        : this.listTree()
-    ) // a ref moves: listed again by each source
+    this.entries ??= listings
+      .ask(`${this.repo}\0${this.prefix}`, [this.rev], () => this.listTree())
       .catch((error: unknown) => {
         this.entries = undefined; // a failed listing is asked again next time
         throw error;
