@@ -16,7 +16,8 @@ import {
   newestCommitChangingText,
 } from '../src/git/read.js';
 import { makeCopRepo } from './helpers/cop-repo.js';
-import { isObjectId, KeptAnswers } from '../src/git/kept.js';
+import { KeptAnswers } from '../src/git/kept.js';
+import { isObjectId } from '../src/git/object-id.js';
 
 const cop = makeCopRepo('clusterpulse/1.0.2');
 afterAll(() => cop.cleanup());

@@ -1,11 +1,7 @@
 // Answers about git objects named by their full id, kept by this thread: what an id names
 // never changes, and one job's checks ask the same questions of the same commits (each
 // check its own source of a catalog root, each its own list of catalog roots).
-
-const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-/** Is `rev` a full object id (sha1 or sha256), which always names the same object? */
-export const isObjectId = (rev: string): boolean => OBJECT_ID.test(rev);
+import { isObjectId } from './object-id.js';
 
 /**
  * What one kind of listing may keep, in bytes (estimated from path lengths): a hostile pull

@@ -3,6 +3,7 @@
 // publish job, src/handlers/push.ts, and its batches, src/flows/publish-batch/).
 import { GitTreeSource, validateCatalog } from '../catalog/index.js';
 import { objectAt } from '../git/read.js';
+import { isObjectId } from '../git/object-id.js';
 import { bundleDirectories, MAX_BUNDLE_DIRS, type BundleDirectory } from '../checks/bundle-pr.js';
 import { catalogRoots, changedFiles } from '../checks/changes.js';
 import type { RepoConfig } from '../checks/config.js';
@@ -130,8 +131,6 @@ export async function publishRoot(
 /** The branch head now (asked of GitHub), fetched into the mirror. */
 export type BranchHead = () => Promise<string>;
 
-const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-
 /**
  * The BranchHead of `ask` (GitHub's answer): each new head fetched into the mirror once
  * (`known` is there already). It becomes a git argument: a commit id, or the job fails.
@@ -144,7 +143,7 @@ export function fetchedBranchHead(
   const fetched = new Set([known]);
   return async () => {
     const sha = await ask();
-    if (!COMMIT_ID.test(sha)) throw new Error('the branch head GitHub names is not a commit id');
+    if (!isObjectId(sha)) throw new Error('the branch head GitHub names is not a commit id');
     if (!fetched.has(sha)) {
       await fetchCommits([sha]);
       fetched.add(sha);

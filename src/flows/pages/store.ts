@@ -5,6 +5,7 @@
 // head sha, checked to be what they say: nothing from a request reaches a file name as text.
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isObjectId } from '../../git/object-id.js';
 import type { CatalogsImpact } from '../../catalog/olm/impact-report.js';
 
 export interface StoredImpact {
@@ -16,10 +17,9 @@ export interface StoredImpact {
 
 /** Impacts kept per repository; older ones are removed first. */
 const KEPT_PER_REPO = 200;
-const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 function fileOf(workDir: string, repoId: number, number: number, head: string): string | undefined {
-  if (!Number.isSafeInteger(repoId) || !Number.isSafeInteger(number) || number <= 0 || !SHA.test(head))
+  if (!Number.isSafeInteger(repoId) || !Number.isSafeInteger(number) || number <= 0 || !isObjectId(head))
     return undefined;
   return join(workDir, 'pages', 'impact', String(repoId), `${number}-${head}.json`);
 }

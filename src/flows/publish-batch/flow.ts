@@ -7,6 +7,7 @@
 // first parents) joins the batch, so moving tags get the head's catalog; once the batch takes
 // no more merges, they are built from the head on their own.
 import { commitMessage, firstParent, firstParentCommits } from '../../git/read.js';
+import { isObjectId } from '../../git/object-id.js';
 import { catalogRoots } from '../../checks/changes.js';
 import type { RepoConfig } from '../../checks/config.js';
 import type { BundleDirectory } from '../../checks/bundle-pr.js';
@@ -296,7 +297,7 @@ async function reportBatch(
  */
 async function firstParentLine(dir: string, from: string, to: string): Promise<string[] | undefined> {
   // Commit ids only: they become git arguments.
-  if (![from, to].every((sha) => /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(sha))) return undefined;
+  if (![from, to].every(isObjectId)) return undefined;
   const line = (await firstParentCommits(dir, from, to, MAX_BATCH_MERGES + 1).catch(() => undefined))?.map(
     (c) => c.commit,
   );
