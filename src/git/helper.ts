@@ -293,9 +293,9 @@ class HelperRun extends EventEmitter implements GitProcess {
       else frame.parts.push(part);
       if (frame.left > 0) return;
       this.frame = undefined;
-      const payload = Buffer.concat(frame.parts).toString('utf8');
-      if (frame.kind === FRAME.exit) this.close((JSON.parse(payload) as { code: number | null }).code);
-      else if (frame.kind === FRAME.failed) this.fail(new Error(payload));
+      const payload = () => Buffer.concat(frame.parts).toString('utf8');
+      if (frame.kind === FRAME.exit) this.close((JSON.parse(payload()) as { code: number | null }).code);
+      else if (frame.kind === FRAME.failed) this.fail(new Error(payload()));
     }
   }
 
